@@ -1,0 +1,46 @@
+// Token verifier throughput on one core: valid and forged tokens side by side.
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
+import { Keyring, checkCaveats, mintToken, verifyToken } from '../lib/l402/token.js';
+import { base64UrlEncode, utf8 } from '../lib/l402/encoding.js';
+
+function opsPerSecond(fn: (i: number) => boolean, iterations: number): number {
+  for (let i = 0; i < 20_000; i++) if (!fn(i)) throw new Error('warm-up result changed');
+  const start = performance.now();
+  for (let i = 0; i < iterations; i++) if (!fn(i)) throw new Error('result changed');
+  return iterations / ((performance.now() - start) / 1000);
+}
+
+export function benchTokens(): { valid: number; forged: number } {
+  const keyring = new Keyring(['bench-secret-'.padEnd(64, 'x')]);
+  const expiresAt = Math.floor(Date.now() / 1000) + 3600;
+  const caveats = { route: '/api/demo/btc-price', price_msat: 1000 };
+  const N = 256;
+  const valid: { token: string; preimage: string }[] = [];
+  const forged: { token: string; preimage: string }[] = [];
+  for (let i = 0; i < N; i++) {
+    const preimage = bytesToHex(randomBytes(32));
+    const hash = bytesToHex(sha256(randomBytes(0).length ? new Uint8Array() : hexBytes(preimage)));
+    valid.push({ token: mintToken(keyring, { paymentHash: hash, expiresAt, caveats }), preimage });
+    // The client's own preimage and hash, with a made-up signature.
+    const fake = { v: 1, kid: keyring.signingKid, hash, exp: expiresAt, caveats: ['price_msat=1000', 'route=/api/demo/btc-price'], sig: bytesToHex(randomBytes(32)) };
+    forged.push({ token: base64UrlEncode(utf8(JSON.stringify(fake))), preimage });
+  }
+  const expect = { route: '/api/demo/btc-price', priceMsat: 1000 };
+  const validOps = opsPerSecond((i) => {
+    const t = valid[i & (N - 1)]!;
+    const r = verifyToken(keyring, t.token, t.preimage);
+    return r.ok && checkCaveats(r.token.caveats, expect).ok;
+  }, 1_000_000);
+  const forgedOps = opsPerSecond((i) => {
+    const t = forged[i & (N - 1)]!;
+    return !verifyToken(keyring, t.token, t.preimage).ok;
+  }, 1_000_000);
+  return { valid: validOps, forged: forgedOps };
+}
+
+function hexBytes(hex: string): Uint8Array {
+  return Uint8Array.from(hex.match(/../g)!.map((b) => parseInt(b, 16)));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) console.log(benchTokens());

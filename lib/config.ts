@@ -1,0 +1,132 @@
+// The only reader of process.env: environment -> typed, validated config.
+// Local runs get embedded defaults (memory store, dev Lightning node, a secret
+// generated once under .data/); production refuses to guess (DESIGN.md).
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+
+const positiveInt = z.coerce.number().int().positive();
+const optionalText = z.string().trim().min(1).optional();
+
+const EnvSchema = z.object({
+  NODE_ENV: z.string().optional(),
+  VERCEL: z.string().optional(),
+  L402_SECRET: optionalText,
+  L402_SECRET_PREVIOUS: optionalText,
+  L402_TOKEN_TTL_SECONDS: positiveInt.max(30 * 24 * 3600).default(3600),
+  LIGHTNING_PROVIDER: z.enum(['dev']).optional(),
+  DEV_NODE_PRIVATE_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters').optional(),
+  UPSTASH_REDIS_REST_URL: z.string().url().optional(),
+  UPSTASH_REDIS_REST_TOKEN: optionalText,
+  KV_REST_API_URL: z.string().url().optional(),
+  KV_REST_API_TOKEN: optionalText,
+  INVOICE_RATE_LIMIT_PER_MINUTE: positiveInt.default(20),
+  MAX_INVOICE_SATS: positiveInt.default(1_000_000),
+  DEMO_PRICE_SATS: positiveInt.default(1),
+  /** Comma-separated price sources tried in order; "none" = offline (simulated price). */
+  BTC_PRICE_SOURCES: z.string().default('coinbase,kraken,coingecko'),
+  BTC_PRICE_TIMEOUT_MS: positiveInt.default(1500),
+  DATA_DIR: z.string().default('.data'),
+  PORT: positiveInt.max(65535).default(3000),
+  HOST: z.string().default('127.0.0.1'),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config {
+  production: boolean;
+  dataDir: string;
+  server: { port: number; host: string };
+  l402: {
+    /** Newest first: index 0 signs, all verify. */
+    secrets: string[];
+    secretSource: 'env' | 'generated';
+    tokenTtlSeconds: number;
+  };
+  lightning: { provider: 'dev'; devNodePrivateKey?: string };
+  store: { upstash?: { url: string; token: string } };
+  invoices: { ratePerMinute: number; maxSats: number };
+  demo: { priceSats: number; priceSources: string[]; priceTimeoutMs: number };
+  /** Settings production cannot run without; the paywall answers 503 naming them. */
+  problems: string[];
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`Invalid environment: ${detail}`);
+  }
+  const e = parsed.data;
+  const production = Boolean(e.VERCEL) || e.NODE_ENV === 'production';
+  const dataDir = resolve(e.DATA_DIR);
+  const problems: string[] = [];
+
+  const upstashUrl = e.UPSTASH_REDIS_REST_URL ?? e.KV_REST_API_URL;
+  const upstashToken = e.UPSTASH_REDIS_REST_TOKEN ?? e.KV_REST_API_TOKEN;
+  const upstash = upstashUrl && upstashToken ? { url: upstashUrl, token: upstashToken } : undefined;
+  if (production && !upstash) problems.push('UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN (or KV_REST_API_URL and KV_REST_API_TOKEN)');
+
+  let secrets: string[];
+  let secretSource: Config['l402']['secretSource'] = 'env';
+  if (e.L402_SECRET) {
+    secrets = [e.L402_SECRET, ...splitList(e.L402_SECRET_PREVIOUS)];
+  } else if (production) {
+    problems.push('L402_SECRET');
+    secrets = [];
+  } else {
+    secrets = [localSecret(dataDir)];
+    secretSource = 'generated';
+  }
+  for (const s of secrets) {
+    if (s.length < 32) throw new ConfigError('L402_SECRET and L402_SECRET_PREVIOUS must be at least 32 characters (e.g. `openssl rand -hex 32`)');
+  }
+
+  const provider = e.LIGHTNING_PROVIDER ?? 'dev';
+  if (provider === 'dev' && production) problems.push('LIGHTNING_PROVIDER (the embedded dev node never runs in production)');
+
+  return {
+    production,
+    dataDir,
+    server: { port: e.PORT, host: e.HOST },
+    l402: { secrets, secretSource, tokenTtlSeconds: e.L402_TOKEN_TTL_SECONDS },
+    lightning: { provider, devNodePrivateKey: e.DEV_NODE_PRIVATE_KEY?.toLowerCase() },
+    store: { upstash },
+    invoices: { ratePerMinute: e.INVOICE_RATE_LIMIT_PER_MINUTE, maxSats: e.MAX_INVOICE_SATS },
+    demo: {
+      priceSats: e.DEMO_PRICE_SATS,
+      priceSources: e.BTC_PRICE_SOURCES === 'none' ? [] : splitList(e.BTC_PRICE_SOURCES),
+      priceTimeoutMs: e.BTC_PRICE_TIMEOUT_MS,
+    },
+    problems,
+  };
+}
+
+/** One line per embedded default in use, for the start-up banner. */
+export function describeEmbeddedDefaults(config: Config): string[] {
+  const lines: string[] = [];
+  if (!config.store.upstash) lines.push('key-value store: in memory (set UPSTASH_REDIS_REST_URL/TOKEN to share it)');
+  if (config.lightning.provider === 'dev') lines.push('Lightning: embedded dev node, fake money (POST /api/dev/pay settles its invoices)');
+  if (config.l402.secretSource === 'generated') lines.push(`L402_SECRET: generated, kept in ${join(config.dataDir, 'l402-secret')}`);
+  if (config.demo.priceSources.length === 0) lines.push('BTC price: simulated (BTC_PRICE_SOURCES=none)');
+  return lines;
+}
+
+function splitList(value: string | undefined): string[] {
+  return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+// Kept on disk so tokens minted before a restart still verify after it.
+function localSecret(dataDir: string): string {
+  const file = join(dataDir, 'l402-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('hex');
+  writeFileSync(file, secret + '\n', { mode: 0o600 });
+  return secret;
+}

@@ -1,0 +1,67 @@
+// Express/Connect adapter: `app.get('/paid', l402Middleware(options), handler)`.
+// Only the request line and headers are read, so body parsers downstream still
+// see an untouched stream. Typed structurally so lib/l402 needs no node: import.
+import { createPaywall, type L402Options } from '../paywall.js';
+import type { Payment } from '../paywall.js';
+
+interface NodeRequest {
+  method?: string;
+  url?: string;
+  originalUrl?: string;
+  headers: Record<string, string | string[] | undefined>;
+  socket?: { encrypted?: boolean };
+  l402?: Payment;
+}
+
+interface NodeResponse {
+  statusCode: number;
+  setHeader(name: string, value: string | string[]): unknown;
+  end(body?: string): unknown;
+  once(event: 'finish', listener: () => void): unknown;
+}
+
+type Next = (error?: unknown) => void;
+
+export function l402Middleware(options: L402Options): (req: NodeRequest, res: NodeResponse, next: Next) => void {
+  const paywall = createPaywall(options);
+  return (req, res, next) => {
+    paywall.decide(toWebRequest(req)).then(
+      (decision) => {
+        if (decision.kind === 'challenge') {
+          res.statusCode = decision.status;
+          const grouped = new Map<string, string[]>();
+          for (const [key, value] of decision.headers) grouped.set(key, [...(grouped.get(key) ?? []), value]);
+          for (const [key, values] of grouped) res.setHeader(key, values.length === 1 ? values[0]! : values);
+          res.end(JSON.stringify(decision.body));
+          return;
+        }
+        req.l402 = decision.payment;
+        res.setHeader('Cache-Control', 'no-store');
+        // Express error handlers answer 5xx after next(err): give the use back then.
+        res.once('finish', () => {
+          if (res.statusCode >= 500) void decision.release();
+        });
+        next();
+      },
+      (error) => next(error),
+    );
+  };
+}
+
+function toWebRequest(req: NodeRequest): Request {
+  const headers = new Headers();
+  for (const [key, value] of Object.entries(req.headers)) {
+    if (value === undefined || key.startsWith(':')) continue;
+    if (Array.isArray(value)) for (const v of value) headers.append(key, v);
+    else headers.set(key, value);
+  }
+  const protocol = req.socket?.encrypted ? 'https' : 'http';
+  const path = req.originalUrl ?? req.url ?? '/';
+  let url: URL;
+  try {
+    url = new URL(path, `${protocol}://${headers.get('host') ?? 'localhost'}`);
+  } catch {
+    url = new URL(path, `${protocol}://localhost`); // a hostile Host header must not turn into a 500
+  }
+  return new Request(url, { method: req.method ?? 'GET', headers });
+}

@@ -1,0 +1,12 @@
+// The edge-safe L402 core: Web APIs and @noble only.
+export { withL402, getPayment } from './with-l402.js';
+export { createPaywall, challengeHeaders, challengeResponse } from './paywall.js';
+export type { L402Options, InvoiceProvider, Payment, Decision, Challenge, Paid, Paywall } from './paywall.js';
+export { Keyring, mintToken, verifyToken, decodeToken, checkCaveats } from './token.js';
+export type { TokenPayload, MintInput, VerifyResult, CaveatExpectations } from './token.js';
+export { parseCredential } from './credential.js';
+export type { Credential } from './credential.js';
+export { memoryReplayStore } from './replay.js';
+export type { ReplayStore } from './replay.js';
+export { REJECTIONS } from './reasons.js';
+export type { Rejection, RejectionCode } from './reasons.js';

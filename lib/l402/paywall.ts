@@ -1,0 +1,195 @@
+// The paywall decision shared by withL402 (Web handlers) and the Node adapter:
+// a request either carries a valid, unused, paid credential or gets a fresh
+// 402 challenge. Verification is local; the only I/O on the paid path is the
+// replay-store claim (DESIGN.md decisions 3-5).
+import { parseCredential } from './credential.js';
+import { REJECTIONS, type Rejection } from './reasons.js';
+import { memoryReplayStore, type ReplayStore } from './replay.js';
+import { Keyring, checkCaveats, mintToken, verifyToken } from './token.js';
+
+/** What the paywall needs from a Lightning backend (lib/lightning providers fit it). */
+export interface InvoiceProvider {
+  createInvoice(request: { amountMsat: number; memo?: string; expirySeconds?: number }): Promise<{ invoice: string; paymentHash: string }>;
+}
+
+type MaybePromise<T> = T | Promise<T>;
+
+export interface L402Options {
+  /** Whole satoshis per request, or a function of the request. */
+  priceSats: number | ((request: Request) => MaybePromise<number>);
+  provider: InvoiceProvider;
+  /** Signing secret(s), newest first (older ones still verify), or a Keyring. */
+  secret: string | readonly string[] | Keyring;
+  /** Where uses are counted; default in memory (one process only). */
+  replayStore?: ReplayStore;
+  /** Token and invoice lifetime; default 3600 seconds. */
+  tokenTtlSeconds?: number;
+  /** What the token is bound to; default the URL path. */
+  route?: string | ((request: Request) => string);
+  /** Requests one payment buys; default 1. */
+  uses?: number;
+  /** Invoice description. */
+  memo?: (request: Request, priceSats: number) => string;
+  /** Extra conditions bound into the token and required on use (e.g. an owner). */
+  caveats?: (request: Request) => MaybePromise<Record<string, string>>;
+  /** Runs after a paid request was served (not awaited; errors go to onError). */
+  onPaid?: (payment: Payment, request: Request, response: Response) => MaybePromise<void>;
+  /** Operational errors (provider, store); default console.error with no secrets. */
+  onError?: (error: unknown, context: string) => void;
+}
+
+export interface Payment {
+  paymentHash: string;
+  route: string;
+  /** What the token says was paid, in millisatoshis. */
+  amountMsat: number;
+}
+
+export interface Challenge {
+  kind: 'challenge';
+  status: 402 | 503;
+  /** Pairs, because WWW-Authenticate appears twice. */
+  headers: [string, string][];
+  body: Record<string, unknown>;
+}
+
+export interface Paid {
+  kind: 'paid';
+  payment: Payment;
+  /** Give the use back: the handler failed, the client may retry. */
+  release(): Promise<void>;
+}
+
+export type Decision = Challenge | Paid;
+
+export interface Paywall {
+  decide(request: Request): Promise<Decision>;
+}
+
+export const PROVIDER_RETRY_AFTER_SECONDS = 5;
+
+export function createPaywall(options: L402Options): Paywall {
+  const keyring = options.secret instanceof Keyring ? options.secret : new Keyring(typeof options.secret === 'string' ? [options.secret] : options.secret);
+  const replay = options.replayStore ?? memoryReplayStore();
+  const ttl = options.tokenTtlSeconds ?? 3600;
+  const uses = options.uses ?? 1;
+  const onError = options.onError ?? ((error, context) => console.error(`[l402] ${context}:`, error instanceof Error ? error.message : error));
+  if (!Number.isSafeInteger(ttl) || ttl <= 0) throw new Error('tokenTtlSeconds must be a positive integer');
+  if (!Number.isSafeInteger(uses) || uses <= 0) throw new Error('uses must be a positive integer');
+
+  const routeOf = (request: Request): string => {
+    const route = options.route;
+    if (typeof route === 'string') return route;
+    if (route) return route(request);
+    return new URL(request.url).pathname;
+  };
+
+  const priceOf = async (request: Request): Promise<number> => {
+    const price = typeof options.priceSats === 'number' ? options.priceSats : await options.priceSats(request);
+    if (!Number.isSafeInteger(price) || price <= 0) throw new Error(`priceSats must be a positive whole number of satoshis, got ${price}`);
+    return price;
+  };
+
+  const expectedCaveats = async (request: Request): Promise<Record<string, string>> => {
+    const extra = options.caveats ? await options.caveats(request) : {};
+    return uses > 1 ? { ...extra, uses: String(uses) } : extra;
+  };
+
+  async function challenge(request: Request, route: string, priceSats: number, rejection: Rejection): Promise<Challenge> {
+    const amountMsat = priceSats * 1000;
+    let invoice: { invoice: string; paymentHash: string };
+    try {
+      invoice = await options.provider.createInvoice({
+        amountMsat,
+        memo: options.memo ? options.memo(request, priceSats) : `L402 ${route}`.slice(0, 120),
+        expirySeconds: ttl,
+      });
+    } catch (error) {
+      onError(error, 'creating an invoice failed');
+      return {
+        kind: 'challenge',
+        status: 503,
+        headers: [['Content-Type', 'application/json'], ['Cache-Control', 'no-store'], ['Retry-After', String(PROVIDER_RETRY_AFTER_SECONDS)]],
+        body: { error: 'Lightning provider temporarily unavailable; try again shortly', code: 'PROVIDER_UNAVAILABLE', retryAfter: PROVIDER_RETRY_AFTER_SECONDS },
+      };
+    }
+    const expiresAt = Math.floor(Date.now() / 1000) + ttl;
+    const macaroon = mintToken(keyring, {
+      paymentHash: invoice.paymentHash,
+      expiresAt,
+      caveats: { ...(await expectedCaveats(request)), route, price_msat: amountMsat },
+    });
+    return {
+      kind: 'challenge',
+      status: 402,
+      headers: [
+        ['Content-Type', 'application/json'],
+        ['Cache-Control', 'no-store'],
+        ...challengeHeaders(macaroon, invoice.invoice).map((value): [string, string] => ['WWW-Authenticate', value]),
+      ],
+      body: {
+        error: rejection.message,
+        code: rejection.code,
+        macaroon,
+        invoice: invoice.invoice,
+        paymentHash: invoice.paymentHash.toLowerCase(),
+        priceSats,
+        expiresAt: new Date(expiresAt * 1000).toISOString(),
+      },
+    };
+  }
+
+  return {
+    async decide(request) {
+      const route = routeOf(request);
+      const priceSats = await priceOf(request);
+      const parsed = parseCredential(request.headers.get('authorization'));
+      if (!parsed.ok) return challenge(request, route, priceSats, parsed.rejection);
+      const { token, preimage } = parsed.credential;
+      const verified = verifyToken(keyring, token, preimage);
+      if (!verified.ok) return challenge(request, route, priceSats, verified.rejection);
+      const caveats = checkCaveats(verified.token.caveats, { route, priceMsat: priceSats * 1000, exact: await expectedCaveats(request) });
+      if (!caveats.ok) return challenge(request, route, priceSats, caveats.rejection);
+
+      const { hash, exp } = verified.token;
+      let claimed: boolean;
+      try {
+        claimed = await replay.claim(hash, uses, exp);
+      } catch (error) {
+        onError(error, 'replay store unavailable');
+        return {
+          kind: 'challenge',
+          status: 503,
+          headers: [['Content-Type', 'application/json'], ['Cache-Control', 'no-store'], ['Retry-After', String(PROVIDER_RETRY_AFTER_SECONDS)]],
+          body: { error: 'Payment verification store temporarily unavailable; retry with the same token', code: 'STORE_UNAVAILABLE', retryAfter: PROVIDER_RETRY_AFTER_SECONDS },
+        };
+      }
+      if (!claimed) return challenge(request, route, priceSats, { code: 'TOKEN_ALREADY_USED', message: REJECTIONS.TOKEN_ALREADY_USED });
+
+      const paidMsat = Number(verified.token.caveats.find((c) => c.startsWith('price_msat='))!.slice(11));
+      return {
+        kind: 'paid',
+        payment: { paymentHash: hash, route, amountMsat: paidMsat },
+        release: () => replay.release(hash).catch((error) => onError(error, 'releasing a use failed')),
+      };
+    },
+  };
+}
+
+/**
+ * Both challenge forms of reference/l402-interop.md: the seed's bare-macaroon
+ * form and the standard key=value form (macaroon before invoice for strict
+ * parsers, token and version for the current spec).
+ */
+export function challengeHeaders(macaroon: string, invoice: string): string[] {
+  return [
+    `L402 ${macaroon}, invoice="${invoice}"`,
+    `L402 macaroon="${macaroon}", invoice="${invoice}", token="${macaroon}", version="0"`,
+  ];
+}
+
+export function challengeResponse(challenge: Challenge): Response {
+  const headers = new Headers();
+  for (const [key, value] of challenge.headers) headers.append(key, value);
+  return new Response(JSON.stringify(challenge.body), { status: challenge.status, headers });
+}

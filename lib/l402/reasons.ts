@@ -1,0 +1,27 @@
+// Why a credential was refused: a stable code for programs and a sentence for people.
+
+export const REJECTIONS = {
+  PAYMENT_REQUIRED: 'Payment required: pay the invoice and retry with Authorization: L402 <macaroon>:<preimage>',
+  MALFORMED_CREDENTIAL: 'Authorization header is not an L402 credential of the form "L402 <macaroon>:<preimage>"',
+  INVALID_PREIMAGE: 'Preimage must be exactly 32 bytes of hex',
+  MALFORMED_TOKEN: 'Token is not a valid L402 token',
+  UNKNOWN_KEY: 'Token was signed with a key this server does not know',
+  BAD_SIGNATURE: 'Token signature is invalid',
+  TOKEN_EXPIRED: 'Token expired',
+  PREIMAGE_MISMATCH: 'Preimage does not match the payment hash of the token',
+  WRONG_ROUTE: 'Token was issued for a different route',
+  INSUFFICIENT_PRICE: 'Token was paid for a lower price than this route costs',
+  CAVEAT_NOT_SATISFIED: 'Token carries a condition this request does not meet',
+  TOKEN_ALREADY_USED: 'Token has already been used',
+} as const;
+
+export type RejectionCode = keyof typeof REJECTIONS;
+
+export interface Rejection {
+  code: RejectionCode;
+  message: string;
+}
+
+export function reject(code: RejectionCode): { ok: false; rejection: Rejection } {
+  return { ok: false, rejection: { code, message: REJECTIONS[code] } };
+}

@@ -1,0 +1,248 @@
+// Signed L402 tokens (DESIGN.md decisions 1-2).
+//
+// A token is base64url(JSON) of
+//   {"v":1,"kid":"<8 hex>","hash":"<payment hash hex>","exp":<unix s>,"caveats":["k=v",...],"sig":"<64 hex>"}
+// The signature (README "Token format" documents it for other implementations):
+//   caveatKey = HMAC-SHA256(secret, "L402/v1 caveats\n" + caveats.join("\n"))
+//   sig       = HMAC-SHA256(caveatKey, 0x01 || payment hash (32 bytes) || exp (uint64 big-endian))
+// Two nested PRFs: editing any caveat changes the key, editing hash or exp the
+// message. The split is for speed: the keyed state per (key, caveats) is cached,
+// so verifying a token hashes one 64-byte block instead of three.
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { base64ToBinary, base64UrlEncode, equalsHex32, hex32Into, isHex32, utf8 } from './encoding.js';
+import { reject, type Rejection } from './reasons.js';
+
+export const TOKEN_VERSION = 1;
+const CAVEATS_LABEL = 'L402/v1 caveats\n';
+const MESSAGE_LENGTH = 41;
+
+export interface TokenPayload {
+  v: number;
+  kid: string;
+  hash: string;
+  exp: number;
+  caveats: string[];
+  sig: string;
+}
+
+type Hmac = ReturnType<typeof hmac.create>;
+
+interface SigningKey {
+  kid: string;
+  base: Hmac;
+}
+
+/** Newest secret signs; every secret verifies (rotation). */
+export class Keyring {
+  readonly signingKid: string;
+  private readonly keys = new Map<string, SigningKey>();
+  // keyed HMAC state per (kid, caveats); tokens of one route share an entry
+  private readonly caveatKeys = new Map<string, Map<string, Hmac>>();
+  private readonly scratch: Hmac;
+  private readonly message = new Uint8Array(MESSAGE_LENGTH);
+  private readonly mac = new Uint8Array(32);
+  private readonly preimageBytes = new Uint8Array(32);
+  private readonly sha = sha256.create();
+  private readonly shaScratch = sha256.create();
+
+  constructor(secrets: readonly string[]) {
+    if (secrets.length === 0) throw new Error('Keyring needs at least one secret');
+    for (const secret of secrets) {
+      const base = hmac.create(sha256, utf8(secret));
+      const kid = hexOf(hmac(sha256, utf8(secret), utf8('L402/v1 key id')).subarray(0, 4));
+      if (!this.keys.has(kid)) this.keys.set(kid, { kid, base });
+    }
+    this.signingKid = this.keys.keys().next().value!;
+    this.scratch = hmac.create(sha256, new Uint8Array(32));
+  }
+
+  has(kid: string): boolean {
+    return this.keys.has(kid);
+  }
+
+  /** Signs; the caller provides hash (lower-case hex) and caveats (validated). */
+  sign(hash: string, exp: number, caveats: readonly string[]): string {
+    const mac = this.computeMac(this.caveatKey(this.signingKid, caveats)!, hash, exp);
+    if (!mac) throw new Error('hash must be 32 bytes of lower-case hex');
+    return hexOf(mac);
+  }
+
+  /** Constant-time check of `sig` (hex) for the given fields; false for an unknown kid. */
+  verifySignature(kid: string, hash: string, exp: number, caveats: readonly string[], sig: string): boolean {
+    const key = this.caveatKey(kid, caveats);
+    const mac = key && this.computeMac(key, hash, exp);
+    return !!mac && equalsHex32(mac, sig);
+  }
+
+  /** SHA256(preimage) == hash, both lower-case hex, in constant time. */
+  preimageMatches(preimage: string, hash: string): boolean {
+    if (!hex32Into(preimage, this.preimageBytes, 0)) return false;
+    this.sha._cloneInto(this.shaScratch);
+    this.shaScratch.update(this.preimageBytes);
+    this.shaScratch.digestInto(this.mac);
+    return equalsHex32(this.mac, hash);
+  }
+
+  private caveatKey(kid: string, caveats: readonly string[]): Hmac | undefined {
+    const signing = this.keys.get(kid);
+    if (!signing) return undefined;
+    let cache = this.caveatKeys.get(kid);
+    if (!cache) this.caveatKeys.set(kid, (cache = new Map()));
+    const joined = caveats.join('\n');
+    let key = cache.get(joined);
+    if (!key) {
+      // Validated here, on a cache miss, so the hot path skips the regex.
+      for (const c of caveats) if (!CAVEAT.test(c)) return undefined;
+      const derived = signing.base.clone().update(utf8(CAVEATS_LABEL + joined)).digest();
+      key = hmac.create(sha256, derived);
+      // Forged tokens can carry arbitrary caveats; bound the cache, not the work.
+      if (cache.size >= 1024) cache.clear();
+      cache.set(joined, key);
+    }
+    return key;
+  }
+
+  private computeMac(key: Hmac, hash: string, exp: number): Uint8Array | null {
+    const m = this.message;
+    m[0] = TOKEN_VERSION;
+    if (!hex32Into(hash, m, 1)) return null;
+    // exp < 2^53: write the high and low 32-bit halves big-endian
+    const high = Math.floor(exp / 0x1_0000_0000);
+    const low = exp >>> 0;
+    m[33] = high >>> 24; m[34] = (high >>> 16) & 255; m[35] = (high >>> 8) & 255; m[36] = high & 255;
+    m[37] = low >>> 24; m[38] = (low >>> 16) & 255; m[39] = (low >>> 8) & 255; m[40] = low & 255;
+    key._cloneInto(this.scratch);
+    this.scratch.update(m);
+    this.scratch.digestInto(this.mac);
+    return this.mac;
+  }
+}
+
+// Printable ASCII only, so a token is ASCII JSON: no UTF-8 decoding when verifying,
+// and a byte outside this range anywhere in a string fails a check below.
+const CAVEAT = /^[a-z][a-z0-9_]{0,31}=[\x20-\x7e]{0,512}$/;
+const KID = /^[0-9a-f]{8}$/;
+const MAX_TOKEN_LENGTH = 8192;
+
+export interface MintInput {
+  paymentHash: string;
+  /** Unix seconds. */
+  expiresAt: number;
+  caveats?: Record<string, string | number>;
+}
+
+export function mintToken(keyring: Keyring, input: MintInput): string {
+  const hash = input.paymentHash.toLowerCase();
+  if (!isHex32(hash)) throw new Error('paymentHash must be 32 bytes of hex');
+  if (!Number.isSafeInteger(input.expiresAt) || input.expiresAt <= 0) throw new Error('expiresAt must be unix seconds');
+  const caveats = Object.entries(input.caveats ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .sort();
+  for (const c of caveats) if (!CAVEAT.test(c)) throw new Error(`Invalid caveat: ${JSON.stringify(c)}`);
+  const payload: TokenPayload = {
+    v: TOKEN_VERSION,
+    kid: keyring.signingKid,
+    hash,
+    exp: input.expiresAt,
+    caveats,
+    sig: keyring.sign(hash, input.expiresAt, caveats),
+  };
+  return base64UrlEncode(utf8(JSON.stringify(payload)));
+}
+
+/** Decodes and shape-checks a token without trusting it. */
+export function decodeToken(token: string): TokenPayload | null {
+  if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null;
+  const text = base64ToBinary(token);
+  if (text === null) return null;
+  // JSON.parse of the binary string: any non-ASCII byte can only sit inside a
+  // string value, and every string value is checked against an ASCII alphabet.
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  // Checked by hand: on this path a schema library costs more than the crypto.
+  if (typeof value !== 'object' || value === null) return null;
+  const t = value as Record<string, unknown>;
+  if (t.v !== TOKEN_VERSION) return null;
+  if (typeof t.kid !== 'string' || !KID.test(t.kid)) return null;
+  // hash and sig are checked digit by digit where they are used (hex32Into, equalsHex32)
+  if (typeof t.hash !== 'string' || t.hash.length !== 64 || typeof t.sig !== 'string' || t.sig.length !== 64) return null;
+  if (typeof t.exp !== 'number' || !Number.isSafeInteger(t.exp) || t.exp <= 0) return null;
+  if (!Array.isArray(t.caveats) || t.caveats.length > 16) return null;
+  // Each caveat's syntax is checked with the signature (Keyring.caveatKey).
+  for (const c of t.caveats) if (typeof c !== 'string') return null;
+  return t as unknown as TokenPayload;
+}
+
+export type VerifyResult = { ok: true; token: TokenPayload } | { ok: false; rejection: Rejection };
+
+/**
+ * Verifies a token against a preimage (32 bytes, lower-case hex): signature,
+ * expiry, then SHA256(preimage) == hash. Caveats are checked by checkCaveats.
+ * Touches no network and no store.
+ */
+export function verifyToken(keyring: Keyring, token: string, preimage: string, nowSeconds = Date.now() / 1000): VerifyResult {
+  const t = decodeToken(token);
+  if (!t) return reject('MALFORMED_TOKEN');
+  if (!keyring.has(t.kid)) return reject('UNKNOWN_KEY');
+  if (!keyring.verifySignature(t.kid, t.hash, t.exp, t.caveats, t.sig)) return reject('BAD_SIGNATURE');
+  if (t.exp <= nowSeconds) return reject('TOKEN_EXPIRED');
+  if (!keyring.preimageMatches(preimage, t.hash)) return reject('PREIMAGE_MISMATCH');
+  return { ok: true, token: t };
+}
+
+export interface CaveatExpectations {
+  /** The route being served; a token's `route` caveat must equal it. */
+  route?: string;
+  /** The price of this request; a token's `price_msat` must be at least this. */
+  priceMsat?: number;
+  /** Other caveats that must be present with exactly these values. */
+  exact?: Record<string, string>;
+}
+
+/**
+ * Every caveat in the token must be understood and met, and every expectation
+ * must be present in the token: an unknown condition fails closed.
+ */
+export function checkCaveats(caveats: readonly string[], expect: CaveatExpectations): { ok: true } | { ok: false; rejection: Rejection } {
+  let sawRoute = expect.route === undefined;
+  let sawPrice = expect.priceMsat === undefined;
+  let exactSeen = 0;
+  let previous = '';
+  let previousKey = '';
+  for (const caveat of caveats) {
+    const eq = caveat.indexOf('=');
+    const key = caveat.slice(0, eq);
+    const value = caveat.slice(eq + 1);
+    // Minted sorted with unique keys; sorted order puts equal keys side by side.
+    if (caveat <= previous || key === previousKey) return reject('CAVEAT_NOT_SATISFIED');
+    previous = caveat;
+    previousKey = key;
+    if (key === 'route') {
+      if (expect.route !== undefined && value !== expect.route) return reject('WRONG_ROUTE');
+      sawRoute = true;
+    } else if (key === 'price_msat') {
+      if (expect.priceMsat !== undefined && !(Number(value) >= expect.priceMsat)) return reject('INSUFFICIENT_PRICE');
+      sawPrice = true;
+    } else if (expect.exact && Object.hasOwn(expect.exact, key)) {
+      if (expect.exact[key] !== value) return reject('CAVEAT_NOT_SATISFIED');
+      exactSeen++;
+    } else {
+      return reject('CAVEAT_NOT_SATISFIED');
+    }
+  }
+  if (!sawRoute) return reject('WRONG_ROUTE');
+  if (!sawPrice) return reject('INSUFFICIENT_PRICE');
+  if (expect.exact && exactSeen !== Object.keys(expect.exact).length) return reject('CAVEAT_NOT_SATISFIED');
+  return { ok: true };
+}
+
+function hexOf(bytes: Uint8Array): string {
+  let hex = '';
+  for (const b of bytes) hex += b.toString(16).padStart(2, '0');
+  return hex;
+}

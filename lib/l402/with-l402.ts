@@ -1,0 +1,57 @@
+// withL402: wraps any Web-standard handler (Next.js route handlers, Vercel
+// functions, Hono, Bun, Deno, Workers) in the paywall.
+import { challengeResponse, createPaywall, type L402Options, type Payment } from './paywall.js';
+
+const payments = new WeakMap<Request, Payment>();
+
+/** The payment behind a request that reached a withL402 handler. */
+export function getPayment(request: Request): Payment | undefined {
+  return payments.get(request);
+}
+
+export function withL402<Rest extends unknown[]>(
+  handler: (request: Request, ...rest: Rest) => Response | Promise<Response>,
+  options: L402Options,
+): (request: Request, ...rest: Rest) => Promise<Response> {
+  const paywall = createPaywall(options);
+  const onError = options.onError ?? ((error: unknown, context: string) => console.error(`[l402] ${context}:`, error instanceof Error ? error.message : error));
+
+  return async (request, ...rest) => {
+    const decision = await paywall.decide(request);
+    if (decision.kind === 'challenge') return challengeResponse(decision);
+
+    payments.set(request, decision.payment);
+    let response: Response;
+    try {
+      response = await handler(request, ...rest);
+    } catch (error) {
+      await decision.release();
+      throw error;
+    }
+    if (response.status >= 500) {
+      await decision.release();
+      return response;
+    }
+    response = withNoStore(response);
+    if (options.onPaid) {
+      const paid = response;
+      Promise.resolve()
+        .then(() => options.onPaid!(decision.payment, request, paid))
+        .catch((error) => onError(error, 'onPaid failed'));
+    }
+    return response;
+  };
+}
+
+// A paid answer is for the payer alone. Responses from fetch() have immutable
+// headers, so copy when setting fails.
+function withNoStore(response: Response): Response {
+  try {
+    response.headers.set('Cache-Control', 'no-store');
+    return response;
+  } catch {
+    const copy = new Response(response.body, response);
+    copy.headers.set('Cache-Control', 'no-store');
+    return copy;
+  }
+}

@@ -1,0 +1,203 @@
+// In-process implementations of the store port, for `npm start`, tests and
+// single-instance self-hosting. Every operation runs synchronously inside its
+// async wrapper, so no other caller can interleave: that is what makes
+// incrementBelow, decrementToZero and set-if-absent atomic here.
+
+import type {
+  KeyValueStore,
+  RateLimiter,
+  RateLimiterOptions,
+  RateLimitResult,
+  SetOptions,
+} from './types.js';
+
+// Same wording as Redis, so callers see one message whichever store runs.
+const NOT_AN_INTEGER = 'ERR value is not an integer or out of range';
+const INTEGER = /^-?\d+$/;
+
+// Below this many entries a sweep is not worth its cost.
+const MIN_SWEEP_INTERVAL = 1024;
+
+interface Entry {
+  value: string;
+  /** Unix ms; Infinity when the key never expires. */
+  expiresAt: number;
+}
+
+export function assertTtlMs(ttlMs: number): void {
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) {
+    throw new RangeError(`ttlMs must be a positive integer of milliseconds, got ${ttlMs}`);
+  }
+}
+
+export function assertCounterMax(max: number): void {
+  // NaN compares false with everything, which would make the cap never bite.
+  if (Number.isNaN(max)) throw new RangeError('max must be a number, got NaN');
+}
+
+function parseCounter(value: string): number {
+  if (!INTEGER.test(value)) throw new Error(NOT_AN_INTEGER);
+  return Number(value);
+}
+
+/**
+ * Runs `sweep` after as many writes as there were entries after the previous
+ * sweep (at least MIN_SWEEP_INTERVAL). A sweep costs O(size) and size can at
+ * most double in between, so this is O(1) per write amortised, and the map
+ * holds at most about twice the live keys plus MIN_SWEEP_INTERVAL. No timer: a
+ * timer would keep the process alive or need unref(), and an idle store does
+ * not grow.
+ */
+function amortisedSweeper(size: () => number, sweep: () => void): () => void {
+  let writesSinceSweep = 0;
+  let sizeAfterSweep = 0;
+  return () => {
+    writesSinceSweep += 1;
+    if (writesSinceSweep < Math.max(MIN_SWEEP_INTERVAL, sizeAfterSweep)) return;
+    sweep();
+    writesSinceSweep = 0;
+    sizeAfterSweep = size();
+  };
+}
+
+export function createMemoryStore(): KeyValueStore {
+  const entries = new Map<string, Entry>();
+
+  const noteWrite = amortisedSweeper(
+    () => entries.size,
+    () => {
+      const now = Date.now();
+      for (const [key, entry] of entries) {
+        if (entry.expiresAt <= now) entries.delete(key);
+      }
+    },
+  );
+
+  // Expired keys are dropped when read, so every operation sees what Redis would.
+  function live(key: string): Entry | undefined {
+    const entry = entries.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt <= Date.now()) {
+      entries.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+
+  function write(key: string, entry: Entry): void {
+    entries.set(key, entry);
+    noteWrite();
+  }
+
+  return {
+    kind: 'memory',
+
+    async get(key) {
+      return live(key)?.value ?? null;
+    },
+
+    async set(key: string, value: string, options: SetOptions = {}) {
+      const { ttlMs, ifAbsent = false } = options;
+      if (ttlMs !== undefined) assertTtlMs(ttlMs);
+      if (ifAbsent && live(key) !== undefined) return false;
+      write(key, { value, expiresAt: ttlMs === undefined ? Infinity : Date.now() + ttlMs });
+      return true;
+    },
+
+    async del(key) {
+      return live(key) !== undefined && entries.delete(key) ? 1 : 0;
+    },
+
+    async incrementBelow(key, max, ttlMs) {
+      assertCounterMax(max);
+      assertTtlMs(ttlMs);
+      const entry = live(key);
+      if (entry === undefined) {
+        if (max <= 0) return null;
+        write(key, { value: '1', expiresAt: Date.now() + ttlMs });
+        return 1;
+      }
+      const current = parseCounter(entry.value);
+      if (current >= max) return null;
+      entry.value = String(current + 1);
+      return current + 1;
+    },
+
+    async decrementToZero(key) {
+      const entry = live(key);
+      if (entry === undefined) return 0;
+      const current = parseCounter(entry.value);
+      if (current <= 0) return 0;
+      entry.value = String(current - 1);
+      return current - 1;
+    },
+  };
+}
+
+interface WindowCounts {
+  /** Index of the window `current` counts, i.e. floor(ms / windowMs). */
+  window: number;
+  current: number;
+  previous: number;
+}
+
+/**
+ * Sliding window with the same arithmetic as @upstash/ratelimit's
+ * `slidingWindow` (the previous window's count, weighted by how much of it
+ * still overlaps, plus the current window's count), so a limit behaves the
+ * same in development and on Upstash. As there, `reset` is the end of the
+ * current fixed window. Limiters do not share state: the prefix is not needed.
+ */
+export function createMemoryRateLimiter(
+  options: Pick<RateLimiterOptions, 'limit' | 'windowMs'>,
+): RateLimiter {
+  const { limit, windowMs } = options;
+  if (!Number.isSafeInteger(limit) || limit < 0) {
+    throw new RangeError(`limit must be a non-negative integer, got ${limit}`);
+  }
+  if (!Number.isSafeInteger(windowMs) || windowMs < 1) {
+    throw new RangeError(`windowMs must be a positive integer, got ${windowMs}`);
+  }
+
+  const counts = new Map<string, WindowCounts>();
+  const noteWrite = amortisedSweeper(
+    () => counts.size,
+    () => {
+      const window = Math.floor(Date.now() / windowMs);
+      // Counts older than the previous window no longer weigh on anything.
+      for (const [identifier, c] of counts) {
+        if (c.window < window - 1) counts.delete(identifier);
+      }
+    },
+  );
+
+  return {
+    async limit(identifier): Promise<RateLimitResult> {
+      const now = Date.now();
+      const window = Math.floor(now / windowMs);
+      const known = counts.get(identifier);
+      let current = 0;
+      let previous = 0;
+      if (known?.window === window) {
+        current = known.current;
+        previous = known.previous;
+      } else if (known?.window === window - 1) {
+        previous = known.current;
+      }
+      const weightedPrevious = Math.floor((1 - (now % windowMs) / windowMs) * previous);
+      const reset = (window + 1) * windowMs;
+
+      const success = weightedPrevious + current < limit;
+      if (success) current += 1;
+      counts.set(identifier, { window, current, previous });
+      noteWrite();
+      if (!success) return { success, limit, remaining: 0, reset };
+      return {
+        success: true,
+        limit,
+        remaining: Math.max(0, limit - current - weightedPrevious),
+        reset,
+      };
+    },
+  };
+}

@@ -1,0 +1,41 @@
+// Test helpers: a preimage/hash pair and a recording invoice provider for unit
+// tests of the paywall alone (end-to-end tests use the embedded dev node).
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, hexToBytes, randomBytes } from '@noble/hashes/utils.js';
+import type { InvoiceProvider } from '../../lib/l402/index.js';
+
+export function newPreimage(): { preimage: string; hash: string } {
+  const preimage = bytesToHex(randomBytes(32));
+  return { preimage, hash: bytesToHex(sha256(hexToBytes(preimage))) };
+}
+
+export interface RecordingProvider extends InvoiceProvider {
+  /** payment hash -> preimage, as the payer's wallet would learn it. */
+  preimages: Map<string, string>;
+  requests: { amountMsat: number; memo?: string; expirySeconds?: number }[];
+  failing: boolean;
+}
+
+export function recordingProvider(): RecordingProvider {
+  const provider: RecordingProvider = {
+    preimages: new Map(),
+    requests: [],
+    failing: false,
+    async createInvoice(request) {
+      if (provider.failing) throw new Error('backend down');
+      provider.requests.push(request);
+      const { preimage, hash } = newPreimage();
+      provider.preimages.set(hash, preimage);
+      return { invoice: `lnbcrt-test-${hash.slice(0, 8)}`, paymentHash: hash };
+    },
+  };
+  return provider;
+}
+
+/** Pays a 402 answer: returns the Authorization header to retry with. */
+export async function payChallenge(response: Response, provider: RecordingProvider): Promise<string> {
+  const body = (await response.json()) as { macaroon: string; paymentHash: string };
+  const preimage = provider.preimages.get(body.paymentHash);
+  if (!preimage) throw new Error('challenge for an unknown invoice');
+  return `L402 ${body.macaroon}:${preimage}`;
+}

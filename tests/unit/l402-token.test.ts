@@ -1,0 +1,175 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { Keyring, checkCaveats, decodeToken, mintToken, verifyToken } from '../../lib/l402/token.js';
+import { base64UrlEncode, utf8 } from '../../lib/l402/encoding.js';
+import { newPreimage } from '../support/l402.js';
+
+const SECRET = 'test-secret-0123456789abcdef0123456789abcdef';
+const keyring = new Keyring([SECRET]);
+const now = Math.floor(Date.now() / 1000);
+const caveats = { route: '/api/demo/btc-price', price_msat: 1000 };
+
+function encode(payload: unknown): string {
+  return base64UrlEncode(utf8(JSON.stringify(payload)));
+}
+
+function edit(token: string, change: (payload: Record<string, unknown>) => void): string {
+  const payload = decodeToken(token) as unknown as Record<string, unknown>;
+  change(payload);
+  return encode(payload);
+}
+
+describe('token mint and verify', () => {
+  it('mints base64url JSON carrying hash and exp that verifies with its preimage', () => {
+    const { preimage, hash } = newPreimage();
+    const token = mintToken(keyring, { paymentHash: hash, expiresAt: now + 3600, caveats });
+    expect(token).toMatch(/^[A-Za-z0-9_-]+$/);
+    const payload = JSON.parse(Buffer.from(token, 'base64url').toString());
+    expect(payload).toMatchObject({ v: 1, hash, exp: now + 3600, caveats: ['price_msat=1000', 'route=/api/demo/btc-price'] });
+    expect(payload.sig).toMatch(/^[0-9a-f]{64}$/);
+    const result = verifyToken(keyring, token, preimage);
+    expect(result.ok).toBe(true);
+  });
+
+  it('follows the documented signature construction exactly', async () => {
+    const { createHmac } = await import('node:crypto');
+    const { hash } = newPreimage();
+    const token = mintToken(keyring, { paymentHash: hash, expiresAt: 1_900_000_000, caveats });
+    const payload = decodeToken(token)!;
+    const caveatKey = createHmac('sha256', SECRET).update('L402/v1 caveats\n' + payload.caveats.join('\n')).digest();
+    const message = Buffer.alloc(41);
+    message[0] = 1;
+    Buffer.from(hash, 'hex').copy(message, 1);
+    message.writeBigUInt64BE(1_900_000_000n, 33);
+    expect(payload.sig).toBe(createHmac('sha256', caveatKey).update(message).digest('hex'));
+    const kid = createHmac('sha256', SECRET).update('L402/v1 key id').digest('hex').slice(0, 8);
+    expect(payload.kid).toBe(kid);
+  });
+
+  it('refuses a token the client made itself, with or without a made-up signature', () => {
+    const { preimage, hash } = newPreimage();
+    const seedStyle = encode({ hash, exp: now + 3600 });
+    expect(verifyToken(keyring, seedStyle, preimage)).toMatchObject({ ok: false, rejection: { code: 'MALFORMED_TOKEN' } });
+    const madeUp = encode({ v: 1, kid: keyring.signingKid, hash, exp: now + 3600, caveats: ['price_msat=1000', 'route=/api/demo/btc-price'], sig: 'ab'.repeat(32) });
+    expect(verifyToken(keyring, madeUp, preimage)).toMatchObject({ ok: false, rejection: { code: 'BAD_SIGNATURE' } });
+    const otherKey = mintToken(new Keyring(['another-secret-0123456789abcdef0123456789']), { paymentHash: hash, expiresAt: now + 3600, caveats });
+    expect(verifyToken(keyring, otherKey, preimage)).toMatchObject({ ok: false, rejection: { code: 'UNKNOWN_KEY' } });
+    const otherKeySameKid = edit(otherKey, (p) => (p.kid = keyring.signingKid));
+    expect(verifyToken(keyring, otherKeySameKid, preimage)).toMatchObject({ ok: false, rejection: { code: 'BAD_SIGNATURE' } });
+  });
+
+  it('refuses a real token with hash, exp, caveats or signature edited', () => {
+    const { preimage, hash } = newPreimage();
+    const other = newPreimage();
+    const token = mintToken(keyring, { paymentHash: hash, expiresAt: now + 3600, caveats });
+    const edits: [string, (p: Record<string, unknown>) => void][] = [
+      ['hash', (p) => (p.hash = other.hash)],
+      ['exp', (p) => (p.exp = now + 999_999)],
+      ['price', (p) => (p.caveats = ['price_msat=999999999', 'route=/api/demo/btc-price'])],
+      ['route', (p) => (p.caveats = ['price_msat=1000', 'route=/api/expensive'])],
+      ['dropped caveat', (p) => (p.caveats = ['price_msat=1000'])],
+      ['added caveat', (p) => (p.caveats = ['price_msat=1000', 'route=/api/demo/btc-price', 'uses=100'])],
+      ['signature', (p) => (p.sig = (p.sig as string).replace(/^./, (c) => (c === '0' ? '1' : '0')))],
+      ['upper-case signature', (p) => (p.sig = (p.sig as string).toUpperCase())],
+    ];
+    for (const [name, change] of edits) {
+      const edited = edit(token, change);
+      const result = verifyToken(keyring, edited, name === 'hash' ? other.preimage : preimage);
+      expect(result.ok, name).toBe(false);
+    }
+  });
+
+  it('says exactly "Token expired" for an expired token', () => {
+    const { preimage, hash } = newPreimage();
+    const token = mintToken(keyring, { paymentHash: hash, expiresAt: now - 1, caveats });
+    expect(verifyToken(keyring, token, preimage)).toEqual({ ok: false, rejection: { code: 'TOKEN_EXPIRED', message: 'Token expired' } });
+  });
+
+  it('refuses a preimage that does not hash to the token hash', () => {
+    const { hash } = newPreimage();
+    const token = mintToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats });
+    expect(verifyToken(keyring, token, newPreimage().preimage)).toMatchObject({ ok: false, rejection: { code: 'PREIMAGE_MISMATCH' } });
+  });
+
+  it('rotates keys: a token signed by the previous secret still verifies, new tokens use the new one', () => {
+    const { preimage, hash } = newPreimage();
+    const old = new Keyring([SECRET]);
+    const token = mintToken(old, { paymentHash: hash, expiresAt: now + 60, caveats });
+    const rotated = new Keyring(['new-secret-0123456789abcdef0123456789abcdef', SECRET]);
+    expect(verifyToken(rotated, token, preimage).ok).toBe(true);
+    expect(rotated.signingKid).not.toBe(old.signingKid);
+    expect(decodeToken(mintToken(rotated, { paymentHash: hash, expiresAt: now + 60 }))!.kid).toBe(rotated.signingKid);
+    // removed from the ring: refused
+    expect(verifyToken(new Keyring(['new-secret-0123456789abcdef0123456789abcdef']), token, preimage).ok).toBe(false);
+  });
+
+  it('refuses to mint caveats that could be confused in the signed string', () => {
+    const { hash } = newPreimage();
+    expect(() => mintToken(keyring, { paymentHash: hash, expiresAt: now, caveats: { route: '/a\nprice_msat=1' } })).toThrow();
+    expect(() => mintToken(keyring, { paymentHash: hash, expiresAt: now, caveats: { 'Bad Key': 'x' } })).toThrow();
+  });
+});
+
+describe('caveats', () => {
+  const expect402 = (r: ReturnType<typeof checkCaveats>, code: string) => expect(r).toMatchObject({ ok: false, rejection: { code } });
+
+  it('binds route and price: a cheaper token does not open a dearer route', () => {
+    const c = ['price_msat=1000', 'route=/api/demo/btc-price'];
+    expect(checkCaveats(c, { route: '/api/demo/btc-price', priceMsat: 1000 }).ok).toBe(true);
+    expect(checkCaveats(c, { route: '/api/demo/btc-price', priceMsat: 500 }).ok).toBe(true);
+    expect402(checkCaveats(c, { route: '/api/demo/btc-price', priceMsat: 1_000_000 }), 'INSUFFICIENT_PRICE');
+    expect402(checkCaveats(c, { route: '/api/other', priceMsat: 1000 }), 'WRONG_ROUTE');
+    expect402(checkCaveats(['route=/x'], { route: '/x', priceMsat: 1000 }), 'INSUFFICIENT_PRICE');
+    expect402(checkCaveats(['price_msat=1000'], { route: '/x', priceMsat: 1000 }), 'WRONG_ROUTE');
+  });
+
+  it('fails closed on unknown, missing or duplicated conditions', () => {
+    expect402(checkCaveats(['price_msat=1', 'purpose=pro', 'route=/x'], { route: '/x', priceMsat: 1 }), 'CAVEAT_NOT_SATISFIED');
+    expect402(checkCaveats(['price_msat=1', 'route=/x'], { route: '/x', priceMsat: 1, exact: { purpose: 'pro' } }), 'CAVEAT_NOT_SATISFIED');
+    expect(checkCaveats(['address=a@b.c', 'purpose=pro'], { exact: { purpose: 'pro', address: 'a@b.c' } }).ok).toBe(true);
+    expect402(checkCaveats(['purpose=pro', 'purpose=pro'], { exact: { purpose: 'pro', address: 'a@b.c' } }), 'CAVEAT_NOT_SATISFIED');
+    expect402(checkCaveats(['address=x@y.z', 'purpose=pro'], { exact: { purpose: 'pro', address: 'a@b.c' } }), 'CAVEAT_NOT_SATISFIED');
+  });
+});
+
+describe('hostile tokens (property-based)', () => {
+  const { preimage, hash } = newPreimage();
+  const valid = mintToken(keyring, { paymentHash: hash, expiresAt: now + 3600, caveats });
+
+  it('never throws and never accepts random strings', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 400 }), fc.string({ maxLength: 80 }), (token, pre) => {
+        expect(verifyToken(keyring, token, pre).ok).toBe(false);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('never throws and never accepts random bytes or random JSON in base64', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 400 }), (bytes) => {
+        expect(verifyToken(keyring, Buffer.from(bytes).toString('base64url'), preimage).ok).toBe(false);
+      }),
+      { numRuns: 3000 },
+    );
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(verifyToken(keyring, encode(value), preimage).ok).toBe(false);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('refuses every single-character change of a valid token', () => {
+    fc.assert(
+      fc.property(fc.nat(valid.length - 1), fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'), (i, c) => {
+        fc.pre(valid[i] !== c);
+        const mutated = valid.slice(0, i) + c + valid.slice(i + 1);
+        const result = verifyToken(keyring, mutated, preimage);
+        // base64 tail bits can decode to the same bytes; then it is the same token
+        if (result.ok) expect(Buffer.from(mutated, 'base64url').equals(Buffer.from(valid, 'base64url'))).toBe(true);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
