@@ -44,7 +44,7 @@ export interface Config {
     secretSource: 'env' | 'generated';
     tokenTtlSeconds: number;
   };
-  lightning: { provider: 'dev'; devNodePrivateKey?: string };
+  lightning: { provider: 'dev'; devNodePrivateKey: string };
   store: { upstash?: { url: string; token: string } };
   invoices: { ratePerMinute: number; maxSats: number };
   demo: { priceSats: number; priceSources: string[]; priceTimeoutMs: number };
@@ -80,7 +80,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push('L402_SECRET');
     secrets = [];
   } else {
-    secrets = [localSecret(dataDir)];
+    secrets = [localKey(dataDir, 'l402-secret')];
     secretSource = 'generated';
   }
   for (const s of secrets) {
@@ -95,7 +95,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir,
     server: { port: e.PORT, host: e.HOST },
     l402: { secrets, secretSource, tokenTtlSeconds: e.L402_TOKEN_TTL_SECONDS },
-    lightning: { provider, devNodePrivateKey: e.DEV_NODE_PRIVATE_KEY?.toLowerCase() },
+    lightning: { provider, devNodePrivateKey: e.DEV_NODE_PRIVATE_KEY?.toLowerCase() ?? (production ? '' : localKey(dataDir, 'dev-node-key')) },
     store: { upstash },
     invoices: { ratePerMinute: e.INVOICE_RATE_LIMIT_PER_MINUTE, maxSats: e.MAX_INVOICE_SATS },
     demo: {
@@ -121,9 +121,9 @@ function splitList(value: string | undefined): string[] {
   return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 }
 
-// Kept on disk so tokens minted before a restart still verify after it.
-function localSecret(dataDir: string): string {
-  const file = join(dataDir, 'l402-secret');
+// Kept on disk so tokens and invoices made before a restart still verify after it.
+function localKey(dataDir: string, name: string): string {
+  const file = join(dataDir, name);
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   mkdirSync(dataDir, { recursive: true });
   const secret = randomBytes(32).toString('hex');

@@ -1,0 +1,24 @@
+import { json } from '../../lib/http/errors.js';
+import { route } from '../../lib/http/route.js';
+import { serviceContext } from '../../lib/service/context.js';
+import { DEMO_ROUTE } from '../../lib/service/demo.js';
+
+export default route({
+  GET(request) {
+    const ctx = serviceContext();
+    const base = new URL(request.url).origin;
+    return json({
+      description: 'A live L402 paywall: pay a Lightning invoice, retry with the proof, get the answer.',
+      endpoints: [
+        { method: 'GET', path: DEMO_ROUTE, priceSats: ctx.config.demo.priceSats, returns: '{usd, source, fetchedAt}' },
+        { method: 'GET', path: '/api/demo/preimage?hash=<paymentHash>', priceSats: 0, returns: '{preimage} once the demo invoice is paid (202 while pending)' },
+      ],
+      steps: [
+        `curl -i ${base}${DEMO_ROUTE}  # 402 with WWW-Authenticate and {macaroon, invoice, paymentHash}`,
+        'Pay the invoice with any Lightning wallet (or, locally, POST /api/dev/pay {"invoice": "..."})',
+        `curl ${base}${DEMO_ROUTE} -H "Authorization: L402 <macaroon>:<preimage>"`,
+      ],
+      devWallet: ctx.devNode ? { method: 'POST', path: '/api/dev/pay', body: '{"invoice": "<bolt11>"}' } : null,
+    });
+  },
+});

@@ -1,0 +1,68 @@
+// route(): the one shape of every api/ function (a Vercel fetch export):
+// method table, CORS and OPTIONS, 405 with Allow, JSON errors, no stack traces.
+import { ZodError } from 'zod';
+import { HttpError, errorResponse } from './errors.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type Handler = (request: Request) => Response | Promise<Response>;
+
+const CORS_HEADERS: Record<string, string> = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers': 'WWW-Authenticate, Retry-After',
+};
+
+export function route(methods: Partial<Record<Method, Handler>>): { fetch(request: Request): Promise<Response> } {
+  const allow = [...Object.keys(methods), 'OPTIONS'].join(', ');
+  return {
+    async fetch(request) {
+      if (request.method === 'OPTIONS') {
+        return withCors(
+          new Response(null, {
+            status: 204,
+            headers: {
+              'Access-Control-Allow-Methods': allow,
+              'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept-Authenticate, X-Split-Secret',
+              'Access-Control-Max-Age': '86400',
+              Allow: allow,
+            },
+          }),
+        );
+      }
+      const handler = methods[request.method as Method];
+      if (!handler) {
+        return withCors(errorResponse(405, 'METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed here; use ${allow}`, {}, { Allow: allow }));
+      }
+      try {
+        return withCors(await handler(request));
+      } catch (error) {
+        return withCors(toErrorResponse(error));
+      }
+    },
+  };
+}
+
+export function toErrorResponse(error: unknown): Response {
+  if (error instanceof HttpError) return errorResponse(error.status, error.code, error.message, error.extra, error.headers);
+  if (error instanceof ZodError) return validationError(error);
+  console.error('[api] unexpected error:', error instanceof Error ? (error.stack ?? error.message) : error);
+  return errorResponse(500, 'INTERNAL', 'Internal error');
+}
+
+function validationError(error: ZodError): Response {
+  const issues = error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+  const first = issues[0]!;
+  const where = first.path && !first.message.startsWith(first.path) ? `${first.path}: ` : '';
+  return errorResponse(400, 'INVALID_REQUEST', `${where}${first.message}`, { issues });
+}
+
+// Responses from fetch() or Response.error() have immutable headers.
+function withCors(response: Response): Response {
+  let target = response;
+  try {
+    for (const [k, v] of Object.entries(CORS_HEADERS)) target.headers.set(k, v);
+  } catch {
+    target = new Response(response.body, response);
+    for (const [k, v] of Object.entries(CORS_HEADERS)) target.headers.set(k, v);
+  }
+  return target;
+}

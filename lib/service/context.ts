@@ -1,0 +1,59 @@
+// The hosted service's wiring, built once per function instance from config:
+// store, rate limiters, keyring, Lightning provider. api/ files ask for it.
+import { loadConfig, type Config } from '../config.js';
+import { Keyring } from '../l402/token.js';
+import { createDevNode, type DevNode } from '../lightning/providers/dev.js';
+import type { LightningProvider } from '../lightning/provider.js';
+import { createBackend } from '../store/index.js';
+import { kvReplayStore, type KvReplayStore } from '../store/replay.js';
+import type { KeyValueStore, RateLimiter } from '../store/types.js';
+import { HttpError } from '../http/errors.js';
+
+export interface ServiceContext {
+  config: Config;
+  store: KeyValueStore;
+  keyring: Keyring;
+  replay: KvReplayStore;
+  provider: LightningProvider;
+  /** Present only while the embedded dev node is the provider outside production. */
+  devNode?: DevNode;
+  invoiceLimiter: RateLimiter;
+}
+
+let config: Config | undefined;
+let current: ServiceContext | undefined;
+
+export function serviceConfig(): Config {
+  config ??= loadConfig();
+  return config;
+}
+
+export function serviceContext(): ServiceContext {
+  current ??= buildContext(serviceConfig());
+  return current;
+}
+
+/** Tests start again from the environment as it is now. */
+export function resetServiceContext(): void {
+  config = undefined;
+  current = undefined;
+}
+
+function buildContext(config: Config): ServiceContext {
+  // Fail closed in production (DESIGN.md "Where it runs"): name what is missing.
+  if (config.problems.length > 0) {
+    throw new HttpError(503, 'NOT_CONFIGURED', `Service is not configured: set ${config.problems.join('; ')}`, { missing: config.problems }, { 'Retry-After': '60' });
+  }
+  const backend = createBackend(config.store);
+  const devNode = config.lightning.provider === 'dev' && !config.production ? createDevNode({ store: backend.store, privateKey: config.lightning.devNodePrivateKey }) : undefined;
+  if (!devNode) throw new HttpError(503, 'NOT_CONFIGURED', 'No Lightning provider is configured; set LIGHTNING_PROVIDER');
+  return {
+    config,
+    store: backend.store,
+    keyring: new Keyring(config.l402.secrets),
+    replay: kvReplayStore(backend.store),
+    provider: devNode,
+    devNode,
+    invoiceLimiter: backend.rateLimiter({ limit: config.invoices.ratePerMinute, windowMs: 60_000, prefix: 'ratelimit:invoice' }),
+  };
+}

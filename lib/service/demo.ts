@@ -1,0 +1,62 @@
+// The live demo: a 1-sat paywalled BTC price, and the preimage hand-back for
+// payers whose wallet does not show it (SPEC.md GET /api/demo/preimage).
+import { HttpError, json } from '../http/errors.js';
+import { withL402 } from '../l402/with-l402.js';
+import type { InvoiceProvider } from '../l402/paywall.js';
+import { createPriceFeed, PUBLIC_SOURCES, type PriceSource } from './price.js';
+import { providerUnavailable } from './invoices.js';
+import type { ServiceContext } from './context.js';
+
+export const DEMO_ROUTE = '/api/demo/btc-price';
+const demoInvoiceKey = (hash: string) => `demo:invoice:${hash}`;
+
+const handlers = new WeakMap<ServiceContext, (request: Request) => Promise<Response>>();
+
+/** The paywalled handler, built once per service context. */
+export function demoBtcPrice(ctx: ServiceContext): (request: Request) => Promise<Response> {
+  let handler = handlers.get(ctx);
+  if (!handler) {
+    const sources = ctx.config.demo.priceSources.map((name): PriceSource => {
+      const source = PUBLIC_SOURCES[name];
+      if (!source) throw new Error(`Unknown BTC price source "${name}" (known: ${Object.keys(PUBLIC_SOURCES).join(', ')}, or none)`);
+      return source;
+    });
+    const feed = createPriceFeed(sources, ctx.config.demo.priceTimeoutMs, (message) => console.warn(`[demo] ${message}`));
+    // Remember which invoices are the demo's, so only those preimages are handed back.
+    const provider: InvoiceProvider = {
+      async createInvoice(request) {
+        const created = await ctx.provider.createInvoice(request);
+        await ctx.store.set(demoInvoiceKey(created.paymentHash), '1', { ttlMs: ((request.expirySeconds ?? 3600) + 86_400) * 1000 });
+        return created;
+      },
+    };
+    handler = withL402(async () => json(await feed.current()), {
+      priceSats: ctx.config.demo.priceSats,
+      provider,
+      secret: ctx.keyring,
+      replayStore: ctx.replay,
+      tokenTtlSeconds: ctx.config.l402.tokenTtlSeconds,
+      route: DEMO_ROUTE,
+      memo: () => 'L402 demo: live BTC price',
+    });
+    handlers.set(ctx, handler);
+  }
+  return handler;
+}
+
+export async function demoPreimage(ctx: ServiceContext, paymentHash: string): Promise<Response> {
+  if ((await ctx.store.get(demoInvoiceKey(paymentHash))) === null) {
+    throw new HttpError(404, 'UNKNOWN_INVOICE', 'No demo invoice has this payment hash');
+  }
+  let status;
+  try {
+    status = await ctx.provider.lookupInvoice(paymentHash);
+  } catch (error) {
+    throw providerUnavailable(error);
+  }
+  if (!status) throw new HttpError(404, 'UNKNOWN_INVOICE', 'No demo invoice has this payment hash');
+  if (!status.settled || !status.preimage) {
+    return json({ status: 'pending', paymentHash, message: 'Invoice not paid yet; poll again in a second' }, { status: 202, headers: { 'Retry-After': '1', 'Cache-Control': 'no-store' } });
+  }
+  return json({ preimage: status.preimage, paymentHash }, { headers: { 'Cache-Control': 'no-store' } });
+}

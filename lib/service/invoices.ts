@@ -1,0 +1,46 @@
+// POST /api/invoice: an invoice and a signed token for `amountSats`, rate
+// limited per client, for managed-mode clients and anyone without a node.
+import { retryLater, HttpError } from '../http/errors.js';
+import { mintToken } from '../l402/token.js';
+import { PROVIDER_RETRY_AFTER_SECONDS } from '../l402/paywall.js';
+import type { ServiceContext } from './context.js';
+
+export interface IssuedInvoice {
+  paymentRequest: string;
+  paymentHash: string;
+  macaroon: string;
+  expiresAt: string;
+}
+
+export async function enforceInvoiceRateLimit(ctx: ServiceContext, clientIp: string): Promise<void> {
+  const result = await ctx.invoiceLimiter.limit(clientIp);
+  if (!result.success) {
+    throw retryLater(429, 'RATE_LIMITED', `Too many invoices: at most ${result.limit} per minute from one address`, (result.reset - Date.now()) / 1000);
+  }
+}
+
+export async function issueInvoice(ctx: ServiceContext, input: { amountSats: number; ownerAddress?: string; memo?: string }): Promise<IssuedInvoice> {
+  if (input.amountSats > ctx.config.invoices.maxSats) {
+    throw new HttpError(400, 'AMOUNT_TOO_LARGE', `amountSats must be at most ${ctx.config.invoices.maxSats}`, { max: ctx.config.invoices.maxSats });
+  }
+  const amountMsat = input.amountSats * 1000;
+  const ttl = ctx.config.l402.tokenTtlSeconds;
+  let created;
+  try {
+    created = await ctx.provider.createInvoice({ amountMsat, memo: input.memo ?? `L402 payment of ${input.amountSats} sats`, expirySeconds: ttl });
+  } catch (error) {
+    throw providerUnavailable(error);
+  }
+  const expiresAt = Math.floor(Date.now() / 1000) + ttl;
+  const macaroon = mintToken(ctx.keyring, {
+    paymentHash: created.paymentHash,
+    expiresAt,
+    caveats: { price_msat: amountMsat, ...(input.ownerAddress ? { owner: input.ownerAddress } : {}) },
+  });
+  return { paymentRequest: created.invoice, paymentHash: created.paymentHash, macaroon, expiresAt: new Date(expiresAt * 1000).toISOString() };
+}
+
+export function providerUnavailable(error: unknown): HttpError {
+  console.error('[lightning] provider failed:', error instanceof Error ? error.message : error);
+  return retryLater(503, 'PROVIDER_UNAVAILABLE', 'Lightning provider temporarily unavailable; try again shortly', PROVIDER_RETRY_AFTER_SECONDS);
+}

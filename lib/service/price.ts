@@ -1,0 +1,77 @@
+// The demo's BTC price (DESIGN.md decision 12): public sources tried in order,
+// each with a timeout and a validated answer, cached briefly; offline the
+// answer says "simulated" instead of pretending.
+import { z } from 'zod';
+
+export interface BtcPrice {
+  usd: number;
+  source: string;
+  fetchedAt: string;
+}
+
+export interface PriceSource {
+  name: string;
+  url: string;
+  parse(body: unknown): number;
+}
+
+const positiveNumber = z.coerce.number().positive().finite();
+
+export const PUBLIC_SOURCES: Record<string, PriceSource> = {
+  coinbase: {
+    name: 'coinbase',
+    url: 'https://api.coinbase.com/v2/prices/BTC-USD/spot',
+    parse: (body) => z.object({ data: z.object({ amount: positiveNumber }) }).parse(body).data.amount,
+  },
+  kraken: {
+    name: 'kraken',
+    url: 'https://api.kraken.com/0/public/Ticker?pair=XBTUSD',
+    parse: (body) => z.object({ result: z.object({ XXBTZUSD: z.object({ c: z.tuple([positiveNumber]).rest(z.unknown()) }) }) }).parse(body).result.XXBTZUSD.c[0],
+  },
+  coingecko: {
+    name: 'coingecko',
+    url: 'https://api.coingecko.com/api/v3/simple/price?ids=bitcoin&vs_currencies=usd',
+    parse: (body) => z.object({ bitcoin: z.object({ usd: positiveNumber }) }).parse(body).bitcoin.usd,
+  },
+};
+
+/** Shown when no source answers: a round figure, labelled as such. */
+export const SIMULATED_USD = 100_000;
+const CACHE_MS = 30_000;
+const MAX_BODY_BYTES = 64 * 1024;
+
+export function createPriceFeed(sources: PriceSource[], timeoutMs: number, onError: (message: string) => void = () => {}) {
+  let cached: { price: BtcPrice; until: number } | undefined;
+  let inFlight: Promise<BtcPrice> | undefined;
+
+  async function fetchFrom(source: PriceSource): Promise<BtcPrice> {
+    const response = await fetch(source.url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' }, redirect: 'error' });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    const text = await response.text();
+    if (text.length > MAX_BODY_BYTES) throw new Error('answer too large');
+    const usd = source.parse(JSON.parse(text));
+    return { usd: Math.round(usd * 100) / 100, source: source.name, fetchedAt: new Date().toISOString() };
+  }
+
+  async function refresh(): Promise<BtcPrice> {
+    for (const source of sources) {
+      try {
+        return await fetchFrom(source);
+      } catch (error) {
+        onError(`price source ${source.name} failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    return { usd: SIMULATED_USD, source: 'simulated', fetchedAt: new Date().toISOString() };
+  }
+
+  return {
+    async current(): Promise<BtcPrice> {
+      if (cached && cached.until > Date.now()) return cached.price;
+      // One refresh at a time however many requests arrive.
+      inFlight ??= refresh().finally(() => (inFlight = undefined));
+      const price = await inFlight;
+      cached = { price, until: Date.now() + CACHE_MS };
+      return price;
+    },
+  };
+}

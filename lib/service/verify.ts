@@ -1,0 +1,27 @@
+// POST /api/verify: server-side check of "<macaroon>:<preimage>" for clients
+// that cannot verify themselves. Consumes a use only when asked to.
+import { REJECTIONS, type RejectionCode } from '../l402/reasons.js';
+import { verifyToken } from '../l402/token.js';
+import type { ServiceContext } from './context.js';
+
+export type VerifyAnswer = { valid: true; paymentHash: string; expiresAt: string } | { valid: false; error: string; code: RejectionCode };
+
+const invalid = (code: RejectionCode): VerifyAnswer => ({ valid: false, error: REJECTIONS[code], code });
+
+export async function verifyTokenString(ctx: ServiceContext, token: string, consume: boolean): Promise<VerifyAnswer> {
+  const colon = token.lastIndexOf(':');
+  if (colon <= 0) return invalid('MALFORMED_CREDENTIAL');
+  const preimage = token.slice(colon + 1).trim().toLowerCase();
+  if (!/^[0-9a-f]{64}$/.test(preimage)) return invalid('INVALID_PREIMAGE');
+  const result = verifyToken(ctx.keyring, token.slice(0, colon).trim(), preimage);
+  if (!result.ok) return { valid: false, error: result.rejection.message, code: result.rejection.code };
+  const { hash, exp, caveats } = result.token;
+  const usesCaveat = caveats.find((c) => c.startsWith('uses='));
+  const maxUses = usesCaveat ? Number(usesCaveat.slice(5)) : 1;
+  if (consume) {
+    if (!(await ctx.replay.claim(hash, maxUses, exp))) return invalid('TOKEN_ALREADY_USED');
+  } else if ((await ctx.replay.usedCount(hash)) >= maxUses) {
+    return invalid('TOKEN_ALREADY_USED');
+  }
+  return { valid: true, paymentHash: hash, expiresAt: new Date(exp * 1000).toISOString() };
+}
