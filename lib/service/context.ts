@@ -33,10 +33,11 @@ export function serviceContext(): ServiceContext {
   return current;
 }
 
-/** Tests start again from the environment as it is now. */
-export function resetServiceContext(): void {
+/** Tests start again from the environment as it is now, optionally replacing parts (fault injection). */
+export function resetServiceContext(overrides: Partial<ServiceContext> = {}): void {
   config = undefined;
   current = undefined;
+  if (Object.keys(overrides).length > 0) current = { ...serviceContext(), ...overrides };
 }
 
 function buildContext(config: Config): ServiceContext {

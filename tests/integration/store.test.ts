@@ -8,33 +8,13 @@ import { Redis as IORedis } from 'ioredis';
 import { Redis as UpstashRedis } from '@upstash/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBackend, createUpstashStore, type StoreBackend } from '../../lib/store/index.js';
+import { REDIS_URL, redisReachable } from '../support/redis.js';
 import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 // Tests in parallel (and earlier runs) share one Redis: every key lives under this.
 const RUN = `test:store:${randomUUID()}`;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-async function redisReachable(url: string): Promise<boolean> {
-  const probe = new IORedis(url, {
-    lazyConnect: true,
-    connectTimeout: 1_000,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-    retryStrategy: () => null,
-  });
-  probe.on('error', () => {});
-  try {
-    await probe.connect();
-    await probe.ping();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
 
 const redisUp = await redisReachable(REDIS_URL);
 if (!redisUp) console.warn(`Redis unreachable at ${REDIS_URL}: Upstash store tests are skipped.`);
