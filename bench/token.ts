@@ -19,8 +19,9 @@ export function benchTokens(): { valid: number; forged: number } {
   const valid: { token: string; preimage: string }[] = [];
   const forged: { token: string; preimage: string }[] = [];
   for (let i = 0; i < N; i++) {
-    const preimage = bytesToHex(randomBytes(32));
-    const hash = bytesToHex(sha256(randomBytes(0).length ? new Uint8Array() : hexBytes(preimage)));
+    const preimageBytes = randomBytes(32);
+    const preimage = bytesToHex(preimageBytes);
+    const hash = bytesToHex(sha256(preimageBytes));
     valid.push({ token: mintToken(keyring, { paymentHash: hash, expiresAt, caveats }), preimage });
     // The client's own preimage and hash, with a made-up signature.
     const fake = { v: 1, kid: keyring.signingKid, hash, exp: expiresAt, caveats: ['price_msat=1000', 'route=/api/demo/btc-price'], sig: bytesToHex(randomBytes(32)) };
@@ -37,10 +38,6 @@ export function benchTokens(): { valid: number; forged: number } {
     return !verifyToken(keyring, t.token, t.preimage).ok;
   }, 1_000_000);
   return { valid: validOps, forged: forgedOps };
-}
-
-function hexBytes(hex: string): Uint8Array {
-  return Uint8Array.from(hex.match(/../g)!.map((b) => parseInt(b, 16)));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) console.log(benchTokens());

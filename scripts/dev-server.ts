@@ -22,11 +22,11 @@
 //     values are filled from the source. A header the function set itself wins.
 //   - Not supported: `has`/`missing`, `statusCode`, external (http…)
 //     destinations, `redirects`, `routes`, `cleanUrls`, `trailingSlash`.
-// Source patterns follow Vercel's path-to-regexp v6 dialect, compiled here
-// because path-to-regexp 8+ dropped inline regexes like `(.*)`: `:name`,
-// `:name(regex)`, unnamed `(regex)`, the modifiers `?`, `*` and `+` (the `/`
-// before a parameter belongs to it, so `/a/:rest*` matches `/a`), `\` escapes.
-// Matching is case-sensitive and strict about trailing slashes, as on Vercel.
+// Sources and destination paths are path-to-regexp v6 patterns, compiled by
+// that library with the options Vercel uses (routing-utils `sourceToRegex`):
+// case-sensitive, strict about trailing slashes. Placeholders get the text the
+// client sent, still percent-encoded, as with Vercel's `$1` substitution: an
+// encoded `/` stays inside its segment, and a query is decoded once, when parsed.
 //
 // API functions use the fetch Web-standard export
 // (`export default { fetch(request) }`). They are found at start-up and imported
@@ -38,7 +38,9 @@
 // @hono/node-server, which like Vercel's own bridge sends repeated fields
 // (e.g. two WWW-Authenticate challenges) as one comma-joined line; only
 // Set-Cookie keeps one line per value.
-import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, realpathSync, type Dirent } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -46,6 +48,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { getRequestListener, type Http2Bindings, type HttpBindings } from '@hono/node-server';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono } from 'hono';
+import { parse, pathToRegexp, tokensToFunction, type Key, type PathFunction } from 'path-to-regexp';
 import { z } from 'zod';
 import { ConfigError, describeEmbeddedDefaults, loadConfig } from '../lib/config.js';
 
@@ -69,15 +72,19 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const host = options.host ?? '127.0.0.1';
   const [api, vercel] = await Promise.all([discoverApiRoutes(root), readVercelJson(root)]);
   const publicDir = join(root, 'public');
-  const statics = existsSync(publicDir) ? staticFileApp(publicDir) : undefined;
-  const handler = createHandler({ root, api, vercel, statics });
+  // serveStatic refuses `..` segments (percent-encoded ones too), backslashes
+  // and repeated slashes, so no traversal reaches the filesystem (the tests try
+  // the usual spellings); it also sets Content-Type, Content-Length and
+  // Last-Modified and answers HEAD and Range requests.
+  const statics = existsSync(publicDir) ? new Hono().use('*', serveStatic({ root: publicDir })) : undefined;
 
   // overrideGlobalObjects: false keeps the real global Request/Response, which
   // is what the functions get on Vercel too.
+  const handler = createHandler({ root, api, vercel, statics });
   const server = createServer(getRequestListener(handler, { overrideGlobalObjects: false }));
-  await listen(server, options.port ?? 3000, host);
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : options.port ?? 3000;
+  server.listen(options.port ?? 3000, host);
+  await once(server, 'listening'); // rejects on 'error', e.g. EADDRINUSE
+  const { port } = server.address() as AddressInfo;
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     close: () =>
@@ -87,17 +94,6 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
         server.closeAllConnections();
       }),
   };
-}
-
-function listen(server: Server, port: number, host: string): Promise<void> {
-  return new Promise((done, fail) => {
-    const onError = (err: Error) => fail(err);
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      done();
-    });
-  });
 }
 
 // ---------------------------------------------------------------------------
@@ -114,64 +110,37 @@ interface HandlerParts {
 }
 
 function createHandler({ root, api, vercel, statics }: HandlerParts) {
-  const modules = new Map<string, Promise<unknown>>();
-
-  function loadModule(file: string): Promise<unknown> {
-    let loaded = modules.get(file);
-    if (!loaded) {
-      loaded = import(pathToFileURL(file).href);
-      modules.set(file, loaded);
-    }
-    return loaded;
-  }
+  const modules = new Map<string, Promise<{ default?: Partial<FetchHandler> }>>();
 
   async function invoke(file: string, request: Request): Promise<Response> {
     const name = relative(root, file);
-    let handler: FetchHandler | undefined;
+    let loaded = modules.get(file);
+    if (!loaded) modules.set(file, (loaded = import(pathToFileURL(file).href)));
+    let handler: Partial<FetchHandler> | undefined;
     try {
-      handler = fetchExport(await loadModule(file));
+      handler = (await loaded).default;
     } catch (err) {
       console.error(`dev-server: could not load ${name}:`, err);
       return internalError();
     }
-    if (!handler) {
+    if (typeof handler?.fetch !== 'function') {
       console.error(`dev-server: ${name} has no default export with a fetch(request) method, so it is not a function Vercel can run`);
       return internalError();
     }
     try {
-      const response = await handler.fetch(request);
+      const response: unknown = await handler.fetch(request);
       if (response instanceof Response) return response;
-      console.error(`dev-server: ${name} returned ${describe(response)} instead of a Response`);
+      console.error(`dev-server: ${name} returned something other than a Response:`, response);
     } catch (err) {
       console.error(`dev-server: ${request.method} ${new URL(request.url).pathname} failed in ${name}:`, err);
     }
     return internalError();
   }
 
-  return async function handle(request: Request, env: Bindings): Promise<Response> {
-    const url = new URL(request.url);
-    const headerRules = vercel.headers.flatMap((rule) => {
-      const values = matchPattern(rule.pattern, url.pathname);
-      return values ? [{ rule, values }] : [];
-    });
-    let response: Response;
-    try {
-      response = await route(request, url, clientAddress(env));
-    } catch (err) {
-      console.error(`dev-server: ${request.method} ${url.pathname} failed:`, err);
-      response = internalError();
-    }
-    const extra: [string, string][] = [];
-    for (const { rule, values } of headerRules) {
-      for (const { key, value } of rule.headers) extra.push([key, fillPlaceholders(value, values)]);
-    }
-    return withHeaders(response, extra);
-  };
-
   async function route(request: Request, url: URL, ip: string | undefined): Promise<Response> {
     // The function sees the client's path; routing may only change the query.
     const callFunction = (file: string, query: URLSearchParams) => {
-      const target = urlAt(url, url.pathname);
+      const target = new URL(url);
       target.search = query.toString();
       return invoke(file, functionRequest(request, target, ip));
     };
@@ -180,68 +149,61 @@ function createHandler({ root, api, vercel, statics }: HandlerParts) {
       const exact = api.exact.get(path);
       if (exact) return callFunction(exact, query);
       if (statics && (request.method === 'GET' || request.method === 'HEAD')) {
-        const file = await statics.fetch(new Request(urlAt(url, path), { method: request.method, headers: request.headers }));
+        // Not new URL(path, base): a path like //host/x would replace the host.
+        const fileUrl = new URL(url.origin);
+        fileUrl.pathname = path;
+        const file = await statics.fetch(new Request(fileUrl, { method: request.method, headers: request.headers }));
         if (file.status !== 404) return file;
       }
       const dynamic = matchDynamicRoute(api.dynamic, path);
-      if (dynamic) {
-        const withParams = new URLSearchParams(query);
-        // The path decided the route, so its value beats a same-named query key.
-        for (const [name, value] of dynamic.params) withParams.set(name, value);
-        return callFunction(dynamic.file, withParams);
-      }
-      return undefined;
+      if (!dynamic) return undefined;
+      const withParams = new URLSearchParams(query);
+      // The path decided the route, so its value beats a same-named query key.
+      for (const [name, value] of dynamic.params) withParams.set(name, value);
+      return callFunction(dynamic.file, withParams);
     };
 
     let path = url.pathname;
-    let query = new URLSearchParams(url.search);
+    let query = url.searchParams;
     const direct = await tryFilesystem(path, query);
     if (direct) return direct;
     for (const rewrite of vercel.rewrites) {
-      const values = matchPattern(rewrite.pattern, path);
-      if (!values) continue;
-      ({ path, query } = applyRewrite(rewrite.destination, values, query));
+      const params = rewrite.match(path);
+      if (!params) continue;
+      ({ path, query } = applyRewrite(rewrite, params, query));
       const hit = await tryFilesystem(path, query);
       if (hit) return hit;
     }
     return notFound(url.pathname);
   }
-}
 
-// Not new URL(path, base): a path like //host/x would replace the host.
-function urlAt(base: URL, path: string): URL {
-  const url = new URL(base.origin);
-  url.pathname = path;
-  return url;
-}
-
-function fetchExport(module: unknown): FetchHandler | undefined {
-  const candidate = (module as { default?: unknown } | null)?.default;
-  if (candidate && typeof (candidate as { fetch?: unknown }).fetch === 'function') return candidate as FetchHandler;
-  return undefined;
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value === 'object') return `an object (${value.constructor?.name ?? 'no constructor'})`;
-  return typeof value;
+  return async function handle(request: Request, env: Bindings): Promise<Response> {
+    const url = new URL(request.url);
+    // Before routing, so the rules see the path the client asked for.
+    const extra = vercel.headers.flatMap(({ match, headers }) => {
+      const params = match(url.pathname);
+      return params ? headers.map(({ key, value }): [string, string] => [key, fillPlaceholders(value, params)]) : [];
+    });
+    let response: Response;
+    try {
+      response = await route(request, url, clientAddress(env));
+    } catch (err) {
+      console.error(`dev-server: ${request.method} ${url.pathname} failed:`, err);
+      response = internalError();
+    }
+    return withHeaders(response, extra);
+  };
 }
 
 /** The request a function receives: Vercel's client-IP headers set from the socket, never from the client. */
 function functionRequest(request: Request, url: URL, ip: string | undefined): Request {
   const headers = new Headers(request.headers);
-  if (ip) {
-    headers.set('x-real-ip', ip);
-    headers.set('x-forwarded-for', ip);
-  } else {
-    headers.delete('x-real-ip');
-    headers.delete('x-forwarded-for');
+  for (const name of ['x-real-ip', 'x-forwarded-for']) {
+    if (ip) headers.set(name, ip);
+    else headers.delete(name);
   }
-  const init: RequestInit & { duplex?: 'half' } = { method: request.method, headers, signal: request.signal };
-  if (request.body) {
-    init.body = request.body;
-    init.duplex = 'half';
-  }
+  // duplex is required by Node's fetch to pass a streamed body on.
+  const init: RequestInit & { duplex: 'half' } = { method: request.method, headers, signal: request.signal, body: request.body, duplex: 'half' };
   return new Request(url, init);
 }
 
@@ -271,72 +233,46 @@ function notFound(path: string): Response {
   return new Response('Not found\n', { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' } });
 }
 
-// serveStatic refuses `..` segments (percent-encoded ones too), backslashes and
-// repeated slashes, so no traversal reaches the filesystem (the tests try the
-// usual spellings); it also sets Content-Type, Content-Length and Last-Modified
-// and answers HEAD and Range requests.
-function staticFileApp(publicDir: string): Hono {
-  const app = new Hono();
-  app.use('*', serveStatic({ root: publicDir }));
-  return app;
-}
-
 // ---------------------------------------------------------------------------
 // api/ file routing
-
-interface DynamicRoute {
-  file: string;
-  segments: Array<{ param: string } | { literal: string }>;
-}
 
 interface ApiRoutes {
   exact: Map<string, string>;
   /** Most specific first: at the first segment where two routes differ, a literal beats a parameter. */
-  dynamic: DynamicRoute[];
+  dynamic: Array<{ file: string; segments: string[] }>;
 }
 
-const FUNCTION_FILE = /^(?!_)(.+)\.(ts|js)$/;
+const FUNCTION_FILE = /\.(ts|js)$/;
 const PARAM_SEGMENT = /^\[([A-Za-z_$][\w$]*)\]$/;
+const isParam = (segment: string | undefined) => PARAM_SEGMENT.test(segment ?? '');
 
 async function discoverApiRoutes(root: string): Promise<ApiRoutes> {
-  const apiDir = join(root, 'api');
-  const exact = new Map<string, string>();
-  const dynamic: DynamicRoute[] = [];
-  const seen = new Map<string, string>();
-  if (!existsSync(apiDir)) return { exact, dynamic };
-
-  for (const file of await listFunctionFiles(apiDir)) {
-    const parts = relative(apiDir, file).split(sep);
-    const last = parts.pop()!.replace(FUNCTION_FILE, '$1');
-    if (last !== 'index') parts.push(last);
-    const routePath = '/' + ['api', ...parts].join('/');
-    const shape = routePath.replace(/\[[^\]]*\]/g, '[]');
-    const clash = seen.get(shape);
-    if (clash) {
-      throw new Error(`${relative(root, clash)} and ${relative(root, file)} both answer ${routePath}; keep one (Vercel rejects conflicting function paths too)`);
+  const routes: ApiRoutes = { exact: new Map(), dynamic: [] };
+  const owners = new Map<string, string>();
+  for (const file of await listFunctionFiles(join(root, 'api'))) {
+    const path = '/' + relative(root, file).split(sep).join('/').replace(FUNCTION_FILE, '').replace(/\/index$/, '');
+    // [a] and [b] in the same place answer the same requests.
+    const shape = path.replace(/\[[^\]]*\]/g, '[]');
+    const owner = owners.get(shape);
+    if (owner) {
+      throw new Error(`${relative(root, owner)} and ${relative(root, file)} both answer ${path}; keep one (Vercel rejects conflicting function paths too)`);
     }
-    seen.set(shape, file);
-    const segments = ['api', ...parts].map((part) => {
-      const param = PARAM_SEGMENT.exec(part)?.[1];
-      return param ? { param } : { literal: part };
-    });
-    if (segments.some((s) => 'param' in s)) dynamic.push({ file, segments });
-    else exact.set(routePath, file);
+    owners.set(shape, file);
+    const segments = path.split('/');
+    if (segments.some(isParam)) routes.dynamic.push({ file, segments });
+    else routes.exact.set(path, file);
   }
-  dynamic.sort((a, b) => {
-    for (let i = 0; i < Math.min(a.segments.length, b.segments.length); i++) {
-      const aParam = 'param' in a.segments[i]!;
-      const bParam = 'param' in b.segments[i]!;
-      if (aParam !== bParam) return aParam ? 1 : -1;
-    }
-    return 0;
+  routes.dynamic.sort((a, b) => {
+    const i = a.segments.findIndex((segment, i) => isParam(segment) !== isParam(b.segments[i]));
+    return i === -1 ? 0 : isParam(a.segments[i]) ? 1 : -1;
   });
-  return { exact, dynamic };
+  return routes;
 }
 
 // Vercel builds every .ts/.js file under api/ except type declarations and
 // underscore-prefixed files and folders, which is where shared helpers live.
 async function listFunctionFiles(dir: string): Promise<string[]> {
+  if (!existsSync(dir)) return [];
   const entries: Dirent[] = await readdir(dir, { withFileTypes: true });
   entries.sort((a, b) => a.name.localeCompare(b.name));
   const files: string[] = [];
@@ -349,50 +285,61 @@ async function listFunctionFiles(dir: string): Promise<string[]> {
   return files;
 }
 
-function matchDynamicRoute(routes: DynamicRoute[], path: string): { file: string; params: [string, string][] } | undefined {
-  const parts = path.split('/').slice(1);
-  for (const route of routes) {
-    if (route.segments.length !== parts.length) continue;
+function matchDynamicRoute(routes: ApiRoutes['dynamic'], path: string): { file: string; params: [string, string][] } | undefined {
+  const parts = path.split('/');
+  for (const { file, segments } of routes) {
+    if (segments.length !== parts.length) continue;
     const params: [string, string][] = [];
-    const fits = route.segments.every((segment, i) => {
+    const fits = segments.every((segment, i) => {
       const part = parts[i]!;
-      if ('literal' in segment) return segment.literal === part;
-      if (part === '') return false;
-      params.push([segment.param, safeDecode(part)]);
-      return true;
+      const name = PARAM_SEGMENT.exec(segment)?.[1];
+      if (!name) return segment === part;
+      params.push([name, safeDecode(part)]);
+      return part !== '';
     });
-    if (fits) return { file: route.file, params };
+    if (fits) return { file, params };
   }
   return undefined;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 // ---------------------------------------------------------------------------
 // vercel.json
 
-interface PathPattern {
-  regex: RegExp;
-  /** One per capture group: the param name, or its position for unnamed groups. */
-  keys: Array<string | number>;
-}
+/** The raw text of each named source param; undefined when an optional one matched nothing. */
+type Params = Record<string, string | undefined>;
+type Matcher = (path: string) => Params | undefined;
 
-type Captures = Map<string | number, string | undefined>;
+interface Rewrite {
+  match: Matcher;
+  fillPath: PathFunction<Params>;
+  /** The destination's query template, without the `?`. */
+  query: string;
+  pathUsesParams: boolean;
+}
 
 interface VercelRules {
-  rewrites: Array<{ pattern: PathPattern; destination: string }>;
-  headers: Array<{ pattern: PathPattern; headers: Array<{ key: string; value: string }> }>;
+  rewrites: Rewrite[];
+  headers: Array<{ match: Matcher; headers: Array<{ key: string; value: string }> }>;
 }
 
+const Source = z.string().startsWith('/', 'must start with "/"');
 const Conditions = { has: z.array(z.unknown()).optional(), missing: z.array(z.unknown()).optional() };
 const VercelJsonSchema = z.looseObject({
   rewrites: z
-    .array(z.object({ source: z.string(), destination: z.string(), statusCode: z.number().optional(), ...Conditions }))
+    .array(z.object({ source: Source, destination: z.string(), statusCode: z.number().optional(), ...Conditions }))
     .optional(),
   headers: z
-    .array(z.object({ source: z.string(), headers: z.array(z.object({ key: z.string(), value: z.string() })), ...Conditions }))
+    .array(z.object({ source: Source, headers: z.array(z.object({ key: z.string(), value: z.string() })), ...Conditions }))
     .optional(),
 });
-
-const UNSUPPORTED_KEYS = ['redirects', 'routes', 'cleanUrls', 'trailingSlash'];
 
 async function readVercelJson(root: string): Promise<VercelRules> {
   const file = join(root, 'vercel.json');
@@ -406,13 +353,12 @@ async function readVercelJson(root: string): Promise<VercelRules> {
   }
   const parsed = VercelJsonSchema.safeParse(json);
   if (!parsed.success) {
-    const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new Error(`vercel.json: ${detail}`);
+    throw new Error(`vercel.json: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   }
   const config = parsed.data;
   const warn = (message: string) => console.warn(`dev-server: vercel.json ${message}`);
 
-  for (const key of UNSUPPORTED_KEYS) {
+  for (const key of ['redirects', 'routes', 'cleanUrls', 'trailingSlash']) {
     if (key in config) warn(`\`${key}\` is not supported by the dev server and is ignored here (Vercel still applies it)`);
   }
   config.rewrites?.forEach((rule, i) => {
@@ -421,157 +367,97 @@ async function readVercelJson(root: string): Promise<VercelRules> {
       return warn(`${where} uses has/missing/statusCode, which the dev server does not support; rule ignored`);
     }
     if (!rule.destination.startsWith('/')) return warn(`${where} has an external destination; rule ignored`);
-    rules.rewrites.push({ pattern: compileSource(rule.source, where), destination: rule.destination });
+    rules.rewrites.push(compileRewrite(rule.source, rule.destination, where));
   });
   config.headers?.forEach((rule, i) => {
     const where = `headers[${i}] (${rule.source})`;
     if (rule.has || rule.missing) return warn(`${where} uses has/missing, which the dev server does not support; rule ignored`);
-    rules.headers.push({ pattern: compileSource(rule.source, where), headers: rule.headers });
+    rules.headers.push({ match: compileSource(rule.source, where).match, headers: rule.headers });
   });
   return rules;
 }
 
-// v6's default for a parameter: one path segment.
-const DEFAULT_SEGMENT = '[^\\/#\\?]+?';
-
-function compileSource(source: string, where = source): PathPattern {
-  if (!source.startsWith('/')) throw new Error(`vercel.json ${where}: source must start with "/"`);
-  const keys: PathPattern['keys'] = [];
-  let re = '';
-  let unnamed = 0;
-  let i = 0;
-  while (i < source.length) {
-    const char = source[i]!;
-    if (char === '\\') {
-      re += escapeRegex(source[i + 1] ?? '');
-      i += 2;
-      continue;
-    }
-    let key: string | number;
-    let pattern = DEFAULT_SEGMENT;
-    const name = char === ':' ? /^[A-Za-z_]\w*/.exec(source.slice(i + 1))?.[0] : undefined;
-    if (name) {
-      key = name;
-      i += 1 + name.length;
-      if (source[i] === '(') ({ pattern, end: i } = readGroup(source, i, where));
-    } else if (char === '(') {
-      key = unnamed++;
-      ({ pattern, end: i } = readGroup(source, i, where));
-    } else {
-      re += escapeRegex(char);
-      i++;
-      continue;
-    }
-    const modifier = source[i] === '?' || source[i] === '*' || source[i] === '+' ? source[i++]! : '';
-    const prefix = re.endsWith('/') ? '/' : '';
-    if (prefix) re = re.slice(0, -1);
-    const repeated = `(?:${pattern})(?:${prefix}(?:${pattern}))*`;
-    re +=
-      modifier === '?' ? `(?:${prefix}(${pattern}))?`
-      : modifier === '*' ? `(?:${prefix}(${repeated}))?`
-      : modifier === '+' ? `${prefix}(${repeated})`
-      : `${prefix}(${pattern})`;
-    keys.push(key);
-  }
+/** Runs path-to-regexp, naming the vercel.json rule in its syntax errors. */
+function inRule<T>(where: string, run: () => T): T {
   try {
-    return { regex: new RegExp(`^${re}$`), keys };
+    return run();
   } catch (err) {
     throw new Error(`vercel.json ${where}: ${(err as Error).message}`);
   }
 }
 
-function readGroup(source: string, start: number, where: string): { pattern: string; end: number } {
-  let depth = 0;
-  for (let i = start; i < source.length; i++) {
-    const char = source[i];
-    if (char === '\\') {
-      i++;
-    } else if (char === '(') {
-      // Extra capture groups would shift every later parameter, so v6 forbids them.
-      if (depth > 0 && source[i + 1] !== '?') throw new Error(`vercel.json ${where}: capturing groups are not allowed inside a pattern; use (?:...)`);
-      depth++;
-    } else if (char === ')' && --depth === 0) {
-      const pattern = source.slice(start + 1, i);
-      if (!pattern) throw new Error(`vercel.json ${where}: empty group`);
-      return { pattern, end: i + 1 };
+function compileSource(source: string, where: string): { keys: Key[]; match: Matcher } {
+  const keys: Key[] = [];
+  const regex = inRule(where, () => pathToRegexp(source, keys, { strict: true, sensitive: true }));
+  const match = (path: string) => {
+    const found = regex.exec(path);
+    if (!found) return undefined;
+    // Unnamed groups like `(.*)` are numbered: they take part in matching but
+    // are no params, as on Vercel.
+    return Object.fromEntries(keys.flatMap((key, i) => (typeof key.name === 'string' ? [[key.name, found[i + 1]]] : [])));
+  };
+  return { keys, match };
+}
+
+function compileRewrite(source: string, destination: string, where: string): Rewrite {
+  const { keys, match } = compileSource(source, where);
+  const target = destination.split('#')[0]!;
+  const queryAt = target.indexOf('?');
+  const path = queryAt === -1 ? target : target.slice(0, queryAt);
+  const tokens = inRule(where, () => parse(path));
+  const used = tokens.filter((token): token is Key => typeof token !== 'string');
+  // compile() throws on a missing value, so check once, here, that every
+  // placeholder in the path always gets one.
+  const optional = (key: Key) => key.modifier === '?' || key.modifier === '*';
+  for (const key of used) {
+    const param = keys.find((k) => k.name === key.name);
+    if (typeof key.name !== 'string' || !param || (optional(param) && !optional(key))) {
+      throw new Error(`vercel.json ${where}: the destination's :${key.name} is not a param the source always captures (write :${key.name}? or :${key.name}* for an optional one)`);
     }
   }
-  throw new Error(`vercel.json ${where}: unbalanced parenthesis`);
+  return {
+    match,
+    fillPath: tokensToFunction<Params>(tokens, { validate: false }),
+    query: queryAt === -1 ? '' : target.slice(queryAt + 1),
+    pathUsesParams: used.length > 0,
+  };
 }
 
-function matchPattern(pattern: PathPattern, path: string): Captures | undefined {
-  const match = pattern.regex.exec(path);
-  if (!match) return undefined;
-  return new Map(pattern.keys.map((key, i) => [key, match[i + 1]]));
+/**
+ * Fills `:name` in a header value or query template. Not compile(): these are
+ * not paths, and it would read `?`, `+` or `(` in them as pattern syntax.
+ * A modifier after a placeholder is dropped, as compile() would; unknown names stay.
+ */
+function fillPlaceholders(template: string, params: Params): string {
+  return template.replace(/:(\w+)[*+?]?/g, (whole, name: string) => (Object.hasOwn(params, name) ? params[name] ?? '' : whole));
 }
 
-const PLACEHOLDER = /(\/?):([A-Za-z_]\w*)([*+?]?)/g;
-
-/** Fills `:name` placeholders in a destination path with the raw (still encoded) captured text. */
-function fillPath(template: string, values: Captures): string {
-  return template.replace(PLACEHOLDER, (whole, slash: string, name: string, modifier: string) => {
-    if (!values.has(name)) return whole;
-    const value = values.get(name);
-    // An absent optional param takes its slash with it, as compile() does in v6.
-    if (!value && (modifier === '?' || modifier === '*')) return '';
-    return slash + (value ?? '');
-  });
-}
-
-/** Fills `:name` placeholders in header values and query values with decoded text. */
-function fillPlaceholders(template: string, values: Captures): string {
-  return template.replace(PLACEHOLDER, (whole, slash: string, name: string) => {
-    if (!values.has(name)) return whole;
-    return slash + safeDecode(values.get(name) ?? '');
-  });
-}
-
-function applyRewrite(destination: string, values: Captures, incoming: URLSearchParams): { path: string; query: URLSearchParams } {
-  const queryStart = destination.indexOf('?');
-  const pathTemplate = queryStart === -1 ? destination : destination.slice(0, queryStart);
-  const rawQuery = queryStart === -1 ? '' : destination.slice(queryStart + 1).split('#')[0]!;
-  const path = fillPath(pathTemplate.split('#')[0]!, values) || '/';
-
-  const query = new URLSearchParams();
-  for (const [key, value] of new URLSearchParams(rawQuery)) query.append(key, fillPlaceholders(value, values));
-  const usedInPath = [...pathTemplate.matchAll(PLACEHOLDER)].some((m) => values.has(m[2]!));
-  if (!usedInPath) {
-    for (const [key, value] of values) {
-      if (typeof key === 'string' && value !== undefined && !query.has(key)) query.set(key, safeDecode(value));
+function applyRewrite(rewrite: Rewrite, params: Params, incoming: URLSearchParams): { path: string; query: URLSearchParams } {
+  let search = fillPlaceholders(rewrite.query, params);
+  // Vercel's rule (routing-utils `replaceSegments`).
+  if (!rewrite.pathUsesParams) {
+    const own = new URLSearchParams(search);
+    for (const [name, value] of Object.entries(params)) {
+      if (value !== undefined && !own.has(name)) search += `&${name}=${value}`;
     }
   }
-  for (const key of new Set(incoming.keys())) {
-    query.delete(key);
-    for (const value of incoming.getAll(key)) query.append(key, value);
-  }
-  return { path, query };
-}
-
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
+  const query = new URLSearchParams(search);
+  // The client's own keys win, as in `vercel dev`.
+  for (const key of new Set(incoming.keys())) query.delete(key);
+  for (const [key, value] of incoming) query.append(key, value);
+  return { path: rewrite.fillPath(params) || '/', query };
 }
 
 // ---------------------------------------------------------------------------
 // npm start
 
+// Node runs the main module from its real path, so compare real paths.
 function isMainModule(): boolean {
-  const script = process.argv[1];
-  if (!script) return false;
-  let path = resolve(script);
   try {
-    path = realpathSync(path);
+    return !!process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
   } catch {
-    // keep the unresolved path
+    return false; // argv[1] is not a file
   }
-  return import.meta.url === pathToFileURL(path).href;
 }
 
 async function main(): Promise<void> {

@@ -9,7 +9,8 @@ export interface Credential {
   preimage: string;
 }
 
-const CREDENTIAL = /^(?:l402|lsat)[ \t]+([A-Za-z0-9+/_=-]+):([0-9A-Fa-f]+)[ \t]*$/i;
+// Any preimage text is taken here so a non-hex one is reported as INVALID_PREIMAGE.
+const CREDENTIAL = /^(?:l402|lsat)[ \t]+([A-Za-z0-9+/_=-]+):([^\s:]+)[ \t]*$/i;
 const PREIMAGE = /^[0-9a-f]{64}$/;
 const MAX_HEADER_LENGTH = 8192;
 

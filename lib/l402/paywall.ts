@@ -84,14 +84,15 @@ export function createPaywall(options: L402Options): Paywall {
     return new URL(request.url).pathname;
   };
 
-  const priceOf = async (request: Request): Promise<number> => {
-    const price = typeof options.priceSats === 'number' ? options.priceSats : await options.priceSats(request);
-    if (!Number.isSafeInteger(price) || price <= 0) throw new Error(`priceSats must be a positive whole number of satoshis, got ${price}`);
-    return price;
-  };
+  const fixedPrice = typeof options.priceSats === 'number' ? validPrice(options.priceSats) : undefined;
+  const priceOf = async (request: Request): Promise<number> =>
+    fixedPrice ?? validPrice(await (options.priceSats as (request: Request) => MaybePromise<number>)(request));
 
+  // Conditions every token of this paywall carries besides route and price.
+  const fixedCaveats: Record<string, string> | undefined = options.caveats ? undefined : uses > 1 ? { uses: String(uses) } : {};
   const expectedCaveats = async (request: Request): Promise<Record<string, string>> => {
-    const extra = options.caveats ? await options.caveats(request) : {};
+    if (fixedCaveats) return fixedCaveats;
+    const extra = await options.caveats!(request);
     return uses > 1 ? { ...extra, uses: String(uses) } : extra;
   };
 
@@ -142,13 +143,13 @@ export function createPaywall(options: L402Options): Paywall {
   return {
     async decide(request) {
       const route = routeOf(request);
-      const priceSats = await priceOf(request);
+      const priceSats = fixedPrice ?? (await priceOf(request));
       const parsed = parseCredential(request.headers.get('authorization'));
       if (!parsed.ok) return challenge(request, route, priceSats, parsed.rejection);
       const { token, preimage } = parsed.credential;
       const verified = verifyToken(keyring, token, preimage);
       if (!verified.ok) return challenge(request, route, priceSats, verified.rejection);
-      const caveats = checkCaveats(verified.token.caveats, { route, priceMsat: priceSats * 1000, exact: await expectedCaveats(request) });
+      const caveats = checkCaveats(verified.token.caveats, { route, priceMsat: priceSats * 1000, exact: fixedCaveats ?? (await expectedCaveats(request)) });
       if (!caveats.ok) return challenge(request, route, priceSats, caveats.rejection);
 
       const { hash, exp } = verified.token;
@@ -174,6 +175,11 @@ export function createPaywall(options: L402Options): Paywall {
       };
     },
   };
+}
+
+function validPrice(price: number): number {
+  if (!Number.isSafeInteger(price) || price <= 0) throw new Error(`priceSats must be a positive whole number of satoshis, got ${price}`);
+  return price;
 }
 
 /**

@@ -197,6 +197,10 @@ describe('dev server on the fixture project', () => {
       expect((await fetch(`${base}/docs/intro`)).headers.get('x-page')).toBe('page intro');
     });
 
+    it('fills them with the text the client sent, still percent-encoded, as Vercel does', async () => {
+      expect((await fetch(`${base}/docs/a%20b%0Ac`)).headers.get('x-page')).toBe('page a%20b%0Ac');
+    });
+
     it("keeps a header the function set itself", async () => {
       const res = await fetch(`${base}/api/echo`);
       expect(res.headers.get('x-echo')).toBe('from-function');
@@ -311,6 +315,47 @@ describe('start-up checks', () => {
     await expect(startDevServer({ root: project({ 'vercel.json': '{"rewrites":[{"source":"/a"}]}' }), port: 0 })).rejects.toThrow(
       /vercel.json: rewrites.0.destination/,
     );
+  });
+
+  it('matches sources the way Vercel does (path-to-regexp v6)', async () => {
+    const dir = project({
+      'api/q.ts': 'export default { fetch(request) { return new Response(new URL(request.url).search); } };\n',
+      'vercel.json': JSON.stringify({
+        rewrites: [
+          { source: '/old/(.*)', destination: '/api/q' },
+          { source: '/n/:id(\\d+)', destination: '/api/q?id=:id' },
+          { source: '/f/:name.:ext', destination: '/api/q' },
+          { source: '/Case/:x', destination: '/api/q' },
+        ],
+      }),
+    });
+    const server = await startDevServer({ root: dir, port: 0 });
+    try {
+      const search = async (path: string) => {
+        const res = await fetch(`${server.url}${path}`);
+        return res.status === 200 ? res.text() : res.status;
+      };
+      // An unnamed group matches but is not a param, so it adds nothing to the query.
+      expect(await search('/old/a/b')).toBe('');
+      expect(await search('/n/42')).toBe('?id=42');
+      expect(await search('/n/x42')).toBe(404);
+      // `.` is a parameter prefix in v6, like `/`.
+      expect(await search('/f/report.pdf')).toBe('?name=report&ext=pdf');
+      // Case-sensitive and strict about trailing slashes.
+      expect(await search('/case/x')).toBe(404);
+      expect(await search('/n/42/')).toBe(404);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses a rule it cannot compile, naming it', async () => {
+    const refused = (rule: object) => startDevServer({ root: project({ 'vercel.json': JSON.stringify({ rewrites: [rule] }) }), port: 0 });
+    await expect(refused({ source: '/a/(b', destination: '/x' })).rejects.toThrow(/rewrites\[0\] \(\/a\/\(b\): Unbalanced pattern/);
+    await expect(refused({ source: 'a', destination: '/x' })).rejects.toThrow(/rewrites.0.source: must start with "\/"/);
+    // compile() could not fill these: a param the source lacks, or one it may leave empty.
+    await expect(refused({ source: '/a/:x', destination: '/b/:y' })).rejects.toThrow(/rewrites\[0\].*:y is not a param/);
+    await expect(refused({ source: '/a/:x?', destination: '/b/:x' })).rejects.toThrow(/rewrites\[0\].*:x\? or :x\*/);
   });
 
   it('warns about and skips what it does not support instead of half-applying it', async () => {

@@ -9,7 +9,9 @@ interface NodeRequest {
   url?: string;
   originalUrl?: string;
   headers: Record<string, string | string[] | undefined>;
-  socket?: { encrypted?: boolean };
+  // Node's socket; only `encrypted` (TLS) is read. Typed `object`: an all-optional
+  // type here would make Express's Request unassignable (TypeScript's weak-type check).
+  socket?: object;
   l402?: Payment;
 }
 
@@ -55,7 +57,7 @@ function toWebRequest(req: NodeRequest): Request {
     if (Array.isArray(value)) for (const v of value) headers.append(key, v);
     else headers.set(key, value);
   }
-  const protocol = req.socket?.encrypted ? 'https' : 'http';
+  const protocol = (req.socket as { encrypted?: boolean } | undefined)?.encrypted ? 'https' : 'http';
   const path = req.originalUrl ?? req.url ?? '/';
   let url: URL;
   try {
@@ -63,5 +65,8 @@ function toWebRequest(req: NodeRequest): Request {
   } catch {
     url = new URL(path, `${protocol}://localhost`); // a hostile Host header must not turn into a 500
   }
+  // new Request() throws on a URL with credentials, which a Host like "a@b" produces.
+  url.username = '';
+  url.password = '';
   return new Request(url, { method: req.method ?? 'GET', headers });
 }
