@@ -461,6 +461,8 @@ function isMainModule(): boolean {
 }
 
 async function main(): Promise<void> {
+  // Like Vercel's `vercel dev`: settings from .env, the shell's own variables win.
+  if (existsSync('.env')) process.loadEnvFile('.env');
   let config;
   try {
     config = loadConfig();

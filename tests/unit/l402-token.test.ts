@@ -46,6 +46,17 @@ describe('token mint and verify', () => {
     expect(payload.kid).toBe(kid);
   });
 
+  it('signs exactly like node:crypto HMAC-SHA256 for short, block-sized and long secrets', async () => {
+    const { createHmac } = await import('node:crypto');
+    for (const secret of ['s'.repeat(32), 'b'.repeat(64), 'l'.repeat(65), 'ü-unicode-secret-'.repeat(10)]) {
+      const { hash } = newPreimage();
+      const payload = decodeToken(mintToken(new Keyring([secret]), { paymentHash: hash, expiresAt: 1_800_000_000, caveats: { route: '/r' } }))!;
+      const caveatKey = createHmac('sha256', Buffer.from(secret, 'utf8')).update('L402/v1 caveats\nroute=/r').digest();
+      const message = Buffer.concat([Buffer.from([1]), Buffer.from(hash, 'hex'), Buffer.from('000000006b49d200', 'hex')]);
+      expect(payload.sig, secret.slice(0, 8)).toBe(createHmac('sha256', caveatKey).update(message).digest('hex'));
+    }
+  });
+
   it('refuses a token the client made itself, with or without a made-up signature', () => {
     const { preimage, hash } = newPreimage();
     const seedStyle = encode({ hash, exp: now + 3600 });

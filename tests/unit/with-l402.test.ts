@@ -171,7 +171,7 @@ describe('withL402: paying and retrying', () => {
   });
 
   it('sets no-store on handler answers whose headers are immutable', async () => {
-    const { response: redirect } = { response: Response.redirect(`${BASE}/elsewhere`, 302) };
+    const redirect = Response.redirect(`${BASE}/elsewhere`, 302);
     const fetched = await fetch('data:text/plain,hello');
     // Both kinds really are immutable, so the paywall must copy them.
     expect(() => Response.redirect(`${BASE}/x`, 302).headers.set('x', 'y')).toThrow(TypeError);

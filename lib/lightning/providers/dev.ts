@@ -95,7 +95,7 @@ export function createDevNode(options: { store: KeyValueStore; privateKey: strin
       if (!record) throw new DevPaymentError('UNKNOWN_INVOICE', 'The dev node does not know this invoice (it may have been created before a restart)');
       if (record.expiresAt <= Date.now() / 1000) throw new DevPaymentError('INVOICE_EXPIRED', 'Invoice expired; request a new one');
       // SET NX: concurrent payers race here and exactly one settles.
-      const settledNow = await store.set(paidKey(decoded.paymentHash), String(Date.now()), { ttlMs: (record.expiresAt - Math.floor(Date.now() / 1000) + 86_400) * 1000 });
+      const settledNow = await store.set(paidKey(decoded.paymentHash), String(Date.now()), { ttlMs: (record.expiresAt - Math.floor(Date.now() / 1000) + 86_400) * 1000, ifAbsent: true });
       if (!settledNow) throw new DevPaymentError('ALREADY_PAID', 'Invoice already paid');
       return { preimage: record.preimage, paymentHash: decoded.paymentHash, amountMsat: record.amountMsat };
     },
