@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, describeEmbeddedDefaults, loadConfig } from '../../lib/config.js';
+import { resetServiceContext } from '../../lib/service/context.js';
+
+const dataDir = () => mkdtempSync(join(tmpdir(), 'l402-config-'));
+
+describe('loadConfig', () => {
+  it('runs locally on embedded defaults and keeps the generated secret and node key across restarts', () => {
+    const dir = dataDir();
+    const first = loadConfig({ DATA_DIR: dir });
+    expect(first.production).toBe(false);
+    expect(first.problems).toEqual([]);
+    expect(first.l402.secretSource).toBe('generated');
+    expect(first.l402.secrets[0]).toMatch(/^[0-9a-f]{64}$/);
+    expect(first.lightning.devNodePrivateKey).toMatch(/^[0-9a-f]{64}$/);
+    const second = loadConfig({ DATA_DIR: dir });
+    expect(second.l402.secrets).toEqual(first.l402.secrets);
+    expect(second.lightning.devNodePrivateKey).toBe(first.lightning.devNodePrivateKey);
+    expect(readFileSync(join(dir, 'l402-secret'), 'utf8').trim()).toBe(first.l402.secrets[0]);
+    expect(describeEmbeddedDefaults(first).join('\n')).toMatch(/in memory[\s\S]*dev node[\s\S]*generated/);
+  });
+
+  it('refuses to guess in production and names every missing setting', () => {
+    const config = loadConfig({ VERCEL: '1', DATA_DIR: dataDir() });
+    expect(config.production).toBe(true);
+    expect(config.problems.join(' | ')).toMatch(/UPSTASH_REDIS_REST_URL.*L402_SECRET.*LIGHTNING_PROVIDER/);
+    expect(config.l402.secrets).toEqual([]);
+  });
+
+  it('takes L402_SECRET and rotation secrets, newest first', () => {
+    const config = loadConfig({ L402_SECRET: 'n'.repeat(32), L402_SECRET_PREVIOUS: `${'o'.repeat(32)}, ${'p'.repeat(32)}` });
+    expect(config.l402.secrets).toEqual(['n'.repeat(32), 'o'.repeat(32), 'p'.repeat(32)]);
+  });
+
+  it('accepts Vercel KV names for Upstash', () => {
+    const config = loadConfig({ KV_REST_API_URL: 'https://example.upstash.io', KV_REST_API_TOKEN: 't', L402_SECRET: 's'.repeat(32) });
+    expect(config.store.upstash).toEqual({ url: 'https://example.upstash.io', token: 't' });
+  });
+
+  it('explains invalid settings instead of running with them', () => {
+    expect(() => loadConfig({ L402_SECRET: 'short' })).toThrow(/at least 32 characters/);
+    expect(() => loadConfig({ L402_TOKEN_TTL_SECONDS: 'soon' })).toThrow(ConfigError);
+    expect(() => loadConfig({ LIGHTNING_PROVIDER: 'carrier-pigeon' })).toThrow(/LIGHTNING_PROVIDER/);
+    expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT/);
+  });
+});
+
+describe('the service in production without configuration', () => {
+  it('fails closed: the paywall and the invoice endpoint answer 503 naming what is missing', async () => {
+    const saved = { ...process.env };
+    try {
+      for (const key of Object.keys(process.env)) if (/^(L402_|UPSTASH_|KV_|LIGHTNING_)/.test(key)) delete process.env[key];
+      Object.assign(process.env, { NODE_ENV: 'production', DATA_DIR: dataDir() });
+      resetServiceContext();
+      const { default: btcPrice } = await import('../../api/demo/btc-price.js');
+      const { default: invoice } = await import('../../api/invoice.js');
+      for (const response of [
+        await btcPrice.fetch(new Request('http://localhost/api/demo/btc-price')),
+        await invoice.fetch(new Request('http://localhost/api/invoice', { method: 'POST', body: '{"amountSats":1}' })),
+      ]) {
+        expect(response.status).toBe(503);
+        expect(response.headers.get('www-authenticate')).toBeNull();
+        const body = (await response.json()) as { code: string; error: string };
+        expect(body.code).toBe('NOT_CONFIGURED');
+        expect(body.error).toMatch(/L402_SECRET/);
+        expect(body.error).toMatch(/UPSTASH_REDIS_REST_URL/);
+      }
+    } finally {
+      process.env = saved;
+      resetServiceContext();
+    }
+  });
+});
