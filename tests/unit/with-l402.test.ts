@@ -554,6 +554,9 @@ describe('l402Middleware in a real Express 5 app', () => {
       }
       res.json({ ok: true, payment: l402Of(req) });
     });
+    app.all('/any', l402Middleware(options), (_req, res) => {
+      res.json({ ok: true });
+    });
     app.post('/echo', l402Middleware(options), express.json(), (req, res) => {
       res.json({ received: req.body as unknown, payment: l402Of(req) });
     });
@@ -636,6 +639,13 @@ describe('l402Middleware in a real Express 5 app', () => {
     expect(body.payment.route).toBe('/echo');
   });
 
+  it('refuses methods a Web Request cannot carry (TRACE) with 405, not 500', async () => {
+    const raw = await rawGet(base, '/any', {}, 'TRACE');
+    expect(raw.status).toBe(405);
+    expect(JSON.parse(raw.body)).toMatchObject({ code: 'METHOD_NOT_ALLOWED' });
+    expect((await rawGet(base, '/any', {}, 'DELETE')).status).toBe(402);
+  });
+
   it('is not crashed by a hostile Host header', async () => {
     for (const host of ['bad host name', 'x:99999', '[::1', '%%%', 'user@evil.example', 'a:b@c@d', 'evil.example/../../etc']) {
       const raw = await rawGet(base, '/paid', { host });
@@ -654,10 +664,10 @@ describe('l402Middleware in a real Express 5 app', () => {
 });
 
 /** node:http, because fetch cannot set Host and joins repeated header lines. */
-function rawGet(base: string, path: string, headers: Record<string, string>) {
+function rawGet(base: string, path: string, headers: Record<string, string>, method = 'GET') {
   const { hostname, port } = new URL(base);
   return new Promise<{ status: number; body: string; headerLines(name: string): string[] }>((resolve, reject) => {
-    const req = httpRequest({ hostname, port, path, method: 'GET', headers, setHost: !('host' in headers) }, (res) => {
+    const req = httpRequest({ hostname, port, path, method, headers, setHost: !('host' in headers) }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () =>

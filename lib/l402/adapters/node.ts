@@ -27,7 +27,17 @@ type Next = (error?: unknown) => void;
 export function l402Middleware(options: L402Options): (req: NodeRequest, res: NodeResponse, next: Next) => void {
   const paywall = createPaywall(options);
   return (req, res, next) => {
-    paywall.decide(toWebRequest(req)).then(
+    let request: Request;
+    try {
+      request = toWebRequest(req);
+    } catch {
+      // e.g. TRACE or CONNECT, which Web Requests cannot carry: refuse, never 500.
+      res.statusCode = 405;
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ error: `Method ${req.method} cannot be used on a paid route`, code: 'METHOD_NOT_ALLOWED' }));
+      return;
+    }
+    paywall.decide(request).then(
       (decision) => {
         if (decision.kind === 'challenge') {
           res.statusCode = decision.status;
