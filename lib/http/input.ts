@@ -23,10 +23,20 @@ export function readQuery<S extends z.ZodType>(request: Request, schema: S): z.i
 /** Reads at most `limit` bytes, refusing early on a declared or actual larger body. */
 async function readText(request: Request, limit: number): Promise<string> {
   const tooLarge = () => new HttpError(413, 'BODY_TOO_LARGE', `Request body must be at most ${limit} bytes`, { limit });
-  const declared = Number(request.headers.get('content-length') ?? '0');
-  if (declared > limit) throw tooLarge();
-  if (!request.body) return '';
-  const reader = request.body.getReader();
+  if (Number(request.headers.get('content-length') ?? '0') > limit) throw tooLarge();
+  const text = await readBoundedText(request.body, limit);
+  if (text === 'too-large') throw tooLarge();
+  if (text === 'not-utf8') throw new HttpError(400, 'INVALID_JSON', 'Request body is not valid UTF-8');
+  return text;
+}
+
+/**
+ * Reads a body stream as UTF-8 up to `limit` bytes, cancelling it past that:
+ * for hostile requests and for answers from hosts we do not control.
+ */
+export async function readBoundedText(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string | 'too-large' | 'not-utf8'> {
+  if (!body) return '';
+  const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -35,7 +45,7 @@ async function readText(request: Request, limit: number): Promise<string> {
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel().catch(() => {});
-      throw tooLarge();
+      return 'too-large';
     }
     chunks.push(value);
   }
@@ -48,7 +58,7 @@ async function readText(request: Request, limit: number): Promise<string> {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    throw new HttpError(400, 'INVALID_JSON', 'Request body is not valid UTF-8');
+    return 'not-utf8';
   }
 }
 

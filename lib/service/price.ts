@@ -2,6 +2,7 @@
 // each with a timeout and a validated answer, cached briefly; offline the
 // answer says "simulated" instead of pretending.
 import { z } from 'zod';
+import { readBoundedText } from '../http/input.js';
 
 export interface BtcPrice {
   usd: number;
@@ -47,8 +48,8 @@ export function createPriceFeed(sources: PriceSource[], timeoutMs: number, onErr
   async function fetchFrom(source: PriceSource): Promise<BtcPrice> {
     const response = await fetch(source.url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' }, redirect: 'error' });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    const text = await response.text();
-    if (text.length > MAX_BODY_BYTES) throw new Error('answer too large');
+    const text = await readBoundedText(response.body, MAX_BODY_BYTES);
+    if (text === 'too-large' || text === 'not-utf8') throw new Error(`answer ${text}`);
     const usd = source.parse(JSON.parse(text));
     return { usd: Math.round(usd * 100) / 100, source: source.name, fetchedAt: new Date().toISOString() };
   }
