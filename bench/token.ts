@@ -4,11 +4,16 @@ import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { Keyring, checkCaveats, mintToken, verifyToken } from '../lib/l402/token.js';
 import { base64UrlEncode, utf8 } from '../lib/l402/encoding.js';
 
+/** Median of five timed runs after a warm-up: one noisy neighbour moves one run, not the answer. */
 function opsPerSecond(fn: (i: number) => boolean, iterations: number): number {
-  for (let i = 0; i < 20_000; i++) if (!fn(i)) throw new Error('warm-up result changed');
-  const start = performance.now();
-  for (let i = 0; i < iterations; i++) if (!fn(i)) throw new Error('result changed');
-  return iterations / ((performance.now() - start) / 1000);
+  for (let i = 0; i < 50_000; i++) if (!fn(i)) throw new Error('warm-up result changed');
+  const rates: number[] = [];
+  for (let run = 0; run < 5; run++) {
+    const start = performance.now();
+    for (let i = 0; i < iterations; i++) if (!fn(i)) throw new Error('result changed');
+    rates.push(iterations / ((performance.now() - start) / 1000));
+  }
+  return rates.sort((a, b) => a - b)[2]!;
 }
 
 export function benchTokens(): { valid: number; forged: number } {
@@ -32,11 +37,11 @@ export function benchTokens(): { valid: number; forged: number } {
     const t = valid[i & (N - 1)]!;
     const r = verifyToken(keyring, t.token, t.preimage);
     return r.ok && checkCaveats(r.token.caveats, expect).ok;
-  }, 1_000_000);
+  }, 400_000);
   const forgedOps = opsPerSecond((i) => {
     const t = forged[i & (N - 1)]!;
     return !verifyToken(keyring, t.token, t.preimage).ok;
-  }, 1_000_000);
+  }, 400_000);
   return { valid: validOps, forged: forgedOps };
 }
 

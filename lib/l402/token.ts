@@ -7,8 +7,11 @@
 //   sig       = HMAC-SHA256(caveatKey, 0x01 || payment hash (32 bytes) || exp (uint64 big-endian))
 // Two nested PRFs: editing any caveat changes the key, editing hash or exp the
 // message. The split is for speed: the keyed state per (key, caveats) is cached,
-// so verifying a token hashes one 64-byte block instead of three.
+// so verifying a token compresses two blocks for the signature and one for the
+// preimage (sha256-block.ts), instead of five.
+import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
+import { ShortHmac, sha256Short } from './sha256-block.js';
 import { base64ToBinary, base64UrlEncode, equalsHex32, hex32Into, isHex32, utf8 } from './encoding.js';
 import { reject, type Rejection } from './reasons.js';
 
@@ -25,45 +28,9 @@ export interface TokenPayload {
   sig: string;
 }
 
-type Sha256 = ReturnType<typeof sha256.create>;
-
-/**
- * HMAC-SHA256 with the key's pads already absorbed: H((K^opad) || H((K^ipad) || m)).
- * noble's hmac does the same work; holding the two hash states directly and
- * reusing scratch states saves its per-call allocations on the hot path.
- * Checked against node:crypto's HMAC in tests/unit/l402-token.test.ts.
- */
-class Hmac {
-  private readonly inner: Sha256;
-  private readonly outer: Sha256;
-
-  constructor(key: Uint8Array) {
-    const block = new Uint8Array(64);
-    block.set(key.length > 64 ? sha256(key) : key);
-    this.inner = sha256.create().update(block.map((b) => b ^ 0x36));
-    this.outer = sha256.create().update(block.map((b) => b ^ 0x5c));
-  }
-
-  /** Writes HMAC(key, message) into `out` using the caller's scratch states. */
-  macInto(message: Uint8Array, out: Uint8Array, scratchInner: Sha256, scratchOuter: Sha256): void {
-    this.inner._cloneInto(scratchInner);
-    scratchInner.update(message);
-    scratchInner.digestInto(out);
-    this.outer._cloneInto(scratchOuter);
-    scratchOuter.update(out);
-    scratchOuter.digestInto(out);
-  }
-
-  mac(message: Uint8Array): Uint8Array {
-    const out = new Uint8Array(32);
-    this.macInto(message, out, sha256.create(), sha256.create());
-    return out;
-  }
-}
-
 interface SigningKey {
   kid: string;
-  base: Hmac;
+  secret: Uint8Array;
 }
 
 /** Newest secret signs; every secret verifies (rotation). */
@@ -71,21 +38,17 @@ export class Keyring {
   readonly signingKid: string;
   private readonly keys = new Map<string, SigningKey>();
   // keyed HMAC state per (kid, caveats); tokens of one route share an entry
-  private readonly caveatKeys = new Map<string, Map<string, Hmac>>();
-  private readonly scratchInner = sha256.create();
-  private readonly scratchOuter = sha256.create();
+  private readonly caveatKeys = new Map<string, Map<string, ShortHmac>>();
   private readonly message = new Uint8Array(MESSAGE_LENGTH);
   private readonly mac = new Uint8Array(32);
   private readonly preimageBytes = new Uint8Array(32);
-  private readonly sha = sha256.create();
-  private readonly shaScratch = sha256.create();
 
   constructor(secrets: readonly string[]) {
     if (secrets.length === 0) throw new Error('Keyring needs at least one secret');
     for (const secret of secrets) {
-      const base = new Hmac(utf8(secret));
-      const kid = hexOf(base.mac(utf8('L402/v1 key id')).subarray(0, 4));
-      if (!this.keys.has(kid)) this.keys.set(kid, { kid, base });
+      const key = utf8(secret);
+      const kid = hexOf(hmac(sha256, key, utf8('L402/v1 key id')).subarray(0, 4));
+      if (!this.keys.has(kid)) this.keys.set(kid, { kid, secret: key });
     }
     this.signingKid = this.keys.keys().next().value!;
   }
@@ -111,17 +74,15 @@ export class Keyring {
   /** SHA256(preimage) == hash, both lower-case hex, in constant time. */
   preimageMatches(preimage: string, hash: string): boolean {
     if (!hex32Into(preimage, this.preimageBytes, 0)) return false;
-    this.sha._cloneInto(this.shaScratch);
-    this.shaScratch.update(this.preimageBytes);
-    this.shaScratch.digestInto(this.mac);
+    sha256Short(this.preimageBytes, this.mac);
     return equalsHex32(this.mac, hash);
   }
 
   // The last key used: a busy route's tokens share caveats, and comparing two
   // strings is cheaper than hashing one for a Map look-up.
-  private last = { kid: '', joined: '', key: undefined as Hmac | undefined };
+  private last = { kid: '', joined: '', key: undefined as ShortHmac | undefined };
 
-  private caveatKey(kid: string, caveats: readonly string[]): Hmac | undefined {
+  private caveatKey(kid: string, caveats: readonly string[]): ShortHmac | undefined {
     const joined = caveats.join('\n');
     const last = this.last;
     if (last.key && joined === last.joined && kid === last.kid) return last.key;
@@ -133,7 +94,7 @@ export class Keyring {
     if (!key) {
       // Validated here, on a cache miss, so the hot path skips the regex.
       for (const c of caveats) if (!CAVEAT.test(c)) return undefined;
-      key = new Hmac(signing.base.mac(utf8(CAVEATS_LABEL + joined)));
+      key = new ShortHmac(hmac(sha256, signing.secret, utf8(CAVEATS_LABEL + joined)));
       // Forged tokens can carry arbitrary caveats; bound the cache, not the work.
       if (cache.size >= 1024) cache.clear();
       cache.set(joined, key);
@@ -142,7 +103,7 @@ export class Keyring {
     return key;
   }
 
-  private computeMac(key: Hmac, hash: string, exp: number): Uint8Array | null {
+  private computeMac(key: ShortHmac, hash: string, exp: number): Uint8Array | null {
     const m = this.message;
     m[0] = TOKEN_VERSION;
     if (!hex32Into(hash, m, 1)) return null;
@@ -151,7 +112,7 @@ export class Keyring {
     const low = exp >>> 0;
     m[33] = high >>> 24; m[34] = (high >>> 16) & 255; m[35] = (high >>> 8) & 255; m[36] = high & 255;
     m[37] = low >>> 24; m[38] = (low >>> 16) & 255; m[39] = (low >>> 8) & 255; m[40] = low & 255;
-    key.macInto(m, this.mac, this.scratchInner, this.scratchOuter);
+    key.macInto(m, this.mac);
     return this.mac;
   }
 }
