@@ -39,16 +39,22 @@ class Compressor extends _SHA256 {
     this.lastView.setUint32(60, (prefixBytes + n) * 8, false); // messages here are far below 2^29 bytes
     this.set(state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7]);
     this.process(this.lastView, 0);
-    const v = new DataView(out.buffer, out.byteOffset, 32);
-    v.setUint32(0, this.A, false);
-    v.setUint32(4, this.B, false);
-    v.setUint32(8, this.C, false);
-    v.setUint32(12, this.D, false);
-    v.setUint32(16, this.E, false);
-    v.setUint32(20, this.F, false);
-    v.setUint32(24, this.G, false);
-    v.setUint32(28, this.H, false);
+    writeWord(out, 0, this.A);
+    writeWord(out, 4, this.B);
+    writeWord(out, 8, this.C);
+    writeWord(out, 12, this.D);
+    writeWord(out, 16, this.E);
+    writeWord(out, 20, this.F);
+    writeWord(out, 24, this.G);
+    writeWord(out, 28, this.H);
   }
+}
+
+function writeWord(out: Uint8Array, at: number, word: number): void {
+  out[at] = word >>> 24;
+  out[at + 1] = word >>> 16;
+  out[at + 2] = word >>> 8;
+  out[at + 3] = word;
 }
 
 const compressor = new Compressor();
