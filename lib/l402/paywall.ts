@@ -107,12 +107,7 @@ export function createPaywall(options: L402Options): Paywall {
       });
     } catch (error) {
       onError(error, 'creating an invoice failed');
-      return {
-        kind: 'challenge',
-        status: 503,
-        headers: [['Content-Type', 'application/json'], ['Cache-Control', 'no-store'], ['Retry-After', String(PROVIDER_RETRY_AFTER_SECONDS)]],
-        body: { error: 'Lightning provider temporarily unavailable; try again shortly', code: 'PROVIDER_UNAVAILABLE', retryAfter: PROVIDER_RETRY_AFTER_SECONDS },
-      };
+      return unavailable('PROVIDER_UNAVAILABLE', 'Lightning provider temporarily unavailable; try again shortly');
     }
     const expiresAt = Math.floor(Date.now() / 1000) + ttl;
     const macaroon = mintToken(keyring, {
@@ -158,12 +153,7 @@ export function createPaywall(options: L402Options): Paywall {
         claimed = await replay.claim(hash, uses, exp);
       } catch (error) {
         onError(error, 'replay store unavailable');
-        return {
-          kind: 'challenge',
-          status: 503,
-          headers: [['Content-Type', 'application/json'], ['Cache-Control', 'no-store'], ['Retry-After', String(PROVIDER_RETRY_AFTER_SECONDS)]],
-          body: { error: 'Payment verification store temporarily unavailable; retry with the same token', code: 'STORE_UNAVAILABLE', retryAfter: PROVIDER_RETRY_AFTER_SECONDS },
-        };
+        return unavailable('STORE_UNAVAILABLE', 'Payment verification store temporarily unavailable; retry with the same token');
       }
       if (!claimed) return challenge(request, route, priceSats, { code: 'TOKEN_ALREADY_USED', message: REJECTIONS.TOKEN_ALREADY_USED });
 
@@ -174,6 +164,16 @@ export function createPaywall(options: L402Options): Paywall {
         release: () => replay.release(hash).catch((error) => onError(error, 'releasing a use failed')),
       };
     },
+  };
+}
+
+/** 503 without a challenge: nothing can be sold or checked right now. */
+function unavailable(code: string, error: string): Challenge {
+  return {
+    kind: 'challenge',
+    status: 503,
+    headers: [['Content-Type', 'application/json'], ['Cache-Control', 'no-store'], ['Retry-After', String(PROVIDER_RETRY_AFTER_SECONDS)]],
+    body: { error, code, retryAfter: PROVIDER_RETRY_AFTER_SECONDS },
   };
 }
 

@@ -1,32 +1,12 @@
 // Interoperability: a third-party L402 client nobody here wrote (Alby's
 // fetchWithL402) pays for and receives the demo, with a wallet backed by the
 // embedded dev wallet.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { fetchWithL402 } from '@getalby/lightning-tools/402';
 import { Invoice } from '@getalby/lightning-tools/bolt11';
-import { resetServiceContext } from '../../lib/service/context.js';
-import { startDevServer, type DevServer } from '../../scripts/dev-server.js';
+import { useDevServer } from '../support/server.js';
 
-let server: DevServer;
-const saved = { ...process.env };
-
-beforeAll(async () => {
-  Object.assign(process.env, {
-    L402_SECRET: 'interop-test-secret-0123456789abcdef0123456789abcdef',
-    BTC_PRICE_SOURCES: 'none',
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'l402-interop-')),
-  });
-  resetServiceContext();
-  server = await startDevServer({ port: 0 });
-});
-afterAll(async () => {
-  await server?.close();
-  process.env = saved;
-  resetServiceContext();
-});
+const server = useDevServer();
 
 describe('@getalby/lightning-tools fetchWithL402', () => {
   it('pays the 402 with the dev wallet and receives /api/demo/btc-price', async () => {

@@ -6,9 +6,8 @@ import { withL402, memoryReplayStore, type ReplayStore } from '../../lib/l402/in
 import { createMemoryStore } from '../../lib/store/memory.js';
 import { createUpstashStore } from '../../lib/store/upstash.js';
 import { kvReplayStore } from '../../lib/store/replay.js';
-import { resetServiceContext } from '../../lib/service/context.js';
-import { startDevServer, type DevServer } from '../../scripts/dev-server.js';
 import { payChallenge, recordingProvider } from '../support/l402.js';
+import { useDevServer } from '../support/server.js';
 import { REDIS_URL, redisReachable } from '../support/redis.js';
 import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
 
@@ -74,24 +73,7 @@ describe('100 concurrent requests with one paid token', () => {
 });
 
 describe.skipIf(!redisUp)('the hosted demo on Redis, over HTTP', () => {
-  let server: DevServer;
-  const saved = { ...process.env };
-
-  beforeAll(async () => {
-    Object.assign(process.env, {
-      L402_SECRET: SECRET,
-      BTC_PRICE_SOURCES: 'none',
-      UPSTASH_REDIS_REST_URL: upstash!.url,
-      UPSTASH_REDIS_REST_TOKEN: upstash!.token,
-    });
-    resetServiceContext();
-    server = await startDevServer({ port: 0 });
-  });
-  afterAll(async () => {
-    await server?.close();
-    process.env = saved;
-    resetServiceContext();
-  });
+  const server = useDevServer(() => ({ UPSTASH_REDIS_REST_URL: upstash!.url, UPSTASH_REDIS_REST_TOKEN: upstash!.token }));
 
   it('100 concurrent paid requests with one token: exactly one 200', async () => {
     const challenge = await fetch(`${server.url}/api/demo/btc-price`);

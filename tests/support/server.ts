@@ -1,0 +1,45 @@
+// The real local server (scripts/dev-server.ts) for a test file, on an
+// ephemeral port, with the environment the file asks for and restored after.
+import { afterAll, beforeAll } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { resetServiceContext } from '../../lib/service/context.js';
+import { startDevServer, type DevServer } from '../../scripts/dev-server.js';
+
+export const TEST_SECRET = 'test-server-secret-0123456789abcdef0123456789abcdef';
+
+/** The 402 body of lib/l402 challenges. */
+export interface ChallengeBody {
+  error: string;
+  code: string;
+  macaroon: string;
+  invoice: string;
+  paymentHash: string;
+  priceSats: number;
+  expiresAt: string;
+}
+
+export function useDevServer(env: () => Record<string, string> = () => ({})): { readonly url: string } {
+  let server: DevServer | undefined;
+  let dataDir = '';
+  const saved = { ...process.env };
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'l402-test-'));
+    Object.assign(process.env, { L402_SECRET: TEST_SECRET, BTC_PRICE_SOURCES: 'none', DATA_DIR: dataDir }, env());
+    resetServiceContext();
+    server = await startDevServer({ port: 0 });
+  });
+  afterAll(async () => {
+    await server?.close();
+    process.env = saved;
+    resetServiceContext();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return {
+    get url() {
+      if (!server) throw new Error('the dev server starts in beforeAll');
+      return server.url;
+    },
+  };
+}
