@@ -45,8 +45,9 @@ export interface Payment {
   amountMsat: number;
 }
 
-export interface Challenge {
-  kind: 'challenge';
+/** A 402 with a fresh challenge, or a 503 when nothing can be sold or checked. */
+export interface Refusal {
+  kind: 'refused';
   status: 402 | 503;
   /** Pairs, because WWW-Authenticate appears twice. */
   headers: [string, string][];
@@ -60,7 +61,7 @@ export interface Paid {
   release(): Promise<void>;
 }
 
-export type Decision = Challenge | Paid;
+export type Decision = Refusal | Paid;
 
 export interface Paywall {
   decide(request: Request): Promise<Decision>;
@@ -96,7 +97,7 @@ export function createPaywall(options: L402Options): Paywall {
     return uses > 1 ? { ...extra, uses: String(uses) } : extra;
   };
 
-  async function challenge(request: Request, route: string, priceSats: number, rejection: Rejection): Promise<Challenge> {
+  async function challenge(request: Request, route: string, priceSats: number, rejection: Rejection): Promise<Refusal> {
     const amountMsat = priceSats * 1000;
     let invoice: { invoice: string; paymentHash: string };
     try {
@@ -116,7 +117,7 @@ export function createPaywall(options: L402Options): Paywall {
       caveats: { ...(await expectedCaveats(request)), route, price_msat: amountMsat },
     });
     return {
-      kind: 'challenge',
+      kind: 'refused',
       status: 402,
       headers: [
         ['Content-Type', 'application/json'],
@@ -168,9 +169,9 @@ export function createPaywall(options: L402Options): Paywall {
 }
 
 /** 503 without a challenge: nothing can be sold or checked right now. */
-function unavailable(code: string, error: string): Challenge {
+function unavailable(code: string, error: string): Refusal {
   return {
-    kind: 'challenge',
+    kind: 'refused',
     status: 503,
     headers: [['Content-Type', 'application/json'], ['Cache-Control', 'no-store'], ['Retry-After', String(PROVIDER_RETRY_AFTER_SECONDS)]],
     body: { error, code, retryAfter: PROVIDER_RETRY_AFTER_SECONDS },
@@ -194,7 +195,7 @@ export function challengeHeaders(macaroon: string, invoice: string): string[] {
   ];
 }
 
-export function challengeResponse(challenge: Challenge): Response {
+export function refusalResponse(challenge: Refusal): Response {
   const headers = new Headers();
   for (const [key, value] of challenge.headers) headers.append(key, value);
   return new Response(JSON.stringify(challenge.body), { status: challenge.status, headers });

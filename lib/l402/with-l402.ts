@@ -1,6 +1,6 @@
 // withL402: wraps any Web-standard handler (Next.js route handlers, Vercel
 // functions, Hono, Bun, Deno, Workers) in the paywall.
-import { challengeResponse, createPaywall, type L402Options, type Payment } from './paywall.js';
+import { refusalResponse, createPaywall, type L402Options, type Payment } from './paywall.js';
 
 const payments = new WeakMap<Request, Payment>();
 
@@ -18,7 +18,7 @@ export function withL402<Rest extends unknown[]>(
 
   return async (request, ...rest) => {
     const decision = await paywall.decide(request);
-    if (decision.kind === 'challenge') return challengeResponse(decision);
+    if (decision.kind === 'refused') return refusalResponse(decision);
 
     payments.set(request, decision.payment);
     let response: Response;

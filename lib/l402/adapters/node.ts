@@ -39,7 +39,7 @@ export function l402Middleware(options: L402Options): (req: NodeRequest, res: No
     }
     paywall.decide(request).then(
       (decision) => {
-        if (decision.kind === 'challenge') {
+        if (decision.kind === 'refused') {
           res.statusCode = decision.status;
           const grouped = new Map<string, string[]>();
           for (const [key, value] of decision.headers) grouped.set(key, [...(grouped.get(key) ?? []), value]);
