@@ -9,8 +9,8 @@ import autocannon from 'autocannon';
 import { Keyring, mintToken } from '../lib/l402/token.js';
 
 const SECRET = bytesToHex(randomBytes(32));
-const ROUND_SECONDS = 3;
-const ROUNDS = 7;
+const ROUND_SECONDS = 2;
+const ROUNDS = 11;
 const CONNECTIONS = 32;
 const MAX_RPS = 30_000;
 
@@ -52,8 +52,13 @@ function credentials(count: number): string[] {
   });
 }
 
-async function run(url: string, supply: string[]): Promise<{ rps: number; non2xx: number }> {
+async function serverCpuMicros(base: string): Promise<number> {
+  return ((await (await fetch(`${base}/api/cpu`)).json()) as { micros: number }).micros;
+}
+
+async function run(url: string, supply: string[]): Promise<{ rps: number; cpuPerRequest: number; non2xx: number }> {
   let next = 0;
+  const cpuBefore = await serverCpuMicros(new URL(url).origin);
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
@@ -61,7 +66,8 @@ async function run(url: string, supply: string[]): Promise<{ rps: number; non2xx
     requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, headers: { ...request.headers, authorization: supply[next++ % supply.length]! } }) }],
   });
   if (next > supply.length) throw new Error(`ran out of credentials (${supply.length}); raise MAX_RPS`);
-  return { rps: result.requests.average, non2xx: result.non2xx };
+  const cpuPerRequest = ((await serverCpuMicros(new URL(url).origin)) - cpuBefore) / result.requests.total;
+  return { rps: result.requests.average, cpuPerRequest, non2xx: result.non2xx };
 }
 
 export interface HttpBench {
@@ -69,6 +75,11 @@ export interface HttpBench {
   paidRps: number;
   /** Median over rounds of paid/free measured back to back: robust to a noisy neighbour. */
   ratio: number;
+  /** Server CPU time per request, microseconds. */
+  freeCpuMicros: number;
+  paidCpuMicros: number;
+  /** Median over rounds of free/paid CPU per request: the throughput ratio a CPU-bound server would see. */
+  cpuRatio: number;
   failures: number;
 }
 
@@ -78,22 +89,31 @@ export async function benchHttp(): Promise<HttpBench> {
     const fresh = () => credentials(MAX_RPS * ROUND_SECONDS);
     await run(`${server.url}/api/free`, fresh()); // warm-up both paths
     await run(`${server.url}/api/paid`, fresh());
-    const rounds: { free: number; paid: number }[] = [];
+    const rounds: { free: number; paid: number; freeCpu: number; paidCpu: number }[] = [];
     let failures = 0;
     for (let i = 0; i < ROUNDS; i++) {
       // Alternate which goes first so drift does not favour one side.
       const order = i % 2 ? (['paid', 'free'] as const) : (['free', 'paid'] as const);
-      const round = { free: 0, paid: 0 };
+      const round = { free: 0, paid: 0, freeCpu: 0, paidCpu: 0 };
       for (const which of order) {
         const r = await run(`${server.url}/api/${which}`, fresh());
         round[which] = r.rps;
+        round[which === 'free' ? 'freeCpu' : 'paidCpu'] = r.cpuPerRequest;
         failures += r.non2xx;
       }
       rounds.push(round);
     }
-    const ratios = rounds.map((r) => r.paid / r.free).sort((a, b) => a - b);
-    const mean = (k: 'free' | 'paid') => rounds.reduce((sum, r) => sum + r[k], 0) / rounds.length;
-    return { freeRps: mean('free'), paidRps: mean('paid'), ratio: ratios[Math.floor(ratios.length / 2)]!, failures };
+    const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    const mean = (k: 'free' | 'paid' | 'freeCpu' | 'paidCpu') => rounds.reduce((sum, r) => sum + r[k], 0) / rounds.length;
+    return {
+      freeRps: mean('free'),
+      paidRps: mean('paid'),
+      ratio: median(rounds.map((r) => r.paid / r.free)),
+      freeCpuMicros: mean('freeCpu'),
+      paidCpuMicros: mean('paidCpu'),
+      cpuRatio: median(rounds.map((r) => r.freeCpu / r.paidCpu)),
+      failures,
+    };
   } finally {
     server.stop();
   }

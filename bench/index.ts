@@ -16,6 +16,7 @@ console.log('\nLocal server, GET with the same Authorization headers, paywalled 
 console.log(`  unprotected    ${fmt(http.freeRps)} requests/s`);
 console.log(`  paywalled      ${fmt(http.paidRps)} requests/s   (every request a fresh paid token)`);
 console.log(`  ratio          ${http.ratio.toFixed(3)}   (median of back-to-back rounds; target >= 0.9)`);
+console.log(`  server CPU     ${http.freeCpuMicros.toFixed(0)} us/request unprotected, ${http.paidCpuMicros.toFixed(0)} us/request paywalled, ratio ${http.cpuRatio.toFixed(3)}`);
 if (http.failures > 0) {
   console.error(`  ${http.failures} requests did not answer 2xx: the measurement is void`);
   process.exitCode = 1;
