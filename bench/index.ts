@@ -1,6 +1,7 @@
 // npm run bench: the speed targets, measured side by side in one run.
 import { benchTokens } from './token.js';
 import { benchHttp } from './http.js';
+import { benchOverhead } from './overhead.js';
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -10,6 +11,11 @@ const tokens = benchTokens();
 console.log('Token verifier, one core:');
 console.log(`  valid tokens   ${fmt(tokens.valid)} verifications/s   (target >= 300,000)`);
 console.log(`  forged tokens  ${fmt(tokens.forged)} verifications/s`);
+
+const overhead = await benchOverhead();
+console.log('\nPaywall cost per request, in process (fresh paid credential each, memory replay store):');
+console.log(`  bare handler   ${overhead.bareMicros.toFixed(1)} us`);
+console.log(`  withL402       ${overhead.paidMicros.toFixed(1)} us   (+${overhead.overheadMicros.toFixed(1)} us: parse, verify, caveats, replay claim)`);
 
 const http = await benchHttp();
 console.log('\nLocal server, GET with the same Authorization headers, paywalled vs not:');
