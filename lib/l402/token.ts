@@ -171,8 +171,10 @@ export function decodeToken(token: string): TokenPayload | null {
   if (typeof t.hash !== 'string' || t.hash.length !== 64 || typeof t.sig !== 'string' || t.sig.length !== 64) return null;
   if (typeof t.exp !== 'number' || !Number.isSafeInteger(t.exp) || t.exp <= 0) return null;
   if (!Array.isArray(t.caveats) || t.caveats.length > 16) return null;
-  // Each caveat's syntax is checked with the signature (Keyring.caveatKey).
-  for (const c of t.caveats) if (typeof c !== 'string') return null;
+  // Full syntax is checked with the signature (Keyring.caveatKey); a newline is
+  // refused here because the signed string joins caveats with one, so
+  // ["a=1\nb=2"] and ["a=1","b=2"] must never both reach the signature check.
+  for (const c of t.caveats) if (typeof c !== 'string' || c.includes('\n')) return null;
   return t as unknown as TokenPayload;
 }
 

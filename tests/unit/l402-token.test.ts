@@ -80,6 +80,7 @@ describe('token mint and verify', () => {
       ['route', (p) => (p.caveats = ['price_msat=1000', 'route=/api/expensive'])],
       ['dropped caveat', (p) => (p.caveats = ['price_msat=1000'])],
       ['added caveat', (p) => (p.caveats = ['price_msat=1000', 'route=/api/demo/btc-price', 'uses=100'])],
+      ['caveats merged into one (same signed string)', (p) => (p.caveats = ['price_msat=1000\nroute=/api/demo/btc-price'])],
       ['signature', (p) => (p.sig = (p.sig as string).replace(/^./, (c) => (c === '0' ? '1' : '0')))],
       ['upper-case signature', (p) => (p.sig = (p.sig as string).toUpperCase())],
     ];
