@@ -69,12 +69,17 @@ export interface Paywall {
 
 export const PROVIDER_RETRY_AFTER_SECONDS = 5;
 
+/** The default onError: the message only (a stack or cause could carry a secret). */
+export function logError(error: unknown, context: string): void {
+  console.error(`[l402] ${context}:`, error instanceof Error ? error.message : error);
+}
+
 export function createPaywall(options: L402Options): Paywall {
   const keyring = options.secret instanceof Keyring ? options.secret : new Keyring(typeof options.secret === 'string' ? [options.secret] : options.secret);
   const replay = options.replayStore ?? memoryReplayStore();
   const ttl = options.tokenTtlSeconds ?? 3600;
   const uses = options.uses ?? 1;
-  const onError = options.onError ?? ((error, context) => console.error(`[l402] ${context}:`, error instanceof Error ? error.message : error));
+  const onError = options.onError ?? logError;
   if (!Number.isSafeInteger(ttl) || ttl <= 0) throw new Error('tokenTtlSeconds must be a positive integer');
   if (!Number.isSafeInteger(uses) || uses <= 0) throw new Error('uses must be a positive integer');
 
@@ -86,8 +91,7 @@ export function createPaywall(options: L402Options): Paywall {
   };
 
   const fixedPrice = typeof options.priceSats === 'number' ? validPrice(options.priceSats) : undefined;
-  const priceOf = async (request: Request): Promise<number> =>
-    fixedPrice ?? validPrice(await (options.priceSats as (request: Request) => MaybePromise<number>)(request));
+  const priceOf = async (request: Request): Promise<number> => validPrice(await (options.priceSats as (request: Request) => MaybePromise<number>)(request));
 
   // Conditions every token of this paywall carries besides route and price.
   const fixedCaveats: Record<string, string> | undefined = options.caveats ? undefined : uses > 1 ? { uses: String(uses) } : {};

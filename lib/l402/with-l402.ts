@@ -1,6 +1,6 @@
 // withL402: wraps any Web-standard handler (Next.js route handlers, Vercel
 // functions, Hono, Bun, Deno, Workers) in the paywall.
-import { refusalResponse, createPaywall, type L402Options, type Payment } from './paywall.js';
+import { logError, refusalResponse, createPaywall, type L402Options, type Payment } from './paywall.js';
 
 const payments = new WeakMap<Request, Payment>();
 
@@ -14,7 +14,7 @@ export function withL402<Rest extends unknown[]>(
   options: L402Options,
 ): (request: Request, ...rest: Rest) => Promise<Response> {
   const paywall = createPaywall(options);
-  const onError = options.onError ?? ((error: unknown, context: string) => console.error(`[l402] ${context}:`, error instanceof Error ? error.message : error));
+  const onError = options.onError ?? logError;
 
   return async (request, ...rest) => {
     const decision = await paywall.decide(request);
