@@ -519,6 +519,7 @@ describe('POST /api/verify', () => {
     const { token, authorization, challenge } = await buyDemo();
     expect(await verify({ token })).toMatchObject({ valid: true, paymentHash: challenge.paymentHash });
     expect(await verify({ token, consume: false })).toMatchObject({ valid: true });
+    expect(await verify({ token: authorization })).toMatchObject({ valid: true }); // the whole header value works too
     expect((await demo(authorization)).status).toBe(200);
     // Used by the route now.
     expect(await verify({ token })).toMatchObject({ valid: false, code: 'TOKEN_ALREADY_USED' });
