@@ -27,6 +27,8 @@ const EnvSchema = z.object({
   /** Comma-separated price sources tried in order; "none" = offline (simulated price). */
   BTC_PRICE_SOURCES: z.string().default('coinbase,kraken,coingecko'),
   BTC_PRICE_TIMEOUT_MS: positiveInt.default(1500),
+  /** postgres:// URL (Neon hosts use the Neon driver); "pglite://memory" for an in-memory PGlite; unset = PGlite under DATA_DIR. */
+  DATABASE_URL: optionalText,
   DATA_DIR: z.string().default('.data'),
   PORT: positiveInt.max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
@@ -46,6 +48,8 @@ export interface Config {
   };
   lightning: { provider: 'dev'; devNodePrivateKey: string };
   store: { upstash?: { url: string; token: string } };
+  /** Unset in production = no database: the paywall still works, database features answer 503. */
+  database?: { url: string } | { pgliteDir: string | null };
   invoices: { ratePerMinute: number; maxSats: number };
   demo: { priceSats: number; priceSources: string[]; priceTimeoutMs: number };
   /** Settings production cannot run without; the paywall answers 503 naming them. */
@@ -97,6 +101,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     l402: { secrets, secretSource, tokenTtlSeconds: e.L402_TOKEN_TTL_SECONDS },
     lightning: { provider, devNodePrivateKey: e.DEV_NODE_PRIVATE_KEY?.toLowerCase() ?? (production ? '' : localKey(dataDir, 'dev-node-key')) },
     store: { upstash },
+    database: databaseConfig(e.DATABASE_URL, production, dataDir),
     invoices: { ratePerMinute: e.INVOICE_RATE_LIMIT_PER_MINUTE, maxSats: e.MAX_INVOICE_SATS },
     demo: {
       priceSats: e.DEMO_PRICE_SATS,
@@ -115,6 +120,16 @@ export function describeEmbeddedDefaults(config: Config): string[] {
   if (config.l402.secretSource === 'generated') lines.push(`L402_SECRET: generated, kept in ${join(config.dataDir, 'l402-secret')}`);
   if (config.demo.priceSources.length === 0) lines.push('BTC price: simulated (BTC_PRICE_SOURCES=none)');
   return lines;
+}
+
+function databaseConfig(url: string | undefined, production: boolean, dataDir: string): Config['database'] {
+  if (url === 'pglite://memory') return { pgliteDir: null };
+  if (url) {
+    if (!/^postgres(ql)?:\/\//.test(url)) throw new ConfigError('DATABASE_URL must be a postgres:// URL (or pglite://memory)');
+    return { url };
+  }
+  // Vercel's file system is read-only and per instance: no embedded database there.
+  return production ? undefined : { pgliteDir: join(dataDir, 'pglite') };
 }
 
 function splitList(value: string | undefined): string[] {

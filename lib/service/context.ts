@@ -8,6 +8,7 @@ import { createBackend } from '../store/index.js';
 import { kvReplayStore, type KvReplayStore } from '../store/replay.js';
 import type { KeyValueStore, RateLimiter } from '../store/types.js';
 import { HttpError } from '../http/errors.js';
+import { createDatabase, type Database } from '../db/index.js';
 
 export interface ServiceContext {
   config: Config;
@@ -18,6 +19,8 @@ export interface ServiceContext {
   /** Present only while the embedded dev node is the provider outside production. */
   devNode?: DevNode;
   invoiceLimiter: RateLimiter;
+  /** The database, opened on first use; throws HttpError 503 when none is configured. */
+  database(): Promise<Database>;
 }
 
 let config: Config | undefined;
@@ -48,8 +51,17 @@ function buildContext(config: Config): ServiceContext {
   const backend = createBackend(config.store);
   const devNode = config.lightning.provider === 'dev' && !config.production ? createDevNode({ store: backend.store, privateKey: config.lightning.devNodePrivateKey }) : undefined;
   if (!devNode) throw new HttpError(503, 'NOT_CONFIGURED', 'No Lightning provider is configured; set LIGHTNING_PROVIDER');
+  let database: Promise<Database> | undefined;
   return {
     config,
+    database() {
+      if (!config.database) return Promise.reject(new HttpError(503, 'NOT_CONFIGURED', 'No database is configured; set DATABASE_URL', { missing: ['DATABASE_URL'] }, { 'Retry-After': '60' }));
+      database ??= createDatabase(config.database).catch((error) => {
+        database = undefined; // try again on the next request
+        throw error;
+      });
+      return database;
+    },
     store: backend.store,
     keyring: new Keyring(config.l402.secrets),
     replay: kvReplayStore(backend.store),

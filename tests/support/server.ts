@@ -26,7 +26,7 @@ export function useDevServer(env: () => Record<string, string> = () => ({})): { 
   const saved = { ...process.env };
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'l402-test-'));
-    Object.assign(process.env, { L402_SECRET: TEST_SECRET, BTC_PRICE_SOURCES: 'none', DATA_DIR: dataDir }, env());
+    Object.assign(process.env, { L402_SECRET: TEST_SECRET, BTC_PRICE_SOURCES: 'none', DATA_DIR: dataDir, DATABASE_URL: 'pglite://memory' }, env());
     resetServiceContext();
     server = await startDevServer({ port: 0 });
   });
