@@ -24,11 +24,17 @@ const EnvSchema = z.object({
   INVOICE_RATE_LIMIT_PER_MINUTE: positiveInt.default(20),
   MAX_INVOICE_SATS: positiveInt.default(1_000_000),
   DEMO_PRICE_SATS: positiveInt.default(1),
+  /** Price of 30 days of Pro (GET /api/dev-token). */
+  PRO_PRICE_SATS: positiveInt.max(100_000_000).default(9000),
+  /** POST /api/register calls per minute from one IP. */
+  REGISTER_RATE_LIMIT_PER_MINUTE: positiveInt.default(10),
   /** Comma-separated price sources tried in order; "none" = offline (simulated price). */
   BTC_PRICE_SOURCES: z.string().default('coinbase,kraken,coingecko'),
   BTC_PRICE_TIMEOUT_MS: positiveInt.default(1500),
   /** postgres:// URL (Neon hosts use the Neon driver); "pglite://memory" for an in-memory PGlite; unset = PGlite under DATA_DIR. */
   DATABASE_URL: optionalText,
+  /** Vercel sends it as `Authorization: Bearer <CRON_SECRET>` to scheduled functions (api/cron/*). */
+  CRON_SECRET: optionalText,
   DATA_DIR: z.string().default('.data'),
   PORT: positiveInt.max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
@@ -52,6 +58,10 @@ export interface Config {
   database?: { url: string } | { pgliteDir: string | null };
   invoices: { ratePerMinute: number; maxSats: number };
   demo: { priceSats: number; priceSources: string[]; priceTimeoutMs: number };
+  pro: { priceSats: number };
+  directory: { registerRatePerMinute: number };
+  /** Scheduled functions (api/cron/*) answer only requests carrying this secret; unset = they refuse. */
+  cron: { secret?: string };
   /** Settings production cannot run without; the paywall answers 503 naming them. */
   problems: string[];
 }
@@ -108,6 +118,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       priceSources: e.BTC_PRICE_SOURCES === 'none' ? [] : splitList(e.BTC_PRICE_SOURCES),
       priceTimeoutMs: e.BTC_PRICE_TIMEOUT_MS,
     },
+    pro: { priceSats: e.PRO_PRICE_SATS },
+    directory: { registerRatePerMinute: e.REGISTER_RATE_LIMIT_PER_MINUTE },
+    cron: { secret: e.CRON_SECRET },
     problems,
   };
 }

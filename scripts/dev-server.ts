@@ -51,6 +51,7 @@ import { Hono } from 'hono';
 import { parse, pathToRegexp, tokensToFunction, type Key, type PathFunction } from 'path-to-regexp';
 import { z } from 'zod';
 import { ConfigError, describeEmbeddedDefaults, loadConfig } from '../lib/config.js';
+import { DatabaseUnavailable, describeDatabase, MigrationError, openMigratedDatabase, type AppliedMigration, type Database } from '../lib/db/index.js';
 
 export interface DevServerOptions {
   /** Project root holding `api/`, `public/` and `vercel.json`. Defaults to this repository. */
@@ -482,24 +483,58 @@ async function main(): Promise<void> {
     else console.error(`Could not start the dev server: ${(err as Error).message}`);
     process.exit(1);
   }
-  console.log(`L402 dev server on ${server.url}`);
-  for (const line of describeEmbeddedDefaults(config)) console.log(`  ${line}`);
-
+  let database: Database | undefined;
   let stopping = false;
   const stop = () => {
     // A second Ctrl-C means "now", even if connections are still draining.
     if (stopping) process.exit(1);
     stopping = true;
-    server.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        console.error('dev-server: error while closing:', err);
-        process.exit(1);
-      },
-    );
+    server
+      .close()
+      // A PGlite directory closed cleanly needs no recovery at the next start.
+      .then(() => database?.close())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          console.error('dev-server: error while closing:', err);
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+
+  // Migrations run before the banner, so "dev server on ..." means ready (and
+  // PGlite's start-up, which holds the event loop, is over). Requests that
+  // arrive meanwhile get the same shared instance from ctx.database(), so they
+  // wait for the migrations instead of racing them.
+  let databaseLine: string;
+  if (!config.database) {
+    databaseLine = 'database: none (set DATABASE_URL); directory, Pro and payment log answer 503';
+  } else if ('pgliteDir' in config.database && config.database.pgliteDir === null) {
+    databaseLine = 'database: PGlite in memory (migrated on first use, gone when the server stops)';
+  } else {
+    const where = describeDatabase(config.database);
+    let applied: AppliedMigration[] = [];
+    try {
+      database = await openMigratedDatabase(config.database, { onMigrated: (list) => (applied = list) });
+      databaseLine = `database: ${where} (${applied.length === 0 ? 'migrations up to date' : `applied ${applied.map((m) => m.file).join(', ')}`})`;
+    } catch (err) {
+      if (err instanceof MigrationError) {
+        // The schema the code expects is not there: better to stop than to serve errors.
+        console.error(`database: ${where}: ${err.message}`);
+        await server.close();
+        process.exit(1);
+      }
+      const reason = err instanceof DatabaseUnavailable ? 'is unreachable' : 'could not be opened';
+      const detail = (err as Error).message.replace(/^Database unavailable: /, '');
+      databaseLine = `database: ${where} ${reason} (${detail}); directory, Pro and payment log answer 503 until it works`;
+    }
+  }
+
+  console.log(`L402 dev server on ${server.url}`);
+  for (const line of describeEmbeddedDefaults(config)) console.log(`  ${line}`);
+  console.log(`  ${databaseLine}`);
 }
 
 if (isMainModule()) await main();

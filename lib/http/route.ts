@@ -1,7 +1,8 @@
 // route(): the one shape of every api/ function (a Vercel fetch export):
 // method table, CORS and OPTIONS, 405 with Allow, JSON errors, no stack traces.
 import { ZodError } from 'zod';
-import { HttpError, errorResponse } from './errors.js';
+import { DatabaseUnavailable } from '../db/types.js';
+import { HttpError, errorResponse, retryLater } from './errors.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type Handler = (request: Request) => Response | Promise<Response>;
@@ -41,9 +42,16 @@ export function route(methods: Partial<Record<Method, Handler>>): { fetch(reques
   };
 }
 
+/** Every api/ function that needs the database answers 503 the same way when it is down. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
 export function toErrorResponse(error: unknown): Response {
   if (error instanceof HttpError) return errorResponse(error.status, error.code, error.message, error.extra, error.headers);
   if (error instanceof ZodError) return validationError(error);
+  if (error instanceof DatabaseUnavailable) {
+    console.error('[db] unavailable:', error.message);
+    return toErrorResponse(retryLater(503, 'DATABASE_UNAVAILABLE', 'Database temporarily unavailable; try again shortly', DATABASE_RETRY_AFTER_SECONDS));
+  }
   console.error('[api] unexpected error:', error instanceof Error ? (error.stack ?? error.message) : error);
   return errorResponse(500, 'INTERNAL', 'Internal error');
 }

@@ -8,7 +8,7 @@ import { createBackend } from '../store/index.js';
 import { kvReplayStore, type KvReplayStore } from '../store/replay.js';
 import type { KeyValueStore, RateLimiter } from '../store/types.js';
 import { HttpError } from '../http/errors.js';
-import { createDatabase, type Database } from '../db/index.js';
+import { openMigratedDatabase, type Database } from '../db/index.js';
 
 export interface ServiceContext {
   config: Config;
@@ -19,6 +19,8 @@ export interface ServiceContext {
   /** Present only while the embedded dev node is the provider outside production. */
   devNode?: DevNode;
   invoiceLimiter: RateLimiter;
+  /** POST /api/register, per client IP. */
+  registerLimiter: RateLimiter;
   /** The database, opened on first use; throws HttpError 503 when none is configured. */
   database(): Promise<Database>;
 }
@@ -56,7 +58,7 @@ function buildContext(config: Config): ServiceContext {
     config,
     database() {
       if (!config.database) return Promise.reject(new HttpError(503, 'NOT_CONFIGURED', 'No database is configured; set DATABASE_URL', { missing: ['DATABASE_URL'] }, { 'Retry-After': '60' }));
-      database ??= createDatabase(config.database).catch((error) => {
+      database ??= openMigratedDatabase(config.database).catch((error) => {
         database = undefined; // try again on the next request
         throw error;
       });
@@ -68,5 +70,6 @@ function buildContext(config: Config): ServiceContext {
     provider: devNode,
     devNode,
     invoiceLimiter: backend.rateLimiter({ limit: config.invoices.ratePerMinute, windowMs: 60_000, prefix: 'ratelimit:invoice' }),
+    registerLimiter: backend.rateLimiter({ limit: config.directory.registerRatePerMinute, windowMs: 60_000, prefix: 'ratelimit:register' }),
   };
 }

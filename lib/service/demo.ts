@@ -5,6 +5,7 @@ import { withL402 } from '../l402/with-l402.js';
 import type { InvoiceProvider } from '../l402/paywall.js';
 import { createPriceFeed, PUBLIC_SOURCES, type PriceSource } from './price.js';
 import { providerUnavailable } from './invoices.js';
+import { servicePaymentLog } from './payment-log.js';
 import type { ServiceContext } from './context.js';
 
 export const DEMO_ROUTE = '/api/demo/btc-price';
@@ -38,6 +39,8 @@ export function demoBtcPrice(ctx: ServiceContext): (request: Request) => Promise
       tokenTtlSeconds: ctx.config.l402.tokenTtlSeconds,
       route: DEMO_ROUTE,
       memo: () => 'L402 demo: live BTC price',
+      // Logged after the answer, never delaying it; absent without a database.
+      onPaid: servicePaymentLog(ctx)?.onPaid,
     });
     handlers.set(ctx, handler);
   }

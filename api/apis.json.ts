@@ -1,0 +1,21 @@
+import { readQuery } from '../lib/http/input.js';
+import { route } from '../lib/http/route.js';
+import { serviceContext } from '../lib/service/context.js';
+import { ApisQuery, listApisJson } from '../lib/service/directory.js';
+
+// GET /api/apis.json[?category=]: the directory for agents, newest first.
+// Shared caches may keep it a minute: a new entry shows up within 60 s.
+export default route({
+  async GET(request) {
+    const started = performance.now();
+    const { category } = readQuery(request, ApisQuery);
+    const listing = await listApisJson(serviceContext(), category);
+    return new Response(listing.json, {
+      headers: {
+        'Content-Type': 'application/json',
+        'Cache-Control': 'public, max-age=60, s-maxage=60',
+        'Server-Timing': `app;dur=${(performance.now() - started).toFixed(1)}`,
+      },
+    });
+  },
+});

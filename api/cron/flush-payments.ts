@@ -1,0 +1,30 @@
+// Scheduled by vercel.json "crons": writes the payments kept in the key-value
+// store while the database was down (lib/service/payment-log.ts). Vercel
+// calls it with `Authorization: Bearer <CRON_SECRET>`; nothing else may.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { HttpError, json } from '../../lib/http/errors.js';
+import { route } from '../../lib/http/route.js';
+import { serviceConfig, serviceContext } from '../../lib/service/context.js';
+import { servicePaymentLog } from '../../lib/service/payment-log.js';
+
+export default route({
+  async GET(request) {
+    requireCronSecret(serviceConfig().cron.secret, request.headers.get('authorization'));
+    const paymentLog = servicePaymentLog(serviceContext());
+    if (!paymentLog) return json({ written: 0, pending: 0, note: 'No database is configured, so no payments are logged' }, { headers: { 'Cache-Control': 'no-store' } });
+    const result = await paymentLog.drain({ budgetMs: 20_000 });
+    if (result.error !== undefined) {
+      throw new HttpError(503, 'DATABASE_UNAVAILABLE', 'The database is unavailable; kept payments stay in the key-value store for the next flush', { written: result.written, pending: result.pending, retryAfter: 60 }, { 'Retry-After': '60' });
+    }
+    return json({ written: result.written, pending: result.pending }, { headers: { 'Cache-Control': 'no-store' } });
+  },
+});
+
+function requireCronSecret(secret: string | undefined, authorization: string | null): void {
+  if (!secret) throw new HttpError(503, 'NOT_CONFIGURED', 'Scheduled functions are not configured: set CRON_SECRET', { missing: ['CRON_SECRET'] });
+  // Hashing first gives equal lengths, so the comparison takes the same time whatever was sent.
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  if (!timingSafeEqual(digest(authorization ?? ''), digest(`Bearer ${secret}`))) {
+    throw new HttpError(401, 'UNAUTHORIZED', 'This endpoint is for the scheduler only', {}, { 'WWW-Authenticate': 'Bearer' });
+  }
+}

@@ -1,0 +1,750 @@
+// The payment log (lib/service/payment-log.ts): paid requests are logged off
+// the request path, nothing is lost while the database is down, nothing is
+// written twice, and the preimage is stored nowhere. The log itself runs
+// against PGlite and, when one is reachable, a real PostgreSQL server, with
+// the in-memory store and (when Redis is reachable) the Upstash store; the
+// hosted demo is driven over HTTP through the real dev server.
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import * as dbModule from '../../lib/db/index.js';
+import { createDatabase, DatabaseUnavailable, type Database, type Row } from '../../lib/db/index.js';
+import type { Payment } from '../../lib/l402/paywall.js';
+import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
+import { createPaymentLog, servicePaymentLog, type PaymentLog, type PaymentLogEntry, type PaymentLogOptions } from '../../lib/service/payment-log.js';
+import { createMemoryStore, createUpstashStore } from '../../lib/store/index.js';
+import type { KeyValueStore, SetOptions } from '../../lib/store/types.js';
+import { newPreimage } from '../support/l402.js';
+import { REDIS_URL, redisReachable } from '../support/redis.js';
+import { useDevServer } from '../support/server.js';
+import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function waitFor<T>(what: string, probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last value: ${JSON.stringify(value)}`);
+    await sleep(20);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Databases: the schema comes from lib/db's migration runner when it exists,
+// otherwise from 001_initial.sql applied here (the runner is being added).
+
+const migrateFn = (dbModule as Record<string, unknown>).migrate as ((db: Database) => Promise<unknown>) | undefined;
+
+async function ensureSchema(db: Database): Promise<void> {
+  if (typeof migrateFn === 'function') {
+    await migrateFn(db);
+    return;
+  }
+  const [found] = await db.query<{ t: string | null }>(`SELECT to_regclass('public.payments')::text AS t`);
+  if (!found?.t) await db.exec(readFileSync(new URL('../../lib/db/migrations/001_initial.sql', import.meta.url), 'utf8'));
+}
+
+async function openPglite(): Promise<Database> {
+  const db = await createDatabase({ pgliteDir: null });
+  await ensureSchema(db);
+  return db;
+}
+
+const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** A scratch database on the real server (dropped afterwards), or why there is none. */
+async function scratchPostgres(): Promise<{ url: string; drop(): Promise<void> } | string> {
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL, connectionTimeoutMillis: 1_000 });
+  try {
+    await admin.connect();
+  } catch (error) {
+    return `no PostgreSQL at ${TEST_DATABASE_URL.replace(/\/\/[^@/]*@/, '//')} (${(error as Error).message}); set TEST_DATABASE_URL`;
+  }
+  const name = `paylog_test_${randomUUID().replace(/-/g, '')}`;
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } catch (error) {
+    return `cannot create a scratch database (${(error as Error).message})`;
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(TEST_DATABASE_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const again = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await again.connect();
+      await again.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await again.end();
+    },
+  };
+}
+
+const scratch = await scratchPostgres();
+let postgresSkip = typeof scratch === 'string' ? scratch : undefined;
+let postgres: Database | undefined;
+if (typeof scratch !== 'string') {
+  try {
+    postgres = await createDatabase({ url: scratch.url });
+    await ensureSchema(postgres);
+  } catch (error) {
+    postgresSkip = `lib/db cannot open ${scratch.url.replace(/\/\/[^@/]*@/, '//')} yet (${(error as Error).message})`;
+    await postgres?.close().catch(() => {});
+    postgres = undefined;
+    await scratch.drop();
+  }
+}
+if (postgresSkip) console.warn(`payment log on real PostgreSQL skipped: ${postgresSkip}`);
+
+const redisUp = await redisReachable(REDIS_URL);
+if (!redisUp) console.warn(`payment log on the Upstash store skipped: no Redis at ${REDIS_URL}; set REDIS_URL`);
+let upstash: UpstashRestServer | undefined;
+const pglite = await openPglite();
+
+beforeAll(async () => {
+  if (redisUp) upstash = await startUpstashRestServer({ redisUrl: REDIS_URL, token: `t-${randomUUID()}` });
+});
+
+afterAll(async () => {
+  await upstash?.close();
+  await pglite.close();
+  if (postgres && typeof scratch !== 'string') {
+    await postgres.close();
+    await scratch.drop();
+  }
+});
+
+// ---------------------------------------------------------------------------
+// Fault injection
+
+interface FaultyDatabase {
+  db: Database;
+  /** Every query rejects with DatabaseUnavailable while set. */
+  down: boolean;
+  /** The next this many queries reject with DatabaseUnavailable. */
+  failNext: number;
+  /** Each query waits this long first (then runs, whatever the caller gave up on). */
+  delayMs: number;
+  /** Thrown by every query while set (instead of DatabaseUnavailable). */
+  error?: Error;
+  /** Queries attempted. */
+  queries: number;
+}
+
+function faulty(inner: Database): FaultyDatabase {
+  const state: FaultyDatabase = {
+    down: false,
+    failNext: 0,
+    delayMs: 0,
+    queries: 0,
+    db: {
+      kind: inner.kind,
+      async query<T extends Row = Row>(text: string, params?: readonly unknown[]) {
+        state.queries += 1;
+        if (state.delayMs > 0) await sleep(state.delayMs);
+        if (state.error) throw state.error;
+        if (state.down) throw new DatabaseUnavailable('database unreachable (test)');
+        if (state.failNext > 0) {
+          state.failNext -= 1;
+          throw new DatabaseUnavailable('connection reset (test)');
+        }
+        return inner.query<T>(text, params);
+      },
+      transaction: (work) => (state.down ? Promise.reject(new DatabaseUnavailable('database unreachable (test)')) : inner.transaction(work)),
+      exec: (script, tx) => (state.down ? Promise.reject(new DatabaseUnavailable('database unreachable (test)')) : inner.exec(script, tx)),
+      close: async () => {},
+    },
+  };
+  return state;
+}
+
+interface RecordingStore extends KeyValueStore {
+  /** Every value ever set, by key. */
+  written: [string, string][];
+  /** Operations on keys starting with this reject (a store outage for those keys). */
+  failPrefix?: string;
+  /** Runs before each set (tests use it to interleave a flusher). */
+  beforeSet?: (key: string, value: string, options?: SetOptions) => Promise<void>;
+}
+
+function recording(inner: KeyValueStore): RecordingStore {
+  const check = (key: string) => {
+    if (store.failPrefix !== undefined && key.startsWith(store.failPrefix)) throw new Error('key-value store unreachable (test)');
+  };
+  const store: RecordingStore = {
+    kind: inner.kind,
+    written: [],
+    async get(key) {
+      check(key);
+      return inner.get(key);
+    },
+    async set(key, value, options) {
+      check(key);
+      const hook = store.beforeSet;
+      if (hook) await hook(key, value, options);
+      store.written.push([key, value]);
+      return inner.set(key, value, options);
+    },
+    async del(key) {
+      check(key);
+      return inner.del(key);
+    },
+    async incrementBelow(key, max, ttlMs) {
+      check(key);
+      return inner.incrementBelow(key, max, ttlMs);
+    },
+    async decrementToZero(key) {
+      check(key);
+      return inner.decrementToZero(key);
+    },
+  };
+  return store;
+}
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+interface PaymentRow extends Row {
+  payment_hash: string;
+  endpoint: string | null;
+  amount_sats: number | null;
+  owner_address: string | null;
+  paid_at: Date;
+}
+
+const rows = (db: Database) => db.query<PaymentRow>('SELECT payment_hash, endpoint, amount_sats, owner_address, paid_at FROM payments ORDER BY payment_hash');
+const rowCount = async (db: Database) => Number((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM payments'))[0]!.n);
+const allRowText = async (db: Database) => (await db.query<{ t: string }>('SELECT row_to_json(p)::text AS t FROM payments p')).map((r) => r.t).join('\n');
+
+function paidEntry(overrides: Partial<PaymentLogEntry> = {}): PaymentLogEntry & { preimage: string } {
+  const { preimage, hash } = newPreimage();
+  return { paymentHash: hash, endpoint: '/api/paid', amountSats: 21, ownerAddress: 'alice@example.com', ...overrides, preimage };
+}
+
+/** What a caller passes: never the preimage (the helper keeps it only to look for it). */
+const entryOf = ({ preimage: _preimage, ...entry }: PaymentLogEntry & { preimage: string }): PaymentLogEntry => entry;
+
+/** Every hash appears exactly once, and nothing else is there. */
+async function expectExactlyOnce(db: Database, hashes: string[]): Promise<void> {
+  const found = (await rows(db)).map((r) => r.payment_hash);
+  expect(found).toHaveLength(hashes.length);
+  expect(new Set(found)).toEqual(new Set(hashes));
+}
+
+// ---------------------------------------------------------------------------
+// The log itself, on every database and store at hand
+
+interface Setup {
+  name: string;
+  skip?: string;
+  database: () => Database;
+  store: () => KeyValueStore;
+}
+
+const setups: Setup[] = [
+  { name: 'PGlite, memory store', database: () => pglite, store: createMemoryStore },
+  { name: 'PostgreSQL, memory store', skip: postgresSkip, database: () => postgres!, store: createMemoryStore },
+  {
+    name: 'PGlite, Upstash store on Redis',
+    skip: redisUp ? undefined : `no Redis at ${REDIS_URL}`,
+    database: () => pglite,
+    store: () => createUpstashStore({ url: upstash!.url, token: upstash!.token }),
+  },
+  {
+    name: 'PostgreSQL, Upstash store on Redis',
+    skip: postgresSkip ?? (redisUp ? undefined : `no Redis at ${REDIS_URL}`),
+    database: () => postgres!,
+    store: () => createUpstashStore({ url: upstash!.url, token: upstash!.token }),
+  },
+];
+
+for (const setup of setups) {
+  describe.skipIf(setup.skip !== undefined)(`payment log (${setup.name})${setup.skip ? ` [SKIPPED: ${setup.skip}]` : ''}`, () => {
+    let db: FaultyDatabase;
+    let store: RecordingStore;
+    let lines: string[];
+    let keyPrefix: string;
+
+    // Checks read the database itself, past the faults.
+    const real = () => setup.database();
+    const instance = (options: Partial<PaymentLogOptions> = {}): PaymentLog =>
+      createPaymentLog({
+        database: async () => db.db,
+        store,
+        keyPrefix,
+        retryDelaysMs: [5, 10],
+        attemptTimeoutMs: 2_000,
+        log: (line) => lines.push(line),
+        ...options,
+      });
+
+    beforeEach(async () => {
+      await setup.database().query('TRUNCATE payments');
+      db = faulty(setup.database());
+      store = recording(setup.store());
+      lines = [];
+      // Runs share one Redis: every key of a test lives under its own prefix.
+      keyPrefix = `test:paylog:${randomUUID()}:`;
+    });
+
+    it('writes each payment once, whatever the retries and repeats', async () => {
+      const log = instance();
+      const entry = paidEntry({ paidAt: new Date('2026-01-02T03:04:05.678Z') });
+      expect(await log.record(entryOf(entry))).toBe('written');
+      const again = await Promise.all(Array.from({ length: 5 }, () => log.record(entryOf(entry))));
+      expect(again).toEqual(Array(5).fill('written'));
+      expect(await rows(real())).toEqual([
+        { payment_hash: entry.paymentHash, endpoint: '/api/paid', amount_sats: 21, owner_address: 'alice@example.com', paid_at: new Date('2026-01-02T03:04:05.678Z') },
+      ]);
+    });
+
+    it('retries a failed write; when a retry succeeds nothing is kept', async () => {
+      const log = instance();
+      db.failNext = 2;
+      const entry = paidEntry();
+      expect(await log.record(entryOf(entry))).toBe('written');
+      expect(db.queries).toBe(3);
+      await expectExactlyOnce(real(), [entry.paymentHash]);
+      expect(await store.get(`${keyPrefix}tail`)).toBeNull();
+    });
+
+    it('keeps payments while the database is down and writes each exactly once when it is back', async () => {
+      const log = instance();
+      db.down = true;
+      const entries = Array.from({ length: 25 }, () => paidEntry());
+      expect(await Promise.all(entries.map((e) => log.record(entryOf(e))))).toEqual(Array(25).fill('kept'));
+      expect(await rowCount(real())).toBe(0);
+      expect(await log.flush()).toMatchObject({ written: 0, pending: 25, error: expect.stringContaining('DatabaseUnavailable') });
+
+      db.down = false;
+      expect(await log.flush()).toEqual({ written: 25, pending: 0 });
+      await expectExactlyOnce(real(), entries.map((e) => e.paymentHash));
+      expect(await log.flush()).toEqual({ written: 0, pending: 0 });
+      // Everything is done up to the last slot: the next flush reads nothing.
+      expect(await store.get(`${keyPrefix}head`)).toBe(await store.get(`${keyPrefix}tail`));
+      expect(lines.join('\n')).toContain('kept in the key-value store');
+    });
+
+    it('concurrent flushers share the work: every payment written exactly once', async () => {
+      db.down = true;
+      const entries = Array.from({ length: 60 }, () => paidEntry());
+      const a = instance();
+      await Promise.all(entries.map((e) => a.record(entryOf(e))));
+      db.down = false;
+      const b = instance();
+      const c = instance();
+      const results = await Promise.all([a.flush(), b.flush(), b.flush(), c.flush()]);
+      // Claims are exclusive: no entry was written by two flushers.
+      expect(results.reduce((sum, r) => sum + r.written, 0)).toBe(60);
+      await expectExactlyOnce(real(), entries.map((e) => e.paymentHash));
+      expect(await c.flush()).toEqual({ written: 0, pending: 0 });
+    });
+
+    it('the next successful write flushes what was kept', async () => {
+      const log = instance();
+      db.down = true;
+      const kept = Array.from({ length: 10 }, () => paidEntry());
+      await Promise.all(kept.map((e) => log.record(entryOf(e))));
+      db.down = false;
+      const next = paidEntry();
+      expect(await log.record(entryOf(next))).toBe('written');
+      await waitFor('the kept payments', () => rowCount(real()), (n) => n === 11);
+      await expectExactlyOnce(real(), [...kept, next].map((e) => e.paymentHash));
+    });
+
+    it("another instance's next write finds what this one kept", async () => {
+      db.down = true;
+      const kept = Array.from({ length: 5 }, () => paidEntry());
+      const first = instance();
+      await Promise.all(kept.map((e) => first.record(entryOf(e))));
+      db.down = false;
+      const other = instance();
+      const next = paidEntry();
+      expect(await other.record(entryOf(next))).toBe('written');
+      await waitFor('the kept payments', () => rowCount(real()), (n) => n === 6);
+      await expectExactlyOnce(real(), [...kept, next].map((e) => e.paymentHash));
+    });
+
+    it('a write that times out is kept; its late success and the flush still leave one row', async () => {
+      const log = instance({ attemptTimeoutMs: 100, retryDelaysMs: [5] });
+      db.delayMs = 400;
+      const entry = paidEntry();
+      expect(await log.record(entryOf(entry))).toBe('kept');
+      // Both timed-out attempts still reach the database afterwards.
+      await waitFor('the late writes', () => rowCount(real()), (n) => n === 1);
+      await sleep(450);
+      db.delayMs = 0;
+      expect(await log.flush()).toEqual({ written: 1, pending: 0 });
+      await expectExactlyOnce(real(), [entry.paymentHash]);
+    });
+
+    it('keeps the time of payment, not the time of the late write', async () => {
+      const log = instance();
+      db.down = true;
+      const paidAt = new Date(Date.now() - 3 * 3_600_000);
+      const entry = paidEntry({ paidAt });
+      await log.record(entryOf(entry));
+      db.down = false;
+      await log.flush();
+      expect((await rows(real()))[0]?.paid_at).toEqual(paidAt);
+    });
+
+    it('a writer whose slot a flusher closed first takes the next slot', async () => {
+      const writer = instance();
+      const flusher = instance();
+      db.down = true;
+      let interleaved = false;
+      store.beforeSet = async (key, value) => {
+        if (interleaved || !key.startsWith(`${keyPrefix}slot:`) || value === 'done') return;
+        interleaved = true;
+        // The number is taken, the slot still empty: the flusher closes it.
+        expect(await flusher.flush()).toEqual({ written: 0, pending: 0 });
+      };
+      const entry = paidEntry();
+      expect(await writer.record(entryOf(entry))).toBe('kept');
+      expect(interleaved).toBe(true);
+      expect(await store.get(`${keyPrefix}tail`)).toBe('2');
+      db.down = false;
+      expect(await flusher.flush()).toEqual({ written: 1, pending: 0 });
+      await expectExactlyOnce(real(), [entry.paymentHash]);
+    });
+
+    it('a store that lost the counter but kept old slots loses no payment', async () => {
+      const log = instance();
+      db.down = true;
+      const before = Array.from({ length: 5 }, () => paidEntry());
+      await Promise.all(before.map((e) => log.record(entryOf(e))));
+      const waiting = paidEntry();
+      await store.del(`${keyPrefix}tail`);
+      // Slot 1 onwards hold entries still; the next numbers handed out are taken.
+      expect(await log.record(entryOf(waiting))).toBe('kept');
+      expect(await store.get(`${keyPrefix}tail`)).toBe('6');
+      db.down = false;
+      expect(await log.flush()).toEqual({ written: 6, pending: 0 });
+      await expectExactlyOnce(real(), [...before, waiting].map((e) => e.paymentHash));
+
+      // Lost again after a flush: DONE markers are in the way, and the head is past the new tail.
+      db.down = true;
+      await store.del(`${keyPrefix}tail`);
+      const after = Array.from({ length: 3 }, () => paidEntry());
+      for (const e of after) expect(await log.record(entryOf(e))).toBe('kept');
+      db.down = false;
+      expect(await log.flush()).toEqual({ written: 3, pending: 0 });
+      await expectExactlyOnce(real(), [...before, waiting, ...after].map((e) => e.paymentHash));
+    });
+
+    it('flushes a big outbox over several passes', async () => {
+      const log = instance();
+      db.down = true;
+      const entries = Array.from({ length: 120 }, () => paidEntry());
+      await Promise.all(entries.map((e) => log.record(entryOf(e))));
+      db.down = false;
+      expect(await log.flush({ maxSlots: 50 })).toEqual({ written: 50, pending: 70 });
+      expect(await log.flush({ maxSlots: 50 })).toEqual({ written: 50, pending: 20 });
+      expect(await log.drain()).toEqual({ written: 20, pending: 0 });
+      await expectExactlyOnce(real(), entries.map((e) => e.paymentHash));
+    });
+
+    it('stores the preimage nowhere: not in rows, stored values or log lines', async () => {
+      const log = instance();
+      const payments = Array.from({ length: 6 }, () => paidEntry());
+      const asPayment = (e: (typeof payments)[number]): Payment => ({ paymentHash: e.paymentHash, route: '/api/paid', amountMsat: 21_000 });
+      const request = (e: (typeof payments)[number]) => new Request('https://api.example/api/paid', { headers: { authorization: `L402 token:${e.preimage}` } });
+      db.down = true;
+      for (const p of payments.slice(0, 3)) log.onPaid(asPayment(p), request(p), new Response('ok'));
+      await waitFor('kept entries', async () => store.written.filter(([k, v]) => k.includes('slot:') && v !== 'done').length, (n) => n === 3);
+      db.down = false;
+      for (const p of payments.slice(3)) log.onPaid(asPayment(p), request(p), new Response('ok'));
+      await waitFor('all rows', () => rowCount(real()), (n) => n === 6);
+      const everything = [await allRowText(real()), ...store.written.map(([k, v]) => `${k}=${v}`), ...lines].join('\n');
+      for (const p of payments) {
+        expect(everything).toContain(p.paymentHash);
+        expect(everything).not.toContain(p.preimage);
+      }
+      expect((await rows(real())).map((r) => r.amount_sats)).toEqual(Array(6).fill(21));
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Behaviours that do not depend on the backend
+
+describe('payment log: faults and inputs', () => {
+  let db: FaultyDatabase;
+  let lines: string[];
+  beforeEach(async () => {
+    await pglite.query('TRUNCATE payments');
+    db = faulty(pglite);
+    lines = [];
+  });
+  const instance = (store: KeyValueStore, options: Partial<PaymentLogOptions> = {}) =>
+    createPaymentLog({ database: async () => db.db, store, retryDelaysMs: [5, 10], log: (line) => lines.push(line), ...options });
+
+  it('with the key-value store down too, the payment goes to stderr whole, without secrets, and nothing throws', async () => {
+    const store = recording(createMemoryStore());
+    store.failPrefix = '';
+    db.down = true;
+    const log = instance(store);
+    const entry = paidEntry();
+    expect(await log.record(entryOf(entry))).toBe('dropped');
+    const payment: Payment = { paymentHash: paidEntry().paymentHash, route: '/api/paid', amountMsat: 5000 };
+    expect(() => log.onPaid(payment, new Request('https://api.example/api/paid'), new Response('ok'))).not.toThrow();
+    await waitFor('the second line', async () => lines.length, (n) => n === 2);
+    expect(lines[0]).toContain('NOT logged');
+    expect(lines[0]).toContain(entry.paymentHash);
+    expect(lines[0]).toContain('"amountSats":21');
+    expect(lines[1]).toContain(payment.paymentHash);
+    expect(lines.join('\n')).not.toContain(entry.preimage);
+  });
+
+  it('the default log line goes to console.error and names no URL (it could carry a password)', async () => {
+    const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const log = createPaymentLog({
+        database: () => Promise.reject(new DatabaseUnavailable('cannot reach postgres://app:hunter2@db.example/prod')),
+        store: recording(createMemoryStore()),
+        retryDelaysMs: [],
+      });
+      expect(await log.record(entryOf(paidEntry()))).toBe('kept');
+      const printed = spy.mock.calls.map((call) => call.join(' ')).join('\n');
+      expect(printed).toContain('[payment-log]');
+      expect(printed).not.toContain('hunter2');
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('does not retry what a retry cannot fix (a missing table), but keeps it until the schema is there', async () => {
+    const log = instance(createMemoryStore());
+    db.error = Object.assign(new Error('relation "payments" does not exist'), { code: '42P01' });
+    const entry = paidEntry();
+    expect(await log.record(entryOf(entry))).toBe('kept');
+    expect(db.queries).toBe(1);
+    db.error = undefined;
+    expect(await log.flush()).toEqual({ written: 1, pending: 0 });
+    await expectExactlyOnce(pglite, [entry.paymentHash]);
+  });
+
+  it('keeps the write alive with waitUntil', async () => {
+    const kept: Promise<unknown>[] = [];
+    const log = instance(createMemoryStore(), { waitUntil: (promise) => kept.push(promise) });
+    const entry = paidEntry();
+    log.onPaid({ paymentHash: entry.paymentHash, route: '/api/x', amountMsat: 3000 }, new Request('https://api.example/api/x'), new Response('ok'));
+    expect(kept).toHaveLength(1);
+    await Promise.all(kept);
+    expect(await rows(pglite)).toMatchObject([{ payment_hash: entry.paymentHash, endpoint: '/api/x', amount_sats: 3, owner_address: null }]);
+  });
+
+  it('a waitUntil that throws does not stop the write', async () => {
+    const log = instance(createMemoryStore(), {
+      waitUntil: () => {
+        throw new Error('no request context');
+      },
+    });
+    const entry = paidEntry();
+    log.onPaid({ paymentHash: entry.paymentHash, route: '/api/x', amountMsat: 1000 }, new Request('https://api.example/api/x'), new Response('ok'));
+    await waitFor('the row', () => rowCount(pglite), (n) => n === 1);
+    expect(lines.join('\n')).toContain('waitUntil failed');
+  });
+
+  it('logs the owner the options name for the request', async () => {
+    const log = instance(createMemoryStore(), { ownerOf: (_payment, request) => new URL(request.url).searchParams.get('owner') });
+    const entry = paidEntry();
+    log.onPaid({ paymentHash: entry.paymentHash.toUpperCase(), route: '/api/x', amountMsat: 2000 }, new Request('https://api.example/api/x?owner=bob%40example.com'), new Response('ok'));
+    await waitFor('the row', () => rowCount(pglite), (n) => n === 1);
+    expect(await rows(pglite)).toMatchObject([{ payment_hash: entry.paymentHash, owner_address: 'bob@example.com', amount_sats: 2 }]);
+  });
+
+  it('refuses entries that are not a payment', async () => {
+    const log = instance(createMemoryStore());
+    const good = entryOf(paidEntry());
+    for (const bad of [
+      { ...good, paymentHash: 'xyz' },
+      { ...good, paymentHash: `${good.paymentHash}00` },
+      { ...good, amountSats: 1.5 },
+      { ...good, amountSats: -1 },
+      { ...good, amountSats: 2 ** 31 },
+      { ...good, endpoint: 'x'.repeat(3000) },
+      { ...good, paidAt: 'not a date' },
+    ]) {
+      await expect(log.record(bad)).rejects.toThrow(TypeError);
+    }
+    expect(db.queries).toBe(0);
+  });
+
+  it('an entry that cannot be read back is skipped with a line, and does not block the rest', async () => {
+    const store = createMemoryStore();
+    const log = instance(store, { keyPrefix: 'p:' });
+    db.down = true;
+    const entries = [paidEntry(), paidEntry()];
+    for (const e of entries) await log.record(entryOf(e));
+    await store.set('p:slot:1', '{not json');
+    db.down = false;
+    expect(await log.flush()).toEqual({ written: 1, pending: 0 });
+    await expectExactlyOnce(pglite, [entries[1]!.paymentHash]);
+    expect(lines.join('\n')).toContain('unreadable');
+  });
+});
+
+// ---------------------------------------------------------------------------
+// The hosted demo, over HTTP through the real dev server
+
+const CRON_SECRET = 'cron-secret-for-tests-0123456789';
+
+interface Challenge {
+  macaroon: string;
+  invoice: string;
+  paymentHash: string;
+}
+
+describe('the hosted demo logs its payments', () => {
+  const server = useDevServer(() => ({ CRON_SECRET }));
+  let db: FaultyDatabase;
+  let store: RecordingStore;
+
+  beforeEach(async () => {
+    await pglite.query('TRUNCATE payments');
+    db = faulty(pglite);
+    store = recording(createMemoryStore());
+    resetServiceContext({ database: async () => db.db, store });
+  });
+
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /** 402, dev-wallet payment: the Authorization value of one paid demo request. */
+  async function paidCredential(): Promise<{ authorization: string; paymentHash: string; preimage: string }> {
+    const challenge = await fetch(`${server.url}/api/demo/btc-price`);
+    expect(challenge.status).toBe(402);
+    const body = (await challenge.json()) as Challenge;
+    const paid = await fetch(`${server.url}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: body.invoice }) });
+    expect(paid.status).toBe(200);
+    const { preimage } = (await paid.json()) as { preimage: string };
+    return { authorization: `L402 ${body.macaroon}:${preimage}`, paymentHash: body.paymentHash, preimage };
+  }
+
+  async function paidRequest(authorization: string): Promise<{ status: number; ms: number }> {
+    const started = performance.now();
+    const response = await fetch(`${server.url}/api/demo/btc-price`, { headers: { authorization } });
+    await response.arrayBuffer();
+    return { status: response.status, ms: performance.now() - started };
+  }
+
+  const keptSlots = () => store.written.filter(([key, value]) => key.startsWith('paylog:slot:') && value !== 'done').length;
+  const cron = (authorization?: string) => fetch(`${server.url}/api/cron/flush-payments`, { headers: authorization ? { authorization } : {} });
+
+  it('logs a paid request: hash, endpoint, amount, no owner, and never the preimage', async () => {
+    const credential = await paidCredential();
+    expect((await paidRequest(credential.authorization)).status).toBe(200);
+    const [row] = await waitFor('the row', () => rows(pglite), (r) => r.length === 1);
+    expect(row).toMatchObject({ payment_hash: credential.paymentHash, endpoint: '/api/demo/btc-price', amount_sats: 1, owner_address: null });
+    expect(Math.abs(row!.paid_at.getTime() - Date.now())).toBeLessThan(60_000);
+    expect(await allRowText(pglite)).not.toContain(credential.preimage);
+    expect(store.written.map(([k, v]) => `${k}=${v}`).join('\n')).not.toContain(credential.preimage);
+  });
+
+  it('50 concurrent paid requests: 50 rows', async () => {
+    const credentials = await Promise.all(Array.from({ length: 50 }, () => paidCredential()));
+    const answers = await Promise.all(credentials.map((c) => paidRequest(c.authorization)));
+    expect(answers.map((a) => a.status)).toEqual(Array(50).fill(200));
+    await waitFor('50 rows', () => rowCount(pglite), (n) => n === 50);
+    await expectExactlyOnce(pglite, credentials.map((c) => c.paymentHash));
+  });
+
+  it('a slow database does not delay the paid answer', async () => {
+    const credential = await paidCredential();
+    db.delayMs = 2_000;
+    const answer = await paidRequest(credential.authorization);
+    expect(answer.status).toBe(200);
+    expect(answer.ms).toBeLessThan(500);
+    expect(await rowCount(pglite)).toBe(0);
+    await waitFor('the slow write', () => rowCount(pglite), (n) => n === 1, 8_000);
+  });
+
+  it('database down: paid requests are served at once, and each is logged exactly once when it is back', async () => {
+    const credentials = await Promise.all(Array.from({ length: 10 }, () => paidCredential()));
+    db.down = true;
+    const answers = await Promise.all(credentials.map((c) => paidRequest(c.authorization)));
+    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
+    expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(1_000);
+    await waitFor('kept payments', async () => keptSlots(), (n) => n === 10);
+    expect(await rowCount(pglite)).toBe(0);
+
+    db.down = false;
+    const next = await paidCredential();
+    expect((await paidRequest(next.authorization)).status).toBe(200);
+    await waitFor('11 rows', () => rowCount(pglite), (n) => n === 11);
+    await expectExactlyOnce(pglite, [...credentials, next].map((c) => c.paymentHash));
+    // The background flush marks its slots done just after its insert: let it finish.
+    await waitFor('an empty outbox', () => servicePaymentLog(serviceContext())!.flush(), (r) => r.pending === 0);
+    expect(await (await cron(`Bearer ${CRON_SECRET}`)).json()).toEqual({ written: 0, pending: 0 });
+  });
+
+  it('a database that cannot even be opened does not stop paid requests', async () => {
+    resetServiceContext({ database: () => Promise.reject(new DatabaseUnavailable('cannot reach the database (test)')), store });
+    const credential = await paidCredential();
+    expect((await paidRequest(credential.authorization)).status).toBe(200);
+    await waitFor('the kept payment', async () => keptSlots(), (n) => n === 1);
+  });
+
+  it('with the database and the outbox both failing: still 200, one stderr line with the hash, not the preimage', async () => {
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    store.failPrefix = 'paylog:';
+    db.down = true;
+    const credential = await paidCredential();
+    expect((await paidRequest(credential.authorization)).status).toBe(200);
+    const printed = await waitFor(
+      'the stderr line',
+      async () => errors.mock.calls.map((call) => call.join(' ')).join('\n'),
+      (text) => text.includes(credential.paymentHash),
+    );
+    expect(printed).toContain('NOT logged');
+    expect(printed).not.toContain(credential.preimage);
+  });
+
+  it('the scheduled flush: only with the cron secret; 503 while the database is down; writes what was kept', async () => {
+    expect((await cron()).status).toBe(401);
+    expect((await cron(`Bearer ${CRON_SECRET}x`)).status).toBe(401);
+    expect((await cron(CRON_SECRET)).status).toBe(401);
+    expect((await cron(`Bearer ${CRON_SECRET}`)).status).toBe(200);
+
+    const credentials = await Promise.all(Array.from({ length: 5 }, () => paidCredential()));
+    db.down = true;
+    for (const c of credentials) expect((await paidRequest(c.authorization)).status).toBe(200);
+    await waitFor('kept payments', async () => keptSlots(), (n) => n === 5);
+    const down = await cron(`Bearer ${CRON_SECRET}`);
+    expect(down.status).toBe(503);
+    expect(down.headers.get('retry-after')).toBe('60');
+    expect(await down.json()).toMatchObject({ code: 'DATABASE_UNAVAILABLE', written: 0, pending: 5 });
+
+    db.down = false;
+    const up = await cron(`Bearer ${CRON_SECRET}`);
+    expect(up.status).toBe(200);
+    expect(await up.json()).toEqual({ written: 5, pending: 0 });
+    await expectExactlyOnce(pglite, credentials.map((c) => c.paymentHash));
+  });
+
+  it('the scheduled flush refuses to run without CRON_SECRET configured', async () => {
+    const saved = process.env.CRON_SECRET;
+    delete process.env.CRON_SECRET;
+    try {
+      resetServiceContext({ database: async () => db.db, store });
+      const response = await cron('Bearer ');
+      expect(response.status).toBe(503);
+      expect(await response.json()).toMatchObject({ code: 'NOT_CONFIGURED', missing: ['CRON_SECRET'] });
+    } finally {
+      process.env.CRON_SECRET = saved;
+    }
+  });
+
+  it('one payment log per service context, none without a database', () => {
+    const ctx = serviceContext();
+    expect(servicePaymentLog(ctx)).toBe(servicePaymentLog(ctx));
+    expect(servicePaymentLog({ ...ctx, config: { ...ctx.config, database: undefined } })).toBeUndefined();
+  });
+});

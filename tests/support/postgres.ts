@@ -1,0 +1,72 @@
+// Real PostgreSQL for integration tests: CI starts one (.ci/run) and sets
+// TEST_DATABASE_URL; elsewhere the suites that need it are skipped with a
+// message saying so. Each suite works in a database of its own, created here
+// and dropped after, so parallel test files and earlier runs never collide.
+import { randomBytes } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
+import pg from 'pg';
+
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export async function postgresReachable(url = TEST_DATABASE_URL): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+export interface TestDatabase {
+  /** The server URL with this database's name in place of the original one. */
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+/** A new, empty database on the server of `serverUrl` (which must allow CREATE DATABASE). */
+export async function createTestDatabase(serverUrl = TEST_DATABASE_URL): Promise<TestDatabase> {
+  const name = `test_${randomBytes(6).toString('hex')}`;
+  // template0 with UTF8 and the C locale works whatever the server's defaults are.
+  await admin(serverUrl, `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    name,
+    // FORCE: a pool the test forgot to close must not keep the database alive.
+    drop: () => admin(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
+}
+
+async function admin(serverUrl: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 5_000 });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A loopback port nothing listens on (it was free a moment ago). */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => server.listen(0, '127.0.0.1', resolve).once('error', reject));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** `url` with another port, e.g. a closed one. */
+export function withPort(url: string, port: number): string {
+  const copy = new URL(url);
+  copy.port = String(port);
+  return copy.toString();
+}
