@@ -4,7 +4,7 @@
 // PostgreSQL when one is reachable (TEST_DATABASE_URL, default
 // postgres://postgres@127.0.0.1:5432/test), in a scratch database dropped after.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,8 +56,7 @@ async function measure(databaseUrl: string): Promise<Omit<DirectoryBench, 'postg
   let db: Database | undefined;
   let server: Awaited<ReturnType<typeof startDevServer>> | undefined;
   try {
-    db = await serviceContext().database();
-    await ensureSchema(db);
+    db = await serviceContext().database(); // migrated on open
     await seed(db, run);
     server = await startDevServer({ port: 0 });
     const serverMs: number[] = [];
@@ -105,15 +104,6 @@ async function seed(db: Database, run: string): Promise<void> {
     [run, DIRECTORY_ENTRIES],
   );
   await db.query('ANALYZE apis');
-}
-
-/**
- * TEMPORARY, until ctx.database() hands out a migrated database (lib/db
- * migration runner): creates the tables of 001_initial.sql when they are missing.
- */
-async function ensureSchema(db: Database): Promise<void> {
-  const [row] = await db.query<{ ok: boolean }>("SELECT to_regclass('public.apis') IS NOT NULL AS ok");
-  if (!row?.ok) await db.exec(readFileSync(new URL('../lib/db/migrations/001_initial.sql', import.meta.url), 'utf8'));
 }
 
 async function scratchPostgres(): Promise<{ url: string; drop(): Promise<void> } | string> {

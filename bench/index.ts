@@ -1,9 +1,12 @@
 // npm run bench: the speed targets, measured side by side in one run.
-import { benchTokens } from './token.js';
+import { benchDirectory, type DirectoryBench } from './directory.js';
 import { benchHttp } from './http.js';
 import { benchOverhead } from './overhead.js';
+import { benchPaymentLog } from './payment-log.js';
+import { benchTokens } from './token.js';
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const ms = (n: number) => n.toFixed(1);
 
 console.log('L402 benchmarks (one process per side, this machine, now)\n');
 
@@ -27,3 +30,17 @@ if (http.failures > 0) {
   console.error(`  ${http.failures} requests did not answer 2xx: the measurement is void`);
   process.exitCode = 1;
 }
+
+const directory = await benchDirectory();
+console.log(`\nGET /api/apis.json with ${fmt(directory.entries)} entries: server time p50/p95 (target p95 < 50 ms)`);
+const directoryLine = (label: string, r: Omit<DirectoryBench, 'postgres'>) =>
+  console.log(`  ${label.padEnd(14)} ${ms(r.p50Ms)} / ${ms(r.p95Ms)} ms   (client round trip ${ms(r.roundTripP50Ms)} / ${ms(r.roundTripP95Ms)} ms, ${(r.bytes / 1e6).toFixed(1)} MB body)`);
+directoryLine('PGlite', directory);
+if ('skipped' in directory.postgres) console.log(`  PostgreSQL     not measured: ${directory.postgres.skipped}`);
+else directoryLine('PostgreSQL', directory.postgres);
+
+const notes: string[] = [];
+const paymentLog = await benchPaymentLog({ log: (line) => notes.push(line) });
+console.log('\nPayment log writes/s through the production path (createPaymentLog().record, outbox drain):');
+for (const r of paymentLog) console.log(`  ${r.backend.padEnd(52)} ${fmt(r.writesPerSecond)} writes/s`);
+for (const note of notes) console.log(`  ${note}`);

@@ -6,12 +6,10 @@
 // one is reachable (TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test;
 // a scratch database is created and dropped), and on in-memory PGlite.
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import pg from 'pg';
-import * as dbModule from '../lib/db/index.js';
-import { createDatabase, DatabaseUnavailable, type Database, type Row } from '../lib/db/index.js';
+import { createDatabase, DatabaseUnavailable, migrate, type Database, type Row } from '../lib/db/index.js';
 import { createPaymentLog, type PaymentLogEntry } from '../lib/service/payment-log.js';
 import { createMemoryStore } from '../lib/store/memory.js';
 
@@ -42,7 +40,7 @@ export async function benchPaymentLog(options: { log?: (line: string) => void } 
     let db: Database | undefined;
     try {
       db = await createDatabase({ url: scratch.url });
-      await ensureSchema(db);
+      await migrate(db);
       results.push(...(await benchOn('PostgreSQL (pg)', db)));
     } catch (error) {
       note(`payment-log bench: PostgreSQL through lib/db failed (${(error as Error).message}); PGlite only`);
@@ -54,7 +52,7 @@ export async function benchPaymentLog(options: { log?: (line: string) => void } 
 
   const pglite = await createDatabase({ pgliteDir: null });
   try {
-    await ensureSchema(pglite);
+    await migrate(pglite);
     results.push(...(await benchOn('PGlite (in memory)', pglite)));
   } finally {
     await pglite.close();
@@ -121,17 +119,6 @@ async function runRecords(record: (entry: PaymentLogEntry) => Promise<string>, c
 async function expectRows(db: Database, count: number): Promise<void> {
   const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM payments');
   if (Number(row?.n) !== count) throw new Error(`expected ${count} payment rows, found ${row?.n}`);
-}
-
-// The migration runner when lib/db has one, else the initial migration by hand.
-async function ensureSchema(db: Database): Promise<void> {
-  const migrate = (dbModule as Record<string, unknown>).migrate;
-  if (typeof migrate === 'function') {
-    await (migrate as (db: Database) => Promise<unknown>)(db);
-    return;
-  }
-  const [found] = await db.query<{ t: string | null }>(`SELECT to_regclass('public.payments')::text AS t`);
-  if (!found?.t) await db.exec(readFileSync(new URL('../lib/db/migrations/001_initial.sql', import.meta.url), 'utf8'));
 }
 
 async function scratchPostgres(): Promise<{ url: string; drop(): Promise<void> } | string> {

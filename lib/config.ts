@@ -42,6 +42,9 @@ const EnvSchema = z.object({
 
 export type Env = z.infer<typeof EnvSchema>;
 
+/** Every environment variable this module reads. */
+export const ENV_KEYS = Object.keys(EnvSchema.shape) as Array<keyof Env>;
+
 export interface Config {
   production: boolean;
   dataDir: string;
@@ -71,7 +74,7 @@ export class ConfigError extends Error {
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const parsed = EnvSchema.safeParse(env);
+  const parsed = EnvSchema.safeParse(withoutEmptyValues(env));
   if (!parsed.success) {
     const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new ConfigError(`Invalid environment: ${detail}`);
@@ -133,6 +136,14 @@ export function describeEmbeddedDefaults(config: Config): string[] {
   if (config.l402.secretSource === 'generated') lines.push(`L402_SECRET: generated, kept in ${join(config.dataDir, 'l402-secret')}`);
   if (config.demo.priceSources.length === 0) lines.push('BTC price: simulated (BTC_PRICE_SOURCES=none)');
   return lines;
+}
+
+// `FOO=` (as copied from .env.example) means "not set": the default applies,
+// rather than an empty string failing validation or overriding the default.
+function withoutEmptyValues(env: Record<string, string | undefined>): Record<string, string> {
+  const set: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined && value.trim() !== '') set[key] = value;
+  return set;
 }
 
 function databaseConfig(url: string | undefined, production: boolean, dataDir: string): Config['database'] {

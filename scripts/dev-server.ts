@@ -10,8 +10,8 @@
 //      checked again; on a miss the next rules see the rewritten path.
 //   4. 404: JSON `{error, code: "NOT_FOUND"}` under /api, plain text elsewhere.
 //
-// The vercel.json subset understood here (anything else is warned about at
-// start-up, never silently half-applied):
+// The vercel.json subset understood here (the routing it does not support is
+// warned about at start-up, never silently half-applied):
 //   - `rewrites: [{source, destination}]` with internal destinations. When the
 //     destination path uses none of the source's named params, all of them are
 //     added to the query (Vercel's rule, see @vercel/routing-utils
@@ -22,6 +22,8 @@
 //     values are filled from the source. A header the function set itself wins.
 //   - Not supported: `has`/`missing`, `statusCode`, external (http…)
 //     destinations, `redirects`, `routes`, `cleanUrls`, `trailingSlash`.
+//   - Other keys have no local meaning and are accepted silently, e.g.
+//     `functions` (bundling, memory, duration) and `crons` (call the path by hand).
 // Sources and destination paths are path-to-regexp v6 patterns, compiled by
 // that library with the options Vercel uses (routing-utils `sourceToRegex`):
 // case-sensitive, strict about trailing slashes. Placeholders get the text the

@@ -386,6 +386,28 @@ describe('start-up checks', () => {
       warn.mockRestore();
     }
   });
+
+  it('accepts the keys that only mean something on Vercel (functions, crons) without a warning', async () => {
+    const dir = project({
+      'api/hello.ts': fn,
+      'vercel.json': JSON.stringify({
+        functions: { 'api/**/*.ts': { includeFiles: 'lib/db/migrations/**' } },
+        crons: [{ path: '/api/hello', schedule: '17 4 * * *' }],
+      }),
+    });
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const server = await startDevServer({ root: dir, port: 0 });
+      try {
+        expect(warn.mock.calls.flat().map(String).filter((line) => line.includes('vercel.json'))).toEqual([]);
+        expect(await (await fetch(`${server.url}/api/hello`)).text()).toBe('ok');
+      } finally {
+        await server.close();
+      }
+    } finally {
+      warn.mockRestore();
+    }
+  });
 });
 
 describe('npm start', () => {

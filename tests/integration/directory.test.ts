@@ -1,7 +1,6 @@
 // The public directory (POST /api/register, GET /api/apis.json) as clients
 // meet it: through the real dev server, on PGlite and on real PostgreSQL, plus
 // direct function calls where a property needs many requests.
-import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import apisFn from '../../api/apis.json.js';
@@ -31,17 +30,6 @@ const server = {
     return serverUrl;
   },
 };
-
-/**
- * TEMPORARY, until ctx.database() hands out a migrated database (lib/db
- * migration runner): creates the tables of 001_initial.sql when they are missing.
- */
-async function ensureSchema(): Promise<Database> {
-  const db = await serviceContext().database();
-  const [row] = await db.query<{ ok: boolean }>("SELECT to_regclass('public.apis') IS NOT NULL AS ok");
-  if (!row?.ok) await db.exec(readFileSync(new URL('../../lib/db/migrations/001_initial.sql', import.meta.url), 'utf8'));
-  return db;
-}
 
 /** The database of the backend under test, as the service opened it. */
 let db: Database;
@@ -130,7 +118,7 @@ for (const backend of backends) {
     const running = useDevServer(() => ({ REGISTER_RATE_LIMIT_PER_MINUTE: '100000', DATABASE_URL: database!.url }));
     beforeAll(async () => {
       serverUrl = running.url;
-      db = await ensureSchema();
+      db = await serviceContext().database(); // migrated on open
     });
     afterAll(() => db.close());
 

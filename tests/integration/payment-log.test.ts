@@ -5,17 +5,15 @@
 // the in-memory store and (when Redis is reachable) the Upstash store; the
 // hosted demo is driven over HTTP through the real dev server.
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import * as dbModule from '../../lib/db/index.js';
-import { createDatabase, DatabaseUnavailable, type Database, type Row } from '../../lib/db/index.js';
+import { createDatabase, DatabaseUnavailable, migrate, type Database, type DatabaseConfig, type Row } from '../../lib/db/index.js';
 import type { Payment } from '../../lib/l402/paywall.js';
 import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
 import { createPaymentLog, servicePaymentLog, type PaymentLog, type PaymentLogEntry, type PaymentLogOptions } from '../../lib/service/payment-log.js';
 import { createMemoryStore, createUpstashStore } from '../../lib/store/index.js';
 import type { KeyValueStore, SetOptions } from '../../lib/store/types.js';
 import { newPreimage } from '../support/l402.js';
+import { createTestDatabase, postgresReachable, TEST_DATABASE_URL } from '../support/postgres.js';
 import { REDIS_URL, redisReachable } from '../support/redis.js';
 import { useDevServer } from '../support/server.js';
 import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
@@ -33,77 +31,24 @@ async function waitFor<T>(what: string, probe: () => Promise<T>, done: (value: T
 }
 
 // ---------------------------------------------------------------------------
-// Databases: the schema comes from lib/db's migration runner when it exists,
-// otherwise from 001_initial.sql applied here (the runner is being added).
+// Databases, with the schema the migrations make: in-memory PGlite, and a
+// database of its own on the real server when one is reachable (dropped after).
 
-const migrateFn = (dbModule as Record<string, unknown>).migrate as ((db: Database) => Promise<unknown>) | undefined;
-
-async function ensureSchema(db: Database): Promise<void> {
-  if (typeof migrateFn === 'function') {
-    await migrateFn(db);
-    return;
-  }
-  const [found] = await db.query<{ t: string | null }>(`SELECT to_regclass('public.payments')::text AS t`);
-  if (!found?.t) await db.exec(readFileSync(new URL('../../lib/db/migrations/001_initial.sql', import.meta.url), 'utf8'));
-}
-
-async function openPglite(): Promise<Database> {
-  const db = await createDatabase({ pgliteDir: null });
-  await ensureSchema(db);
+async function openMigrated(config: DatabaseConfig): Promise<Database> {
+  const db = await createDatabase(config);
+  await migrate(db);
   return db;
 }
 
-const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-
-/** A scratch database on the real server (dropped afterwards), or why there is none. */
-async function scratchPostgres(): Promise<{ url: string; drop(): Promise<void> } | string> {
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL, connectionTimeoutMillis: 1_000 });
-  try {
-    await admin.connect();
-  } catch (error) {
-    return `no PostgreSQL at ${TEST_DATABASE_URL.replace(/\/\/[^@/]*@/, '//')} (${(error as Error).message}); set TEST_DATABASE_URL`;
-  }
-  const name = `paylog_test_${randomUUID().replace(/-/g, '')}`;
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } catch (error) {
-    return `cannot create a scratch database (${(error as Error).message})`;
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(TEST_DATABASE_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const again = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await again.connect();
-      await again.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await again.end();
-    },
-  };
-}
-
-const scratch = await scratchPostgres();
-let postgresSkip = typeof scratch === 'string' ? scratch : undefined;
-let postgres: Database | undefined;
-if (typeof scratch !== 'string') {
-  try {
-    postgres = await createDatabase({ url: scratch.url });
-    await ensureSchema(postgres);
-  } catch (error) {
-    postgresSkip = `lib/db cannot open ${scratch.url.replace(/\/\/[^@/]*@/, '//')} yet (${(error as Error).message})`;
-    await postgres?.close().catch(() => {});
-    postgres = undefined;
-    await scratch.drop();
-  }
-}
+const postgresSkip = (await postgresReachable()) ? undefined : `no PostgreSQL at ${TEST_DATABASE_URL.replace(/\/\/[^@/]*@/, '//')}; set TEST_DATABASE_URL`;
 if (postgresSkip) console.warn(`payment log on real PostgreSQL skipped: ${postgresSkip}`);
+const scratch = postgresSkip ? undefined : await createTestDatabase();
+const postgres = scratch ? await openMigrated({ url: scratch.url }) : undefined;
 
 const redisUp = await redisReachable(REDIS_URL);
 if (!redisUp) console.warn(`payment log on the Upstash store skipped: no Redis at ${REDIS_URL}; set REDIS_URL`);
 let upstash: UpstashRestServer | undefined;
-const pglite = await openPglite();
+const pglite = await openMigrated({ pgliteDir: null });
 
 beforeAll(async () => {
   if (redisUp) upstash = await startUpstashRestServer({ redisUrl: REDIS_URL, token: `t-${randomUUID()}` });
@@ -112,10 +57,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await upstash?.close();
   await pglite.close();
-  if (postgres && typeof scratch !== 'string') {
-    await postgres.close();
-    await scratch.drop();
-  }
+  await postgres?.close();
+  await scratch?.drop();
 });
 
 // ---------------------------------------------------------------------------

@@ -1,7 +1,6 @@
 // The Pro tier as a customer meets it: buy (GET /api/dev-token), pay with the
 // dev wallet, activate (POST /api/dev-token), check (GET /api/pro-check);
 // through the real dev server, on PGlite and on real PostgreSQL.
-import { readFileSync } from 'node:fs';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,17 +34,6 @@ const server = {
     return serverUrl;
   },
 };
-
-/**
- * TEMPORARY, until ctx.database() hands out a migrated database (lib/db
- * migration runner): creates the tables of 001_initial.sql when they are missing.
- */
-async function ensureSchema(): Promise<Database> {
-  const db = await serviceContext().database();
-  const [row] = await db.query<{ ok: boolean }>("SELECT to_regclass('public.pro_subscriptions') IS NOT NULL AS ok");
-  if (!row?.ok) await db.exec(readFileSync(new URL('../../lib/db/migrations/001_initial.sql', import.meta.url), 'utf8'));
-  return db;
-}
 
 /** The database of the backend under test, as the service opened it. */
 let db: Database;
@@ -150,7 +138,7 @@ for (const backend of backends) {
     const running = useDevServer(() => ({ INVOICE_RATE_LIMIT_PER_MINUTE: '100000', DATABASE_URL: database!.url }));
     beforeAll(async () => {
       serverUrl = running.url;
-      db = await ensureSchema();
+      db = await serviceContext().database(); // migrated on open
     });
     afterAll(() => db.close());
 

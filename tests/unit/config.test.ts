@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, describeEmbeddedDefaults, loadConfig } from '../../lib/config.js';
+import { parseEnv } from 'node:util';
+import { ConfigError, ENV_KEYS, describeEmbeddedDefaults, loadConfig } from '../../lib/config.js';
 import { resetServiceContext } from '../../lib/service/context.js';
 
 const dataDir = () => mkdtempSync(join(tmpdir(), 'l402-config-'));
@@ -45,6 +46,37 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ L402_TOKEN_TTL_SECONDS: 'soon' })).toThrow(ConfigError);
     expect(() => loadConfig({ LIGHTNING_PROVIDER: 'carrier-pigeon' })).toThrow(/LIGHTNING_PROVIDER/);
     expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT/);
+  });
+
+  it('treats an empty value (FOO= as copied from .env.example) as unset', () => {
+    const dir = dataDir();
+    const empty = loadConfig({
+      DATA_DIR: dir,
+      L402_SECRET: '',
+      L402_TOKEN_TTL_SECONDS: '',
+      LIGHTNING_PROVIDER: '',
+      DEV_NODE_PRIVATE_KEY: ' ',
+      UPSTASH_REDIS_REST_URL: '',
+      PORT: '',
+      BTC_PRICE_SOURCES: '',
+      DATABASE_URL: '',
+      CRON_SECRET: '',
+      VERCEL: '',
+    });
+    expect(empty).toEqual(loadConfig({ DATA_DIR: dir }));
+    expect(empty.production).toBe(false);
+    expect(empty.l402.tokenTtlSeconds).toBe(3600);
+    expect(empty.demo.priceSources).toEqual(['coinbase', 'kraken', 'coingecko']);
+    expect(empty.cron.secret).toBeUndefined();
+  });
+
+  it('.env.example lists every setting and, copied as it is, loads the defaults', () => {
+    const example = parseEnv(readFileSync(new URL('../../.env.example', import.meta.url), 'utf8'));
+    // Set by the platform, not by hand.
+    const platform = ['NODE_ENV', 'VERCEL'];
+    expect(Object.keys(example).sort()).toEqual(ENV_KEYS.filter((key) => !platform.includes(key)).sort());
+    const dir = dataDir();
+    expect(loadConfig({ ...example, DATA_DIR: dir })).toEqual(loadConfig({ DATA_DIR: dir }));
   });
 });
 
