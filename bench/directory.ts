@@ -4,11 +4,11 @@
 // PostgreSQL when one is reachable (TEST_DATABASE_URL, default
 // postgres://postgres@127.0.0.1:5432/test), in a scratch database dropped after.
 import { randomUUID } from 'node:crypto';
+import { createTestDatabase, postgresReachable, TEST_DATABASE_URL, type TestDatabase } from '../tests/support/postgres.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import type { Database } from '../lib/db/index.js';
 import { resetServiceContext, serviceContext } from '../lib/service/context.js';
 import { startDevServer } from '../scripts/dev-server.js';
@@ -30,7 +30,6 @@ export interface DirectoryBench {
   postgres: Omit<DirectoryBench, 'postgres'> | { skipped: string };
 }
 
-const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 export async function benchDirectory(): Promise<DirectoryBench> {
   const pglite = await measure('pglite://memory');
@@ -106,31 +105,14 @@ async function seed(db: Database, run: string): Promise<void> {
   await db.query('ANALYZE apis');
 }
 
-async function scratchPostgres(): Promise<{ url: string; drop(): Promise<void> } | string> {
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL, connectionTimeoutMillis: 1_000 });
-  admin.on('error', () => {});
+/** A scratch database on the test server, or why there is none. */
+async function scratchPostgres(): Promise<TestDatabase | string> {
+  if (!(await postgresReachable())) return `no PostgreSQL at ${TEST_DATABASE_URL.replace(/\/\/[^@/]*@/, '//')}`;
   try {
-    await admin.connect();
+    return await createTestDatabase();
   } catch (error) {
-    return `no PostgreSQL at ${TEST_DATABASE_URL.replace(/\/\/[^@/]*@/, '//')} (${(error as Error).message})`;
+    return `cannot create a scratch database (${(error as Error).message})`;
   }
-  const name = `directory_bench_${randomUUID().replace(/-/g, '')}`;
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(TEST_DATABASE_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const again = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await again.connect();
-      await again.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await again.end();
-    },
-  };
 }
 
 function percentile(values: number[], p: number): number {

@@ -5,10 +5,9 @@
 // down. On a real PostgreSQL server through lib/db's node-postgres pool when
 // one is reachable (TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test;
 // a scratch database is created and dropped), and on in-memory PGlite.
-import { randomUUID } from 'node:crypto';
+import { createTestDatabase, postgresReachable, TEST_DATABASE_URL, type TestDatabase } from '../tests/support/postgres.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
-import pg from 'pg';
 import { createDatabase, DatabaseUnavailable, migrate, type Database, type Row } from '../lib/db/index.js';
 import { createPaymentLog, type PaymentLogEntry } from '../lib/service/payment-log.js';
 import { createMemoryStore } from '../lib/store/memory.js';
@@ -24,7 +23,6 @@ export interface PaymentLogBenchResult {
   writes: number;
 }
 
-const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const DIRECT_WRITES = 3_000;
 const FLUSH_WRITES = 3_000;
 const WARM_UP = 300;
@@ -121,32 +119,14 @@ async function expectRows(db: Database, count: number): Promise<void> {
   if (Number(row?.n) !== count) throw new Error(`expected ${count} payment rows, found ${row?.n}`);
 }
 
-async function scratchPostgres(): Promise<{ url: string; drop(): Promise<void> } | string> {
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL, connectionTimeoutMillis: 1_000 });
+/** A scratch database on the test server, or why there is none. */
+async function scratchPostgres(): Promise<TestDatabase | string> {
+  if (!(await postgresReachable())) return `no PostgreSQL at ${TEST_DATABASE_URL.replace(/\/\/[^@/]*@/, '//')}`;
   try {
-    await admin.connect();
-  } catch (error) {
-    return `no PostgreSQL at ${TEST_DATABASE_URL.replace(/\/\/[^@/]*@/, '//')} (${(error as Error).message})`;
-  }
-  const name = `paylog_bench_${randomUUID().replace(/-/g, '')}`;
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
+    return await createTestDatabase();
   } catch (error) {
     return `cannot create a scratch database (${(error as Error).message})`;
-  } finally {
-    await admin.end();
   }
-  const url = new URL(TEST_DATABASE_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const again = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await again.connect();
-      await again.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await again.end();
-    },
-  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
