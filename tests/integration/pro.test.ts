@@ -12,20 +12,12 @@ import { decodeInvoice } from '../../lib/lightning/bolt11.js';
 import { ProviderUnavailable, type LightningProvider } from '../../lib/lightning/provider.js';
 import { resetServiceContext, serviceContext, type ServiceContext } from '../../lib/service/context.js';
 import { PRO_ACTIVATION_WINDOW_SECONDS } from '../../lib/service/pro.js';
-import { createTestDatabase, postgresReachable, TEST_DATABASE_URL, type TestDatabase } from '../support/postgres.js';
+import { databaseBackends, type TestDatabase } from '../support/postgres.js';
 import { useDevServer } from '../support/server.js';
 
 // Every test runs on PGlite (in memory) and on a real PostgreSQL server when one
 // is reachable (TEST_DATABASE_URL): a database of its own, dropped after.
-const postgresUp = await postgresReachable();
-const backends: { name: string; skip?: string; open(): Promise<TestDatabase> }[] = [
-  { name: 'PGlite', open: async () => ({ url: 'pglite://memory', name: 'memory', drop: async () => {} }) },
-  {
-    name: 'PostgreSQL',
-    skip: postgresUp ? undefined : `no PostgreSQL at ${TEST_DATABASE_URL.replace(/\/\/[^@/]*@/, '//')}; set TEST_DATABASE_URL`,
-    open: () => createTestDatabase(),
-  },
-];
+const backends = await databaseBackends();
 
 let serverUrl = '';
 /** The dev server of the backend under test. */

@@ -55,6 +55,27 @@ async function admin(serverUrl: string, sql: string): Promise<void> {
   }
 }
 
+export interface DatabaseBackend {
+  name: string;
+  /** Why this backend's suite is skipped here, if it is. */
+  skip?: string;
+  /** A fresh database for one suite: its DATABASE_URL and how to drop it. */
+  open(): Promise<TestDatabase>;
+}
+
+/** PGlite in memory, and the real server when it answers. */
+export async function databaseBackends(): Promise<DatabaseBackend[]> {
+  const up = await postgresReachable();
+  return [
+    { name: 'PGlite', open: async () => ({ url: 'pglite://memory', name: 'memory', drop: async () => {} }) },
+    {
+      name: 'PostgreSQL',
+      skip: up ? undefined : `no PostgreSQL at ${TEST_DATABASE_URL.replace(/\/\/[^@/]*@/, '//')}; set TEST_DATABASE_URL`,
+      open: () => createTestDatabase(),
+    },
+  ];
+}
+
 /** A loopback port nothing listens on (it was free a moment ago). */
 export async function closedPort(): Promise<number> {
   const server = createServer();
