@@ -4,7 +4,7 @@
 // PostgreSQL when one is reachable (TEST_DATABASE_URL, default
 // postgres://postgres@127.0.0.1:5432/test), in a scratch database dropped after.
 import { randomUUID } from 'node:crypto';
-import { createTestDatabase, postgresReachable, TEST_DATABASE_URL, type TestDatabase } from '../tests/support/postgres.js';
+import { scratchDatabase } from '../tests/support/postgres.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,7 +34,7 @@ export interface DirectoryBench {
 export async function benchDirectory(): Promise<DirectoryBench> {
   const pglite = await measure('pglite://memory');
   let postgres: DirectoryBench['postgres'];
-  const scratch = await scratchPostgres();
+  const scratch = await scratchDatabase();
   if (typeof scratch === 'string') postgres = { skipped: scratch };
   else {
     try {
@@ -105,15 +105,6 @@ async function seed(db: Database, run: string): Promise<void> {
   await db.query('ANALYZE apis');
 }
 
-/** A scratch database on the test server, or why there is none. */
-async function scratchPostgres(): Promise<TestDatabase | string> {
-  if (!(await postgresReachable())) return `no PostgreSQL at ${TEST_DATABASE_URL.replace(/\/\/[^@/]*@/, '//')}`;
-  try {
-    return await createTestDatabase();
-  } catch (error) {
-    return `cannot create a scratch database (${(error as Error).message})`;
-  }
-}
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);

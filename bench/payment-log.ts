@@ -5,7 +5,7 @@
 // down. On a real PostgreSQL server through lib/db's node-postgres pool when
 // one is reachable (TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test;
 // a scratch database is created and dropped), and on in-memory PGlite.
-import { createTestDatabase, postgresReachable, TEST_DATABASE_URL, type TestDatabase } from '../tests/support/postgres.js';
+import { scratchDatabase } from '../tests/support/postgres.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { createDatabase, DatabaseUnavailable, migrate, type Database, type Row } from '../lib/db/index.js';
@@ -31,7 +31,7 @@ export async function benchPaymentLog(options: { log?: (line: string) => void } 
   const note = options.log ?? ((line: string) => console.error(line));
   const results: PaymentLogBenchResult[] = [];
 
-  const scratch = await scratchPostgres();
+  const scratch = await scratchDatabase();
   if (typeof scratch === 'string') {
     note(`payment-log bench: ${scratch}; PGlite only`);
   } else {
@@ -119,15 +119,6 @@ async function expectRows(db: Database, count: number): Promise<void> {
   if (Number(row?.n) !== count) throw new Error(`expected ${count} payment rows, found ${row?.n}`);
 }
 
-/** A scratch database on the test server, or why there is none. */
-async function scratchPostgres(): Promise<TestDatabase | string> {
-  if (!(await postgresReachable())) return `no PostgreSQL at ${TEST_DATABASE_URL.replace(/\/\/[^@/]*@/, '//')}`;
-  try {
-    return await createTestDatabase();
-  } catch (error) {
-    return `cannot create a scratch database (${(error as Error).message})`;
-  }
-}
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   for (const r of await benchPaymentLog()) console.log(`${r.backend.padEnd(52)} ${Math.round(r.writesPerSecond).toLocaleString('en-US')} writes/s`);

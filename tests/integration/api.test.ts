@@ -18,6 +18,7 @@ import { decodeInvoice, encodeInvoice } from '../../lib/lightning/bolt11.js';
 import { ProviderUnavailable, type LightningProvider } from '../../lib/lightning/provider.js';
 import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
 import { startDevServer, type DevServer } from '../../scripts/dev-server.js';
+import type { ChallengeBody as Challenge } from '../support/server.js';
 
 const SECRET = 'api-integration-secret-0123456789abcdef0123456789abcdef01234567'.slice(0, 64);
 const MAX_INVOICE_SATS = 50_000;
@@ -71,15 +72,6 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-interface Challenge {
-  error: string;
-  code: string;
-  macaroon: string;
-  invoice: string;
-  paymentHash: string;
-  priceSats: number;
-  expiresAt: string;
-}
 
 interface ErrorBody {
   error: string;

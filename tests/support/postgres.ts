@@ -76,6 +76,16 @@ export async function databaseBackends(): Promise<DatabaseBackend[]> {
   ];
 }
 
+/** A scratch database for a benchmark, or the reason there is none (benchmarks skip, not fail). */
+export async function scratchDatabase(): Promise<TestDatabase | string> {
+  if (!(await postgresReachable())) return `no PostgreSQL at ${TEST_DATABASE_URL.replace(/\/\/[^@/]*@/, '//')}`;
+  try {
+    return await createTestDatabase();
+  } catch (error) {
+    return `cannot create a scratch database (${(error as Error).message})`;
+  }
+}
+
 /** A loopback port nothing listens on (it was free a moment ago). */
 export async function closedPort(): Promise<number> {
   const server = createServer();

@@ -21,19 +21,11 @@ import {
   type ReplayStore,
 } from '../../lib/l402/index.js';
 import { newPreimage, payChallenge, recordingProvider, type RecordingProvider } from '../support/l402.js';
+import type { ChallengeBody } from '../support/server.js';
 
 const SECRET = 'unit-test-secret-0123456789abcdef0123456789abcdef';
 const BASE = 'http://shop.example';
 
-interface ChallengeBody {
-  error: string;
-  code: string;
-  macaroon: string;
-  invoice: string;
-  paymentHash: string;
-  priceSats: number;
-  expiresAt: string;
-}
 
 type Behaviour = (request: Request) => Response | Promise<Response>;
 
