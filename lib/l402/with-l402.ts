@@ -2,11 +2,13 @@
 // functions, Hono, Bun, Deno, Workers) in the paywall.
 import { logError, refusalResponse, createPaywall, type L402Options, type Payment } from './paywall.js';
 
-const payments = new WeakMap<Request, Payment>();
+// A private symbol on the Request rather than a WeakMap: no ephemeron for the
+// garbage collector to trace per paid request.
+const PAYMENT = Symbol('l402.payment');
 
 /** The payment behind a request that reached a withL402 handler. */
 export function getPayment(request: Request): Payment | undefined {
-  return payments.get(request);
+  return (request as { [PAYMENT]?: Payment })[PAYMENT];
 }
 
 export function withL402<Rest extends unknown[]>(
@@ -20,7 +22,7 @@ export function withL402<Rest extends unknown[]>(
     const decision = await paywall.decide(request);
     if (decision.kind === 'refused') return refusalResponse(decision);
 
-    payments.set(request, decision.payment);
+    (request as { [PAYMENT]?: Payment })[PAYMENT] = decision.payment;
     let response: Response;
     try {
       response = await handler(request, ...rest);
