@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import apisFn from '../../api/apis.json.js';
 import registerFn from '../../api/register.js';
 import { DatabaseUnavailable, type Database } from '../../lib/db/index.js';
-import { resetServiceContext, serviceContext, type ServiceContext } from '../../lib/service/context.js';
+import { resetServiceContext, type ServiceContext } from '../../lib/service/context.js';
 import { CATEGORIES, MAX_PRICE_SATS } from '../../lib/service/directory.js';
-import { databaseBackends, type TestDatabase } from '../support/postgres.js';
-import { useDevServer } from '../support/server.js';
+import { databaseBackends } from '../support/postgres.js';
+import { useDevServerOn } from '../support/server.js';
 
 // Every test runs on PGlite (in memory) and on a real PostgreSQL server when one
 // is reachable (TEST_DATABASE_URL): a database of its own, dropped after.
@@ -100,19 +100,11 @@ const direct = {
 
 for (const backend of backends) {
   describe.skipIf(backend.skip !== undefined)(`directory on ${backend.name}${backend.skip ? ` [SKIPPED: ${backend.skip}]` : ''}`, () => {
-    let database: TestDatabase | undefined;
-    beforeAll(async () => {
-      database = await backend.open();
-    });
-    afterAll(async () => {
-      await database?.drop();
-    });
-    const running = useDevServer(() => ({ REGISTER_RATE_LIMIT_PER_MINUTE: '100000', DATABASE_URL: database!.url }));
-    beforeAll(async () => {
+    const running = useDevServerOn(backend, () => ({ REGISTER_RATE_LIMIT_PER_MINUTE: '100000' }));
+    beforeAll(() => {
       serverUrl = running.url;
-      db = await serviceContext().database(); // migrated on open
+      db = running.db;
     });
-    afterAll(() => db.close());
 
     it('runs on the backend it names', () => {
       expect(db.kind).toBe(backend.name === 'PGlite' ? 'pglite' : 'pg');

@@ -12,8 +12,8 @@ import { decodeInvoice } from '../../lib/lightning/bolt11.js';
 import { ProviderUnavailable, type LightningProvider } from '../../lib/lightning/provider.js';
 import { resetServiceContext, serviceContext, type ServiceContext } from '../../lib/service/context.js';
 import { PRO_ACTIVATION_WINDOW_SECONDS } from '../../lib/service/pro.js';
-import { databaseBackends, type TestDatabase } from '../support/postgres.js';
-import { useDevServer } from '../support/server.js';
+import { databaseBackends } from '../support/postgres.js';
+import { useDevServerOn } from '../support/server.js';
 
 // Every test runs on PGlite (in memory) and on a real PostgreSQL server when one
 // is reachable (TEST_DATABASE_URL): a database of its own, dropped after.
@@ -120,19 +120,11 @@ const expectAbout = (iso: string, expectedMs: number) => expect(Math.abs(Date.pa
 
 for (const backend of backends) {
   describe.skipIf(backend.skip !== undefined)(`Pro on ${backend.name}${backend.skip ? ` [SKIPPED: ${backend.skip}]` : ''}`, () => {
-    let database: TestDatabase | undefined;
-    beforeAll(async () => {
-      database = await backend.open();
-    });
-    afterAll(async () => {
-      await database?.drop();
-    });
-    const running = useDevServer(() => ({ INVOICE_RATE_LIMIT_PER_MINUTE: '100000', DATABASE_URL: database!.url }));
-    beforeAll(async () => {
+    const running = useDevServerOn(backend, () => ({ INVOICE_RATE_LIMIT_PER_MINUTE: '100000' }));
+    beforeAll(() => {
       serverUrl = running.url;
-      db = await serviceContext().database(); // migrated on open
+      db = running.db;
     });
-    afterAll(() => db.close());
 
     it('runs on the backend it names', () => {
       expect(db.kind).toBe(backend.name === 'PGlite' ? 'pglite' : 'pg');

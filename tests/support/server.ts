@@ -4,7 +4,9 @@ import { afterAll, beforeAll } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resetServiceContext } from '../../lib/service/context.js';
+import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
+import type { Database } from '../../lib/db/index.js';
+import type { DatabaseBackend, TestDatabase } from './postgres.js';
 import { startDevServer, type DevServer } from '../../scripts/dev-server.js';
 
 export const TEST_SECRET = 'test-server-secret-0123456789abcdef0123456789abcdef';
@@ -40,6 +42,36 @@ export function useDevServer(env: () => Record<string, string> = () => ({})): { 
     get url() {
       if (!server) throw new Error('the dev server starts in beforeAll');
       return server.url;
+    },
+  };
+}
+
+/**
+ * The dev server on a database backend of its own (tests/support/postgres.ts):
+ * the database is created before the server starts and dropped after, and
+ * `db` is the service's own (migrated) connection to it.
+ */
+export function useDevServerOn(backend: DatabaseBackend, env: () => Record<string, string> = () => ({})): { readonly url: string; readonly db: Database } {
+  let database: TestDatabase | undefined;
+  let db: Database | undefined;
+  beforeAll(async () => {
+    database = await backend.open();
+  });
+  afterAll(async () => {
+    await database?.drop();
+  });
+  const running = useDevServer(() => ({ ...env(), DATABASE_URL: database!.url }));
+  beforeAll(async () => {
+    db = await serviceContext().database(); // migrated on open
+  });
+  afterAll(() => db?.close());
+  return {
+    get url() {
+      return running.url;
+    },
+    get db() {
+      if (!db) throw new Error('the database opens in beforeAll');
+      return db;
     },
   };
 }
