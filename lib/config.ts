@@ -35,6 +35,9 @@ const EnvSchema = z.object({
   DATABASE_URL: optionalText,
   /** Vercel sends it as `Authorization: Bearer <CRON_SECRET>` to scheduled functions (api/cron/*). */
   CRON_SECRET: optionalText,
+  // --- Lightning backends (LIGHTNING_PROVIDER and each backend's settings) ---
+  // --- Managed mode: split, payouts, Lightning Addresses ---
+  // --- Stats: LNURL-auth sessions, linking, admins ---
   DATA_DIR: z.string().default('.data'),
   PORT: positiveInt.max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
@@ -65,6 +68,9 @@ export interface Config {
   directory: { registerRatePerMinute: number };
   /** Scheduled functions (api/cron/*) answer only requests carrying this secret; unset = they refuse. */
   cron: { secret?: string };
+  // --- Lightning backends ---
+  // --- Managed mode ---
+  // --- Stats ---
   /** Settings production cannot run without; the paywall answers 503 naming them. */
   problems: string[];
 }
@@ -124,6 +130,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     pro: { priceSats: e.PRO_PRICE_SATS },
     directory: { registerRatePerMinute: e.REGISTER_RATE_LIMIT_PER_MINUTE },
     cron: { secret: e.CRON_SECRET },
+    // --- Lightning backends ---
+    // --- Managed mode ---
+    // --- Stats ---
     problems,
   };
 }

@@ -1,9 +1,9 @@
 // Scheduled by vercel.json "crons": writes the payments kept in the key-value
 // store while the database was down (lib/service/payment-log.ts). Vercel
 // calls it with `Authorization: Bearer <CRON_SECRET>`; nothing else may.
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { HttpError, json } from '../../lib/http/errors.js';
 import { route } from '../../lib/http/route.js';
+import { requireCronSecret } from '../../lib/http/secrets.js';
 import { serviceConfig, serviceContext } from '../../lib/service/context.js';
 import { servicePaymentLog } from '../../lib/service/payment-log.js';
 
@@ -19,12 +19,3 @@ export default route({
     return json({ written: result.written, pending: result.pending }, { headers: { 'Cache-Control': 'no-store' } });
   },
 });
-
-function requireCronSecret(secret: string | undefined, authorization: string | null): void {
-  if (!secret) throw new HttpError(503, 'NOT_CONFIGURED', 'Scheduled functions are not configured: set CRON_SECRET', { missing: ['CRON_SECRET'] });
-  // Hashing first gives equal lengths, so the comparison takes the same time whatever was sent.
-  const digest = (text: string) => createHash('sha256').update(text).digest();
-  if (!timingSafeEqual(digest(authorization ?? ''), digest(`Bearer ${secret}`))) {
-    throw new HttpError(401, 'UNAUTHORIZED', 'This endpoint is for the scheduler only', {}, { 'WWW-Authenticate': 'Bearer' });
-  }
-}

@@ -8,6 +8,8 @@ export interface CreateInvoiceRequest {
   /** Hex SHA256 committed to instead of a memo (BOLT11 `h`, LNURL-pay). */
   descriptionHash?: string;
   expirySeconds?: number;
+  /** Where the backend should announce the payment, for backends that take a per-invoice webhook URL (dev, Phoenixd, LNbits). */
+  webhookUrl?: string;
 }
 
 export interface CreatedInvoice {
@@ -26,11 +28,68 @@ export interface InvoiceStatus {
   amountMsat: number;
 }
 
+export interface PayInvoiceRequest {
+  /** A BOLT11 invoice with an amount; the caller has decoded and checked it. */
+  invoice: string;
+  /** Routing fee the backend may spend at most (integer msat). */
+  maxFeeMsat: number;
+}
+
+export interface PaidInvoice {
+  paymentHash: string;
+  preimage: string;
+  feeMsat: number;
+}
+
+/** An outgoing payment as the backend knows it. */
+export interface PaymentStatus {
+  paymentHash: string;
+  /** `pending`: in flight, do not pay again; `failed`: definitely not paid, a new attempt is safe. */
+  state: 'pending' | 'succeeded' | 'failed';
+  preimage?: string;
+  feeMsat?: number;
+}
+
+/** A verified webhook delivery: which incoming payment it is about. */
+export interface WebhookEvent {
+  paymentHash: string;
+  /** The backend's delivery id, when it has one (deduplication). */
+  eventId?: string;
+}
+
+export interface WebhookDelivery {
+  headers: Headers;
+  /** The raw body, exactly as received: signatures are over these bytes. */
+  body: string;
+  /** Unix ms; tests pass it to check timestamp tolerance. */
+  now?: number;
+}
+
 export interface LightningProvider {
   readonly name: string;
   createInvoice(request: CreateInvoiceRequest): Promise<CreatedInvoice>;
   /** null when the backend does not know the hash. */
   lookupInvoice(paymentHash: string): Promise<InvoiceStatus | null>;
+  /**
+   * Pays an invoice. Throws PaymentFailed when the backend definitely did not
+   * pay (no route, no balance), ProviderUnavailable when the outcome is unknown
+   * (timeout, 5xx): then lookupPayment tells, and the invoice must not be paid
+   * again with a new one until it says `failed`.
+   */
+  payInvoice(request: PayInvoiceRequest): Promise<PaidInvoice>;
+  /** null when the backend has no outgoing payment with this hash. */
+  lookupPayment(paymentHash: string): Promise<PaymentStatus | null>;
+  /** What the wallet holds, integer msat. */
+  balance(): Promise<{ balanceMsat: number }>;
+  /**
+   * Verifies a webhook delivery (signature over the raw body, in constant time,
+   * timestamp tolerance where the scheme has one) and says which payment it is
+   * about. Throws WebhookRejected when it is not authentic. Backends that do not
+   * sign their webhooks return the hash from the body: the caller confirms it by
+   * lookupInvoice, which is the source of truth in every case. Absent when the
+   * backend sends no webhooks.
+   */
+  readWebhook?(delivery: WebhookDelivery): WebhookEvent;
 }
 
 /** The backend could not be reached or answered nonsense; callers answer 503. */
@@ -38,5 +97,21 @@ export class ProviderUnavailable extends Error {
   override readonly name = 'ProviderUnavailable';
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
+  }
+}
+
+/** The backend refused a payment and did not make it (safe to try again later, with a new invoice). */
+export class PaymentFailed extends Error {
+  override readonly name = 'PaymentFailed';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** A webhook delivery that is not authentic (bad, missing or stale signature); answer 401, do nothing. */
+export class WebhookRejected extends Error {
+  override readonly name = 'WebhookRejected';
+  constructor(message: string) {
+    super(message);
   }
 }

@@ -35,6 +35,10 @@ export function assertCounterMax(max: number): void {
   if (Number.isNaN(max)) throw new RangeError('max must be a number, got NaN');
 }
 
+export function assertDelta(delta: number): void {
+  if (!Number.isSafeInteger(delta)) throw new RangeError(`delta must be a safe integer, got ${delta}`);
+}
+
 function parseCounter(value: string): number {
   if (!INTEGER.test(value)) throw new Error(NOT_AN_INTEGER);
   return Number(value);
@@ -130,6 +134,16 @@ export function createMemoryStore(): KeyValueStore {
       if (current <= 0) return 0;
       entry.value = String(current - 1);
       return current - 1;
+    },
+
+    async incrementBy(key, delta) {
+      assertDelta(delta);
+      const entry = live(key);
+      const next = (entry === undefined ? 0 : parseCounter(entry.value)) + delta;
+      if (!Number.isSafeInteger(next)) throw new Error(NOT_AN_INTEGER);
+      if (entry === undefined) write(key, { value: String(next), expiresAt: Infinity });
+      else entry.value = String(next);
+      return next;
     },
   };
 }

@@ -29,6 +29,11 @@ export interface KeyValueStore {
    * release after expiry cannot create a key that never expires.
    */
   decrementToZero(key: string): Promise<number>;
+  /**
+   * Atomically adds `delta` (a safe integer, may be negative) to the counter at
+   * `key`, creating it at 0 without expiry; returns the new value (INCRBY).
+   */
+  incrementBy(key: string, delta: number): Promise<number>;
 }
 
 export interface RateLimitResult {

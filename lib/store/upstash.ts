@@ -4,7 +4,7 @@
 
 import { Ratelimit } from '@upstash/ratelimit';
 import { Redis } from '@upstash/redis';
-import { assertCounterMax, assertTtlMs } from './memory.js';
+import { assertCounterMax, assertDelta, assertTtlMs } from './memory.js';
 import type {
   KeyValueStore,
   RateLimiter,
@@ -123,6 +123,11 @@ function storeOn(redis: Redis): KeyValueStore {
 
     async decrementToZero(key) {
       return counterFrom(await decrementToZero.exec([key], []));
+    },
+
+    async incrementBy(key, delta) {
+      assertDelta(delta);
+      return await redis.incrby(key, delta);
     },
   };
 }

@@ -15,10 +15,10 @@ import invoiceFn from '../../api/invoice.js';
 import verifyFn from '../../api/verify.js';
 import { Keyring, decodeToken, mintToken } from '../../lib/l402/token.js';
 import { decodeInvoice, encodeInvoice } from '../../lib/lightning/bolt11.js';
-import { ProviderUnavailable, type LightningProvider } from '../../lib/lightning/provider.js';
 import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
 import { startDevServer, type DevServer } from '../../scripts/dev-server.js';
 import type { ChallengeBody as Challenge } from '../support/server.js';
+import { unreachableProvider } from '../support/l402.js';
 
 const SECRET = 'api-integration-secret-0123456789abcdef0123456789abcdef01234567'.slice(0, 64);
 const MAX_INVOICE_SATS = 50_000;
@@ -115,11 +115,7 @@ function expectErrorBody(body: unknown, code?: string): asserts body is ErrorBod
   expect(JSON.stringify(body)).not.toMatch(/\bat .*\.ts:\d+|node_modules/);
 }
 
-const failingProvider: LightningProvider = {
-  name: 'down',
-  createInvoice: () => Promise.reject(new ProviderUnavailable('connection refused')),
-  lookupInvoice: () => Promise.reject(new ProviderUnavailable('connection refused')),
-};
+const failingProvider = unreachableProvider();
 
 describe('SPEC.md protocol flow through the dev server', () => {
   beforeAll(baseEnv);

@@ -3,7 +3,7 @@
 // through a local WebSocket proxy (tests/support/neon-proxy.ts) to that same
 // PostgreSQL. The service's queries rely on exactly these behaviours,
 // whichever database runs. Each suite works in databases of its own.
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,8 @@ import {
   type Database,
 } from '../../lib/db/index.js';
 import { MIGRATIONS_DIR } from '../../lib/db/migrate.js';
+
+const SHIPPED_MIGRATIONS = readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
 import { createNeonDatabase } from '../../lib/db/neon.js';
 import { createPgDatabase } from '../../lib/db/pg.js';
 import { createPgliteDatabase } from '../../lib/db/pglite.js';
@@ -287,13 +289,13 @@ for (const target of targets) {
     });
 
     describe('migrations', () => {
-      it('applies 001 once; a second run applies nothing', async () => {
+      it('applies every shipped migration once, in order; a second run applies nothing', async () => {
         const fresh = await target.fresh();
         try {
-          expect(files(await migrate(fresh.db))).toEqual(['001_initial.sql']);
+          expect(files(await migrate(fresh.db))).toEqual(SHIPPED_MIGRATIONS);
           expect(await migrate(fresh.db)).toEqual([]);
-          const recorded = await fresh.db.query<{ version: number; name: string; applied_at: Date }>('SELECT version, name, applied_at FROM schema_migrations');
-          expect(recorded).toEqual([{ version: 1, name: 'initial', applied_at: expect.any(Date) }]);
+          const recorded = await fresh.db.query<{ version: number; name: string; applied_at: Date }>('SELECT version, name, applied_at FROM schema_migrations ORDER BY version');
+          expect(recorded).toEqual(SHIPPED_MIGRATIONS.map((file) => ({ version: Number(file.slice(0, 3)), name: file.slice(4, -4), applied_at: expect.any(Date) })));
           expect(await tableExists(fresh.db, 'payments')).toBe(true);
         } finally {
           await fresh.cleanup();
@@ -542,12 +544,12 @@ describe('openMigratedDatabase', () => {
         openMigratedDatabase({ url: database.url }, { onMigrated: (list) => applied.push(list) }),
       ]);
       expect(a).toBe(b);
-      expect(applied.map(files)).toEqual([['001_initial.sql']]);
-      expect(await a.query('SELECT version FROM schema_migrations')).toEqual([{ version: 1 }]);
+      expect(applied.map(files)).toEqual([SHIPPED_MIGRATIONS]);
+      expect(await a.query('SELECT count(*)::int AS n FROM schema_migrations')).toEqual([{ n: SHIPPED_MIGRATIONS.length }]);
       await a.close();
       const c = await openMigratedDatabase({ url: database.url }, { onMigrated: (list) => applied.push(list) });
       expect(c).not.toBe(a);
-      expect(applied.map(files)).toEqual([['001_initial.sql'], []]);
+      expect(applied.map(files)).toEqual([SHIPPED_MIGRATIONS, []]);
       await c.close();
     } finally {
       await database.drop();

@@ -144,6 +144,10 @@ function recording(inner: KeyValueStore): RecordingStore {
       check(key);
       return inner.decrementToZero(key);
     },
+    async incrementBy(key, delta) {
+      check(key);
+      return inner.incrementBy(key, delta);
+    },
   };
   return store;
 }

@@ -9,11 +9,11 @@ import proCheckFn from '../../api/pro-check.js';
 import { DatabaseUnavailable, type Database } from '../../lib/db/index.js';
 import { Keyring, decodeToken, mintToken } from '../../lib/l402/token.js';
 import { decodeInvoice } from '../../lib/lightning/bolt11.js';
-import { ProviderUnavailable, type LightningProvider } from '../../lib/lightning/provider.js';
 import { resetServiceContext, serviceContext, type ServiceContext } from '../../lib/service/context.js';
 import { PRO_ACTIVATION_WINDOW_SECONDS } from '../../lib/service/pro.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
+import { unreachableProvider } from '../support/l402.js';
 
 // Every test runs on PGlite (in memory) and on a real PostgreSQL server when one
 // is reachable (TEST_DATABASE_URL): a database of its own, dropped after.
@@ -408,11 +408,7 @@ for (const backend of backends) {
     });
 
     describe('faults', () => {
-      const failingProvider: LightningProvider = {
-        name: 'down',
-        createInvoice: () => Promise.reject(new ProviderUnavailable('connection refused')),
-        lookupInvoice: () => Promise.reject(new ProviderUnavailable('connection refused')),
-      };
+      const failingProvider = unreachableProvider();
 
       it('Lightning provider down: GET /api/dev-token answers 503 PROVIDER_UNAVAILABLE with Retry-After', async () => {
         resetContext({ provider: failingProvider });

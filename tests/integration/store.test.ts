@@ -125,6 +125,18 @@ function storeContract(title: string, describeFn: typeof describe, backend: () =
       expect(await store.incrementBelow(key, 5, 150)).toBe(1);
     });
 
+    it('incrementBy adds signed amounts atomically and refuses non-integers', async () => {
+      const { store } = backend();
+      const key = freshKey('incrby');
+      expect(await store.incrementBy(key, 1500)).toBe(1500);
+      expect(await store.incrementBy(key, -2000)).toBe(-500);
+      await Promise.all(Array.from({ length: 50 }, () => store.incrementBy(key, 10)));
+      expect(await store.get(key)).toBe('0');
+      await expect(store.incrementBy(key, 0.5)).rejects.toThrow(RangeError);
+      await store.set(key, 'not a number');
+      await expect(store.incrementBy(key, 1)).rejects.toThrow(/not an integer/);
+    });
+
     it('decrementToZero never goes below zero and does not create keys', async () => {
       const { store } = backend();
       const key = freshKey('decr');

@@ -3,6 +3,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes, randomBytes } from '@noble/hashes/utils.js';
 import type { InvoiceProvider } from '../../lib/l402/index.js';
+import { ProviderUnavailable, type LightningProvider } from '../../lib/lightning/provider.js';
 
 export function newPreimage(): { preimage: string; hash: string } {
   const preimage = bytesToHex(randomBytes(32));
@@ -38,4 +39,10 @@ export async function payChallenge(response: Response, provider: RecordingProvid
   const preimage = provider.preimages.get(body.paymentHash);
   if (!preimage) throw new Error('challenge for an unknown invoice');
   return `L402 ${body.macaroon}:${preimage}`;
+}
+
+/** A Lightning backend that is down: every call fails with ProviderUnavailable. */
+export function unreachableProvider(name = 'down'): LightningProvider {
+  const down = () => Promise.reject(new ProviderUnavailable('connection refused (test)'));
+  return { name, createInvoice: down, lookupInvoice: down, payInvoice: down, lookupPayment: down, balance: down };
 }

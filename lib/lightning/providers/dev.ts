@@ -1,21 +1,47 @@
 // The embedded dev Lightning node (DESIGN.md decision 13): real BOLT11
 // invoices signed with its own node key, fake money. Invoices live in the
 // key-value store so every instance sharing it sees them; the dev wallet
-// settles them exactly once.
+// settles them exactly once. Dev nodes sharing a store form one fake network:
+// any of them can pay another's invoices (payouts to local Lightning
+// Addresses), with balances kept in the store. A paid invoice created with a
+// `webhookUrl` is announced there, signed like a real backend's webhook.
 import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, hexToBytes, randomBytes } from '@noble/hashes/utils.js';
+import { bytesToHex, hexToBytes, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { KeyValueStore } from '../../store/types.js';
 import { InvalidInvoice, decodeInvoice, encodeInvoice } from '../bolt11.js';
-import type { CreateInvoiceRequest, CreatedInvoice, InvoiceStatus, LightningProvider } from '../provider.js';
+import {
+  PaymentFailed,
+  WebhookRejected,
+  type CreateInvoiceRequest,
+  type CreatedInvoice,
+  type InvoiceStatus,
+  type LightningProvider,
+  type PaidInvoice,
+  type PaymentStatus,
+  type WebhookDelivery,
+} from '../provider.js';
 
 const StoredInvoice = z.object({
   invoice: z.string(),
   preimage: z.string(),
   amountMsat: z.number().int().positive(),
   expiresAt: z.number().int(),
+  /** The issuing dev node's key (records from before it was kept belong to whoever reads them). */
+  payee: z.string().optional(),
+  webhookUrl: z.string().optional(),
 });
+
+const OutgoingPayment = z.object({ preimage: z.string(), feeMsat: z.number().int() });
+
+/** The dev node's webhook body (like Phoenixd's), signed in `x-dev-node-signature: t=<unix ms>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. */
+export const DEV_WEBHOOK_SIGNATURE_HEADER = 'x-dev-node-signature';
+const DevWebhookBody = z.object({ type: z.literal('payment_received'), paymentHash: z.string().regex(/^[0-9a-f]{64}$/), amountMsat: z.number().int(), timestamp: z.number().int() });
+const WEBHOOK_TOLERANCE_MS = 5 * 60_000;
+const WEBHOOK_TIMEOUT_MS = 5_000;
 
 /** Why the dev wallet refused to pay; `code` becomes the HTTP error code. */
 export class DevPaymentError extends Error {
@@ -30,8 +56,11 @@ export class DevPaymentError extends Error {
 
 export interface DevNode extends LightningProvider {
   readonly nodeKey: string;
-  /** The dev wallet: settles one of this node's invoices and returns the proof. */
+  /** The dev wallet (fake money, no balance): settles an invoice of any dev node on this store and returns the proof. */
   pay(invoice: string): Promise<{ preimage: string; paymentHash: string; amountMsat: number }>;
+  readWebhook(delivery: WebhookDelivery): { paymentHash: string };
+  /** Signs a webhook body as this node does (tests forge and replay deliveries with it). */
+  signWebhook(body: string, timestampMs: number): string;
 }
 
 const MAX_EXPIRY_SECONDS = 7 * 24 * 3600;
@@ -41,10 +70,55 @@ export function createDevNode(options: { store: KeyValueStore; privateKey: strin
   const nodeKey = bytesToHex(secp256k1.getPublicKey(hexToBytes(privateKey), true));
   const invoiceKey = (hash: string) => `devnode:invoice:${hash}`;
   const paidKey = (hash: string) => `devnode:paid:${hash}`;
+  const outgoingKey = (hash: string) => `devnode:out:${nodeKey}:${hash}`;
+  const balanceKey = (key: string) => `devnode:balance:${key}`;
+  const webhookKey = hmac(sha256, hexToBytes(privateKey), utf8ToBytes('dev-node webhook'));
+  const signWebhook = (body: string, timestampMs: number) => bytesToHex(hmac(sha256, webhookKey, utf8ToBytes(`${timestampMs}.${body}`)));
 
   async function load(hash: string) {
     const raw = await store.get(invoiceKey(hash));
     return raw === null ? null : StoredInvoice.parse(JSON.parse(raw));
+  }
+
+  /** Settles an invoice of any dev node on this store, once; credits the payee and announces it. */
+  async function settle(invoice: string) {
+    let decoded;
+    try {
+      decoded = decodeInvoice(invoice.trim());
+    } catch (error) {
+      if (error instanceof InvalidInvoice) throw new DevPaymentError('INVALID_INVOICE', error.message);
+      throw error;
+    }
+    const record = await load(decoded.paymentHash);
+    if (!record || (record.payee ?? nodeKey) !== decoded.payeeNodeKey) {
+      if (decoded.payeeNodeKey !== nodeKey) throw new DevPaymentError('NOT_DEV_INVOICE', 'This invoice was not issued by the embedded dev node; pay it with a real wallet');
+      throw new DevPaymentError('UNKNOWN_INVOICE', 'The dev node does not know this invoice (it may have been created before a restart)');
+    }
+    if (record.expiresAt <= Date.now() / 1000) throw new DevPaymentError('INVOICE_EXPIRED', 'Invoice expired; request a new one');
+    // SET NX: concurrent payers race here and exactly one settles.
+    const settledNow = await store.set(paidKey(decoded.paymentHash), String(Date.now()), { ttlMs: (record.expiresAt - Math.floor(Date.now() / 1000) + 86_400) * 1000, ifAbsent: true });
+    if (!settledNow) throw new DevPaymentError('ALREADY_PAID', 'Invoice already paid');
+    await store.incrementBy(balanceKey(decoded.payeeNodeKey), record.amountMsat);
+    if (record.webhookUrl) await deliverWebhook(record.webhookUrl, decoded.paymentHash, record.amountMsat);
+    return { preimage: record.preimage, paymentHash: decoded.paymentHash, amountMsat: record.amountMsat };
+  }
+
+  // One attempt, bounded: a lost delivery is what the service's look-ups at the provider are for.
+  async function deliverWebhook(url: string, paymentHash: string, amountMsat: number): Promise<void> {
+    const timestamp = Date.now();
+    const body = JSON.stringify({ type: 'payment_received', paymentHash, amountMsat, timestamp });
+    try {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [DEV_WEBHOOK_SIGNATURE_HEADER]: `t=${timestamp},v1=${signWebhook(body, timestamp)}` },
+        body,
+        signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
+      });
+      await response.body?.cancel();
+      if (!response.ok) console.error(`[dev-node] webhook to ${url} answered ${response.status}`);
+    } catch (error) {
+      console.error(`[dev-node] webhook to ${url} failed:`, error instanceof Error ? error.message : error);
+    }
   }
 
   return {
@@ -69,7 +143,14 @@ export function createDevNode(options: { store: KeyValueStore; privateKey: strin
         },
         privateKey,
       );
-      const record = { invoice, preimage: bytesToHex(preimage), amountMsat: request.amountMsat, expiresAt: timestamp + expirySeconds };
+      const record = {
+        invoice,
+        preimage: bytesToHex(preimage),
+        amountMsat: request.amountMsat,
+        expiresAt: timestamp + expirySeconds,
+        payee: nodeKey,
+        ...(request.webhookUrl ? { webhookUrl: request.webhookUrl } : {}),
+      };
       // Kept a day past expiry so a late look-up still finds a settled invoice.
       await store.set(invoiceKey(paymentHash), JSON.stringify(record), { ttlMs: (expirySeconds + 86_400) * 1000 });
       return { invoice, paymentHash, amountMsat: request.amountMsat, expiresAt: record.expiresAt };
@@ -83,21 +164,69 @@ export function createDevNode(options: { store: KeyValueStore; privateKey: strin
     },
 
     async pay(invoice: string) {
-      let decoded;
+      return await settle(invoice);
+    },
+
+    async payInvoice({ invoice, maxFeeMsat }): Promise<PaidInvoice> {
+      if (!Number.isSafeInteger(maxFeeMsat) || maxFeeMsat < 0) throw new RangeError('maxFeeMsat must be a non-negative integer');
+      let amountMsat: number;
       try {
-        decoded = decodeInvoice(invoice.trim());
+        const decoded = decodeInvoice(invoice.trim());
+        if (decoded.amountMsat === null) throw new PaymentFailed('The dev node pays only invoices with an amount');
+        amountMsat = decoded.amountMsat;
       } catch (error) {
-        if (error instanceof InvalidInvoice) throw new DevPaymentError('INVALID_INVOICE', error.message);
+        if (error instanceof InvalidInvoice) throw new PaymentFailed(`Invalid invoice: ${error.message}`);
         throw error;
       }
-      if (decoded.payeeNodeKey !== nodeKey) throw new DevPaymentError('NOT_DEV_INVOICE', 'This invoice was not issued by the embedded dev node; pay it with a real wallet');
-      const record = await load(decoded.paymentHash);
-      if (!record) throw new DevPaymentError('UNKNOWN_INVOICE', 'The dev node does not know this invoice (it may have been created before a restart)');
-      if (record.expiresAt <= Date.now() / 1000) throw new DevPaymentError('INVOICE_EXPIRED', 'Invoice expired; request a new one');
-      // SET NX: concurrent payers race here and exactly one settles.
-      const settledNow = await store.set(paidKey(decoded.paymentHash), String(Date.now()), { ttlMs: (record.expiresAt - Math.floor(Date.now() / 1000) + 86_400) * 1000, ifAbsent: true });
-      if (!settledNow) throw new DevPaymentError('ALREADY_PAID', 'Invoice already paid');
-      return { preimage: record.preimage, paymentHash: decoded.paymentHash, amountMsat: record.amountMsat };
+      // Debit first so concurrent payments cannot spend the same balance twice.
+      if ((await store.incrementBy(balanceKey(nodeKey), -amountMsat)) < 0) {
+        await store.incrementBy(balanceKey(nodeKey), amountMsat);
+        throw new PaymentFailed('Insufficient balance on the dev node');
+      }
+      let paid;
+      try {
+        paid = await settle(invoice);
+      } catch (error) {
+        await store.incrementBy(balanceKey(nodeKey), amountMsat);
+        if (error instanceof DevPaymentError) throw new PaymentFailed(`Payment failed: ${error.message}`);
+        throw error;
+      }
+      await store.set(outgoingKey(paid.paymentHash), JSON.stringify({ preimage: paid.preimage, feeMsat: 0 }));
+      return { paymentHash: paid.paymentHash, preimage: paid.preimage, feeMsat: 0 };
     },
+
+    async lookupPayment(paymentHash: string): Promise<PaymentStatus | null> {
+      const raw = await store.get(outgoingKey(paymentHash));
+      if (raw === null) return null;
+      const payment = OutgoingPayment.parse(JSON.parse(raw));
+      return { paymentHash, state: 'succeeded', preimage: payment.preimage, feeMsat: payment.feeMsat };
+    },
+
+    async balance() {
+      const raw = await store.get(balanceKey(nodeKey));
+      return { balanceMsat: raw === null ? 0 : Number(raw) };
+    },
+
+    readWebhook({ headers, body, now = Date.now() }: WebhookDelivery) {
+      const header = headers.get(DEV_WEBHOOK_SIGNATURE_HEADER);
+      const match = header ? /^t=(\d{1,15}),v1=([0-9a-f]{64})$/.exec(header) : null;
+      if (!match) throw new WebhookRejected(`Missing or malformed ${DEV_WEBHOOK_SIGNATURE_HEADER} header`);
+      const timestampMs = Number(match[1]);
+      if (!timingSafeEqual(hexToBytes(signWebhook(body, timestampMs)), hexToBytes(match[2]!))) throw new WebhookRejected('Webhook signature does not match');
+      if (Math.abs(now - timestampMs) > WEBHOOK_TOLERANCE_MS) throw new WebhookRejected('Webhook timestamp is outside the 5-minute tolerance');
+      const parsed = DevWebhookBody.safeParse(safeJson(body));
+      if (!parsed.success) throw new WebhookRejected('Webhook body is not a dev-node payment_received event');
+      return { paymentHash: parsed.data.paymentHash };
+    },
+
+    signWebhook,
   };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
