@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import type { Network } from './lightning/bolt11.js';
 
 const positiveInt = z.coerce.number().int().positive();
 const optionalText = z.string().trim().min(1).optional();
@@ -58,7 +59,12 @@ export interface Config {
     secretSource: 'env' | 'generated';
     tokenTtlSeconds: number;
   };
-  lightning: { provider: 'dev'; devNodePrivateKey: string };
+  lightning: {
+    provider: 'dev';
+    devNodePrivateKey: string;
+    /** The network our provider's invoices are on; payouts refuse invoices for any other. */
+    network: Network;
+  };
   store: { upstash?: { url: string; token: string } };
   /** Unset in production = no database: the paywall still works, database features answer 503. */
   database?: { url: string } | { pgliteDir: string | null };
@@ -118,7 +124,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir,
     server: { port: e.PORT, host: e.HOST },
     l402: { secrets, secretSource, tokenTtlSeconds: e.L402_TOKEN_TTL_SECONDS },
-    lightning: { provider, devNodePrivateKey: e.DEV_NODE_PRIVATE_KEY?.toLowerCase() ?? (production ? '' : localKey(dataDir, 'dev-node-key')) },
+    lightning: {
+      provider,
+      devNodePrivateKey: e.DEV_NODE_PRIVATE_KEY?.toLowerCase() ?? (production ? '' : localKey(dataDir, 'dev-node-key')),
+      network: provider === 'dev' ? 'regtest' : 'bitcoin',
+    },
     store: { upstash },
     database: databaseConfig(e.DATABASE_URL, production, dataDir),
     invoices: { ratePerMinute: e.INVOICE_RATE_LIMIT_PER_MINUTE, maxSats: e.MAX_INVOICE_SATS },
