@@ -16,7 +16,7 @@ const EnvSchema = z.object({
   L402_SECRET: optionalText,
   L402_SECRET_PREVIOUS: optionalText,
   L402_TOKEN_TTL_SECONDS: positiveInt.max(30 * 24 * 3600).default(3600),
-  LIGHTNING_PROVIDER: z.enum(['dev']).optional(),
+  LIGHTNING_PROVIDER: z.enum(['dev', 'lnbits', 'phoenixd', 'lnd', 'cln', 'nwc', 'blink']).optional(),
   DEV_NODE_PRIVATE_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters').optional(),
   UPSTASH_REDIS_REST_URL: z.string().url().optional(),
   UPSTASH_REDIS_REST_TOKEN: optionalText,
@@ -37,8 +37,65 @@ const EnvSchema = z.object({
   /** Vercel sends it as `Authorization: Bearer <CRON_SECRET>` to scheduled functions (api/cron/*). */
   CRON_SECRET: optionalText,
   // --- Lightning backends (LIGHTNING_PROVIDER and each backend's settings) ---
+  LIGHTNING_NETWORK: z.enum(['bitcoin', 'testnet', 'signet', 'regtest']).default('bitcoin'),
+  /** Every call to the Lightning backend gives up after this long (then 503, or "outcome unknown" for payments). */
+  LIGHTNING_TIMEOUT_MS: positiveInt.min(100).max(120_000).default(10_000),
+  LNBITS_URL: z.string().url().optional(),
+  LNBITS_API_KEY: optionalText,
+  LNBITS_ADMIN_KEY: optionalText,
+  PHOENIXD_URL: z.string().url().optional(),
+  PHOENIXD_PASSWORD: optionalText,
+  PHOENIXD_WEBHOOK_SECRET: optionalText,
+  LND_REST_URL: z.string().url().optional(),
+  LND_MACAROON: z.string().trim().regex(/^[0-9a-fA-F]+$/, 'must be the macaroon in hex (xxd -p -c 10000 admin.macaroon)').optional(),
+  LND_TLS_CERT: optionalText,
+  CLN_REST_URL: z.string().url().optional(),
+  CLN_RUNE: optionalText,
+  NWC_URL: z.string().trim().startsWith('nostr+walletconnect://', 'must be a nostr+walletconnect:// URI').optional(),
+  BLINK_API_KEY: optionalText,
+  BLINK_WALLET_ID: optionalText,
+  BLINK_API_URL: z.string().url().default('https://api.blink.sv/graphql'),
+  BLINK_WEBHOOK_SECRET: optionalText,
   // --- Managed mode: split, payouts, Lightning Addresses ---
+  // lnurl
+  /** Comma-separated usernames answered at /.well-known/lnurlp/; unset = any in development, none in production. */
+  LNURLP_USERNAMES: z.string().regex(/^[a-z0-9\-_.]+(?:\s*,\s*[a-z0-9\-_.]+)*$/, 'must be comma-separated usernames (a-z 0-9 - _ .)').optional(),
+  /** Requests to hosts we do not control (Lightning Address servers): whole budget per fetch, ms. */
+  OUTBOUND_TIMEOUT_MS: positiveInt.max(60_000).default(5000),
+  /** Largest response body read from such hosts, bytes. */
+  OUTBOUND_MAX_BYTES: positiveInt.max(10 * 1024 * 1024).default(64 * 1024),
+  // payouts
+  /** Header x-split-secret of POST /api/split (manual recovery); unset = the endpoint answers 503. */
+  SPLIT_SECRET: optionalText,
+  /** Owner shares below this many sats accrue per owner and are paid together once their total reaches it. */
+  SPLIT_MIN_SATS: positiveInt.max(100_000_000).default(100),
+  /** Routing fee a payout may spend, in parts per million of its amount (paid from the service's 0.3%). */
+  PAYOUT_MAX_FEE_PPM: z.coerce.number().int().min(0).max(1_000_000).default(3000),
+  /** Routing fee a payout may always spend, however small it is (msat). */
+  PAYOUT_MIN_FEE_MSAT: z.coerce.number().int().min(0).max(100_000_000).default(5000),
+  /** Attempts after which a payout that definitely did not go through is marked failed (an operator decides). */
+  PAYOUT_MAX_ATTEMPTS: positiveInt.max(1000).default(10),
+  /** First retry delay; it doubles per attempt, up to 6 hours. */
+  PAYOUT_RETRY_BASE_SECONDS: positiveInt.max(86_400).default(60),
   // --- Stats: LNURL-auth sessions, linking, admins ---
+  // auth
+  /** Comma-separated 33-byte compressed secp256k1 public keys (hex) whose LNURL-auth sessions see everything. */
+  ADMIN_PUBKEYS: z
+    .string()
+    .regex(/^\s*0[23][0-9a-fA-F]{64}(?:\s*,\s*0[23][0-9a-fA-F]{64})*\s*$/, 'must be comma-separated 33-byte compressed public keys in hex (66 characters starting 02 or 03)')
+    .optional(),
+  /** Dashboard session lifetime. */
+  SESSION_TTL_HOURS: positiveInt.max(30 * 24).default(24),
+  /** Life of an LNURL-auth challenge (k1). */
+  LNURL_AUTH_TTL_SECONDS: positiveInt.max(3600).default(300),
+  /** New LNURL-auth challenges (login or erasure) and wallet callbacks per minute per client IP. */
+  AUTH_RATE_LIMIT_PER_MINUTE: positiveInt.default(30),
+  /** Address links started (each pays 1 sat) per hour per public key. */
+  LINK_RATE_LIMIT_PER_HOUR: positiveInt.default(5),
+  /** Life of a link code sent in the 1-sat payment's comment. */
+  LINK_CODE_TTL_MINUTES: positiveInt.max(24 * 60).default(15),
+  /** Wrong entries allowed per link code before it is void. */
+  LINK_CODE_ATTEMPTS: positiveInt.max(20).default(5),
   DATA_DIR: z.string().default('.data'),
   PORT: positiveInt.max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
@@ -59,12 +116,7 @@ export interface Config {
     secretSource: 'env' | 'generated';
     tokenTtlSeconds: number;
   };
-  lightning: {
-    provider: 'dev';
-    devNodePrivateKey: string;
-    /** The network our provider's invoices are on; payouts refuse invoices for any other. */
-    network: Network;
-  };
+  lightning: LightningConfig;
   store: { upstash?: { url: string; token: string } };
   /** Unset in production = no database: the paywall still works, database features answer 503. */
   database?: { url: string } | { pgliteDir: string | null };
@@ -76,9 +128,83 @@ export interface Config {
   cron: { secret?: string };
   // --- Lightning backends ---
   // --- Managed mode ---
+  // lnurl
+  /** Usernames the service's own Lightning Addresses answer for; null = any (development only). */
+  lnurlp: { usernames: string[] | null };
+  /** Fetches to user-supplied hosts (lib/http/outbound.ts). */
+  outbound: { timeoutMs: number; maxBytes: number };
+  // payouts
+  /** The split and payouts to owners (lib/service/payouts.ts). */
+  payouts: {
+    /** POST /api/split; unset = NOT_CONFIGURED. */
+    splitSecret?: string;
+    /** Shares accrue per owner until their total reaches this. */
+    minMsat: number;
+    maxFeePpm: number;
+    minFeeMsat: number;
+    maxAttempts: number;
+    retryBaseSeconds: number;
+  };
   // --- Stats ---
+  // auth
+  auth: {
+    /** Lower-case compressed public keys (hex) that see everything. */
+    adminPubkeys: string[];
+    sessionTtlSeconds: number;
+    challengeTtlSeconds: number;
+    ratePerMinute: number;
+    linkRatePerHour: number;
+    linkCodeTtlSeconds: number;
+    linkCodeAttempts: number;
+  };
   /** Settings production cannot run without; the paywall answers 503 naming them. */
   problems: string[];
+}
+
+// --- Lightning backends: the provider union and each backend's settings ---
+export type LightningProviderName = NonNullable<Env['LIGHTNING_PROVIDER']>;
+
+export interface LightningConfig {
+  provider: LightningProviderName;
+  devNodePrivateKey: string;
+  /** The network our provider's invoices are on; payouts refuse invoices for any other. */
+  network: Network;
+  /** Upper bound of every call to the backend, in ms. */
+  timeoutMs: number;
+  /** Only the chosen backend's settings are filled in. */
+  lnbits?: { url: string; apiKey: string; adminKey?: string };
+  phoenixd?: { url: string; password: string; webhookSecret?: string };
+  lnd?: { url: string; macaroon: string; tlsCert?: string };
+  cln?: { url: string; rune: string };
+  nwc?: { url: string };
+  blink?: { apiKey: string; walletId?: string; apiUrl: string; webhookSecret?: string };
+}
+
+type BackendSettings = Pick<LightningConfig, 'lnbits' | 'phoenixd' | 'lnd' | 'cln' | 'nwc' | 'blink'>;
+
+/** The chosen backend's settings, and the names of the required ones that are not set. */
+function lightningBackend(provider: LightningProviderName, e: Env): { settings: BackendSettings; missing: string[] } {
+  const required: Record<LightningProviderName, Array<keyof Env>> = {
+    dev: [],
+    lnbits: ['LNBITS_URL', 'LNBITS_API_KEY'],
+    phoenixd: ['PHOENIXD_URL', 'PHOENIXD_PASSWORD'],
+    lnd: ['LND_REST_URL', 'LND_MACAROON'],
+    cln: ['CLN_REST_URL', 'CLN_RUNE'],
+    nwc: ['NWC_URL'],
+    blink: ['BLINK_API_KEY'],
+  };
+  const missing = required[provider].filter((key) => e[key] === undefined);
+  if (missing.length > 0) return { settings: {}, missing };
+  const settings: Record<LightningProviderName, () => BackendSettings> = {
+    dev: () => ({}),
+    lnbits: () => ({ lnbits: { url: e.LNBITS_URL!, apiKey: e.LNBITS_API_KEY!, adminKey: e.LNBITS_ADMIN_KEY } }),
+    phoenixd: () => ({ phoenixd: { url: e.PHOENIXD_URL!, password: e.PHOENIXD_PASSWORD!, webhookSecret: e.PHOENIXD_WEBHOOK_SECRET } }),
+    lnd: () => ({ lnd: { url: e.LND_REST_URL!, macaroon: e.LND_MACAROON!.toLowerCase(), tlsCert: e.LND_TLS_CERT } }),
+    cln: () => ({ cln: { url: e.CLN_REST_URL!, rune: e.CLN_RUNE! } }),
+    nwc: () => ({ nwc: { url: e.NWC_URL! } }),
+    blink: () => ({ blink: { apiKey: e.BLINK_API_KEY!, walletId: e.BLINK_WALLET_ID, apiUrl: e.BLINK_API_URL, webhookSecret: e.BLINK_WEBHOOK_SECRET } }),
+  };
+  return { settings: settings[provider](), missing };
 }
 
 export class ConfigError extends Error {
@@ -118,6 +244,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   const provider = e.LIGHTNING_PROVIDER ?? 'dev';
   if (provider === 'dev' && production) problems.push('LIGHTNING_PROVIDER (the embedded dev node never runs in production)');
+  const backend = lightningBackend(provider, e);
+  if (backend.missing.length > 0) {
+    const what = `${backend.missing.join(', ')} (needed by LIGHTNING_PROVIDER=${provider})`;
+    if (!production) throw new ConfigError(`Set ${what}`);
+    problems.push(what);
+  }
 
   return {
     production,
@@ -127,7 +259,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     lightning: {
       provider,
       devNodePrivateKey: e.DEV_NODE_PRIVATE_KEY?.toLowerCase() ?? (production ? '' : localKey(dataDir, 'dev-node-key')),
-      network: provider === 'dev' ? 'regtest' : 'bitcoin',
+      network: provider === 'dev' ? 'regtest' : e.LIGHTNING_NETWORK,
+      timeoutMs: e.LIGHTNING_TIMEOUT_MS,
+      ...backend.settings,
     },
     store: { upstash },
     database: databaseConfig(e.DATABASE_URL, production, dataDir),
@@ -142,7 +276,29 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     cron: { secret: e.CRON_SECRET },
     // --- Lightning backends ---
     // --- Managed mode ---
+    // lnurl
+    lnurlp: { usernames: e.LNURLP_USERNAMES !== undefined ? splitList(e.LNURLP_USERNAMES) : production ? [] : null },
+    outbound: { timeoutMs: e.OUTBOUND_TIMEOUT_MS, maxBytes: e.OUTBOUND_MAX_BYTES },
+    // payouts
+    payouts: {
+      splitSecret: e.SPLIT_SECRET,
+      minMsat: e.SPLIT_MIN_SATS * 1000,
+      maxFeePpm: e.PAYOUT_MAX_FEE_PPM,
+      minFeeMsat: e.PAYOUT_MIN_FEE_MSAT,
+      maxAttempts: e.PAYOUT_MAX_ATTEMPTS,
+      retryBaseSeconds: e.PAYOUT_RETRY_BASE_SECONDS,
+    },
     // --- Stats ---
+    // auth
+    auth: {
+      adminPubkeys: splitList(e.ADMIN_PUBKEYS).map((key) => key.toLowerCase()),
+      sessionTtlSeconds: e.SESSION_TTL_HOURS * 3600,
+      challengeTtlSeconds: e.LNURL_AUTH_TTL_SECONDS,
+      ratePerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE,
+      linkRatePerHour: e.LINK_RATE_LIMIT_PER_HOUR,
+      linkCodeTtlSeconds: e.LINK_CODE_TTL_MINUTES * 60,
+      linkCodeAttempts: e.LINK_CODE_ATTEMPTS,
+    },
     problems,
   };
 }

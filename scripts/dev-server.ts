@@ -537,6 +537,16 @@ async function main(): Promise<void> {
   console.log(`L402 dev server on ${server.url}`);
   for (const line of describeEmbeddedDefaults(config)) console.log(`  ${line}`);
   console.log(`  ${databaseLine}`);
+  if (config.lightning.provider !== 'dev') {
+    // Loaded here so that importing startDevServer (tests) does not build the service.
+    const { checkHealth } = await import('../lib/service/health.js');
+    const { provider } = await checkHealth();
+    console.log(
+      provider.ok
+        ? `  Lightning: ${provider.name} (${provider.network}) answers (${provider.latencyMs} ms)`
+        : `  Lightning: ${provider.name} does NOT answer: ${provider.error}; invoices answer 503 until it does (GET /api/health)`,
+    );
+  }
 }
 
 if (isMainModule()) await main();

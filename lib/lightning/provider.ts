@@ -86,10 +86,12 @@ export interface LightningProvider {
    * timestamp tolerance where the scheme has one) and says which payment it is
    * about. Throws WebhookRejected when it is not authentic. Backends that do not
    * sign their webhooks return the hash from the body: the caller confirms it by
-   * lookupInvoice, which is the source of truth in every case. Absent when the
-   * backend sends no webhooks.
+   * lookupInvoice, which is the source of truth in every case. Returns null for
+   * an authentic delivery that is not about an incoming payment (an outgoing
+   * payment, an on-chain event): acknowledge it and do nothing, or the backend
+   * keeps redelivering. Absent when the backend sends no webhooks.
    */
-  readWebhook?(delivery: WebhookDelivery): WebhookEvent;
+  readWebhook?(delivery: WebhookDelivery): WebhookEvent | null;
 }
 
 /** The backend could not be reached or answered nonsense; callers answer 503. */

@@ -3,6 +3,7 @@
 import { loadConfig, type Config } from '../config.js';
 import { Keyring } from '../l402/token.js';
 import { createDevNode, type DevNode } from '../lightning/providers/dev.js';
+import { createProvider, ProviderConfigError } from '../lightning/providers/index.js';
 import type { LightningProvider } from '../lightning/provider.js';
 import { createBackend } from '../store/index.js';
 import { kvReplayStore, type KvReplayStore } from '../store/replay.js';
@@ -45,6 +46,15 @@ export function resetServiceContext(overrides: Partial<ServiceContext> = {}): vo
   if (Object.keys(overrides).length > 0) current = { ...serviceContext(), ...overrides };
 }
 
+function configuredProvider(config: Config, store: KeyValueStore): LightningProvider {
+  try {
+    return createProvider(config.lightning, store);
+  } catch (error) {
+    if (!(error instanceof ProviderConfigError)) throw error;
+    throw new HttpError(503, 'PROVIDER_MISCONFIGURED', error.message, { setting: error.setting }, { 'Retry-After': '60' });
+  }
+}
+
 function buildContext(config: Config): ServiceContext {
   // Fail closed in production (DESIGN.md "Where it runs"): name what is missing.
   if (config.problems.length > 0) {
@@ -52,7 +62,8 @@ function buildContext(config: Config): ServiceContext {
   }
   const backend = createBackend(config.store);
   const devNode = config.lightning.provider === 'dev' && !config.production ? createDevNode({ store: backend.store, privateKey: config.lightning.devNodePrivateKey }) : undefined;
-  if (!devNode) throw new HttpError(503, 'NOT_CONFIGURED', 'No Lightning provider is configured; set LIGHTNING_PROVIDER');
+  if (config.lightning.provider === 'dev' && !devNode) throw new HttpError(503, 'NOT_CONFIGURED', 'No Lightning provider is configured; set LIGHTNING_PROVIDER');
+  const provider = devNode ?? configuredProvider(config, backend.store);
   let database: Promise<Database> | undefined;
   return {
     config,
@@ -67,7 +78,7 @@ function buildContext(config: Config): ServiceContext {
     store: backend.store,
     keyring: new Keyring(config.l402.secrets),
     replay: kvReplayStore(backend.store),
-    provider: devNode,
+    provider,
     devNode,
     invoiceLimiter: backend.rateLimiter({ limit: config.invoices.ratePerMinute, windowMs: 60_000, prefix: 'ratelimit:invoice' }),
     registerLimiter: backend.rateLimiter({ limit: config.directory.registerRatePerMinute, windowMs: 60_000, prefix: 'ratelimit:register' }),

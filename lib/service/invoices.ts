@@ -4,6 +4,7 @@ import { retryLater, HttpError } from '../http/errors.js';
 import { mintToken } from '../l402/token.js';
 import { PROVIDER_RETRY_AFTER_SECONDS } from '../l402/paywall.js';
 import type { ServiceContext } from './context.js';
+import { rememberOwner } from './managed.js';
 
 export interface IssuedInvoice {
   paymentRequest: string;
@@ -19,7 +20,10 @@ export async function enforceInvoiceRateLimit(ctx: ServiceContext, clientIp: str
   }
 }
 
-export async function issueInvoice(ctx: ServiceContext, input: { amountSats: number; ownerAddress?: string; memo?: string }): Promise<IssuedInvoice> {
+export async function issueInvoice(
+  ctx: ServiceContext,
+  input: { amountSats: number; ownerAddress?: string; memo?: string; endpoint?: string; webhookUrl?: string },
+): Promise<IssuedInvoice> {
   if (input.amountSats > ctx.config.invoices.maxSats) {
     throw new HttpError(400, 'AMOUNT_TOO_LARGE', `amountSats must be at most ${ctx.config.invoices.maxSats}`, { max: ctx.config.invoices.maxSats });
   }
@@ -27,11 +31,20 @@ export async function issueInvoice(ctx: ServiceContext, input: { amountSats: num
   const ttl = ctx.config.l402.tokenTtlSeconds;
   let created;
   try {
-    created = await ctx.provider.createInvoice({ amountMsat, memo: input.memo ?? `L402 payment of ${input.amountSats} sats`, expirySeconds: ttl });
+    created = await ctx.provider.createInvoice({
+      amountMsat,
+      memo: input.memo ?? `L402 payment of ${input.amountSats} sats`,
+      expirySeconds: ttl,
+      ...(input.webhookUrl ? { webhookUrl: input.webhookUrl } : {}),
+    });
   } catch (error) {
     throw providerUnavailable(error);
   }
   const expiresAt = Math.floor(Date.now() / 1000) + ttl;
+  // Managed mode: whom this payment is for is on record before anyone can pay it (no database: 503, no invoice).
+  if (input.ownerAddress) {
+    await rememberOwner(ctx, { paymentHash: created.paymentHash, ownerAddress: input.ownerAddress, amountMsat, expiresAt, endpoint: input.endpoint });
+  }
   const macaroon = mintToken(ctx.keyring, {
     paymentHash: created.paymentHash,
     expiresAt,

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { json } from '../lib/http/errors.js';
+import { readJson } from '../lib/http/input.js';
+import { route } from '../lib/http/route.js';
+import { lightningAddressSchema } from '../lib/lightning/address.js';
+import { linkedAddresses, requireSession } from '../lib/service/auth.js';
+import { serviceContext, type ServiceContext } from '../lib/service/context.js';
+import { confirmLink, startLink, unlink } from '../lib/service/links.js';
+
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
+// Loopback addresses (name@127.0.0.1:3000) only outside production, as the payer allows.
+const bodySchemas = (allowLoopback: boolean) => {
+  const address = z
+    .string({ error: (issue) => (issue.input === undefined ? 'address is required (a Lightning Address like name@example.com)' : 'address must be a Lightning Address') })
+    .pipe(lightningAddressSchema({ allowLoopback }));
+  return {
+    link: z.strictObject({
+      address,
+      code: z.string({ error: 'code must be the code from the 1-sat payment comment' }).trim().min(1, 'code must not be empty').max(32).optional(),
+    }),
+    unlink: z.strictObject({ address }),
+  };
+};
+const schemas = { production: bodySchemas(false), development: bodySchemas(true) };
+const schemasFor = (ctx: ServiceContext) => (ctx.config.production ? schemas.production : schemas.development);
+
+// Lightning Addresses linked to the session's key (Authorization: Bearer <token>):
+//   GET    /api/links                  -> 200 {addresses}
+//   POST   /api/links {address}        -> 200 {address, status: "code-sent", expiresAt, attempts} (1 sat paid, code in its comment)
+//                                         | {address, status: "linked"} when already linked
+//          422 COMMENT_NOT_SUPPORTED, ADDRESS_REFUSED; 429 RATE_LIMITED; 503 ADDRESS_UNREACHABLE, LINK_PAYMENT_*
+//   POST   /api/links {address, code}  -> 200 {address, status: "linked"}
+//          400 WRONG_CODE {attemptsLeft}; 404 LINK_CODE_NOT_FOUND; 429 TOO_MANY_ATTEMPTS
+//   DELETE /api/links {address}        -> 200 {address, removed}
+//   401 without a valid session.
+export default route({
+  async GET(request) {
+    const ctx = serviceContext();
+    const session = await requireSession(ctx, request);
+    return json({ addresses: await linkedAddresses(await ctx.database(), session.pubkey) }, { headers: NO_STORE });
+  },
+  async POST(request) {
+    const ctx = serviceContext();
+    const session = await requireSession(ctx, request);
+    const body = await readJson(request, schemasFor(ctx).link);
+    const result = body.code === undefined ? await startLink(ctx, session, body.address) : await confirmLink(ctx, session, body.address, body.code);
+    return json(result, { headers: NO_STORE });
+  },
+  async DELETE(request) {
+    const ctx = serviceContext();
+    const session = await requireSession(ctx, request);
+    const { address } = await readJson(request, schemasFor(ctx).unlink);
+    return json({ address, removed: await unlink(ctx, session, address) }, { headers: NO_STORE });
+  },
+});

@@ -1,0 +1,47 @@
+// POST /api/split: manual recovery (SPEC.md). Header x-split-secret (401 when
+// missing or wrong, 503 NOT_CONFIGURED when SPLIT_SECRET is unset); body
+// {amountSats, ownerAddress, paymentHash?, idempotencyKey?} (400). The same
+// ledger as the webhook (lib/service/managed.ts manualSplit), so it cannot
+// split or pay a payment hash twice. 200 {ok, ownerSats, ...} or
+// {ok, skipped: true, ...} when the share is below SPLIT_MIN_SATS (it accrues).
+import { z } from 'zod';
+import { HttpError, json } from '../lib/http/errors.js';
+import { readJson } from '../lib/http/input.js';
+import { route } from '../lib/http/route.js';
+import { sameSecret } from '../lib/http/secrets.js';
+import { lightningAddressSchema } from '../lib/lightning/address.js';
+import { outboundPolicy } from '../lib/lightning/lnurl.js';
+import { serviceConfig, serviceContext } from '../lib/service/context.js';
+import { manualSplit } from '../lib/service/managed.js';
+
+const bodySchema = (allowLoopback: boolean) => z.strictObject({
+  amountSats: z.number({ error: 'amountSats is required and must be a number of satoshis' }).int('amountSats must be a whole number of satoshis').min(1, 'amountSats must be at least 1').max(100_000_000, 'amountSats must be at most 100000000'),
+  ownerAddress: lightningAddressSchema({ allowLoopback }),
+  paymentHash: z.string().regex(/^[0-9a-fA-F]{64}$/, 'paymentHash must be 64 hex characters').transform((s) => s.toLowerCase()).optional(),
+  idempotencyKey: z.string().trim().min(1).max(200).optional(),
+});
+const Body = bodySchema(false);
+// Owner addresses on this machine exactly when payouts may reach them (development).
+const DevBody = bodySchema(true);
+
+export default route({
+  async POST(request) {
+    const secret = serviceConfig().payouts.splitSecret;
+    if (!secret) throw new HttpError(503, 'NOT_CONFIGURED', 'Manual splits are not configured: set SPLIT_SECRET', { missing: ['SPLIT_SECRET'] }, { 'Retry-After': '3600' });
+    if (!sameSecret(request.headers.get('x-split-secret'), secret)) throw new HttpError(401, 'UNAUTHORIZED', 'Missing or wrong x-split-secret header');
+    const ctx = serviceContext();
+    const body = await readJson(request, outboundPolicy(ctx.config).allowLoopback ? DevBody : Body);
+    const result = await manualSplit(ctx, body);
+    const payout = result.payouts.find((p) => p.outcome !== 'skipped');
+    const common = {
+      ownerMsat: result.ownerMsat,
+      ledgerKey: result.ledgerKey,
+      duplicate: result.duplicate,
+      state: result.split.state,
+      ...(payout && (payout.outcome === 'retry' || payout.outcome === 'failed') ? { reason: payout.reason } : {}),
+    };
+    const headers = { 'Cache-Control': 'no-store' };
+    if (result.accrued) return json({ ok: true, skipped: true, ...common }, { headers });
+    return json({ ok: true, ownerSats: Math.floor(result.ownerMsat / 1000), ...common }, { headers });
+  },
+});

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { json } from '../lib/http/errors.js';
+import { readQuery } from '../lib/http/input.js';
+import { route } from '../lib/http/route.js';
+import { requireSession } from '../lib/service/auth.js';
+import { serviceContext } from '../lib/service/context.js';
+import { statsCsvFor, statsFor } from '../lib/service/stats.js';
+
+const Query = z.object({
+  format: z.enum(['json', 'csv'], { error: 'format must be json or csv' }).default('json'),
+});
+
+const PRIVATE = { 'Cache-Control': 'no-store' };
+
+// GET /api/stats[?format=csv] with Authorization: Bearer <session> -> the stats object | CSV; 400; 401; 403 (CSV, free tier); 503.
+export default route({
+  async GET(request) {
+    const ctx = serviceContext();
+    const session = await requireSession(ctx, request);
+    const { format } = readQuery(request, Query);
+    if (format === 'csv') {
+      const csv = await statsCsvFor(ctx, session);
+      return new Response(csv.body, {
+        headers: { ...PRIVATE, 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="${csv.filename}"` },
+      });
+    }
+    return json(await statsFor(ctx, session), { headers: PRIVATE });
+  },
+});

@@ -1,0 +1,209 @@
+// Managed mode for library users (SPEC.md "Provider modes and fees"): no
+// Lightning node, only a Lightning Address. The hosted service issues the
+// invoice (POST {serviceUrl}/api/invoice with the owner's address) and pays the
+// owner 99.7% once it is paid; this side trusts nothing it gets back: the
+// answer is validated, the BOLT11 invoice decoded (signature checked) and its
+// amount and payment hash compared with what was asked before the paywall mints
+// its own token with its own secret. Paid requests are verified locally, exactly
+// as in sovereign mode. The token carries an `owner` caveat (DESIGN.md decision 2).
+import { z } from 'zod';
+import { readBoundedText } from '../http/input.js';
+import { withL402 as withL402Core } from '../l402/with-l402.js';
+import type { InvoiceProvider, L402Options } from '../l402/paywall.js';
+import { decodeInvoice, type Network } from '../lightning/bolt11.js';
+import { LightningAddressWithLoopback as LightningAddress } from '../lightning/address.js';
+
+export interface ManagedMode {
+  /** Where the owner is paid: a Lightning Address like name@example.com (the service decides whether it takes loopback ones). */
+  lightningAddress: string;
+  /** The hosted service, e.g. https://l402.example.com. */
+  serviceUrl: string | URL;
+  /** When set, invoices for another network are refused. */
+  network?: Network;
+  /** Per call to the service; default 10000 ms. */
+  timeoutMs?: number;
+  /** Default globalThis.fetch. */
+  fetch?: typeof fetch;
+}
+
+/** The public directory entry POST /api/register makes at start-up (SPEC.md "Directory entry"). */
+export interface DirectoryRegistration {
+  name: string;
+  description?: string;
+  category?: 'data' | 'ai' | 'finance' | 'weather' | 'compute' | 'storage' | 'other';
+  /** The public URL of the endpoint; default the URL of the first request it serves. */
+  url?: string;
+  /** Needed when priceSats is a function. */
+  priceSats?: number;
+}
+
+export type ManagedL402Options = Omit<L402Options, 'provider'> & {
+  provider?: undefined;
+  managed: ManagedMode;
+  register?: DirectoryRegistration;
+};
+
+/** The service answered something other than a valid invoice for what was asked; the paywall answers 503. */
+export class ManagedServiceError extends Error {
+  override readonly name = 'ManagedServiceError';
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+const MAX_ANSWER_BYTES = 16 * 1024;
+const REGISTER_RETRY_MS = 60_000;
+const REGISTER_ATTEMPTS = 5;
+
+const InvoiceAnswer = z.object({
+  paymentRequest: z.string().min(1).max(4096),
+  paymentHash: z.string().regex(/^[0-9a-fA-F]{64}$/),
+  macaroon: z.string().max(8192).optional(),
+});
+
+function serviceEndpoint(serviceUrl: string | URL, path: string): string {
+  const base = new URL(serviceUrl);
+  if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new Error('managed.serviceUrl must be an http(s) URL');
+  return new URL(path, base).toString();
+}
+
+/** An InvoiceProvider backed by the hosted service: what the paywall calls in managed mode. */
+export function managedInvoiceProvider(mode: ManagedMode, options: { endpoint?: string } = {}): InvoiceProvider {
+  const ownerAddress = LightningAddress.parse(mode.lightningAddress);
+  const invoiceUrl = serviceEndpoint(mode.serviceUrl, '/api/invoice');
+  const timeoutMs = mode.timeoutMs ?? 10_000;
+  const doFetch = mode.fetch ?? ((input, init) => globalThis.fetch(input, init));
+
+  return {
+    async createInvoice({ amountMsat, memo }) {
+      if (!Number.isSafeInteger(amountMsat) || amountMsat <= 0 || amountMsat % 1000 !== 0) throw new ManagedServiceError('managed mode sells whole satoshis only');
+      const amountSats = amountMsat / 1000;
+      let response: Response;
+      try {
+        response = await doFetch(invoiceUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json' },
+          body: JSON.stringify({ amountSats, ownerAddress, ...(memo ? { memo: memo.slice(0, 200) } : {}), ...(options.endpoint ? { endpoint: options.endpoint } : {}) }),
+          signal: AbortSignal.timeout(timeoutMs),
+          redirect: 'error',
+        });
+      } catch (error) {
+        throw new ManagedServiceError(`the managed service could not be reached: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      const text = await readBoundedText(response.body, MAX_ANSWER_BYTES).catch(() => 'too-large' as const);
+      if (!response.ok) throw new ManagedServiceError(`the managed service answered ${response.status}`, response.status);
+      if (text === 'too-large' || text === 'not-utf8') throw new ManagedServiceError('the managed service answered an unreadable body');
+      let parsed;
+      try {
+        parsed = InvoiceAnswer.safeParse(JSON.parse(text));
+      } catch {
+        throw new ManagedServiceError('the managed service answered something that is not JSON');
+      }
+      if (!parsed.success) throw new ManagedServiceError('the managed service answered without a valid invoice');
+      const paymentHash = parsed.data.paymentHash.toLowerCase();
+      let decoded;
+      try {
+        decoded = decodeInvoice(parsed.data.paymentRequest);
+      } catch (error) {
+        throw new ManagedServiceError(`the managed service answered an invalid invoice: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      // The token is bound to this hash: a wrong one would sell access for another payment.
+      if (decoded.paymentHash !== paymentHash) throw new ManagedServiceError('the invoice does not carry the payment hash the service named');
+      if (decoded.amountMsat !== amountMsat) throw new ManagedServiceError(`the invoice is for ${decoded.amountMsat ?? 'any'} msat, not the ${amountMsat} msat asked`);
+      if (decoded.expiresAt <= Math.floor(Date.now() / 1000)) throw new ManagedServiceError('the invoice has already expired');
+      if (mode.network && decoded.network !== mode.network) throw new ManagedServiceError(`the invoice is for ${decoded.network}, not ${mode.network}`);
+      return { invoice: parsed.data.paymentRequest, paymentHash };
+    },
+  };
+}
+
+/**
+ * withL402 in either mode: `provider` (sovereign, 0% fee) or `managed:
+ * {lightningAddress, serviceUrl}` (no node; the service keeps 0.3%).
+ */
+export function withL402<Rest extends unknown[]>(
+  handler: (request: Request, ...rest: Rest) => Response | Promise<Response>,
+  options: L402Options | ManagedL402Options,
+): (request: Request, ...rest: Rest) => Promise<Response> {
+  if (!('managed' in options) || !options.managed) return withL402Core(handler, options as L402Options);
+  const { managed, register, ...rest } = options;
+  if ((options as { provider?: unknown }).provider) throw new Error('Pass either provider (sovereign mode) or managed, not both');
+  const ownerAddress = LightningAddress.parse(managed.lightningAddress);
+  const userCaveats = rest.caveats;
+  const paywalled = withL402Core(handler, {
+    ...rest,
+    provider: managedInvoiceProvider(managed, typeof rest.route === 'string' ? { endpoint: rest.route } : {}),
+    // The token names whom the payment was for, so it cannot open another owner's endpoint.
+    caveats: async (request) => ({ ...(userCaveats ? await userCaveats(request) : {}), owner: ownerAddress }),
+  });
+  if (!register) return paywalled;
+
+  const registration = directoryRegistration(managed, ownerAddress, register, typeof rest.priceSats === 'number' ? rest.priceSats : undefined, rest.onError);
+  if (register.url) registration.start(register.url);
+  return (request, ...more) => {
+    registration.start(request.url);
+    return paywalled(request, ...more);
+  };
+}
+
+/** POST /api/register in the background: once per process, retried a few times, never in a request's way. */
+function directoryRegistration(
+  managed: ManagedMode,
+  ownerAddress: string,
+  register: DirectoryRegistration,
+  fixedPrice: number | undefined,
+  onError: L402Options['onError'],
+): { start(url: string): void } {
+  const report = onError ?? ((error: unknown, context: string) => console.error(`[l402] ${context}:`, error instanceof Error ? error.message : error));
+  let state: 'idle' | 'running' | 'done' = 'idle';
+  let attempts = 0;
+  let nextTry = 0;
+  const doFetch = managed.fetch ?? ((input, init) => globalThis.fetch(input, init));
+
+  async function send(url: string): Promise<void> {
+    const priceSats = register.priceSats ?? fixedPrice;
+    if (priceSats === undefined) throw new Error('register.priceSats is needed when priceSats is a function');
+    const entryUrl = new URL(register.url ?? url);
+    entryUrl.search = '';
+    entryUrl.hash = '';
+    const response = await doFetch(serviceEndpoint(managed.serviceUrl, '/api/register'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        url: entryUrl.toString(),
+        name: register.name,
+        price_sats: priceSats,
+        lightning_address: ownerAddress,
+        ...(register.description !== undefined ? { description: register.description } : {}),
+        ...(register.category !== undefined ? { category: register.category } : {}),
+      }),
+      signal: AbortSignal.timeout(managed.timeoutMs ?? 10_000),
+      redirect: 'error',
+    });
+    await response.body?.cancel().catch(() => {});
+    if (!response.ok) throw new ManagedServiceError(`directory registration answered ${response.status}`, response.status);
+  }
+
+  return {
+    start(url) {
+      if (state !== 'idle' || Date.now() < nextTry || attempts >= REGISTER_ATTEMPTS) return;
+      state = 'running';
+      attempts += 1;
+      send(url).then(
+        () => {
+          state = 'done';
+        },
+        (error) => {
+          state = 'idle';
+          // Refused for a reason a retry will not change (invalid entry, URL owned by another address): stop.
+          if (error instanceof ManagedServiceError && error.status !== undefined && error.status < 500 && error.status !== 429) attempts = REGISTER_ATTEMPTS;
+          nextTry = Date.now() + REGISTER_RETRY_MS;
+          report(error, `registering in the directory failed (attempt ${attempts} of ${REGISTER_ATTEMPTS})`);
+        },
+      );
+    },
+  };
+}

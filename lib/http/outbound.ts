@@ -1,0 +1,307 @@
+// GET requests to hosts someone else chose (Lightning Address servers), made so
+// that they cannot be turned against us (DESIGN.md decision 7): https only
+// (plain http only to loopback, and only in development); every address the
+// name resolves to must be public; the connection goes to an address we
+// checked, with no second DNS answer in between (no rebinding window); each
+// redirect hop is checked the same way; one time budget for the whole fetch;
+// the body is counted as it streams and cut off at the cap; no cookies, no
+// credentials, no connection reuse.
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+
+export interface OutboundPolicy {
+  /** Development only: allow http:// and loopback hosts (127.0.0.0/8, ::1, localhost). Never in production. */
+  allowLoopback: boolean;
+  /** Whole request budget per fetch (every hop, DNS included), ms. */
+  timeoutMs: number;
+  /** Response body cap, bytes. */
+  maxBytes: number;
+}
+
+export type OutboundErrorCode = 'HOST_REFUSED' | 'UNREACHABLE' | 'TIMEOUT' | 'RESPONSE_TOO_LARGE' | 'BAD_RESPONSE';
+
+export class OutboundError extends Error {
+  override readonly name = 'OutboundError';
+  constructor(
+    readonly code: OutboundErrorCode,
+    message: string,
+    /** Worth trying again later: the host may answer next time. */
+    readonly retryable: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export interface OutboundResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The URL that answered, after redirects. */
+  url: string;
+  body: string;
+}
+
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
+export const MAX_REDIRECTS = 3;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+const systemResolver: Resolver = async (hostname) =>
+  (await dnsLookup(hostname, { all: true, verbatim: true })).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
+
+/**
+ * GETs `url` under `policy`. Throws OutboundError: HOST_REFUSED (scheme, host or
+ * an address we never connect to), UNREACHABLE, TIMEOUT, RESPONSE_TOO_LARGE,
+ * BAD_RESPONSE (too many redirects, a body that is not UTF-8). Any HTTP status
+ * is returned: the caller decides what a 404 or 500 means.
+ * `resolve` replaces DNS (tests).
+ */
+export async function guardedGet(url: string, policy: OutboundPolicy, options: { accept?: string; resolve?: Resolver } = {}): Promise<OutboundResponse> {
+  const resolve = options.resolve ?? systemResolver;
+  const deadline = Date.now() + policy.timeoutMs;
+  let target = parseTarget(url);
+  for (let hop = 0; ; hop++) {
+    const addresses = await withDeadline(deadline, policy, checkTarget(target, policy, resolve));
+    const response = await fetchPinned(target, addresses, policy, deadline, options.accept ?? 'application/json');
+    if (!('location' in response)) return response;
+    if (hop >= MAX_REDIRECTS) throw new OutboundError('BAD_RESPONSE', `${target.host} redirected more than ${MAX_REDIRECTS} times`, false);
+    target = parseTarget(response.location, target);
+  }
+}
+
+function parseTarget(text: string, base?: URL): URL {
+  let url: URL;
+  try {
+    url = new URL(text, base);
+  } catch {
+    throw new OutboundError('HOST_REFUSED', base ? 'Redirect to an invalid URL' : 'Not a valid URL', false);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new OutboundError('HOST_REFUSED', `Only https URLs are fetched, not ${url.protocol}`, false);
+  // Credentials in a URL would be sent as Authorization; nobody we pay needs them.
+  if (url.username || url.password) throw new OutboundError('HOST_REFUSED', 'URLs carrying credentials are not fetched', false);
+  url.hash = '';
+  return url;
+}
+
+/** Resolves the host and returns the addresses we may connect to; every one must pass. */
+async function checkTarget(url: URL, policy: OutboundPolicy, resolve: Resolver): Promise<ResolvedAddress[]> {
+  const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  // Before any DNS query: production never speaks plain http.
+  if (url.protocol === 'http:' && !policy.allowLoopback) throw new OutboundError('HOST_REFUSED', 'Only https URLs are fetched', false);
+  let addresses: ResolvedAddress[];
+  const literal = isIP(hostname);
+  if (literal) {
+    addresses = [{ address: hostname, family: literal === 6 ? 6 : 4 }];
+  } else {
+    try {
+      addresses = await resolve(hostname);
+    } catch (error) {
+      throw new OutboundError('UNREACHABLE', `Could not resolve ${hostname}`, true, { cause: error });
+    }
+    if (addresses.length === 0) throw new OutboundError('UNREACHABLE', `${hostname} has no address`, true);
+  }
+  for (const { address } of addresses) {
+    const kind = classifyAddress(address);
+    if (kind === 'public') continue;
+    if (kind === 'loopback' && policy.allowLoopback) continue;
+    throw new OutboundError('HOST_REFUSED', `${hostname} is a ${kind} address; only public hosts are fetched`, false);
+  }
+  if (url.protocol === 'http:') {
+    const loopbackOnly = addresses.every(({ address }) => classifyAddress(address) === 'loopback');
+    if (!(policy.allowLoopback && loopbackOnly)) throw new OutboundError('HOST_REFUSED', 'Only https URLs are fetched', false);
+  }
+  return addresses;
+}
+
+type Answer = OutboundResponse | { location: string };
+
+function fetchPinned(url: URL, addresses: ResolvedAddress[], policy: OutboundPolicy, deadline: number, accept: string): Promise<Answer> {
+  // The socket connects only to addresses checkTarget passed: this lookup never asks DNS again.
+  const pinned: LookupFunction = (_hostname, options, callback) => {
+    const allowed = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
+    if (allowed.length === 0) return callback(Object.assign(new Error('no checked address of that family'), { code: 'ENOTFOUND' }), '', 4);
+    if (options.all) return (callback as unknown as (e: null, all: ResolvedAddress[]) => void)(null, allowed);
+    callback(null, allowed[0]!.address, allowed[0]!.family);
+  };
+  const remaining = deadline - Date.now();
+  if (remaining <= 0) return Promise.reject(timeoutError(policy));
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+
+  return new Promise<Answer>((resolve, reject) => {
+    let settled = false;
+    const finish = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      fn();
+    };
+    const request = send(url, {
+      method: 'GET',
+      // No Cookie, no Authorization: nothing but what the protocol needs.
+      headers: { accept, 'user-agent': 'l402-paywall (+LNURL)' },
+      lookup: pinned,
+      agent: false,
+    });
+    const timer = setTimeout(() => {
+      finish(() => reject(timeoutError(policy)));
+      request.destroy();
+    }, remaining);
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      finish(() => reject(new OutboundError('UNREACHABLE', `Could not reach ${url.host} (${error.code ?? error.message})`, true, { cause: error })));
+    });
+    request.on('response', (response: IncomingMessage) => {
+      const status = response.statusCode ?? 0;
+      const location = response.headers.location;
+      if (REDIRECT_STATUSES.has(status) && location) {
+        response.resume();
+        request.destroy();
+        return finish(() => resolve({ location }));
+      }
+      const tooLarge = () => {
+        finish(() => reject(new OutboundError('RESPONSE_TOO_LARGE', `${url.host} answered more than ${policy.maxBytes} bytes`, false)));
+        request.destroy();
+      };
+      if (Number(response.headers['content-length'] ?? 0) > policy.maxBytes) return tooLarge();
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.byteLength;
+        if (size > policy.maxBytes) return tooLarge();
+        chunks.push(chunk);
+      });
+      response.on('error', (error) => finish(() => reject(new OutboundError('UNREACHABLE', `${url.host} broke off its answer`, true, { cause: error }))));
+      response.on('end', () => {
+        let body: string;
+        try {
+          body = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+        } catch {
+          return finish(() => reject(new OutboundError('BAD_RESPONSE', `${url.host} answered a body that is not UTF-8`, false)));
+        }
+        finish(() => resolve({ status, headers: response.headers, url: url.href, body }));
+      });
+    });
+    request.end();
+  });
+}
+
+function timeoutError(policy: OutboundPolicy): OutboundError {
+  return new OutboundError('TIMEOUT', `No complete answer within ${policy.timeoutMs} ms`, true);
+}
+
+async function withDeadline<T>(deadline: number, policy: OutboundPolicy, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timeoutError(policy)), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Address classes
+
+export type AddressKind = 'public' | 'loopback' | 'private' | 'link-local' | 'shared (CGNAT)' | 'multicast' | 'unspecified' | 'reserved';
+
+type Range = [prefix: number[], bits: number, kind: Exclude<AddressKind, 'public'>];
+
+// IPv4 ranges that are not the public Internet (IANA special-purpose registry).
+// Cloud metadata services live in 169.254.0.0/16 (AWS, GCP, Azure) and
+// 100.64.0.0/10 (Alibaba's 100.100.100.200).
+const IPV4_RANGES: Range[] = [
+  [[0], 8, 'unspecified'],
+  [[10], 8, 'private'],
+  [[100, 64], 10, 'shared (CGNAT)'],
+  [[127], 8, 'loopback'],
+  [[169, 254], 16, 'link-local'],
+  [[172, 16], 12, 'private'],
+  [[192, 0, 0], 24, 'reserved'],
+  [[192, 0, 2], 24, 'reserved'],
+  [[192, 88, 99], 24, 'reserved'],
+  [[192, 168], 16, 'private'],
+  [[198, 18], 15, 'reserved'],
+  [[198, 51, 100], 24, 'reserved'],
+  [[203, 0, 113], 24, 'reserved'],
+  [[224], 4, 'multicast'],
+  [[240], 4, 'reserved'],
+];
+
+// IPv6 ranges, as byte prefixes. Forms that embed an IPv4 address (mapped,
+// compatible, NAT64, 6to4) are judged by the IPv4 address inside.
+const IPV6_RANGES: Range[] = [
+  [[0x01, 0x00, 0, 0, 0, 0, 0, 0], 64, 'reserved'], // discard-only
+  [[0x20, 0x01, 0x00, 0x00], 32, 'reserved'], // Teredo: tunnels to an obfuscated IPv4 address
+  [[0x20, 0x01, 0x0d, 0xb8], 32, 'reserved'], // documentation
+  [[0x20, 0x01, 0x00, 0x10], 28, 'reserved'], // ORCHID
+  [[0x00, 0x64, 0xff, 0x9b, 0x00, 0x01], 48, 'private'], // local-use NAT64
+  [[0xfc], 7, 'private'], // unique local (AWS metadata fd00:ec2::254 too)
+  [[0xfe, 0x80], 10, 'link-local'],
+  [[0xfe, 0xc0], 10, 'private'], // site-local (deprecated)
+  [[0xff], 8, 'multicast'],
+];
+
+/** What kind of address `ip` (an IPv4 or IPv6 literal) is; anything unparsable counts as reserved. */
+export function classifyAddress(ip: string): AddressKind {
+  const text = ip.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
+  const version = isIP(text);
+  if (version === 4) return classifyIpv4(text.split('.').map(Number));
+  if (version !== 6) return 'reserved';
+  const bytes = ipv6Bytes(text);
+  if (!bytes) return 'reserved';
+  const zeros = (from: number, to: number) => bytes.slice(from, to).every((b) => b === 0);
+  if (zeros(0, 16)) return 'unspecified';
+  if (zeros(0, 15) && bytes[15] === 1) return 'loopback';
+  // ::ffff:a.b.c.d (mapped), ::a.b.c.d (compatible), 64:ff9b::a.b.c.d (NAT64)
+  if (zeros(0, 10) && ((bytes[10] === 0xff && bytes[11] === 0xff) || (bytes[10] === 0 && bytes[11] === 0))) return classifyIpv4([...bytes.slice(12)]);
+  if (bytes[0] === 0x00 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zeros(4, 12)) return classifyIpv4([...bytes.slice(12)]);
+  if (bytes[0] === 0x20 && bytes[1] === 0x02) return classifyIpv4([...bytes.slice(2, 6)]); // 6to4
+  return matchRanges([...bytes], IPV6_RANGES) ?? 'public';
+}
+
+function classifyIpv4(bytes: number[]): AddressKind {
+  if (bytes.every((b) => b === 255)) return 'reserved'; // broadcast
+  return matchRanges(bytes, IPV4_RANGES) ?? 'public';
+}
+
+function matchRanges(bytes: number[], ranges: Range[]): AddressKind | undefined {
+  for (const [prefix, bits, kind] of ranges) {
+    let fits = true;
+    for (let bit = 0; bit < bits && fits; bit += 8) {
+      const i = bit / 8;
+      const mask = bits - bit >= 8 ? 0xff : (0xff << (8 - (bits - bit))) & 0xff;
+      fits = ((bytes[i] ?? 0) & mask) === ((prefix[i] ?? 0) & mask);
+    }
+    if (fits) return kind;
+  }
+  return undefined;
+}
+
+function ipv6Bytes(text: string): Uint8Array | null {
+  // An IPv4 tail (::ffff:10.0.0.1) becomes its two hex groups.
+  const withoutDots = text.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, (_, a: string, b: string, c: string, d: string) =>
+    `${((Number(a) << 8) | Number(b)).toString(16)}:${((Number(c) << 8) | Number(d)).toString(16)}`,
+  );
+  const [left, right, extra] = withoutDots.split('::');
+  if (extra !== undefined) return null;
+  const parse = (part: string | undefined) => (part ? part.split(':').map((g) => (/^[0-9a-f]{1,4}$/i.test(g) ? parseInt(g, 16) : NaN)) : []);
+  const l = parse(left);
+  const r = right === undefined ? [] : parse(right);
+  const fill = right === undefined ? 0 : 8 - l.length - r.length;
+  if (fill < 0) return null;
+  const groups = [...l, ...new Array<number>(fill).fill(0), ...r];
+  if (groups.length !== 8 || groups.some((g) => Number.isNaN(g))) return null;
+  const bytes = new Uint8Array(16);
+  groups.forEach((g, i) => {
+    bytes[2 * i] = g >> 8;
+    bytes[2 * i + 1] = g & 0xff;
+  });
+  return bytes;
+}

@@ -1,0 +1,101 @@
+// GET /api/health: which Lightning provider, key-value store and database the
+// service uses and whether each answers right now, plus the production
+// settings that are missing. Names and kinds only: no secret, no credentials.
+import { ConfigError, type Config } from '../config.js';
+import { DatabaseUnavailable, describeDatabase } from '../db/index.js';
+import { HttpError } from '../http/errors.js';
+import { ProviderUnavailable } from '../lightning/provider.js';
+import { ProviderConfigError } from '../lightning/providers/index.js';
+import { serviceConfig, serviceContext, type ServiceContext } from './context.js';
+
+export interface CheckResult {
+  ok: boolean;
+  latencyMs?: number;
+  error?: string;
+}
+
+export interface HealthReport {
+  ok: boolean;
+  provider: { name: string; network?: string } & CheckResult;
+  store: { kind: string } & CheckResult;
+  database: { kind: string; configured: boolean } & CheckResult;
+  /** Settings production cannot run without, or a configuration that does not load. */
+  problems: string[];
+  checkedAt: string;
+}
+
+export const HEALTH_RETRY_AFTER_SECONDS = 30;
+// A database opened for the first time also runs migrations; give it at least this long.
+const MIN_DATABASE_TIMEOUT_MS = 5_000;
+
+export async function checkHealth(): Promise<HealthReport> {
+  const checkedAt = new Date().toISOString();
+  const notChecked = { ok: false, error: 'not checked: the service is not configured' };
+  let config: Config;
+  try {
+    config = serviceConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return { ok: false, provider: { name: 'unknown', ...notChecked }, store: { kind: 'unknown', ...notChecked }, database: { kind: 'unknown', configured: false, ...notChecked }, problems: [error.message], checkedAt };
+  }
+  const names = {
+    provider: { name: config.lightning.provider, network: config.lightning.network },
+    store: { kind: config.store.upstash ? 'upstash' : 'memory' },
+    database: { kind: config.database ? describeDatabase(config.database) : 'none', configured: Boolean(config.database) },
+  };
+  let ctx: ServiceContext;
+  try {
+    ctx = serviceContext();
+  } catch (error) {
+    if (!(error instanceof HttpError)) throw error;
+    const problems = config.problems.length > 0 ? config.problems.map((p) => `missing ${p}`) : [error.message];
+    return { ok: false, provider: { ...names.provider, ...notChecked }, store: { ...names.store, ...notChecked }, database: { ...names.database, ...notChecked }, problems, checkedAt };
+  }
+
+  const timeoutMs = config.lightning.timeoutMs;
+  const [provider, store, database] = await Promise.all([
+    timed(() => ctx.provider.balance(), timeoutMs),
+    timed(() => ctx.store.get('health:probe'), timeoutMs),
+    config.database
+      ? timed(async () => (await ctx.database()).query('SELECT 1'), Math.max(timeoutMs, MIN_DATABASE_TIMEOUT_MS))
+      : Promise.resolve<CheckResult>({ ok: true }), // no database is a supported setup: the paywall works without one
+  ]);
+  return {
+    ok: provider.ok && store.ok && database.ok,
+    provider: { ...names.provider, ...provider },
+    store: { ...names.store, ...store },
+    database: { ...names.database, ...database },
+    problems: [],
+    checkedAt,
+  };
+}
+
+async function timed(check: () => Promise<unknown>, timeoutMs: number): Promise<CheckResult> {
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      check(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new ProviderUnavailable(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+    return { ok: true, latencyMs: Math.round(performance.now() - started) };
+  } catch (error) {
+    return { ok: false, latencyMs: Math.round(performance.now() - started), error: describeFailure(error) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// Our own errors are written to be shown; anything else may carry details (hosts, users), so it is named only.
+function describeFailure(error: unknown): string {
+  if (error instanceof ProviderUnavailable || error instanceof ProviderConfigError || error instanceof HttpError || error instanceof DatabaseUnavailable) {
+    return withoutCredentials(error.message);
+  }
+  return error instanceof Error ? `${error.name}` : 'failed';
+}
+
+function withoutCredentials(text: string): string {
+  return text.replace(/\/\/[^/@\s]+@/g, '//');
+}

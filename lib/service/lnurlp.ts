@@ -1,0 +1,92 @@
+// The service's own Lightning Addresses (LUD-16 -> LUD-06, LUD-12):
+// GET /.well-known/lnurlp/<username> answers a payRequest; the same URL with
+// ?amount=<msat>[&comment=] is the callback and answers an invoice whose
+// description hash commits to the metadata, so the payer can check it.
+// Errors are LUD-06 `{status:"ERROR", reason}` bodies, which also carry the
+// service's usual `{error, code}`.
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
+import { z } from 'zod';
+import { HttpError } from '../http/errors.js';
+import type { ServiceContext } from './context.js';
+import { providerUnavailable } from './invoices.js';
+
+export const LNURLP_MIN_SENDABLE_MSAT = 1000;
+/** LUD-12: comments are accepted up to this length and not kept (nobody reads them). */
+export const LNURLP_COMMENT_ALLOWED = 140;
+const INVOICE_EXPIRY_SECONDS = 600;
+
+export interface PayRequest {
+  tag: 'payRequest';
+  callback: string;
+  minSendable: number;
+  maxSendable: number;
+  metadata: string;
+  commentAllowed: number;
+}
+
+export interface PayCallbackAnswer {
+  pr: string;
+  routes: [];
+}
+
+const Username = z.string().toLowerCase().regex(/^[a-z0-9\-_.]{1,64}$/);
+
+function lnurlError(status: number, code: string, reason: string): HttpError {
+  return new HttpError(status, code, reason, { status: 'ERROR', reason });
+}
+
+/**
+ * One entry point for both LUD-06 steps. `requestUrl` is the URL the client used:
+ * its origin names the address's domain and its path is the callback, so the
+ * rewritten `/.well-known/lnurlp/<name>` and the direct `/api/lnurlp/<name>` both work.
+ */
+export async function answerLnurlp(ctx: ServiceContext, requestUrl: string, query: Record<string, string | undefined>): Promise<PayRequest | PayCallbackAnswer> {
+  const username = servedUsername(ctx, query.username);
+  const url = new URL(requestUrl);
+  const metadata = payMetadata(username, url.host);
+  const maxSendable = ctx.config.invoices.maxSats * 1000;
+  if (query.amount === undefined) {
+    return {
+      tag: 'payRequest',
+      callback: `${url.origin}${url.pathname}`,
+      minSendable: LNURLP_MIN_SENDABLE_MSAT,
+      maxSendable,
+      metadata,
+      commentAllowed: LNURLP_COMMENT_ALLOWED,
+    };
+  }
+  const amountMsat = /^\d{1,16}$/.test(query.amount) ? Number(query.amount) : NaN;
+  if (!Number.isSafeInteger(amountMsat) || amountMsat < LNURLP_MIN_SENDABLE_MSAT || amountMsat > maxSendable) {
+    throw lnurlError(400, 'AMOUNT_OUT_OF_RANGE', `amount must be an integer number of millisatoshis from ${LNURLP_MIN_SENDABLE_MSAT} to ${maxSendable}`);
+  }
+  if (query.comment !== undefined && query.comment.length > LNURLP_COMMENT_ALLOWED) {
+    throw lnurlError(400, 'COMMENT_TOO_LONG', `comment must be at most ${LNURLP_COMMENT_ALLOWED} characters`);
+  }
+  let created;
+  try {
+    created = await ctx.provider.createInvoice({ amountMsat, descriptionHash: bytesToHex(sha256(utf8ToBytes(metadata))), expirySeconds: INVOICE_EXPIRY_SECONDS });
+  } catch (error) {
+    const unavailable = providerUnavailable(error);
+    throw new HttpError(unavailable.status, unavailable.code, unavailable.message, { ...unavailable.extra, status: 'ERROR', reason: unavailable.message }, unavailable.headers);
+  }
+  return { pr: created.invoice, routes: [] };
+}
+
+/** LUD-06 metadata: a text/plain description and (LUD-16) the address itself. */
+export function payMetadata(username: string, host: string): string {
+  const address = `${username}@${host.toLowerCase()}`;
+  return JSON.stringify([
+    ['text/plain', `Payment to ${address}`],
+    ['text/identifier', address],
+  ]);
+}
+
+function servedUsername(ctx: ServiceContext, raw: string | undefined): string {
+  const parsed = Username.safeParse(raw);
+  const allowed = ctx.config.lnurlp.usernames;
+  if (!parsed.success || (allowed !== null && !allowed.includes(parsed.data))) {
+    throw lnurlError(404, 'UNKNOWN_USER', 'No Lightning Address with this username here');
+  }
+  return parsed.data;
+}

@@ -1,0 +1,141 @@
+// Managed mode end to end, on one machine: a library app wrapped with
+// withL402({managed}) asks the real local server for the invoice, the client
+// pays it with the dev wallet, the dev node's signed webhook reaches
+// /api/provider-webhook, the split runs and the owner's own node (behind a
+// Lightning Address server on loopback) receives exactly 99.7%.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeToken } from '../../lib/l402/token.js';
+import { managedInvoiceProvider, ManagedServiceError, withL402 } from '../../lib/index.js';
+import { serviceContext } from '../../lib/service/context.js';
+import { databaseBackends } from '../support/postgres.js';
+import { useDevServerOn, type ChallengeBody } from '../support/server.js';
+import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
+
+// PostgreSQL (production's database) and PGlite (what `npm start` runs on).
+const backends = await databaseBackends();
+const APP_SECRET = 'library-app-secret-0123456789abcdef0123456789abcdef';
+
+describe.each(backends)('managed mode end to end (local server, $name)', (backend) => {
+  if (backend.skip) {
+    it.skip(`skipped: ${backend.skip}`, () => {});
+    return;
+  }
+  const server = useDevServerOn(backend);
+  let owner: OwnerServer;
+  beforeAll(async () => {
+    owner = await startOwnerServer({ store: serviceContext().store });
+  });
+  afterAll(() => owner?.close());
+
+  async function devPay(invoice: string): Promise<{ preimage: string; paymentHash: string }> {
+    const response = await fetch(`${server.url}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice }) });
+    expect(response.status).toBe(200);
+    return (await response.json()) as { preimage: string; paymentHash: string };
+  }
+
+  it('402 -> pay -> webhook -> split: the owner receives exactly 997 of 1000 sats and the ledger says paid', async () => {
+    const address = owner.address('alice');
+    const app = withL402(async () => Response.json({ data: 'the paid answer' }), {
+      priceSats: 1000,
+      secret: APP_SECRET,
+      route: '/v1/data',
+      managed: { lightningAddress: address, serviceUrl: server.url },
+    });
+    const ownerBefore = (await owner.node.balance()).balanceMsat;
+    const serviceBefore = (await serviceContext().provider.balance()).balanceMsat;
+
+    const challenge = await app(new Request('https://api.example.com/v1/data'));
+    expect(challenge.status).toBe(402);
+    const body = (await challenge.json()) as ChallengeBody;
+    // The app's own token (its own secret), bound to the owner.
+    expect(decodeToken(body.macaroon)).toMatchObject({ hash: body.paymentHash });
+    expect(decodeToken(body.macaroon)!.caveats).toContain(`owner=${address}`);
+
+    const paid = await devPay(body.invoice); // the dev node's webhook runs the split before this returns
+    expect(paid.paymentHash).toBe(body.paymentHash);
+
+    const served = await app(new Request('https://api.example.com/v1/data', { headers: { authorization: `L402 ${body.macaroon}:${paid.preimage}` } }));
+    expect(served.status).toBe(200);
+    expect(await served.json()).toEqual({ data: 'the paid answer' });
+
+    expect((await owner.node.balance()).balanceMsat - ownerBefore).toBe(997_000);
+    expect((await serviceContext().provider.balance()).balanceMsat - serviceBefore).toBe(3_000);
+
+    const splits = await server.db.query('SELECT owner_address, amount_msat, owner_msat, fee_msat, state, source FROM splits WHERE payment_hash = $1', [body.paymentHash]);
+    expect(splits).toEqual([{ owner_address: address, amount_msat: 1_000_000, owner_msat: 997_000, fee_msat: 3_000, state: 'paid', source: 'webhook' }]);
+    const payouts = await server.db.query('SELECT amount_msat, state, invoice_hash, attempts, routing_fee_msat FROM payouts WHERE owner_address = $1', [address]);
+    expect(payouts).toEqual([{ amount_msat: 997_000, state: 'paid', invoice_hash: expect.stringMatching(/^[0-9a-f]{64}$/), attempts: 1, routing_fee_msat: 0 }]);
+    // The payout paid the owner's own invoice, which its node reports settled.
+    expect(await owner.node.lookupInvoice(payouts[0]!.invoice_hash as string)).toMatchObject({ settled: true, amountMsat: 997_000 });
+    const logged = await server.db.query('SELECT endpoint, amount_sats, owner_address FROM payments WHERE payment_hash = $1', [body.paymentHash]);
+    expect(logged).toEqual([{ endpoint: '/v1/data', amount_sats: 1000, owner_address: address }]);
+  });
+
+  it('register: one directory entry at start-up, idempotent across restarts, never in the way of requests', async () => {
+    const errors: unknown[] = [];
+    const options = {
+      priceSats: 21,
+      secret: APP_SECRET,
+      managed: { lightningAddress: 'bob@example.com', serviceUrl: server.url },
+      register: { name: 'Weather', category: 'weather' as const, url: 'https://weather.example.com/now' },
+      onError: (error: unknown) => errors.push(error),
+    };
+    const first = withL402(() => new Response('ok'), options);
+    const rows = () => server.db.query('SELECT name, price_sats, category, lightning_address FROM apis WHERE url = $1', ['https://weather.example.com/now']);
+    await expect.poll(async () => (await rows()).length).toBe(1);
+    withL402(() => new Response('ok'), options); // the app restarts
+    const challenge = await first(new Request('https://weather.example.com/now'));
+    expect(challenge.status).toBe(402);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await rows()).toEqual([{ name: 'Weather', price_sats: 21, category: 'weather', lightning_address: 'bob@example.com' }]);
+    expect(errors).toEqual([]);
+  });
+
+  it('the service refuses owner addresses that are not Lightning Addresses (400), and the library fails closed (503)', async () => {
+    const response = await fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 10, ownerAddress: 'not an address' }) });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: 'INVALID_REQUEST' });
+  });
+});
+
+describe('managed invoice provider checks what the service answers', () => {
+  // A real invoice from a dev node, served by a fake "service" that may lie about it.
+  async function answering(transform: (answer: { paymentRequest: string; paymentHash: string; macaroon: string }) => unknown, status = 200) {
+    const { createDevNode } = await import('../../lib/lightning/providers/dev.js');
+    const { createMemoryStore } = await import('../../lib/store/memory.js');
+    const node = createDevNode({ store: createMemoryStore(), privateKey: '11'.repeat(32) });
+    const requests: unknown[] = [];
+    const fakeFetch: typeof fetch = async (_input, init) => {
+      const asked = JSON.parse(String(init?.body)) as { amountSats: number };
+      requests.push(asked);
+      const created = await node.createInvoice({ amountMsat: 1000 * 1000 });
+      return Response.json(transform({ paymentRequest: created.invoice, paymentHash: created.paymentHash, macaroon: 'x' }), { status });
+    };
+    return { provider: managedInvoiceProvider({ lightningAddress: 'alice@example.com', serviceUrl: 'https://service.example', fetch: fakeFetch }), requests };
+  }
+
+  it('accepts an invoice for exactly the amount and hash asked, sending the owner address', async () => {
+    const { provider, requests } = await answering((a) => a);
+    const invoice = await provider.createInvoice({ amountMsat: 1_000_000 });
+    expect(invoice.paymentHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(requests).toEqual([{ amountSats: 1000, ownerAddress: 'alice@example.com' }]);
+  });
+
+  it.each([
+    ['an invoice for another amount', (a: { paymentRequest: string; paymentHash: string }) => a, 2_000_000],
+    ['another payment hash', (a: { paymentRequest: string; paymentHash: string }) => ({ ...a, paymentHash: 'ab'.repeat(32) }), 1_000_000],
+    ['a malformed invoice', (a: { paymentRequest: string; paymentHash: string }) => ({ ...a, paymentRequest: 'lnbcrt1garbage' }), 1_000_000],
+    ['no invoice at all', () => ({ hello: 'world' }), 1_000_000],
+  ])('refuses %s', async (_name, transform, askedMsat) => {
+    const { provider } = await answering(transform);
+    await expect(provider.createInvoice({ amountMsat: askedMsat })).rejects.toThrow(ManagedServiceError);
+  });
+
+  it('a lying service gets the paywall to answer 503, never a token for the wrong payment', async () => {
+    const { provider } = await answering((a) => ({ ...a, paymentHash: 'cd'.repeat(32) }));
+    const app = withL402(() => new Response('secret'), { priceSats: 1000, secret: APP_SECRET, provider, onError: () => {} });
+    const response = await app(new Request('https://api.example.com/x'));
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBeTruthy();
+  });
+});

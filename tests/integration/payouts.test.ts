@@ -1,0 +1,213 @@
+// Payouts to owners' Lightning Addresses, on the real local server and real
+// PostgreSQL: hostile owner servers get nothing and the ledger says why; a
+// provider failing mid-payout is retried by the cron and pays exactly once;
+// small shares accrue and are paid together; a payment whose webhook never
+// came is found by the cron.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { PaymentFailed, ProviderUnavailable, type LightningProvider } from '../../lib/lightning/provider.js';
+import { resetServiceContext, serviceContext, type ServiceContext } from '../../lib/service/context.js';
+import { issueInvoice } from '../../lib/service/invoices.js';
+import { confirmPayment } from '../../lib/service/managed.js';
+import { databaseBackends } from '../support/postgres.js';
+import { useDevServerOn } from '../support/server.js';
+import { startOwnerServer, type OwnerBehaviour, type OwnerServer } from '../support/owner-server.js';
+
+const backends = await databaseBackends();
+const postgres = backends.find((b) => b.name === 'PostgreSQL')!;
+const CRON_SECRET = 'cron-secret-for-payout-tests-0123456789';
+
+type Fault = 'none' | 'unavailable-before-paying' | 'payment-failed' | 'unavailable-after-paying';
+
+describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
+  const server = useDevServerOn(postgres, () => ({ CRON_SECRET, OUTBOUND_TIMEOUT_MS: '1000', SPLIT_MIN_SATS: '100', PAYOUT_MAX_ATTEMPTS: '3' }));
+  let owner: OwnerServer;
+  let real: ServiceContext;
+  let fault: Fault = 'none';
+  let payCalls = 0;
+
+  beforeAll(async () => {
+    real = serviceContext();
+    const node = real.devNode!;
+    // The service's own dev node, with a payInvoice that fails the way real backends do.
+    const flaky: LightningProvider = {
+      name: 'dev',
+      createInvoice: (r) => node.createInvoice(r),
+      lookupInvoice: (h) => node.lookupInvoice(h),
+      lookupPayment: (h) => node.lookupPayment(h),
+      balance: () => node.balance(),
+      readWebhook: (d) => node.readWebhook(d),
+      async payInvoice(request) {
+        payCalls += 1;
+        const now = fault;
+        fault = 'none'; // each fault happens once
+        if (now === 'unavailable-before-paying') throw new ProviderUnavailable('connection reset (test)');
+        if (now === 'payment-failed') throw new PaymentFailed('no route (test)');
+        const paid = await node.payInvoice(request);
+        if (now === 'unavailable-after-paying') throw new ProviderUnavailable('timed out waiting for the answer (test)');
+        return paid;
+      },
+    };
+    resetServiceContext({ ...real, provider: flaky });
+    owner = await startOwnerServer({ store: real.store });
+  });
+  afterAll(async () => {
+    await owner?.close();
+  });
+  beforeEach(() => {
+    fault = 'none';
+    owner.setBehaviour('honest');
+  });
+
+  /** A managed payment of `amountSats` to `address`, confirmed as the webhook would. */
+  async function paidTo(address: string, amountSats: number): Promise<string> {
+    const ctx = serviceContext();
+    const issued = await issueInvoice(ctx, { amountSats, ownerAddress: address });
+    await ctx.devNode!.pay(issued.paymentRequest);
+    await confirmPayment(ctx, issued.paymentHash, 'webhook');
+    return issued.paymentHash;
+  }
+
+  function cron(secret = CRON_SECRET): Promise<Response> {
+    return fetch(`${server.url}/api/cron/payouts`, { headers: { authorization: `Bearer ${secret}` } });
+  }
+
+  const ownerBalance = async () => (await owner.node.balance()).balanceMsat;
+  const payoutsOf = (address: string) =>
+    server.db.query('SELECT id, state, amount_msat, reason, attempts, invoice_hash FROM payouts WHERE owner_address = $1 ORDER BY created_at', [address]);
+  const makeDue = (address: string) => server.db.query("UPDATE payouts SET next_attempt_at = now() - interval '1 second' WHERE owner_address = $1", [address]);
+
+  describe('hostile owner servers: nothing is paid, and the ledger says why', () => {
+    const cases: [OwnerBehaviour, string, Record<string, unknown>?][] = [
+      ['invoice-more-than-asked', 'INVOICE_AMOUNT_MISMATCH'],
+      ['wrong-description-hash', 'DESCRIPTION_HASH_MISMATCH'],
+      ['expired-invoice', 'INVOICE_EXPIRED'],
+      ['wrong-network', 'WRONG_NETWORK'],
+      ['redirect', 'HOST_REFUSED', { redirectTo: 'http://10.0.0.1/' }],
+      ['private-callback', 'HOST_REFUSED'],
+      ['slow', 'TIMEOUT'],
+      ['huge', 'RESPONSE_TOO_LARGE'],
+    ];
+    it.each(cases)('%s -> %s', async (behaviour, reason, settings) => {
+      owner.setBehaviour(behaviour, settings);
+      const address = owner.address(`hostile-${behaviour}`);
+      const ownerBefore = await ownerBalance();
+      const serviceBefore = (await serviceContext().provider.balance()).balanceMsat;
+      const calls = payCalls;
+
+      const hash = await paidTo(address, 1000);
+      expect(payCalls).toBe(calls); // the provider was never asked to pay
+      expect(await ownerBalance()).toBe(ownerBefore);
+      expect((await serviceContext().provider.balance()).balanceMsat - serviceBefore).toBe(1_000_000); // the income, untouched
+      expect(await server.db.query('SELECT state, owner_msat FROM splits WHERE payment_hash = $1', [hash])).toEqual([{ state: 'pending', owner_msat: 997_000 }]);
+      const [payout] = await payoutsOf(address);
+      expect(payout).toMatchObject({ state: 'pending', amount_msat: 997_000, reason, attempts: 1, invoice_hash: null });
+      const attempts = await server.db.query('SELECT outcome, reason, detail FROM payout_attempts WHERE payout_id = $1', [payout!.id]);
+      expect(attempts).toEqual([{ outcome: 'refused', reason, detail: expect.any(String) }]);
+
+      // Still hostile at every retry: after PAYOUT_MAX_ATTEMPTS (3) it is failed, still unpaid, and the share stays owed.
+      for (let i = 0; i < 2; i++) {
+        await makeDue(address);
+        expect((await cron()).status).toBe(200);
+      }
+      expect(await payoutsOf(address)).toEqual([expect.objectContaining({ state: 'failed', reason, attempts: 3 })]);
+      expect(await server.db.query('SELECT state FROM splits WHERE payment_hash = $1', [hash])).toEqual([{ state: 'failed' }]);
+      expect(await ownerBalance()).toBe(ownerBefore);
+      expect(payCalls).toBe(calls);
+    });
+  });
+
+  it('a hostile server that turns honest before the attempts run out is paid, once', async () => {
+    const address = owner.address('reformed');
+    owner.setBehaviour('wrong-description-hash');
+    const before = await ownerBalance();
+    await paidTo(address, 1000);
+    owner.setBehaviour('honest');
+    await makeDue(address);
+    expect(await (await cron()).json()).toMatchObject({ payouts: { paid: 1 } });
+    expect(await ownerBalance()).toBe(before + 997_000);
+    expect(await payoutsOf(address)).toEqual([expect.objectContaining({ state: 'paid', attempts: 2 })]);
+  });
+
+  it.each<[Fault, string]>([
+    ['unavailable-before-paying', 'PAYMENT_UNKNOWN'],
+    ['payment-failed', 'PAYMENT_FAILED'],
+    ['unavailable-after-paying', 'PAYMENT_UNKNOWN'],
+  ])('provider %s during the payout: retried by the cron, the owner paid exactly once', async (kind, reason) => {
+    const address = owner.address(`fault-${kind}`);
+    const before = await ownerBalance();
+    fault = kind;
+    const hash = await paidTo(address, 1000);
+    const [first] = await payoutsOf(address);
+    expect(first).toMatchObject({ state: 'pending', reason, invoice_hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    // The owner was paid already only when the provider failed after paying.
+    expect(await ownerBalance()).toBe(before + (kind === 'unavailable-after-paying' ? 997_000 : 0));
+
+    // Not due yet: the cron leaves it alone.
+    expect(await (await cron()).json()).toMatchObject({ payouts: { attempted: 0 } });
+    await makeDue(address);
+    const calls = payCalls;
+    expect(await (await cron()).json()).toMatchObject({ payouts: { paid: 1 } });
+    // After an unknown outcome that did pay, the provider's record settles it: no second payment.
+    expect(payCalls - calls).toBe(kind === 'unavailable-after-paying' ? 0 : 1);
+    expect(await ownerBalance()).toBe(before + 997_000);
+    expect(await payoutsOf(address)).toEqual([expect.objectContaining({ state: 'paid', attempts: 2 })]);
+    expect(await server.db.query('SELECT state FROM splits WHERE payment_hash = $1', [hash])).toEqual([{ state: 'paid' }]);
+
+    // More cron runs change nothing.
+    await makeDue(address);
+    await cron();
+    expect(await ownerBalance()).toBe(before + 997_000);
+  });
+
+  it('shares below SPLIT_MIN_SATS accrue per owner; one payout covers them all once the total reaches it', async () => {
+    const address = owner.address('small-shares');
+    const before = await ownerBalance();
+    const hashes: string[] = [];
+    for (let i = 0; i < 3; i++) hashes.push(await paidTo(address, 30)); // 3 x 29_910 msat = 89_730 < 100_000
+    expect(await payoutsOf(address)).toEqual([]);
+    expect((await server.db.query('SELECT DISTINCT state FROM splits WHERE owner_address = $1', [address])).map((r) => r.state)).toEqual(['accrued']);
+    expect(await ownerBalance()).toBe(before);
+
+    hashes.push(await paidTo(address, 30)); // 119_640 msat >= 100_000
+    const payouts = await payoutsOf(address);
+    expect(payouts).toEqual([expect.objectContaining({ state: 'paid', amount_msat: 4 * 29_910 })]);
+    expect(await ownerBalance()).toBe(before + 4 * 29_910);
+    const linked = await server.db.query('SELECT state, payout_id FROM splits WHERE owner_address = $1', [address]);
+    expect(linked).toEqual(Array(4).fill({ state: 'paid', payout_id: payouts[0]!.id }));
+  });
+
+  it('concurrent claims of one owner never cover a share twice', async () => {
+    const address = owner.address('claim-race');
+    // Accrued shares written straight to the ledger, then 20 settlements race.
+    for (let i = 0; i < 10; i++) {
+      await server.db.query("INSERT INTO splits (payment_hash, owner_address, amount_msat, owner_msat, fee_msat, state) VALUES ($1, $2, 20000, 19940, 60, 'accrued')", [`race-${i}-${Date.now()}`, address]);
+    }
+    const before = await ownerBalance();
+    const { settleOwner } = await import('../../lib/service/payouts.js');
+    await Promise.all(Array.from({ length: 20 }, () => settleOwner(serviceContext(), address)));
+    const payouts = await payoutsOf(address);
+    const covered = await server.db.query('SELECT count(*)::int AS n, count(DISTINCT payout_id)::int AS payouts FROM splits WHERE owner_address = $1 AND state = $2', [address, 'paid']);
+    expect(covered).toEqual([{ n: 10, payouts: payouts.length }]);
+    expect(payouts.reduce((sum, p) => sum + Number(p.amount_msat), 0)).toBe(10 * 19_940);
+    expect(await ownerBalance()).toBe(before + 10 * 19_940);
+  });
+
+  it('a managed payment whose webhook never came is found and paid by the cron', async () => {
+    const address = owner.address('no-webhook');
+    const ctx = serviceContext();
+    const issued = await issueInvoice(ctx, { amountSats: 1000, ownerAddress: address }); // no webhook URL: nothing is announced
+    await ctx.devNode!.pay(issued.paymentRequest);
+    const before = await ownerBalance();
+    await server.db.query("UPDATE managed_invoices SET created_at = now() - interval '1 minute' WHERE payment_hash = $1", [issued.paymentHash]);
+    const body = (await (await cron()).json()) as { reconciled: { confirmed: number } };
+    expect(body.reconciled.confirmed).toBe(1);
+    expect(await ownerBalance()).toBe(before + 997_000);
+    expect(await server.db.query('SELECT state, source FROM splits WHERE payment_hash = $1', [issued.paymentHash])).toEqual([{ state: 'paid', source: 'reconcile' }]);
+    expect(await server.db.query('SELECT owner_address FROM payments WHERE payment_hash = $1', [issued.paymentHash])).toEqual([{ owner_address: address }]);
+  });
+
+  it('the cron answers only the scheduler', async () => {
+    expect((await cron('wrong')).status).toBe(401);
+    expect((await fetch(`${server.url}/api/cron/payouts`)).status).toBe(401);
+  });
+});

@@ -1,0 +1,107 @@
+// The issue's proof: with a real provider configured and its backend down
+// (closed port) or stuck (accepts, never answers), the hosted API answers 503
+// with Retry-After within LIGHTNING_TIMEOUT_MS, and keeps serving everything
+// else. Run through the real local server with the environment a user sets.
+import { createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeLnbits, type FakeLnbits } from '../support/fake-backends/lnbits.js';
+import { closedPort } from '../support/postgres.js';
+import { useDevServer } from '../support/server.js';
+
+const TIMEOUT_MS = 800;
+
+async function expectUnavailable(response: Response, code: string, startedAt: number): Promise<void> {
+  const elapsed = Date.now() - startedAt;
+  expect(response.status).toBe(503);
+  expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+  expect(await response.json()).toMatchObject({ code });
+  // Bounded by the backend timeout (plus the server's own work), never a hang.
+  expect(elapsed).toBeLessThan(TIMEOUT_MS + 2_000);
+}
+
+const lnbitsEnv = (url: string, extra: Record<string, string> = {}) => ({
+  LIGHTNING_PROVIDER: 'lnbits',
+  LIGHTNING_NETWORK: 'regtest',
+  LIGHTNING_TIMEOUT_MS: String(TIMEOUT_MS),
+  LNBITS_URL: url,
+  LNBITS_API_KEY: 'invoice-key-of-a-dead-backend',
+  ...extra,
+});
+
+const closed = await closedPort();
+
+describe('LNbits on a closed port', () => {
+  const server = useDevServer(() => lnbitsEnv(`http://127.0.0.1:${closed}`));
+
+  it('POST /api/invoice answers 503 PROVIDER_UNAVAILABLE with Retry-After', async () => {
+    const started = Date.now();
+    const response = await fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 10 }) });
+    await expectUnavailable(response, 'PROVIDER_UNAVAILABLE', started);
+  });
+
+  it('the paywalled demo answers 503 with Retry-After instead of a challenge', async () => {
+    const started = Date.now();
+    await expectUnavailable(await fetch(`${server.url}/api/demo/btc-price`), 'PROVIDER_UNAVAILABLE', started);
+  });
+
+  it('keeps serving: GET /api/demo answers, and /api/health says which part is down', async () => {
+    expect((await fetch(`${server.url}/api/demo`)).status).toBe(200);
+    const health = await fetch(`${server.url}/api/health`);
+    expect(health.status).toBe(503);
+    expect(health.headers.get('retry-after')).toBeTruthy();
+    const text = await health.text();
+    expect(JSON.parse(text)).toMatchObject({
+      ok: false,
+      provider: { name: 'lnbits', network: 'regtest', ok: false, error: expect.stringMatching(/LNbits is unreachable \(ECONNREFUSED\)/) },
+      store: { kind: 'memory', ok: true },
+      database: { ok: true },
+    });
+    expect(text).not.toContain('invoice-key-of-a-dead-backend');
+  });
+});
+
+describe('a backend that accepts the connection and never answers', () => {
+  let silent: Server;
+  const sockets = new Set<Socket>();
+  let port = 0;
+  beforeAll(async () => {
+    silent = createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    port = (silent.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
+  });
+  const server = useDevServer(() => lnbitsEnv(`http://127.0.0.1:${port}`));
+
+  it('POST /api/invoice and the paywall answer 503 within LIGHTNING_TIMEOUT_MS', async () => {
+    let started = Date.now();
+    const invoice = await fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 10 }) });
+    await expectUnavailable(invoice, 'PROVIDER_UNAVAILABLE', started);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(TIMEOUT_MS - 50); // it did wait for the backend
+    started = Date.now();
+    await expectUnavailable(await fetch(`${server.url}/api/demo/btc-price`), 'PROVIDER_UNAVAILABLE', started);
+    expect((await fetch(`${server.url}/api/demo`)).status).toBe(200);
+  });
+});
+
+describe('a backend that refuses the API key', () => {
+  let fake: FakeLnbits;
+  beforeAll(async () => {
+    fake = await startFakeLnbits();
+  });
+  afterAll(() => fake.close());
+  const server = useDevServer(() => lnbitsEnv(fake.url));
+
+  it('answers 503 (not 500), and /api/health names the refused setting', async () => {
+    const started = Date.now();
+    const response = await fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 10 }) });
+    await expectUnavailable(response, 'PROVIDER_UNAVAILABLE', started);
+    await expectUnavailable(await fetch(`${server.url}/api/demo/btc-price`), 'PROVIDER_UNAVAILABLE', Date.now());
+    const health = await fetch(`${server.url}/api/health`);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toMatchObject({ provider: { ok: false, error: 'LNBITS_API_KEY was refused by LNbits (HTTP 401)' } });
+  });
+});

@@ -1,0 +1,167 @@
+// The 99.7/0.3 split arithmetic, and POST /api/split (manual recovery) on the
+// real local server and PostgreSQL: secret checked in constant time, input
+// validated, and the same ledger as the webhook so nothing is paid twice.
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
+import { issueInvoice } from '../../lib/service/invoices.js';
+import { ownerShareMsat, serviceFeeMsat } from '../../lib/service/split.js';
+import { databaseBackends } from '../support/postgres.js';
+import { useDevServerOn } from '../support/server.js';
+import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
+
+describe('split arithmetic (integer msat)', () => {
+  it('1000 sats: 997 to the owner, 3 to the service', () => {
+    expect(ownerShareMsat(1_000_000)).toBe(997_000);
+    expect(serviceFeeMsat(1_000_000)).toBe(3_000);
+  });
+
+  it('rounds the owner down; share + fee is always exactly the amount; no float error at large amounts', () => {
+    expect(ownerShareMsat(1)).toBe(0);
+    expect(serviceFeeMsat(1)).toBe(1);
+    expect(ownerShareMsat(1_001)).toBe(997);
+    expect(ownerShareMsat(Number.MAX_SAFE_INTEGER)).toBe(Number((BigInt(Number.MAX_SAFE_INTEGER) * 997n) / 1000n));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), (amount) => {
+        const share = ownerShareMsat(amount);
+        expect(share + serviceFeeMsat(amount)).toBe(amount);
+        expect(share * 1000 <= amount * 997 + 1e-6 * amount).toBe(true);
+        expect(Number.isSafeInteger(share)).toBe(true);
+      }),
+    );
+    expect(() => ownerShareMsat(-1)).toThrow(RangeError);
+    expect(() => ownerShareMsat(1.5)).toThrow(RangeError);
+  });
+});
+
+const backends = await databaseBackends();
+const postgres = backends.find((b) => b.name === 'PostgreSQL')!;
+const SPLIT_SECRET = 'split-secret-for-tests-0123456789abcdef';
+
+describe.skipIf(postgres.skip)('POST /api/split (local server, PostgreSQL)', () => {
+  const server = useDevServerOn(postgres, () => ({ SPLIT_SECRET, SPLIT_MIN_SATS: '100' }));
+  let owner: OwnerServer;
+  beforeAll(async () => {
+    owner = await startOwnerServer({ store: serviceContext().store });
+    // The manual splits below are paid from the service's wallet: give it money.
+    const ctx = serviceContext();
+    await ctx.devNode!.pay((await ctx.devNode!.createInvoice({ amountMsat: 10_000_000 })).invoice);
+  });
+  afterAll(() => owner?.close());
+
+  function split(body: unknown, secret: string | null = SPLIT_SECRET): Promise<Response> {
+    return fetch(`${server.url}/api/split`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(secret === null ? {} : { 'x-split-secret': secret }) },
+      body: JSON.stringify(body),
+    });
+  }
+  const balance = async () => (await owner.node.balance()).balanceMsat;
+  const countRows = async (table: string) => Number((await server.db.query(`SELECT count(*)::int AS n FROM ${table}`))[0]!.n);
+
+  it('missing or wrong secret: 401 and nothing recorded', async () => {
+    const before = await countRows('splits');
+    for (const secret of [null, '', 'wrong', `${SPLIT_SECRET}x`]) {
+      const response = await split({ amountSats: 1000, ownerAddress: owner.address('x') }, secret);
+      expect(response.status).toBe(401);
+      expect(await response.json()).toMatchObject({ code: 'UNAUTHORIZED', error: expect.any(String) });
+    }
+    expect(await countRows('splits')).toBe(before);
+  });
+
+  it.each<[Record<string, unknown>, string]>([
+    [{}, 'nothing'],
+    [{ amountSats: 0, ownerAddress: 'alice@example.com' }, 'zero sats'],
+    [{ amountSats: 1.5, ownerAddress: 'alice@example.com' }, 'fractional sats'],
+    [{ amountSats: '1000', ownerAddress: 'alice@example.com' }, 'a string amount'],
+    [{ amountSats: 1000, ownerAddress: 'not-an-address' }, 'a bad address'],
+    [{ amountSats: 1000, ownerAddress: 'alice@example.com', paymentHash: 'xyz' }, 'a bad payment hash'],
+    [{ amountSats: 1000, ownerAddress: 'alice@example.com', extra: 1 }, 'an unknown field'],
+  ])('400 for %j (%s)', async (body, _what) => {
+    const response = await split(body);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: 'INVALID_REQUEST' });
+  });
+
+  it('1000 sats: {ok, ownerSats: 997}, the owner receives 997_000 msat; the same request again pays nothing', async () => {
+    const address = owner.address('manual');
+    const before = await balance();
+    const response = await split({ amountSats: 1000, ownerAddress: address, idempotencyKey: 'invoice-42' });
+    expect(response.status).toBe(200);
+    const body = await response.json();
+    expect(body).toMatchObject({ ok: true, ownerSats: 997, ownerMsat: 997_000, state: 'paid', duplicate: false, ledgerKey: expect.stringMatching(/^manual:[0-9a-f]{64}$/) });
+    expect(await balance()).toBe(before + 997_000);
+
+    const again = await (await split({ amountSats: 1000, ownerAddress: address, idempotencyKey: 'invoice-42' })).json();
+    expect(again).toMatchObject({ ok: true, ownerSats: 997, duplicate: true, state: 'paid', ledgerKey: body.ledgerKey });
+    expect(await balance()).toBe(before + 997_000);
+    // A different key is a different split.
+    await split({ amountSats: 1000, ownerAddress: address, idempotencyKey: 'invoice-43' });
+    expect(await balance()).toBe(before + 2 * 997_000);
+  });
+
+  it('below the minimum: {ok, skipped: true}, nothing paid, the share accrues for the owner', async () => {
+    const address = owner.address('tiny');
+    const before = await balance();
+    const body = await (await split({ amountSats: 50, ownerAddress: address })).json();
+    expect(body).toMatchObject({ ok: true, skipped: true, ownerMsat: 49_850, state: 'accrued' });
+    expect(await balance()).toBe(before);
+    expect(await server.db.query('SELECT state, source FROM splits WHERE owner_address = $1', [address])).toEqual([{ state: 'accrued', source: 'manual' }]);
+  });
+
+  it('with the paymentHash of a payment the webhook already split: nothing is paid twice', async () => {
+    const address = owner.address('recovered');
+    const issuing = await fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 1000, ownerAddress: address }) });
+    const invoice = (await issuing.json()) as { paymentRequest: string; paymentHash: string };
+    const before = await balance();
+    const paid = await fetch(`${server.url}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: invoice.paymentRequest }) });
+    expect(paid.status).toBe(200); // its webhook split and paid it
+    expect(await balance()).toBe(before + 997_000);
+
+    const body = await (await split({ amountSats: 1000, ownerAddress: address, paymentHash: invoice.paymentHash })).json();
+    expect(body).toMatchObject({ ok: true, ownerSats: 997, duplicate: true, state: 'paid', ledgerKey: invoice.paymentHash });
+    expect(await balance()).toBe(before + 997_000);
+    expect(await server.db.query('SELECT count(*)::int AS n FROM payouts WHERE owner_address = $1', [address])).toEqual([{ n: 1 }]);
+
+    // Another owner, or another amount, for that payment: refused.
+    expect((await split({ amountSats: 1000, ownerAddress: owner.address('thief'), paymentHash: invoice.paymentHash })).status).toBe(409);
+    expect((await split({ amountSats: 2000, ownerAddress: address, paymentHash: invoice.paymentHash })).status).toBe(409);
+  });
+
+  it('with the paymentHash of a payment whose webhook never came: split and paid once; a later webhook changes nothing', async () => {
+    const address = owner.address('webhook-lost');
+    const ctx = serviceContext();
+    const issued = await issueInvoice(ctx, { amountSats: 1000, ownerAddress: address }); // no webhook URL
+    await ctx.devNode!.pay(issued.paymentRequest);
+    const before = await balance();
+    expect(await (await split({ amountSats: 1000, ownerAddress: address, paymentHash: issued.paymentHash })).json()).toMatchObject({ ok: true, ownerSats: 997, duplicate: false, state: 'paid' });
+    const { confirmPayment } = await import('../../lib/service/managed.js');
+    await confirmPayment(ctx, issued.paymentHash, 'webhook');
+    expect(await balance()).toBe(before + 997_000);
+  });
+
+  it('an unpaid invoice\'s hash: 409 NOT_SETTLED, nothing recorded', async () => {
+    const address = owner.address('unpaid');
+    const issued = await issueInvoice(serviceContext(), { amountSats: 1000, ownerAddress: address });
+    const response = await split({ amountSats: 1000, ownerAddress: address, paymentHash: issued.paymentHash });
+    expect(response.status).toBe(409);
+    expect(await response.json()).toMatchObject({ code: 'NOT_SETTLED' });
+    expect(await server.db.query('SELECT 1 FROM splits WHERE payment_hash = $1', [issued.paymentHash])).toEqual([]);
+  });
+
+  it('SPLIT_SECRET unset: 503 NOT_CONFIGURED, whatever is sent', async () => {
+    const saved = process.env.SPLIT_SECRET;
+    delete process.env.SPLIT_SECRET;
+    const db = server.db;
+    resetServiceContext({ database: () => Promise.resolve(db) });
+    try {
+      const response = await split({ amountSats: 1000, ownerAddress: 'alice@example.com' });
+      expect(response.status).toBe(503);
+      expect(await response.json()).toMatchObject({ code: 'NOT_CONFIGURED' });
+      expect(response.headers.get('retry-after')).toBeTruthy();
+    } finally {
+      process.env.SPLIT_SECRET = saved;
+      resetServiceContext({ database: () => Promise.resolve(db) });
+    }
+  });
+});
