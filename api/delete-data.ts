@@ -7,7 +7,7 @@ import { collectErasure, createChallenge } from '../lib/service/lnurl-auth.js';
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
 // Right to erasure, proved by an LNURL-auth signature (the wallet calls back GET /api/lnurl-auth):
-//   POST /api/delete-data                  -> 200 {k1, lnurl, expiresAt, pollToken} (LUD-04 action "auth"); 429
+//   POST /api/delete-data                  -> 200 {k1, lnurl, expiresAt, pollToken, qr} (LUD-04 action "auth"); 429
 //   GET  /api/delete-data?k1&pollToken     -> 202 {status: "pending", expiresAt}
 //                                             200 {status: "ok", deleted: {payments, links, sessions}} (once)
 //                                             401 POLL_TOKEN_INVALID, 404 CHALLENGE_NOT_FOUND, 410 ALREADY_COLLECTED

@@ -7,7 +7,7 @@ import { answerWallet, collectLogin, createChallenge } from '../lib/service/lnur
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
 // One URL, three callers (LUD-04 puts the wallet's callback at the challenge URL):
-//   GET /api/lnurl-auth                         -> 200 {k1, lnurl, expiresAt, pollToken}; 429
+//   GET /api/lnurl-auth                         -> 200 {k1, lnurl, expiresAt, pollToken, qr (SVG of lnurl)}; 429
 //   GET ?k1&sig&key  (the wallet)               -> 200 {status: "OK"} | {status: "ERROR", reason}; 429/503 also carry status ERROR
 //   GET ?k1&pollToken (the page that asked)     -> 202 {status: "pending", expiresAt}
 //                                                  200 {status: "ok", token, pubkey, admin, expiresAt} (once)

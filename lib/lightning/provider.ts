@@ -3,7 +3,10 @@
 
 export interface CreateInvoiceRequest {
   amountMsat: number;
-  /** Shown to the payer (BOLT11 `d`). Ignored when descriptionHash is set. */
+  /**
+   * Shown to the payer (BOLT11 `d`). With descriptionHash set, the text it is
+   * the hash of (backends that hash a description themselves, Core Lightning, need it).
+   */
   memo?: string;
   /** Hex SHA256 committed to instead of a memo (BOLT11 `h`, LNURL-pay). */
   descriptionHash?: string;

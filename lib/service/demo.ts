@@ -4,7 +4,7 @@ import { HttpError, json } from '../http/errors.js';
 import { withL402 } from '../l402/with-l402.js';
 import type { InvoiceProvider } from '../l402/paywall.js';
 import { createPriceFeed, PUBLIC_SOURCES, type PriceSource } from './price.js';
-import { providerUnavailable } from './invoices.js';
+import { providerUnavailable } from './provider-errors.js';
 import { servicePaymentLog } from './payment-log.js';
 import type { ServiceContext } from './context.js';
 

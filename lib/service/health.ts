@@ -26,7 +26,7 @@ export interface HealthReport {
 
 export const HEALTH_RETRY_AFTER_SECONDS = 30;
 // A database opened for the first time also runs migrations; give it at least this long.
-const MIN_DATABASE_TIMEOUT_MS = 5_000;
+const MIN_DATABASE_TIMEOUT_MS = 10_000;
 
 export async function checkHealth(): Promise<HealthReport> {
   const checkedAt = new Date().toISOString();

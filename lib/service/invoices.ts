@@ -5,6 +5,7 @@ import { mintToken } from '../l402/token.js';
 import { PROVIDER_RETRY_AFTER_SECONDS } from '../l402/paywall.js';
 import type { ServiceContext } from './context.js';
 import { rememberOwner } from './managed.js';
+import { providerUnavailable } from './provider-errors.js';
 
 export interface IssuedInvoice {
   paymentRequest: string;
@@ -51,9 +52,4 @@ export async function issueInvoice(
     caveats: { price_msat: amountMsat, ...(input.ownerAddress ? { owner: input.ownerAddress } : {}) },
   });
   return { paymentRequest: created.invoice, paymentHash: created.paymentHash, macaroon, expiresAt: new Date(expiresAt * 1000).toISOString() };
-}
-
-export function providerUnavailable(error: unknown): HttpError {
-  console.error('[lightning] provider failed:', error instanceof Error ? error.message : error);
-  return retryLater(503, 'PROVIDER_UNAVAILABLE', 'Lightning provider temporarily unavailable; try again shortly', PROVIDER_RETRY_AFTER_SECONDS);
 }

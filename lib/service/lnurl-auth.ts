@@ -10,6 +10,7 @@
 // never stored anywhere. Erasure: the deletion runs when the wallet signs, and
 // the page collects the counts.
 import { randomBytes } from 'node:crypto';
+import { toString as qrCode } from 'qrcode';
 import { z } from 'zod';
 import { DatabaseUnavailable } from '../db/types.js';
 import { HttpError, retryLater } from '../http/errors.js';
@@ -32,6 +33,8 @@ export interface Challenge {
   expiresAt: string;
   /** For the page that asked only: collects the result with k1. Never in the QR code. */
   pollToken: string;
+  /** The QR code of `lnurl` as an SVG document, so a page needs no QR library. */
+  qr: string;
 }
 
 interface ChallengeRecord {
@@ -83,7 +86,14 @@ export async function createChallenge(ctx: ServiceContext, requestUrl: string, c
   await ctx.store.set(keys.challenge(k1), JSON.stringify(record), { ttlMs });
   const callback = new URL('/api/lnurl-auth', callbackOrigin(ctx, requestUrl));
   callback.search = new URLSearchParams({ tag: 'login', k1, action: ACTION[purpose] }).toString();
-  return { k1, lnurl: encodeLnurl(callback.toString()), expiresAt: new Date(record.expiresAt).toISOString(), pollToken };
+  const lnurl = encodeLnurl(callback.toString());
+  return { k1, lnurl, expiresAt: new Date(record.expiresAt).toISOString(), pollToken, qr: await qrSvg(lnurl) };
+}
+
+// Upper case (LUD-01) lets the encoder use alphanumeric mode: a smaller, easier to scan code.
+// Medium error correction survives a phone camera reading a screen.
+function qrSvg(lnurl: string): Promise<string> {
+  return qrCode(lnurl, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
 }
 
 // LUD-01 wants https; platforms terminate TLS in front of the function, so in

@@ -9,7 +9,7 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
 import { HttpError } from '../http/errors.js';
 import type { ServiceContext } from './context.js';
-import { providerUnavailable } from './invoices.js';
+import { providerUnavailable } from './provider-errors.js';
 
 export const LNURLP_MIN_SENDABLE_MSAT = 1000;
 /** LUD-12: comments are accepted up to this length and not kept (nobody reads them). */
@@ -65,7 +65,8 @@ export async function answerLnurlp(ctx: ServiceContext, requestUrl: string, quer
   }
   let created;
   try {
-    created = await ctx.provider.createInvoice({ amountMsat, descriptionHash: bytesToHex(sha256(utf8ToBytes(metadata))), expirySeconds: INVOICE_EXPIRY_SECONDS });
+    // The metadata goes along as memo: Core Lightning can only commit to the hash of a text it is given.
+    created = await ctx.provider.createInvoice({ amountMsat, memo: metadata, descriptionHash: bytesToHex(sha256(utf8ToBytes(metadata))), expirySeconds: INVOICE_EXPIRY_SECONDS });
   } catch (error) {
     const unavailable = providerUnavailable(error);
     throw new HttpError(unavailable.status, unavailable.code, unavailable.message, { ...unavailable.extra, status: 'ERROR', reason: unavailable.message }, unavailable.headers);

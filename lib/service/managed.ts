@@ -11,6 +11,7 @@ import type { Queryable } from '../db/index.js';
 import type { InvoiceStatus } from '../lightning/provider.js';
 import type { ServiceContext } from './context.js';
 import { servicePaymentLog } from './payment-log.js';
+import { providerUnavailable } from './provider-errors.js';
 import { findSplit, recordSplit, settleOwner, type AttemptResult, type SplitRecord, type SplitSource } from './payouts.js';
 
 export interface ManagedInvoice {
@@ -208,10 +209,4 @@ export async function manualSplit(ctx: ServiceContext, input: ManualSplitInput):
     split,
     payouts,
   };
-}
-
-// Not invoices.ts's helper: that module imports this one.
-function providerUnavailable(error: unknown): HttpError {
-  console.error('[lightning] provider failed:', error instanceof Error ? error.message : error);
-  return retryLater(503, 'PROVIDER_UNAVAILABLE', 'Lightning provider temporarily unavailable; try again shortly', PROVIDER_RETRY_AFTER_SECONDS);
 }

@@ -9,7 +9,7 @@
 import { HttpError } from '../http/errors.js';
 import type { Rejection } from '../l402/reasons.js';
 import { checkCaveats, mintToken, verifyToken } from '../l402/token.js';
-import { providerUnavailable } from './invoices.js';
+import { providerUnavailable } from './provider-errors.js';
 import type { ServiceContext } from './context.js';
 
 export const PRO_PURPOSE = 'pro';

@@ -22,7 +22,7 @@ import { HttpError } from '../http/errors.js';
 import type { Queryable } from '../db/types.js';
 import { linkedAddresses, type Session } from './auth.js';
 import type { ServiceContext } from './context.js';
-import { providerUnavailable } from './invoices.js';
+import { providerUnavailable } from './provider-errors.js';
 import { createPriceFeed, PUBLIC_SOURCES, type BtcPrice, type PriceSource } from './price.js';
 
 export const FREE_HISTORY_DAYS = 7;

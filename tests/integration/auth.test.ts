@@ -4,6 +4,7 @@
 // On PGlite and on real PostgreSQL (when reachable).
 import { createHash } from 'node:crypto';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
+import QRCode from 'qrcode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/index.js';
 import { decodeLnurl } from '../../lib/lightning/lnurl.js';
@@ -82,10 +83,13 @@ for (const backend of backends) {
     }
 
     describe('GET /api/lnurl-auth: the challenge', () => {
-      it('answers {k1, lnurl, expiresAt, pollToken}: k1 32 random bytes, lnurl the LUD-01 bech32 of the callback with tag=login and k1, 5 minutes of life', async () => {
+      it('answers {k1, lnurl, expiresAt, pollToken, qr}: k1 32 random bytes, lnurl the LUD-01 bech32 of the callback with tag=login and k1, 5 minutes of life', async () => {
         const before = Date.now();
         const c = await challenge();
-        expect(Object.keys(c).sort()).toEqual(['expiresAt', 'k1', 'lnurl', 'pollToken']);
+        expect(Object.keys(c).sort()).toEqual(['expiresAt', 'k1', 'lnurl', 'pollToken', 'qr']);
+        // The QR code is the upper-case lnurl and nothing else (no pollToken), as an SVG document.
+        expect(c.qr).toBe(await QRCode.toString(c.lnurl, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 }));
+        expect(c.qr).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*>/);
         expect(c.k1).toMatch(/^[0-9a-f]{64}$/);
         expect(c.lnurl).toMatch(/^LNURL1[02-9AC-HJ-NP-Z]+$/);
         const callback = new URL(decodeLnurl(c.lnurl));

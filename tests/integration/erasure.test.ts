@@ -92,7 +92,7 @@ for (const backend of backends) {
       const erasuresBefore = await countWhere('erasures', []);
 
       const c = await erasureChallenge();
-      expect(Object.keys(c).sort()).toEqual(['expiresAt', 'k1', 'lnurl', 'pollToken']);
+      expect(Object.keys(c).sort()).toEqual(['expiresAt', 'k1', 'lnurl', 'pollToken', 'qr']);
       const callback = new URL(decodeLnurl(c.lnurl));
       expect(Object.fromEntries(callback.searchParams)).toEqual({ tag: 'login', k1: c.k1, action: 'auth' });
       expect((await pollErasure(c.k1, c.pollToken)).status).toBe(202);

@@ -95,10 +95,14 @@ describe('a backend that refuses the API key', () => {
   afterAll(() => fake.close());
   const server = useDevServer(() => lnbitsEnv(fake.url));
 
-  it('answers 503 (not 500), and /api/health names the refused setting', async () => {
+  it('answers 503 (not 500) naming the setting to fix, and /api/health names it too', async () => {
     const started = Date.now();
     const response = await fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 10 }) });
-    await expectUnavailable(response, 'PROVIDER_UNAVAILABLE', started);
+    await expectUnavailable(response.clone(), 'PROVIDER_MISCONFIGURED', started);
+    const body = await response.json();
+    expect(body).toMatchObject({ setting: 'LNBITS_API_KEY' });
+    expect(JSON.stringify(body)).not.toContain(lnbitsEnv(fake.url).LNBITS_API_KEY);
+    // The paywall (lib/l402, which knows no provider types) says only that the provider is unavailable.
     await expectUnavailable(await fetch(`${server.url}/api/demo/btc-price`), 'PROVIDER_UNAVAILABLE', Date.now());
     const health = await fetch(`${server.url}/api/health`);
     expect(health.status).toBe(503);

@@ -10,6 +10,8 @@ export interface ChallengeBody {
   lnurl: string;
   expiresAt: string;
   pollToken: string;
+  /** SVG of the QR code of lnurl. */
+  qr: string;
 }
 
 export interface TestWallet {
