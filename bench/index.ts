@@ -3,6 +3,7 @@ import { benchDirectory, type DirectoryBench } from './directory.js';
 import { benchHttp } from './http.js';
 import { benchOverhead } from './overhead.js';
 import { benchPaymentLog } from './payment-log.js';
+import { benchStats, printStatsBench } from './stats.js';
 import { benchTokens } from './token.js';
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -44,3 +45,5 @@ const paymentLog = await benchPaymentLog({ log: (line) => notes.push(line) });
 console.log('\nPayment log writes/s through the production path (createPaymentLog().record, outbox drain):');
 for (const r of paymentLog) console.log(`  ${r.backend.padEnd(52)} ${fmt(r.writesPerSecond)} writes/s`);
 for (const note of notes) console.log(`  ${note}`);
+
+printStatsBench(await benchStats());

@@ -339,6 +339,9 @@ function renderStats(stats) {
       : tier === 'pro'
         ? 'Full history of your linked addresses (Pro).'
         : 'The last 7 days of your linked addresses (free). Full history and CSV export come with Pro.';
+  if (tier !== 'admin' && Array.isArray(stats.scope?.addresses) && stats.scope.addresses.length === 0) {
+    $('scope-note').textContent = 'No Lightning Address linked yet: link the ones you receive payments at (below) to see their statistics.';
+  }
   $('stat-payments').textContent = formatCount(stats.totalPayments);
   $('stat-sats').textContent = formatSats(stats.totalSats);
   $('stat-fee-label').textContent = admin ? 'Service fee earned' : 'Service fee on your payments';

@@ -120,10 +120,8 @@ export async function paymentStats(db: Queryable, scope: StatsScope): Promise<Pa
 /** What the service still owes these owners: their splits not yet paid out (accrued, pending, failed), in msat. */
 export async function owedMsat(db: Queryable, addresses: string[]): Promise<number> {
   if (addresses.length === 0) return 0;
-  const [row] = await db.query(
-    `SELECT coalesce(sum(owner_msat), 0)::int8 AS msat FROM splits WHERE owner_address = ANY($1::text[]) AND state IN ('accrued', 'pending', 'failed')`,
-    [addresses],
-  );
+  // The stats_owed roll-up (migration 005): one row per owner, however many splits wait.
+  const [row] = await db.query('SELECT coalesce(sum(owed_msat), 0)::int8 AS msat FROM stats_owed WHERE owner_address = ANY($1::text[])', [addresses]);
   return int(row?.msat);
 }
 

@@ -229,6 +229,9 @@ async function expectRollUpExact(db: Queryable): Promise<void> {
      FROM payments p LEFT JOIN splits s ON s.payment_hash = p.payment_hash GROUP BY 1, 2 ORDER BY 1, 2`,
   );
   expect(rolled).toEqual(direct);
+  const owed = await db.query(`SELECT owner_address, owed_msat::int8 AS msat FROM stats_owed WHERE owed_msat <> 0 ORDER BY 1`);
+  const unpaid = await db.query(`SELECT owner_address, sum(owner_msat)::int8 AS msat FROM splits WHERE state <> 'paid' GROUP BY 1 HAVING sum(owner_msat) <> 0 ORDER BY 1`);
+  expect(owed).toEqual(unpaid);
 }
 
 // ---------------------------------------------------------------------------

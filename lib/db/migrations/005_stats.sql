@@ -3,7 +3,8 @@
 -- cells instead. It is EXACT, not an estimate: statement-level triggers on
 -- payments and splits keep it equal to a recomputation from the base tables
 -- after every insert, delete, update or truncate, whatever paid_at the rows
--- carry (back-dated rows land in their own day).
+-- carry (back-dated rows land in their own day). stats_owed (further down)
+-- does the same for what each owner is still owed.
 --
 -- fee_msat is the service fee (splits.fee_msat) of the payments in the cell.
 -- A payment and its split are written by different transactions (the payment
@@ -134,6 +135,50 @@ BEGIN
   RETURN NULL;
 END $$;
 
+-- What the service still owes each owner: owner_msat of the splits not yet
+-- paid (accrued, pending, failed). Kept by the split triggers below from their
+-- own transition tables, so no other transaction's rows are involved.
+CREATE TABLE stats_owed (
+  owner_address text PRIMARY KEY,
+  owed_msat     bigint NOT NULL
+);
+
+CREATE FUNCTION stats_owed_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO stats_owed AS o (owner_address, owed_msat)
+  SELECT owner_address, sum(owner_msat) FROM new_rows WHERE state <> 'paid'
+  GROUP BY 1 HAVING sum(owner_msat) <> 0 ORDER BY 1
+  ON CONFLICT (owner_address) DO UPDATE SET owed_msat = o.owed_msat + excluded.owed_msat;
+  RETURN NULL;
+END $$;
+
+CREATE FUNCTION stats_owed_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO stats_owed AS o (owner_address, owed_msat)
+  SELECT owner_address, -sum(owner_msat) FROM old_rows WHERE state <> 'paid'
+  GROUP BY 1 HAVING sum(owner_msat) <> 0 ORDER BY 1
+  ON CONFLICT (owner_address) DO UPDATE SET owed_msat = o.owed_msat + excluded.owed_msat;
+  RETURN NULL;
+END $$;
+
+CREATE FUNCTION stats_owed_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  -- accrued -> pending moves nothing (both owed); pending -> paid settles.
+  INSERT INTO stats_owed AS o (owner_address, owed_msat)
+  SELECT owner_address, sum(owner_msat)
+  FROM (SELECT owner_address, -owner_msat AS owner_msat FROM old_rows WHERE state <> 'paid'
+        UNION ALL SELECT owner_address, owner_msat FROM new_rows WHERE state <> 'paid') AS r
+  GROUP BY 1 HAVING sum(owner_msat) <> 0 ORDER BY 1
+  ON CONFLICT (owner_address) DO UPDATE SET owed_msat = o.owed_msat + excluded.owed_msat;
+  RETURN NULL;
+END $$;
+
+CREATE FUNCTION stats_owed_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM stats_owed;
+  RETURN NULL;
+END $$;
+
 -- Writers wait here until the back-fill below is committed: no row is counted twice or missed.
 LOCK TABLE payments, splits IN SHARE ROW EXCLUSIVE MODE;
 
@@ -146,8 +191,16 @@ CREATE TRIGGER stats_splits_deleted AFTER DELETE ON splits REFERENCING OLD TABLE
 CREATE TRIGGER stats_splits_updated AFTER UPDATE ON splits REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION stats_splits_updated();
 CREATE TRIGGER stats_splits_truncated AFTER TRUNCATE ON splits FOR EACH STATEMENT EXECUTE FUNCTION stats_splits_truncated();
 
+CREATE TRIGGER stats_owed_inserted AFTER INSERT ON splits REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION stats_owed_inserted();
+CREATE TRIGGER stats_owed_deleted AFTER DELETE ON splits REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION stats_owed_deleted();
+CREATE TRIGGER stats_owed_updated AFTER UPDATE ON splits REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION stats_owed_updated();
+CREATE TRIGGER stats_owed_truncated AFTER TRUNCATE ON splits FOR EACH STATEMENT EXECUTE FUNCTION stats_owed_truncated();
+
 -- Back-fill from the rows already there.
 INSERT INTO stats_daily (day, owner_address, payments, sats, fee_msat)
 SELECT (p.paid_at AT TIME ZONE 'UTC')::date, p.owner_address, count(*), coalesce(sum(p.amount_sats), 0), coalesce(sum(s.fee_msat), 0)
 FROM payments p LEFT JOIN splits s ON s.payment_hash = p.payment_hash
 GROUP BY 1, 2;
+
+INSERT INTO stats_owed (owner_address, owed_msat)
+SELECT owner_address, sum(owner_msat) FROM splits WHERE state <> 'paid' GROUP BY 1;
