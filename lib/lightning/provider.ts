@@ -113,6 +113,22 @@ export class PaymentFailed extends Error {
   }
 }
 
+/** The backend refused our credentials (or they do not fit it): an operator must fix the named setting; definitely nothing was paid. */
+export class ProviderConfigError extends Error {
+  override readonly name = 'ProviderConfigError';
+  constructor(
+    readonly setting: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The backend cannot do what was asked (e.g. a fractional-sat amount on a sat-only API); no retry will help, nothing was paid. */
+export class ProviderUnsupported extends Error {
+  override readonly name = 'ProviderUnsupported';
+}
+
 /** A webhook delivery that is not authentic (bad, missing or stale signature); answer 401, do nothing. */
 export class WebhookRejected extends Error {
   override readonly name = 'WebhookRejected';

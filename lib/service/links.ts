@@ -9,7 +9,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { HttpError, retryLater } from '../http/errors.js';
 import { sameSecret } from '../http/secrets.js';
 import { LnurlError, fetchInvoiceForAddress, outboundPolicy } from '../lightning/lnurl.js';
-import { PaymentFailed } from '../lightning/provider.js';
+import { PaymentFailed, ProviderConfigError, ProviderUnsupported } from '../lightning/provider.js';
+import { providerUnavailable } from './provider-errors.js';
 import { enforceWindowLimit, linkedAddresses, sha256Hex, type Session } from './auth.js';
 import type { ServiceContext } from './context.js';
 
@@ -62,6 +63,10 @@ export async function startLink(ctx: ServiceContext, session: Session, address: 
     if (error instanceof PaymentFailed) {
       await forget();
       throw retryLater(503, 'LINK_PAYMENT_FAILED', `The service could not pay 1 sat to ${address} right now; try again later`, 60);
+    }
+    if (error instanceof ProviderConfigError || error instanceof ProviderUnsupported) {
+      await forget(); // refused before anything was sent
+      throw providerUnavailable(error);
     }
     // Outcome unknown: the sat may still arrive, and its code then still works.
     throw retryLater(503, 'LINK_PAYMENT_UNCERTAIN', `The 1-sat payment to ${address} may or may not have gone through; if it arrives, enter its code, otherwise try again later`, 60);

@@ -205,7 +205,8 @@ export async function manualSplit(ctx: ServiceContext, input: ManualSplitInput):
     ledgerKey,
     ownerMsat: split.ownerMsat,
     duplicate,
-    accrued: split.ownerMsat < ctx.config.payouts.minMsat,
+    // Still waiting to be batched after this call (a share that tipped the owner over the minimum was paid, so not skipped).
+    accrued: split.state === 'accrued',
     split,
     payouts,
   };

@@ -24,7 +24,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../db/index.js';
 import { fetchInvoiceForAddress, LnurlError, outboundPolicy, type AddressInvoice } from '../lightning/lnurl.js';
-import { PaymentFailed, type PaymentStatus } from '../lightning/provider.js';
+import { PaymentFailed, ProviderConfigError, ProviderUnsupported, type PaymentStatus } from '../lightning/provider.js';
 import type { ServiceContext } from './context.js';
 import { ownerShareMsat } from './split.js';
 
@@ -254,6 +254,9 @@ export async function attemptPayout(ctx: ServiceContext, payoutId: string): Prom
     return attempt.paid(invoice.paymentHash, paid.feeMsat);
   } catch (error) {
     if (error instanceof PaymentFailed) return attempt.retry('failed', 'PAYMENT_FAILED', error.message, { known: true, invoiceHash: invoice.paymentHash });
+    // Refused before anything was sent: an operator must fix a setting (or the backend cannot pay this amount).
+    if (error instanceof ProviderConfigError) return attempt.retry('failed', 'PROVIDER_MISCONFIGURED', `check ${error.setting}: ${error.message}`, { known: true, invoiceHash: invoice.paymentHash });
+    if (error instanceof ProviderUnsupported) return attempt.retry('failed', 'UNSUPPORTED_BY_PROVIDER', error.message, { known: true, invoiceHash: invoice.paymentHash });
     // ProviderUnavailable, a timeout, anything else: it may have been paid. The next attempt looks it up first.
     return attempt.retry('unknown', 'PAYMENT_UNKNOWN', describe(error), { invoiceHash: invoice.paymentHash });
   }

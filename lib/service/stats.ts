@@ -12,7 +12,11 @@
 // (migration 005, exact and kept by triggers), so an admin's stats read one
 // row per day and owner instead of every payment. A window that starts inside
 // a day (now - 7 days) takes whole days from the roll-up and the first,
-// partial day from the payments themselves.
+// partial day from the payments themselves. What owners are owed comes from
+// the stats_owed roll-up (one row per owner).
+//
+// walletSats is a balance, not history: a free owner sees everything the
+// service still owes them, however old the payments it came from.
 //
 // Rounding (integer sats from msat): serviceFee = floor(sum of fee_msat / 1000)
 // over the visible payments' splits; walletSats = floor(msat / 1000);

@@ -4,7 +4,7 @@
 // small shares accrue and are paid together; a payment whose webhook never
 // came is found by the cron.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { PaymentFailed, ProviderUnavailable, type LightningProvider } from '../../lib/lightning/provider.js';
+import { PaymentFailed, ProviderConfigError, ProviderUnavailable, type LightningProvider } from '../../lib/lightning/provider.js';
 import { resetServiceContext, serviceContext, type ServiceContext } from '../../lib/service/context.js';
 import { issueInvoice } from '../../lib/service/invoices.js';
 import { confirmPayment } from '../../lib/service/managed.js';
@@ -16,7 +16,7 @@ const backends = await databaseBackends();
 const postgres = backends.find((b) => b.name === 'PostgreSQL')!;
 const CRON_SECRET = 'cron-secret-for-payout-tests-0123456789';
 
-type Fault = 'none' | 'unavailable-before-paying' | 'payment-failed' | 'unavailable-after-paying';
+type Fault = 'none' | 'unavailable-before-paying' | 'payment-failed' | 'unavailable-after-paying' | 'credentials-refused';
 
 describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
   const server = useDevServerOn(postgres, () => ({ CRON_SECRET, OUTBOUND_TIMEOUT_MS: '1000', SPLIT_MIN_SATS: '100', PAYOUT_MAX_ATTEMPTS: '3' }));
@@ -42,6 +42,7 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
         fault = 'none'; // each fault happens once
         if (now === 'unavailable-before-paying') throw new ProviderUnavailable('connection reset (test)');
         if (now === 'payment-failed') throw new PaymentFailed('no route (test)');
+        if (now === 'credentials-refused') throw new ProviderConfigError('LNBITS_ADMIN_KEY', 'LNbits refused the admin key (test)');
         const paid = await node.payInvoice(request);
         if (now === 'unavailable-after-paying') throw new ProviderUnavailable('timed out waiting for the answer (test)');
         return paid;
@@ -131,6 +132,7 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
   it.each<[Fault, string]>([
     ['unavailable-before-paying', 'PAYMENT_UNKNOWN'],
     ['payment-failed', 'PAYMENT_FAILED'],
+    ['credentials-refused', 'PROVIDER_MISCONFIGURED'],
     ['unavailable-after-paying', 'PAYMENT_UNKNOWN'],
   ])('provider %s during the payout: retried by the cron, the owner paid exactly once', async (kind, reason) => {
     const address = owner.address(`fault-${kind}`);

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeInvoice, encodeInvoice } from '../../lib/lightning/bolt11.js';
 import { PaymentFailed, ProviderUnavailable, WebhookRejected, type LightningProvider } from '../../lib/lightning/provider.js';
 import { createBlinkProvider } from '../../lib/lightning/providers/blink.js';
-import { ProviderConfigError, ProviderUnsupported } from '../../lib/lightning/providers/http.js';
+import { ProviderConfigError, ProviderUnsupported } from '../../lib/lightning/provider.js';
 import { startFakeBlink, type FakeBlink } from '../support/fake-blink.js';
 
 const TIMEOUT_MS = 1000;

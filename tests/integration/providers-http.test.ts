@@ -13,7 +13,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { decodeInvoice } from '../../lib/lightning/bolt11.js';
 import { PaymentFailed, ProviderUnavailable, WebhookRejected, type LightningProvider } from '../../lib/lightning/provider.js';
 import { createClnProvider } from '../../lib/lightning/providers/cln.js';
-import { ProviderConfigError } from '../../lib/lightning/providers/http.js';
+import { ProviderConfigError } from '../../lib/lightning/provider.js';
 import { createLnbitsProvider } from '../../lib/lightning/providers/lnbits.js';
 import { createLndProvider } from '../../lib/lightning/providers/lnd.js';
 import { createPhoenixdProvider } from '../../lib/lightning/providers/phoenixd.js';

@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { decodeInvoice, encodeInvoice } from '../../lib/lightning/bolt11.js';
 import { PaymentFailed, ProviderUnavailable } from '../../lib/lightning/provider.js';
-import { ProviderConfigError } from '../../lib/lightning/providers/http.js';
+import { ProviderConfigError } from '../../lib/lightning/provider.js';
 import { createNwcProvider, parseNwcUrl } from '../../lib/lightning/providers/nwc.js';
 import { startFakeNwcWallet, type FakeNwcWallet } from '../support/fake-nwc-wallet.js';
 import { startNostrRelay, type NostrRelay } from '../support/nostr-relay.js';

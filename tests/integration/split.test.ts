@@ -109,6 +109,18 @@ describe.skipIf(postgres.skip)('POST /api/split (local server, PostgreSQL)', () 
     expect(await server.db.query('SELECT state, source FROM splits WHERE owner_address = $1', [address])).toEqual([{ state: 'accrued', source: 'manual' }]);
   });
 
+  it('a share that tips the owner\'s accrued total over the minimum is paid with the rest, and the answer does not say skipped', async () => {
+    const address = owner.address('tipping');
+    const before = await balance();
+    const first = await (await split({ amountSats: 60, ownerAddress: address, idempotencyKey: 'a' })).json();
+    expect(first).toMatchObject({ ok: true, skipped: true, ownerMsat: 59_820, state: 'accrued' });
+    const second = await (await split({ amountSats: 60, ownerAddress: address, idempotencyKey: 'b' })).json();
+    expect(second).toMatchObject({ ok: true, ownerSats: 59, ownerMsat: 59_820, state: 'paid' });
+    expect(second).not.toHaveProperty('skipped');
+    expect(await balance()).toBe(before + 2 * 59_820); // one payout covering both shares
+    expect(await server.db.query("SELECT count(DISTINCT payout_id)::int AS payouts, bool_and(state = 'paid') AS paid FROM splits WHERE owner_address = $1", [address])).toEqual([{ payouts: 1, paid: true }]);
+  });
+
   it('with the paymentHash of a payment the webhook already split: nothing is paid twice', async () => {
     const address = owner.address('recovered');
     const issuing = await fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 1000, ownerAddress: address }) });

@@ -11,23 +11,10 @@ import { request as httpsRequest } from 'node:https';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { decodeInvoice, InvalidInvoice, type DecodedInvoice, type Network } from '../bolt11.js';
-import { ProviderUnavailable } from '../provider.js';
+import { ProviderConfigError, ProviderUnavailable, ProviderUnsupported } from '../provider.js';
 
-/** The backend refused our credentials (or they do not fit it): an operator must fix the named setting. */
-export class ProviderConfigError extends Error {
-  override readonly name = 'ProviderConfigError';
-  constructor(
-    readonly setting: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The backend cannot do what was asked (e.g. a fractional-sat amount on a sat-only API); no retry will help. */
-export class ProviderUnsupported extends Error {
-  override readonly name = 'ProviderUnsupported';
-}
+// Defined with the interface; re-exported here for the backends that use them.
+export { ProviderConfigError, ProviderUnsupported } from '../provider.js';
 
 export interface BackendHttpOptions {
   /** Human name used in messages, e.g. "LNbits". */
