@@ -383,7 +383,8 @@ for (const backend of backends) {
       await expectStatsExact(db, now);
     });
 
-    it.skipIf(backend.name !== 'PostgreSQL')('counts every fee when payments and their splits are written at the same moment by different transactions', async () => {
+    // PGlite has one connection, so nothing can overlap there: the race exists only on a real server.
+    if (backend.name === 'PostgreSQL') it('counts every fee when payments and their splits are written at the same moment by different transactions', async () => {
       const pairs = Array.from({ length: 12 }, () => gen.payment(now, new Date(now.getTime() - gen.int(3) * DAY_MS), gen.pick(OWNERS)));
       // Each payment and its split in two transactions that overlap (neither sees the other's row uncommitted).
       await Promise.all(
