@@ -3,7 +3,7 @@
 import { HttpError, json } from '../http/errors.js';
 import { withL402 } from '../l402/with-l402.js';
 import type { InvoiceProvider } from '../l402/paywall.js';
-import { createPriceFeed, PUBLIC_SOURCES, type PriceSource } from './price.js';
+import { servicePriceFeed } from './price.js';
 import { providerUnavailable } from './provider-errors.js';
 import { servicePaymentLog } from './payment-log.js';
 import type { ServiceContext } from './context.js';
@@ -17,12 +17,7 @@ const handlers = new WeakMap<ServiceContext, (request: Request) => Promise<Respo
 export function demoBtcPrice(ctx: ServiceContext): (request: Request) => Promise<Response> {
   let handler = handlers.get(ctx);
   if (!handler) {
-    const sources = ctx.config.demo.priceSources.map((name): PriceSource => {
-      const source = PUBLIC_SOURCES[name];
-      if (!source) throw new Error(`Unknown BTC price source "${name}" (known: ${Object.keys(PUBLIC_SOURCES).join(', ')}, or none)`);
-      return source;
-    });
-    const feed = createPriceFeed(sources, ctx.config.demo.priceTimeoutMs, (message) => console.warn(`[demo] ${message}`));
+    const feed = servicePriceFeed(ctx);
     // Remember which invoices are the demo's, so only those preimages are handed back.
     const provider: InvoiceProvider = {
       async createInvoice(request) {

@@ -27,7 +27,7 @@ import type { Queryable } from '../db/types.js';
 import { linkedAddresses, type Session } from './auth.js';
 import type { ServiceContext } from './context.js';
 import { providerUnavailable } from './provider-errors.js';
-import { createPriceFeed, PUBLIC_SOURCES, type BtcPrice, type PriceSource } from './price.js';
+import { servicePriceFeed, type BtcPrice } from './price.js';
 
 export const FREE_HISTORY_DAYS = 7;
 export const TREND_DAYS = 7;
@@ -250,21 +250,9 @@ function toRecord(row: Record<string, unknown>): PaymentRecord {
 // ---------------------------------------------------------------------------
 // The stats object for a session
 
-const priceFeeds = new WeakMap<ServiceContext, ReturnType<typeof createPriceFeed>>();
-
-/** The BTC price the demo uses (BTC_PRICE_SOURCES), one cached feed per service context. */
+/** The BTC price the demo uses (BTC_PRICE_SOURCES). */
 function btcPrice(ctx: ServiceContext): Promise<BtcPrice> {
-  let feed = priceFeeds.get(ctx);
-  if (!feed) {
-    const sources = ctx.config.demo.priceSources.map((name): PriceSource => {
-      const source = PUBLIC_SOURCES[name];
-      if (!source) throw new Error(`Unknown BTC price source "${name}" (known: ${Object.keys(PUBLIC_SOURCES).join(', ')}, or none)`);
-      return source;
-    });
-    feed = createPriceFeed(sources, ctx.config.demo.priceTimeoutMs, (message) => console.warn(`[stats] ${message}`));
-    priceFeeds.set(ctx, feed);
-  }
-  return feed.current();
+  return servicePriceFeed(ctx).current();
 }
 
 /** US cents for `sats` at `usd` per BTC, to the nearest cent; null when the price is not a live one. */

@@ -18,7 +18,7 @@ import {
   type WebhookDelivery,
   type WebhookEvent,
 } from '../provider.js';
-import { backendHttp, checkedPreimage, Hex32, ProviderConfigError, satToMsat, wholeSats } from './http.js';
+import { backendHttp, checkedPreimage, Hex32, invoiceToPay, ProviderConfigError, satToMsat, wholeSats } from './http.js';
 
 export interface BlinkOptions {
   apiKey: string;
@@ -289,13 +289,7 @@ export function createBlinkProvider(options: BlinkOptions): LightningProvider {
     },
 
     async payInvoice({ invoice, maxFeeMsat }): Promise<PaidInvoice> {
-      let paymentHash: string;
-      try {
-        paymentHash = decodeInvoice(invoice).paymentHash;
-      } catch (error) {
-        if (error instanceof InvalidInvoice) throw new PaymentFailed(`Not paid: ${error.message}`);
-        throw error;
-      }
+      const { paymentHash } = invoiceToPay(invoice);
       const wallet = await walletId();
       const input = { walletId: wallet, paymentRequest: invoice };
       const { lnInvoiceFeeProbe: probe } = await graphql('estimate the fee', Q.feeProbe, { input }, FeeProbe);

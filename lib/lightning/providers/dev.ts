@@ -13,6 +13,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { KeyValueStore } from '../../store/types.js';
 import { InvalidInvoice, decodeInvoice, encodeInvoice } from '../bolt11.js';
+import { invoiceToPay } from './http.js';
 import {
   PaymentFailed,
   WebhookRejected,
@@ -169,15 +170,8 @@ export function createDevNode(options: { store: KeyValueStore; privateKey: strin
 
     async payInvoice({ invoice, maxFeeMsat }): Promise<PaidInvoice> {
       if (!Number.isSafeInteger(maxFeeMsat) || maxFeeMsat < 0) throw new RangeError('maxFeeMsat must be a non-negative integer');
-      let amountMsat: number;
-      try {
-        const decoded = decodeInvoice(invoice.trim());
-        if (decoded.amountMsat === null) throw new PaymentFailed('The dev node pays only invoices with an amount');
-        amountMsat = decoded.amountMsat;
-      } catch (error) {
-        if (error instanceof InvalidInvoice) throw new PaymentFailed(`Invalid invoice: ${error.message}`);
-        throw error;
-      }
+      const { amountMsat } = invoiceToPay(invoice);
+      if (amountMsat === null) throw new PaymentFailed('The dev node pays only invoices with an amount');
       // Debit first so concurrent payments cannot spend the same balance twice.
       if ((await store.incrementBy(balanceKey(nodeKey), -amountMsat)) < 0) {
         await store.incrementBy(balanceKey(nodeKey), amountMsat);

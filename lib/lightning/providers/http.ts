@@ -11,7 +11,7 @@ import { request as httpsRequest } from 'node:https';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { decodeInvoice, InvalidInvoice, type DecodedInvoice, type Network } from '../bolt11.js';
-import { ProviderConfigError, ProviderUnavailable, ProviderUnsupported } from '../provider.js';
+import { PaymentFailed, ProviderConfigError, ProviderUnavailable, ProviderUnsupported } from '../provider.js';
 
 // Defined with the interface; re-exported here for the backends that use them.
 export { ProviderConfigError, ProviderUnsupported } from '../provider.js';
@@ -250,6 +250,16 @@ export interface ExpectedInvoice {
  * our network. Selling with an invoice for another amount or hash would give away
  * the resource or lose the payment, so a mismatch is never accepted.
  */
+/** Decodes an invoice about to be paid; one that does not decode is refused before anything is sent. */
+export function invoiceToPay(invoice: string): DecodedInvoice {
+  try {
+    return decodeInvoice(invoice.trim());
+  } catch (error) {
+    if (error instanceof InvalidInvoice) throw new PaymentFailed(`Not paid: ${error.message}`);
+    throw error;
+  }
+}
+
 export function checkIssuedInvoice(backend: string, invoice: string, expected: ExpectedInvoice): DecodedInvoice {
   let decoded: DecodedInvoice;
   try {

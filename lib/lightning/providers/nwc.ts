@@ -23,7 +23,7 @@ import {
   type PaidInvoice,
   type PaymentStatus,
 } from '../provider.js';
-import { checkedPreimage, Hex32, ProviderConfigError } from './http.js';
+import { checkedPreimage, Hex32, invoiceToPay, ProviderConfigError } from './http.js';
 
 /** Relay connections idle this long are closed (the next call reconnects and re-reads the wallet's info event). */
 const IDLE_CLOSE_MS = 10_000;
@@ -212,13 +212,7 @@ export function createNwcProvider(options: { url: string; timeoutMs: number; idl
     },
 
     async payInvoice({ invoice, maxFeeMsat }): Promise<PaidInvoice> {
-      let paymentHash: string;
-      try {
-        paymentHash = decodeInvoice(invoice).paymentHash;
-      } catch (error) {
-        if (error instanceof InvalidInvoice) throw new PaymentFailed(`Not paid: ${error.message}`);
-        throw error;
-      }
+      const { paymentHash } = invoiceToPay(invoice);
       void maxFeeMsat; // NIP-47 has no fee limit: the connection's budget in the wallet bounds what it spends.
       const paid = await call('pay_invoice', (c) => c.payInvoice({ invoice }), PayResult, (code, message) => {
         if (PAYMENT_REFUSALS.has(code)) throw new PaymentFailed(`NWC wallet did not pay (${code}): ${message}`);
