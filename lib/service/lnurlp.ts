@@ -38,8 +38,9 @@ function lnurlError(status: number, code: string, reason: string): HttpError {
 
 /**
  * One entry point for both LUD-06 steps. `requestUrl` is the URL the client used:
- * its origin names the address's domain and its path is the callback, so the
- * rewritten `/.well-known/lnurlp/<name>` and the direct `/api/lnurlp/<name>` both work.
+ * its origin names the address's domain. The callback is always the function's
+ * own path `/api/lnurlp/<name>`, so paying works even where the host serves
+ * `/.well-known` some other way (a static file: docs/managed-mode.md).
  */
 export async function answerLnurlp(ctx: ServiceContext, requestUrl: string, query: Record<string, string | undefined>): Promise<PayRequest | PayCallbackAnswer> {
   const username = servedUsername(ctx, query.username);
@@ -49,7 +50,7 @@ export async function answerLnurlp(ctx: ServiceContext, requestUrl: string, quer
   if (query.amount === undefined) {
     return {
       tag: 'payRequest',
-      callback: `${url.origin}${url.pathname}`,
+      callback: `${url.origin}/api/lnurlp/${encodeURIComponent(username)}`,
       minSendable: LNURLP_MIN_SENDABLE_MSAT,
       maxSendable,
       metadata,

@@ -152,7 +152,7 @@ describe('GET /.well-known/lnurlp/:username (the service, through the local serv
     expect(response.status).toBe(200);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     const body = (await response.json()) as Record<string, unknown>;
-    expect(body).toMatchObject({ tag: 'payRequest', callback: `${server.url}/.well-known/lnurlp/alice`, minSendable: 1000, maxSendable: 1_000_000_000, commentAllowed: 140 });
+    expect(body).toMatchObject({ tag: 'payRequest', callback: `${server.url}/api/lnurlp/alice`, minSendable: 1000, maxSendable: 1_000_000_000, commentAllowed: 140 });
     expect(JSON.parse(body.metadata as string)).toEqual([
       ['text/plain', `Payment to alice@${host()}`],
       ['text/identifier', `alice@${host()}`],
