@@ -92,6 +92,8 @@ const EnvSchema = z.object({
   AUTH_RATE_LIMIT_PER_MINUTE: positiveInt.default(30),
   /** Address links started (each pays 1 sat) per hour per public key. */
   LINK_RATE_LIMIT_PER_HOUR: positiveInt.default(5),
+  /** 1-sat link proofs the service pays per UTC day, all keys together: keys are free, so this bounds what link abuse can cost. */
+  LINK_PROOFS_PER_DAY: positiveInt.default(200),
   /** Life of a link code sent in the 1-sat payment's comment. */
   LINK_CODE_TTL_MINUTES: positiveInt.max(24 * 60).default(15),
   /** Wrong entries allowed per link code before it is void. */
@@ -154,6 +156,7 @@ export interface Config {
     challengeTtlSeconds: number;
     ratePerMinute: number;
     linkRatePerHour: number;
+    linkProofsPerDay: number;
     linkCodeTtlSeconds: number;
     linkCodeAttempts: number;
   };
@@ -296,6 +299,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       challengeTtlSeconds: e.LNURL_AUTH_TTL_SECONDS,
       ratePerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE,
       linkRatePerHour: e.LINK_RATE_LIMIT_PER_HOUR,
+      linkProofsPerDay: e.LINK_PROOFS_PER_DAY,
       linkCodeTtlSeconds: e.LINK_CODE_TTL_MINUTES * 60,
       linkCodeAttempts: e.LINK_CODE_ATTEMPTS,
     },

@@ -5,7 +5,7 @@
 import { parseCredential } from './credential.js';
 import { REJECTIONS, type Rejection } from './reasons.js';
 import { memoryReplayStore, type ReplayStore } from './replay.js';
-import { Keyring, checkCaveats, mintToken, verifyToken } from './token.js';
+import { Keyring, checkCaveats, mintToken, verifyToken, type CaveatExpectations } from './token.js';
 
 /** What the paywall needs from a Lightning backend (lib/lightning providers fit it). */
 export interface InvoiceProvider {
@@ -140,6 +140,12 @@ export function createPaywall(options: L402Options): Paywall {
     };
   }
 
+  // Built once when nothing depends on the request, rather than per request.
+  const fixedExpect: CaveatExpectations | undefined =
+    typeof options.route === 'string' && fixedPrice !== undefined && fixedCaveats
+      ? { route: options.route, priceMsat: fixedPrice * 1000, exact: fixedCaveats }
+      : undefined;
+
   return {
     async decide(request) {
       const route = routeOf(request);
@@ -149,7 +155,7 @@ export function createPaywall(options: L402Options): Paywall {
       const { token, preimage } = parsed.credential;
       const verified = verifyToken(keyring, token, preimage);
       if (!verified.ok) return challenge(request, route, priceSats, verified.rejection);
-      const caveats = checkCaveats(verified.token.caveats, { route, priceMsat: priceSats * 1000, exact: fixedCaveats ?? (await expectedCaveats(request)) });
+      const caveats = checkCaveats(verified.token.caveats, fixedExpect ?? { route, priceMsat: priceSats * 1000, exact: fixedCaveats ?? (await expectedCaveats(request)) });
       if (!caveats.ok) return challenge(request, route, priceSats, caveats.rejection);
 
       const { hash, exp } = verified.token;
@@ -162,14 +168,29 @@ export function createPaywall(options: L402Options): Paywall {
       }
       if (!claimed) return challenge(request, route, priceSats, { code: 'TOKEN_ALREADY_USED', message: REJECTIONS.TOKEN_ALREADY_USED });
 
-      const paidMsat = Number(verified.token.caveats.find((c) => c.startsWith('price_msat='))!.slice(11));
-      return {
-        kind: 'paid',
-        payment: { paymentHash: hash, route, amountMsat: paidMsat },
-        release: () => replay.release(hash).catch((error) => onError(error, 'releasing a use failed')),
-      };
+      return new PaidUse({ paymentHash: hash, route, amountMsat: paidMsat(verified.token.caveats) }, replay, onError);
     },
   };
+}
+
+/** A method rather than a closure per paid request. */
+class PaidUse implements Paid {
+  readonly kind = 'paid';
+  constructor(
+    readonly payment: Payment,
+    private readonly replay: ReplayStore,
+    private readonly onError: (error: unknown, context: string) => void,
+  ) {}
+
+  release(): Promise<void> {
+    return this.replay.release(this.payment.paymentHash).catch((error) => this.onError(error, 'releasing a use failed'));
+  }
+}
+
+// checkCaveats has made sure exactly one price_msat caveat is there.
+function paidMsat(caveats: readonly string[]): number {
+  for (const c of caveats) if (c.startsWith('price_msat=')) return Number(c.slice(11));
+  return NaN;
 }
 
 /** 503 without a challenge: nothing can be sold or checked right now. */

@@ -16,6 +16,11 @@ export async function eraseKey(db: Database, pubkey: string): Promise<ErasureCou
     const count = async (sql: string) => Number((await tx.query<{ n: number }>(`WITH gone AS (${sql} RETURNING 1) SELECT count(*)::int AS n FROM gone`, [pubkey]))[0]!.n);
     // Payments first: they are found through the links deleted next.
     const payments = await count('DELETE FROM payments WHERE owner_address IN (SELECT address FROM address_links WHERE pubkey = $1)');
+    // The roll-up keeps emptied cells, and an empty cell still says on which days an address was paid.
+    await tx.query(
+      'DELETE FROM stats_daily WHERE owner_address IN (SELECT address FROM address_links WHERE pubkey = $1) AND payments = 0 AND sats = 0 AND fee_msat = 0',
+      [pubkey],
+    );
     const links = await count('DELETE FROM address_links WHERE pubkey = $1');
     const sessions = await count('DELETE FROM auth_sessions WHERE pubkey = $1');
     await tx.query('INSERT INTO erasures (payments, links, sessions) VALUES ($1, $2, $3)', [payments, links, sessions]);

@@ -38,6 +38,8 @@ export async function startLink(ctx: ServiceContext, session: Session, address: 
   const db = await ctx.database();
   if ((await linkedAddresses(db, session.pubkey)).includes(address)) return { address, status: 'linked' };
   await enforceWindowLimit(ctx, 'link', session.pubkey, ctx.config.auth.linkRatePerHour, 3_600_000, 'Too many links started for this key; each one pays a sat, so wait a while');
+  // Keys are free: without a service-wide budget, many keys could drain the wallet one sat at a time.
+  await enforceWindowLimit(ctx, 'link-proofs', 'service', ctx.config.auth.linkProofsPerDay, 86_400_000, 'The service has sent as many link proofs as it will today; try again tomorrow');
 
   const code = newCode();
   const ttlMs = ctx.config.auth.linkCodeTtlSeconds * 1000;

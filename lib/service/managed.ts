@@ -113,34 +113,47 @@ export interface ReconcileResult {
 }
 
 /**
- * For managed invoices whose webhook never came: asks the provider about the
- * unsettled ones that could still have been paid (not long expired), least
- * recently checked first, a bounded number per run.
+ * For managed invoices whose webhook never came (LND and Core Lightning send
+ * none at all): asks the provider about the unsettled ones that could still
+ * have been paid (not long expired), in small batches looked up in parallel,
+ * until the deadline or until every candidate was looked at once this run.
+ * In turn: the one whose last look (or creation) is oldest first. Never-checked
+ * ones do not go first: most 402 challenges are never paid, and while more of
+ * them arrive than a run checks, an invoice paid after its first look would
+ * never be looked at again and its owner never paid.
  */
-export async function reconcileManagedInvoices(ctx: ServiceContext, options: { limit?: number; deadline?: number } = {}): Promise<ReconcileResult> {
+export async function reconcileManagedInvoices(ctx: ServiceContext, options: { deadline?: number; batchSize?: number } = {}): Promise<ReconcileResult> {
   const db = await ctx.database();
-  const rows = await db.query<{ payment_hash: string }>(
-    `UPDATE managed_invoices SET checked_at = now()
-     WHERE payment_hash IN (
-       SELECT payment_hash FROM managed_invoices
-       WHERE settled_at IS NULL AND expires_at > now() - interval '1 hour' AND created_at < now() - interval '30 seconds'
-       ORDER BY checked_at NULLS FIRST, created_at LIMIT $1 FOR UPDATE SKIP LOCKED
-     ) RETURNING payment_hash`,
-    [options.limit ?? 50],
-  );
+  const deadline = options.deadline ?? Date.now() + 10_000;
+  const runStarted = new Date();
   const result: ReconcileResult = { checked: 0, confirmed: 0, errors: 0 };
-  for (const { payment_hash } of rows) {
-    if (options.deadline !== undefined && Date.now() >= options.deadline) break;
-    result.checked += 1;
-    try {
-      const status = await ctx.provider.lookupInvoice(payment_hash);
-      if (!status?.settled) continue;
-      await confirmPayment(ctx, payment_hash, 'reconcile', { status });
-      result.confirmed += 1;
-    } catch (error) {
-      result.errors += 1;
-      console.error(`[managed] reconciling ${payment_hash} failed:`, error instanceof Error ? error.message : error);
-    }
+  while (Date.now() < deadline) {
+    // Claimed rows get checked_at = now(), so one run never looks at an invoice twice.
+    const rows = await db.query<{ payment_hash: string }>(
+      `UPDATE managed_invoices SET checked_at = now()
+       WHERE payment_hash IN (
+         SELECT payment_hash FROM managed_invoices
+         WHERE settled_at IS NULL AND expires_at > now() - interval '1 hour' AND created_at < now() - interval '30 seconds'
+           AND coalesce(checked_at, created_at) < $2
+         ORDER BY coalesce(checked_at, created_at) LIMIT $1 FOR UPDATE SKIP LOCKED
+       ) RETURNING payment_hash`,
+      [options.batchSize ?? 16, runStarted],
+    );
+    if (rows.length === 0) break;
+    await Promise.all(
+      rows.map(async ({ payment_hash }) => {
+        result.checked += 1;
+        try {
+          const status = await ctx.provider.lookupInvoice(payment_hash);
+          if (!status?.settled) return;
+          await confirmPayment(ctx, payment_hash, 'reconcile', { status });
+          result.confirmed += 1;
+        } catch (error) {
+          result.errors += 1;
+          console.error(`[managed] reconciling ${payment_hash} failed:`, error instanceof Error ? error.message : error);
+        }
+      }),
+    );
   }
   return result;
 }

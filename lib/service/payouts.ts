@@ -11,8 +11,11 @@
 //   lease (an UPDATE that succeeds for one caller only) and works while it holds it.
 // - The owner's invoice hash is stored BEFORE it is paid. When the outcome of a
 //   payment is unknown (the provider timed out or crashed), the next attempt asks
-//   the provider about that hash first and pays a new invoice only once the
-//   provider says the old one failed or never started.
+//   the provider about that hash first. A new invoice is paid only once the
+//   provider says the old one failed, or the old one can no longer be paid; a
+//   provider that has no record of it may still make it later (an NWC request
+//   waiting on a relay for an offline wallet), so until then the same invoice is
+//   paid again: a payee takes one payment per hash, so that cannot pay twice.
 // - Nobody is forgotten: a failed attempt leaves the payout pending with a
 //   backoff and the reason; after PAYOUT_MAX_ATTEMPTS attempts that definitely
 //   paid nothing it becomes `failed`, and its splits stay owed (state failed)
@@ -23,6 +26,7 @@
 //   exactly the share.
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../db/index.js';
+import { decodeInvoice } from '../lightning/bolt11.js';
 import { fetchInvoiceForAddress, LnurlError, outboundPolicy, type AddressInvoice } from '../lightning/lnurl.js';
 import { PaymentFailed, ProviderConfigError, ProviderUnsupported, type PaymentStatus } from '../lightning/provider.js';
 import type { ServiceContext } from './context.js';
@@ -52,6 +56,8 @@ export interface PayoutRow {
   maxFeeMsat: number;
   state: PayoutState;
   invoiceHash: string | null;
+  /** The BOLT11 invoice of invoiceHash (public; kept to pay that same invoice again after an unknown outcome). */
+  invoice: string | null;
   routingFeeMsat: number | null;
   attempts: number;
   nextAttemptAt: Date;
@@ -80,6 +86,8 @@ const PAY_LEASE_MARGIN_SECONDS = Math.ceil(PAY_TIMEOUT_MS / 1000) + 30;
 const MAX_BACKOFF_SECONDS = 6 * 3600;
 /** The owner's invoice must stay payable at least this long after we receive it. */
 const MIN_INVOICE_EXPIRY_SECONDS = 60;
+// Clocks differ: an earlier invoice counts as unpayable only this long after its expiry.
+const EXPIRED_INVOICE_GRACE_SECONDS = 120;
 
 /** Records the split of one confirmed payment, once per ledger key (the payment hash). */
 export async function recordSplit(
@@ -213,6 +221,7 @@ export async function attemptPayout(ctx: ServiceContext, payoutId: string): Prom
   const attempt = new Attempt(ctx, db, payout, token);
 
   // A payment from an earlier attempt may have gone through: ask before paying anything new.
+  let invoice: AddressInvoice | undefined;
   if (payout.invoiceHash) {
     let status: PaymentStatus | null;
     try {
@@ -222,19 +231,27 @@ export async function attemptPayout(ctx: ServiceContext, payoutId: string): Prom
     }
     if (status?.state === 'succeeded') return attempt.paid(payout.invoiceHash, status.feeMsat ?? 0);
     if (status?.state === 'pending') return attempt.retry('waiting', 'PAYMENT_IN_FLIGHT', 'the earlier payment is still in flight');
-    // failed, or the provider never saw it: a new invoice is safe.
+    // failed: definitely not paid, a new invoice is safe. Unknown to the provider: it may
+    // still make it, so the same invoice again while it can be paid, a new one only after.
+    if (!status && payout.invoice) {
+      const earlier = earlierInvoice(payout.invoice, payout.invoiceHash);
+      if (earlier === 'expiring') return attempt.retry('waiting', 'PAYMENT_UNKNOWN', 'the provider does not know the earlier payment; waiting for its invoice to expire');
+      invoice = earlier;
+    }
   }
+  const repaying = invoice !== undefined;
 
-  let invoice: AddressInvoice;
-  try {
-    invoice = await fetchInvoiceForAddress(payout.ownerAddress, payout.amountMsat, {
-      policy: outboundPolicy(ctx.config),
-      network: ctx.config.lightning.network,
-      minExpirySeconds: MIN_INVOICE_EXPIRY_SECONDS,
-    });
-  } catch (error) {
-    if (error instanceof LnurlError) return attempt.retry('refused', error.code, error.message, { known: true });
-    return attempt.retry('refused', 'REMOTE_ERROR', describe(error), { known: true });
+  if (!invoice) {
+    try {
+      invoice = await fetchInvoiceForAddress(payout.ownerAddress, payout.amountMsat, {
+        policy: outboundPolicy(ctx.config),
+        network: ctx.config.lightning.network,
+        minExpirySeconds: MIN_INVOICE_EXPIRY_SECONDS,
+      });
+    } catch (error) {
+      if (error instanceof LnurlError) return attempt.retry('refused', error.code, error.message, { known: true });
+      return attempt.retry('refused', 'REMOTE_ERROR', describe(error), { known: true });
+    }
   }
   // lib/lightning/lnurl.ts checked it; money leaves here, so check what matters once more.
   const mismatch = invoiceMismatch(invoice, payout.amountMsat, ctx.config.lightning.network);
@@ -242,21 +259,23 @@ export async function attemptPayout(ctx: ServiceContext, payoutId: string): Prom
 
   // The hash is on record before any money moves, and only while this attempt still holds the lease long enough to finish.
   const stored = await db.query(
-    `UPDATE payouts SET invoice_hash = $3, updated_at = now()
+    `UPDATE payouts SET invoice_hash = $3, invoice = $5, updated_at = now()
      WHERE id = $1 AND claim_token = $2 AND state = 'pending' AND claimed_until > now() + make_interval(secs => $4)
      RETURNING id`,
-    [payout.id, token, invoice.paymentHash, PAY_LEASE_MARGIN_SECONDS],
+    [payout.id, token, invoice.paymentHash, PAY_LEASE_MARGIN_SECONDS, invoice.invoice],
   );
-  if (!stored[0]) return attempt.retry('failed', 'LEASE_EXPIRED', 'the attempt took too long and did not pay', { known: true, invoiceHash: invoice.paymentHash });
+  // Repaying, the earlier attempt's payment may still go through: this attempt's refusal proves nothing, so never give up on it.
+  const known = !repaying;
+  if (!stored[0]) return attempt.retry('failed', 'LEASE_EXPIRED', 'the attempt took too long and did not pay', { known, invoiceHash: invoice.paymentHash });
 
   try {
     const paid = await withTimeout(ctx.provider.payInvoice({ invoice: invoice.invoice, maxFeeMsat: payout.maxFeeMsat }), PAY_TIMEOUT_MS);
     return attempt.paid(invoice.paymentHash, paid.feeMsat);
   } catch (error) {
-    if (error instanceof PaymentFailed) return attempt.retry('failed', 'PAYMENT_FAILED', error.message, { known: true, invoiceHash: invoice.paymentHash });
+    if (error instanceof PaymentFailed) return attempt.retry('failed', 'PAYMENT_FAILED', error.message, { known, invoiceHash: invoice.paymentHash });
     // Refused before anything was sent: an operator must fix a setting (or the backend cannot pay this amount).
-    if (error instanceof ProviderConfigError) return attempt.retry('failed', 'PROVIDER_MISCONFIGURED', `check ${error.setting}: ${error.message}`, { known: true, invoiceHash: invoice.paymentHash });
-    if (error instanceof ProviderUnsupported) return attempt.retry('failed', 'UNSUPPORTED_BY_PROVIDER', error.message, { known: true, invoiceHash: invoice.paymentHash });
+    if (error instanceof ProviderConfigError) return attempt.retry('failed', 'PROVIDER_MISCONFIGURED', `check ${error.setting}: ${error.message}`, { known, invoiceHash: invoice.paymentHash });
+    if (error instanceof ProviderUnsupported) return attempt.retry('failed', 'UNSUPPORTED_BY_PROVIDER', error.message, { known, invoiceHash: invoice.paymentHash });
     // ProviderUnavailable, a timeout, anything else: it may have been paid. The next attempt looks it up first.
     return attempt.retry('unknown', 'PAYMENT_UNKNOWN', describe(error), { invoiceHash: invoice.paymentHash });
   }
@@ -330,6 +349,20 @@ class Attempt {
   }
 }
 
+/** The earlier attempt's invoice, to pay again while it can be paid; undefined once it cannot be any more (a new one is safe). */
+function earlierInvoice(bolt11: string, paymentHash: string): AddressInvoice | 'expiring' | undefined {
+  let decoded;
+  try {
+    decoded = decodeInvoice(bolt11);
+  } catch {
+    return undefined; // cannot happen: it was decoded and checked before it was stored
+  }
+  if (decoded.paymentHash !== paymentHash || decoded.amountMsat === null) return undefined;
+  const secondsLeft = decoded.expiresAt - Math.floor(Date.now() / 1000);
+  if (secondsLeft >= MIN_INVOICE_EXPIRY_SECONDS) return { invoice: bolt11, decoded, paymentHash, amountMsat: decoded.amountMsat };
+  return secondsLeft > -EXPIRED_INVOICE_GRACE_SECONDS ? 'expiring' : undefined;
+}
+
 function invoiceMismatch(invoice: AddressInvoice, amountMsat: number, network: string): { code: string; message: string } | undefined {
   if (invoice.decoded.amountMsat !== amountMsat || invoice.amountMsat !== amountMsat) {
     return { code: 'INVOICE_AMOUNT_MISMATCH', message: `the invoice is for ${invoice.decoded.amountMsat} msat, not the ${amountMsat} msat asked` };
@@ -368,6 +401,7 @@ function payoutRow(row: Record<string, unknown>): PayoutRow {
     maxFeeMsat: Number(row.max_fee_msat),
     state: row.state as PayoutState,
     invoiceHash: (row.invoice_hash as string | null) ?? null,
+    invoice: (row.invoice as string | null) ?? null,
     routingFeeMsat: row.routing_fee_msat === null || row.routing_fee_msat === undefined ? null : Number(row.routing_fee_msat),
     attempts: Number(row.attempts),
     nextAttemptAt: new Date(row.next_attempt_at as string | Date),

@@ -365,12 +365,14 @@ export function csvLine(fields: string[]): string {
 }
 
 /**
- * Quotes what needs quoting (comma, quote, CR, LF). A field a spreadsheet
- * would run as a formula (=, +, -, @, tab, CR first) gets a leading
- * apostrophe (OWASP "CSV injection"): endpoints are chosen by third parties.
+ * Quotes what needs quoting (comma, quote, CR, LF). A formula trigger (=, +,
+ * -, @, tab, CR) gets an apostrophe before it wherever a spreadsheet may
+ * start a cell: at the start, and after a separator, quote or line break
+ * inside the field, since a ";" locale or a tab split starts cells there
+ * (OWASP "CSV injection"): endpoints are chosen by third parties.
  */
 export function csvField(value: string): string {
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  const safe = value.replace(/(^|[,;\t\r\n"])(?=[=+\-@\t\r])/g, "$1'");
   return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 

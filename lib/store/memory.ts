@@ -115,10 +115,18 @@ export function createMemoryStore(): KeyValueStore {
     async incrementBelow(key, max, ttlMs) {
       assertCounterMax(max);
       assertTtlMs(ttlMs);
-      const entry = live(key);
+      // live() and write() inlined: this is every paid request's replay claim,
+      // and one clock read serves both the expiry check and the new entry.
+      const now = Date.now();
+      let entry = entries.get(key);
+      if (entry !== undefined && entry.expiresAt <= now) {
+        entries.delete(key);
+        entry = undefined;
+      }
       if (entry === undefined) {
         if (max <= 0) return null;
-        write(key, { value: '1', expiresAt: Date.now() + ttlMs });
+        entries.set(key, { value: '1', expiresAt: now + ttlMs });
+        noteWrite();
         return 1;
       }
       const current = parseCounter(entry.value);

@@ -132,6 +132,25 @@ for (const backend of backends) {
       expect(JSON.stringify(await db.query('SELECT * FROM erasures'))).not.toMatch(new RegExp(`${alice.pubkey}|alice`));
     });
 
+    it('leaves no trace of the erased addresses in the stats roll-up (which days they were paid on)', async () => {
+      const [hana, ivan] = [testWallet(), testWallet()];
+      const suffix = randomBytes(4).toString('hex');
+      const [h1, i1] = [`hana-${suffix}@example.com`, `ivan-${suffix}@example.com`];
+      await db.query('INSERT INTO address_links (pubkey, address) VALUES ($1, $2), ($3, $4)', [hana.pubkey, h1, ivan.pubkey, i1]);
+      await addPayments(h1, 2);
+      await addPayments(i1, 3);
+      const hanaHash = (await db.query<{ payment_hash: string }>('SELECT payment_hash FROM payments WHERE owner_address = $1 LIMIT 1', [h1]))[0]!.payment_hash;
+      await db.query(`INSERT INTO splits (payment_hash, owner_address, amount_msat, owner_msat, fee_msat, state) VALUES ($1, $2, 10000, 9970, 30, 'accrued')`, [hanaHash, h1]);
+      expect(await countWhere('stats_daily WHERE owner_address = $1', [h1])).toBeGreaterThan(0);
+      const ivanCells = await db.query('SELECT * FROM stats_daily WHERE owner_address = $1', [i1]);
+
+      const c = await erasureChallenge();
+      await hana.scan(c.lnurl);
+      expect(await (await pollErasure(c.k1, c.pollToken)).json()).toEqual({ status: 'ok', deleted: { payments: 2, links: 1, sessions: 0 } });
+      expect(await countWhere('stats_daily WHERE owner_address = $1', [h1])).toBe(0);
+      expect(await db.query('SELECT * FROM stats_daily WHERE owner_address = $1', [i1])).toEqual(ivanCells);
+    });
+
     it('a key with nothing linked erases its sessions and is told so', async () => {
       const carol = testWallet();
       await login(carol);

@@ -4,7 +4,7 @@
 // comment, and the owner types the code back. On real PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/index.js';
-import { serviceContext } from '../../lib/service/context.js';
+import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
 import { testWallet, type ChallengeBody, type TestWallet } from '../support/lnurl-wallet.js';
 import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
 import { databaseBackends } from '../support/postgres.js';
@@ -187,6 +187,24 @@ describe.skipIf(postgres.skip !== undefined)(`linking Lightning Addresses${postg
     await expectError(limited, 429, 'RATE_LIMITED');
     // Another key has its own budget.
     expect((await start(await login(), owner.address('one-too-many'))).status).toBe('code-sent');
+  });
+
+  it('all keys together get a daily budget of link proofs (keys are free, sats are not): then 429 for every key, nothing paid', async () => {
+    owner.setBehaviour('honest', { commentAllowed: 64 });
+    const real = serviceContext();
+    const window = Math.floor(Date.now() / 86_400_000);
+    const sentToday = Number((await real.store.get(`ratelimit:link-proofs:service:${window}`)) ?? 0);
+    resetServiceContext({ ...real, config: { ...real.config, auth: { ...real.config.auth, linkProofsPerDay: sentToday + 2 } } });
+    try {
+      for (let i = 0; i < 2; i++) expect((await start(await login(), owner.address(`budget${i}`))).status).toBe('code-sent');
+      const received = (await owner.node.balance()).balanceMsat;
+      const refused = await links(await login(), 'POST', { address: owner.address('budget-over') });
+      await expectError(refused, 429, 'RATE_LIMITED');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect((await owner.node.balance()).balanceMsat).toBe(received);
+    } finally {
+      resetServiceContext(real);
+    }
   });
 
   it('DELETE /api/links removes a link of this key only', async () => {

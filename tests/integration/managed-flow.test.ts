@@ -3,6 +3,8 @@
 // pays it with the dev wallet, the dev node's signed webhook reaches
 // /api/provider-webhook, the split runs and the owner's own node (behind a
 // Lightning Address server on loopback) receives exactly 99.7%.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeToken } from '../../lib/l402/token.js';
 import { managedInvoiceProvider, ManagedServiceError, withL402 } from '../../lib/index.js';
@@ -129,6 +131,30 @@ describe('managed invoice provider checks what the service answers', () => {
   ])('refuses %s', async (_name, transform, askedMsat) => {
     const { provider } = await answering(transform);
     await expect(provider.createInvoice({ amountMsat: askedMsat })).rejects.toThrow(ManagedServiceError);
+  });
+
+  it.each([
+    ['a huge answer', 'huge'],
+    ['an answer that never ends', 'stall'],
+  ])('refuses %s, within its time limit', async (_name, kind) => {
+    const sockets = new Set<import('node:net').Socket>();
+    const service = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      if (kind === 'huge') response.end(`{"paymentRequest":"${'x'.repeat(1 << 20)}"}`);
+      else response.write('{"paymentRequest":"'); // and nothing more
+    });
+    service.on('connection', (socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = service.address() as AddressInfo;
+      const provider = managedInvoiceProvider({ lightningAddress: 'alice@example.com', serviceUrl: `http://127.0.0.1:${port}`, timeoutMs: 500 });
+      const started = Date.now();
+      await expect(provider.createInvoice({ amountMsat: 1_000_000 })).rejects.toThrow(ManagedServiceError);
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => service.close(resolve));
+    }
   });
 
   it('a lying service gets the paywall to answer 503, never a token for the wrong payment', async () => {

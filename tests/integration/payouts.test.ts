@@ -16,7 +16,7 @@ const backends = await databaseBackends();
 const postgres = backends.find((b) => b.name === 'PostgreSQL')!;
 const CRON_SECRET = 'cron-secret-for-payout-tests-0123456789';
 
-type Fault = 'none' | 'unavailable-before-paying' | 'payment-failed' | 'unavailable-after-paying' | 'credentials-refused';
+type Fault = 'none' | 'unavailable-before-paying' | 'payment-failed' | 'unavailable-after-paying' | 'credentials-refused' | 'queued';
 
 describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
   const server = useDevServerOn(postgres, () => ({ CRON_SECRET, OUTBOUND_TIMEOUT_MS: '1000', SPLIT_MIN_SATS: '100', PAYOUT_MAX_ATTEMPTS: '3' }));
@@ -24,6 +24,8 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
   let real: ServiceContext;
   let fault: Fault = 'none';
   let payCalls = 0;
+  /** Payments a backend accepted without answering or recording them yet (an NWC request waiting on the relay for an offline wallet): they go through later. */
+  let queued: (() => Promise<unknown>)[] = [];
 
   beforeAll(async () => {
     real = serviceContext();
@@ -43,6 +45,10 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
         if (now === 'unavailable-before-paying') throw new ProviderUnavailable('connection reset (test)');
         if (now === 'payment-failed') throw new PaymentFailed('no route (test)');
         if (now === 'credentials-refused') throw new ProviderConfigError('LNBITS_ADMIN_KEY', 'LNbits refused the admin key (test)');
+        if (now === 'queued') {
+          queued.push(() => node.payInvoice(request));
+          throw new ProviderUnavailable('NWC wallet did not answer pay_invoice (test)');
+        }
         const paid = await node.payInvoice(request);
         if (now === 'unavailable-after-paying') throw new ProviderUnavailable('timed out waiting for the answer (test)');
         return paid;
@@ -56,6 +62,7 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
   });
   beforeEach(() => {
     fault = 'none';
+    queued = [];
     owner.setBehaviour('honest');
   });
 
@@ -161,6 +168,27 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
     expect(await ownerBalance()).toBe(before + 997_000);
   });
 
+  it('an unknown outcome the backend does not know about yet is paid with the same invoice, never a second one', async () => {
+    const address = owner.address('queued-payment');
+    const before = await ownerBalance();
+    fault = 'queued';
+    await paidTo(address, 1000);
+    const [first] = await payoutsOf(address);
+    expect(first).toMatchObject({ state: 'pending', reason: 'PAYMENT_UNKNOWN', invoice_hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    // The backend has no record of it yet (lookupPayment: null), and it still holds the request.
+    expect(await serviceContext().provider.lookupPayment(first!.invoice_hash as string)).toBeNull();
+    // Other customers' money is in the wallet too, so a second payment would not bounce for lack of funds.
+    const other = await issueInvoice(serviceContext(), { amountSats: 5000 });
+    await serviceContext().devNode!.pay(other.paymentRequest);
+
+    await makeDue(address);
+    expect(await (await cron()).json()).toMatchObject({ payouts: { paid: 1 } });
+    // Now the wallet comes back and works through what it was sent.
+    for (const late of queued.splice(0)) await late().catch(() => {});
+    expect(await ownerBalance()).toBe(before + 997_000);
+    expect(await payoutsOf(address)).toEqual([expect.objectContaining({ state: 'paid', invoice_hash: first!.invoice_hash })]);
+  });
+
   it('shares below SPLIT_MIN_SATS accrue per owner; one payout covers them all once the total reaches it', async () => {
     const address = owner.address('small-shares');
     const before = await ownerBalance();
@@ -206,6 +234,32 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
     expect(await ownerBalance()).toBe(before + 997_000);
     expect(await server.db.query('SELECT state, source FROM splits WHERE payment_hash = $1', [issued.paymentHash])).toEqual([{ state: 'paid', source: 'reconcile' }]);
     expect(await server.db.query('SELECT owner_address FROM payments WHERE payment_hash = $1', [issued.paymentHash])).toEqual([{ owner_address: address }]);
+  });
+
+  it('a payment made after the cron first looked at its invoice is still found while new unpaid invoices keep coming', async () => {
+    const address = owner.address('late-payer');
+    const ctx = serviceContext();
+    const issued = await issueInvoice(ctx, { amountSats: 1000, ownerAddress: address }); // no webhook URL: nothing is announced
+    // An earlier run looked at it while it was still unpaid; then it was paid.
+    await server.db.query("UPDATE managed_invoices SET created_at = now() - interval '5 minutes', checked_at = now() - interval '2 minutes' WHERE payment_hash = $1", [issued.paymentHash]);
+    await ctx.devNode!.pay(issued.paymentRequest);
+    // Meanwhile more 402 challenges went out than one run checks, and nobody paid them (as most are).
+    const tag = `unpaid-${Date.now()}-`;
+    await server.db.query(
+      `INSERT INTO managed_invoices (payment_hash, owner_address, amount_msat, created_at, expires_at)
+       SELECT encode(sha256(convert_to($1 || g, 'UTF8')), 'hex'), $2, 1000000, now() - interval '1 minute', now() + interval '1 hour' FROM generate_series(1, 200) g`,
+      [tag, owner.address('nobody-paid')],
+    );
+    try {
+      const before = await ownerBalance();
+      const body = (await (await cron()).json()) as { reconciled: { confirmed: number; checked: number } };
+      expect(body.reconciled.confirmed).toBe(1);
+      // Every candidate is looked at once in a run (batches until done or the deadline), none twice.
+      expect(body.reconciled.checked).toBeGreaterThanOrEqual(201);
+      expect(await ownerBalance()).toBe(before + 997_000);
+    } finally {
+      await server.db.query('DELETE FROM managed_invoices WHERE owner_address = $1', [owner.address('nobody-paid')]);
+    }
   });
 
   it('the cron answers only the scheduler', async () => {

@@ -436,6 +436,20 @@ describe('CSV fields', () => {
     expect(csvLine(['a', '', 'b'])).toBe('a,,b\r\n');
   });
 
+  // OWASP "CSV Injection": a spreadsheet whose list separator is ";" (most of
+  // Europe) or that splits on tabs starts a new cell in the middle of a field,
+  // so a formula there runs although the field itself starts harmlessly.
+  it('defuses a formula that starts a cell inside a field (separator, quote or line break before it)', () => {
+    const cellStarts = (field: string) => field.split(/[,;\t\r\n"]/).slice(1);
+    for (const endpoint of ['/api/x;=cmd|" /C calc"!A0;', '/api/x\t+1+cmd|"/C calc"!A0', '/api/x;@SUM(1+1)', 'a,-2+3', '/x\n=1+1', '/x"=1+1"']) {
+      const field = csvField(endpoint);
+      for (const cell of cellStarts(field)) expect(cell, `${JSON.stringify(endpoint)} -> ${JSON.stringify(field)}`).not.toMatch(/^[=+\-@]/);
+    }
+    // What is harmless stays as it was.
+    expect(csvField('/api/a-b;c')).toBe('/api/a-b;c');
+    expect(csvField('2026-11-21T08:00:00.000Z')).toBe('2026-11-21T08:00:00.000Z');
+  });
+
   it('converts the wallet to cents only at a live price', () => {
     expect(usdCents(100_000, { usd: 65_432.1, source: 'coinbase', fetchedAt: '' })).toBe(6543);
     expect(usdCents(1, { usd: 50_000, source: 'kraken', fetchedAt: '' })).toBe(0);

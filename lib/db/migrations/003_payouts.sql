@@ -15,15 +15,17 @@ CREATE TABLE managed_invoices (
   -- when the cron last asked the provider about it (the least recently checked go first)
   checked_at    timestamptz
 );
-CREATE INDEX managed_invoices_unsettled ON managed_invoices (created_at) WHERE settled_at IS NULL;
+-- In the order the cron checks them (lib/service/managed.ts reconcileManagedInvoices).
+CREATE INDEX managed_invoices_unsettled ON managed_invoices ((coalesce(checked_at, created_at))) WHERE settled_at IS NULL;
 
 -- One payment to one owner, covering one or more splits (splits.payout_id).
 --   pending: to be attempted at next_attempt_at (or being attempted while claimed_until is ahead)
 --   paid:    the owner's invoice was paid (routing_fee_msat is what it cost the service)
 --   failed:  definitely not paid after PAYOUT_MAX_ATTEMPTS; its splits stay owed (state failed) for an operator
 -- invoice_hash is the payment hash of the owner's invoice being paid, stored
--- BEFORE paying, so an attempt whose outcome is unknown is looked up at the
--- provider instead of paid again. Never the preimage.
+-- BEFORE paying (with the invoice itself, which is public), so an attempt whose
+-- outcome is unknown is looked up at the provider, and paid again only with
+-- that same invoice while it can still be paid. Never the preimage.
 CREATE TABLE payouts (
   id               uuid PRIMARY KEY DEFAULT gen_random_uuid(),
   owner_address    text NOT NULL,
@@ -31,6 +33,7 @@ CREATE TABLE payouts (
   max_fee_msat     bigint NOT NULL CHECK (max_fee_msat >= 0),
   state            text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'paid', 'failed')),
   invoice_hash     text,
+  invoice          text,
   routing_fee_msat bigint,
   attempts         integer NOT NULL DEFAULT 0,
   next_attempt_at  timestamptz NOT NULL DEFAULT now(),
