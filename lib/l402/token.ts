@@ -78,19 +78,18 @@ export class Keyring {
     return equalsHex32(this.mac, hash);
   }
 
-  // The last key used: a busy route's tokens share caveats, and comparing a
-  // few short strings is cheaper than joining them and hashing the result for a
-  // Map look-up.
-  private last = { kid: '', caveats: [] as readonly string[], key: undefined as ShortHmac | undefined };
+  // The last key used: a busy route's tokens share caveats, and comparing two
+  // strings is cheaper than hashing one for a Map look-up.
+  private last = { kid: '', joined: '', key: undefined as ShortHmac | undefined };
 
   private caveatKey(kid: string, caveats: readonly string[]): ShortHmac | undefined {
+    const joined = caveats.join('\n');
     const last = this.last;
-    if (last.key && kid === last.kid && sameStrings(caveats, last.caveats)) return last.key;
+    if (last.key && joined === last.joined && kid === last.kid) return last.key;
     const signing = this.keys.get(kid);
     if (!signing) return undefined;
     let cache = this.caveatKeys.get(kid);
     if (!cache) this.caveatKeys.set(kid, (cache = new Map()));
-    const joined = caveats.join('\n');
     let key = cache.get(joined);
     if (!key) {
       // Validated here, on a cache miss, so the hot path skips the regex.
@@ -100,7 +99,7 @@ export class Keyring {
       if (cache.size >= 1024) cache.clear();
       cache.set(joined, key);
     }
-    this.last = { kid, caveats: caveats.slice(), key };
+    this.last = { kid, joined, key };
     return key;
   }
 
@@ -155,10 +154,6 @@ export function decodeToken(token: string): TokenPayload | null {
   if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null;
   const text = base64ToBinary(token);
   if (text === null) return null;
-  return readCanonical(text) ?? readAnyJson(text);
-}
-
-function readAnyJson(text: string): TokenPayload | null {
   // JSON.parse of the binary string: any non-ASCII byte can only sit inside a
   // string value, and every string value is checked against an ASCII alphabet.
   let value: unknown;
@@ -181,65 +176,6 @@ function readAnyJson(text: string): TokenPayload | null {
   // ["a=1\nb=2"] and ["a=1","b=2"] must never both reach the signature check.
   for (const c of t.caveats) if (typeof c !== 'string' || c.includes('\n')) return null;
   return t as unknown as TokenPayload;
-}
-
-const KID_AT = '{"v":1,"kid":"'.length;
-const HASH_AT = KID_AT + 8 + '","hash":"'.length;
-const EXP_AT = HASH_AT + 64 + '","exp":'.length;
-
-/**
- * The exact text mintToken writes (JSON.stringify of TokenPayload), read with
- * slices instead of JSON.parse, which builds and internalises more than the
- * crypto costs. Returns undefined for any other spelling (other key order,
- * whitespace, escapes, non-hex digits, ...); readAnyJson then decides, so a
- * token is accepted or refused exactly as JSON.parse alone would.
- */
-function readCanonical(text: string): TokenPayload | undefined {
-  if (!text.startsWith('{"v":1,"kid":"')) return undefined;
-  if (!isLowerHex(text, KID_AT, 8) || !text.startsWith('","hash":"', KID_AT + 8)) return undefined;
-  if (!isLowerHex(text, HASH_AT, 64) || !text.startsWith('","exp":', HASH_AT + 64)) return undefined;
-  // exp: 1 to 15 digits, no leading zero: always a positive safe integer
-  let at = EXP_AT;
-  let exp = text.charCodeAt(at) - 48;
-  if (!(exp >= 1 && exp <= 9)) return undefined;
-  for (at++; at < EXP_AT + 15; at++) {
-    const d = text.charCodeAt(at) - 48;
-    if (!(d >= 0 && d <= 9)) break;
-    exp = exp * 10 + d;
-  }
-  if (!text.startsWith(',"caveats":[', at)) return undefined;
-  at += ',"caveats":['.length;
-  const caveats: string[] = [];
-  if (text.charCodeAt(at) === 0x5d) at++; // ]
-  else {
-    for (;;) {
-      if (text.charCodeAt(at) !== 0x22 || caveats.length === 16) return undefined;
-      const start = ++at;
-      for (;; at++) {
-        const c = text.charCodeAt(at);
-        if (c === 0x22) break;
-        // printable ASCII but for the backslash of an escape; the end of text is NaN
-        if (!(c >= 0x20 && c <= 0x7e) || c === 0x5c) return undefined;
-      }
-      caveats.push(text.slice(start, at));
-      const next = text.charCodeAt(++at);
-      at++;
-      if (next === 0x5d) break;
-      if (next !== 0x2c) return undefined;
-    }
-  }
-  if (!text.startsWith(',"sig":"', at)) return undefined;
-  at += ',"sig":"'.length;
-  if (!isLowerHex(text, at, 64) || at + 66 !== text.length || !text.endsWith('"}')) return undefined;
-  return { v: TOKEN_VERSION, kid: text.slice(KID_AT, KID_AT + 8), hash: text.slice(HASH_AT, HASH_AT + 64), exp, caveats, sig: text.slice(at, at + 64) };
-}
-
-function isLowerHex(text: string, at: number, length: number): boolean {
-  for (let i = at; i < at + length; i++) {
-    const c = text.charCodeAt(i);
-    if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
-  }
-  return true;
 }
 
 export type VerifyResult = { ok: true; token: TokenPayload } | { ok: false; rejection: Rejection };
@@ -303,12 +239,6 @@ export function checkCaveats(caveats: readonly string[], expect: CaveatExpectati
   if (!sawPrice) return reject('INSUFFICIENT_PRICE');
   if (expect.exact && exactSeen !== Object.keys(expect.exact).length) return reject('CAVEAT_NOT_SATISFIED');
   return { ok: true };
-}
-
-function sameStrings(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 function hexOf(bytes: Uint8Array): string {

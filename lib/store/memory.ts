@@ -115,18 +115,10 @@ export function createMemoryStore(): KeyValueStore {
     async incrementBelow(key, max, ttlMs) {
       assertCounterMax(max);
       assertTtlMs(ttlMs);
-      // live() and write() inlined: this is every paid request's replay claim,
-      // and one clock read serves both the expiry check and the new entry.
-      const now = Date.now();
-      let entry = entries.get(key);
-      if (entry !== undefined && entry.expiresAt <= now) {
-        entries.delete(key);
-        entry = undefined;
-      }
+      const entry = live(key);
       if (entry === undefined) {
         if (max <= 0) return null;
-        entries.set(key, { value: '1', expiresAt: now + ttlMs });
-        noteWrite();
+        write(key, { value: '1', expiresAt: Date.now() + ttlMs });
         return 1;
       }
       const current = parseCounter(entry.value);
