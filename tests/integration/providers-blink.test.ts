@@ -28,7 +28,7 @@ async function rejectsWithin<T extends Error>(work: Promise<unknown>, type: new 
 let blink: FakeBlink;
 let provider: LightningProvider;
 const make = (overrides: Partial<Parameters<typeof createBlinkProvider>[0]> = {}) =>
-  createBlinkProvider({ apiKey: blink.apiKey, apiUrl: blink.url, webhookSecret: SVIX_SECRET, timeoutMs: TIMEOUT_MS, ...overrides });
+  createBlinkProvider({ apiKey: blink.apiKey, apiUrl: blink.url, webhookSecret: SVIX_SECRET, network: 'regtest', timeoutMs: TIMEOUT_MS, ...overrides });
 
 function payeeInvoice(amountMsat: number) {
   const preimage = hex32();
@@ -83,6 +83,11 @@ describe('receiving', () => {
   it('answers null for an unknown hash', async () => {
     expect(await provider.lookupInvoice(hex32())).toBeNull();
     expect(await provider.lookupPayment(hex32())).toBeNull();
+  });
+
+  it('a Blink account on another network than LIGHTNING_NETWORK: a configuration error naming it', async () => {
+    const error = await rejectsWithin(make({ network: 'bitcoin' }).createInvoice({ amountMsat: 2_000 }), ProviderConfigError, TIMEOUT_MS);
+    expect(error.setting).toBe('LIGHTNING_NETWORK');
   });
 
   it('refuses an issued invoice for another amount, or with another hash', async () => {

@@ -46,7 +46,7 @@ beforeAll(async () => {
   vi.spyOn(console, 'warn').mockImplementation(() => {});
   relay = await startNostrRelay();
   wallet = await startFakeNwcWallet({ relayUrl: relay.url, balanceMsat: 100_000, feeMsat: 3_000 });
-  provider = createNwcProvider({ url: wallet.connectionUrl, timeoutMs: TIMEOUT_MS });
+  provider = createNwcProvider({ url: wallet.connectionUrl, network: 'regtest', timeoutMs: TIMEOUT_MS });
 });
 
 afterAll(async () => {
@@ -80,7 +80,7 @@ describe('NWC_URL', () => {
   ])('refuses %s, naming NWC_URL and never echoing the secret', (_, url) => {
     let error: unknown;
     try {
-      createNwcProvider({ url, timeoutMs: TIMEOUT_MS });
+      createNwcProvider({ url, network: 'regtest', timeoutMs: TIMEOUT_MS });
     } catch (e) {
       error = e;
     }
@@ -128,7 +128,7 @@ describe('receiving', () => {
 
   it('works with a wallet that speaks only NIP-04', async () => {
     const old = await startFakeNwcWallet({ relayUrl: relay.url, encryptions: ['nip04'] });
-    const legacy = createNwcProvider({ url: old.connectionUrl, timeoutMs: TIMEOUT_MS });
+    const legacy = createNwcProvider({ url: old.connectionUrl, network: 'regtest', timeoutMs: TIMEOUT_MS });
     try {
       const created = await legacy.createInvoice({ amountMsat: 7_000, memo: 'legacy' });
       expect(decodeInvoice(created.invoice).amountMsat).toBe(7_000);
@@ -175,6 +175,16 @@ describe('answers that do not match what was asked are refused', () => {
     const { invoice, paymentHash } = foreignInvoice(21_000, { descriptionHash: hex32() });
     wallet.answerNext('make_invoice', tx(invoice, paymentHash, 21_000));
     await rejectsWithin(provider.createInvoice({ amountMsat: 21_000, descriptionHash: hex32() }), ProviderUnavailable, TIMEOUT_MS);
+  });
+
+  it('a wallet on another network than LIGHTNING_NETWORK: a configuration error naming it', async () => {
+    const mainnet = createNwcProvider({ url: wallet.connectionUrl, network: 'bitcoin', timeoutMs: TIMEOUT_MS });
+    try {
+      const error = await rejectsWithin(mainnet.createInvoice({ amountMsat: 21_000 }), ProviderConfigError, TIMEOUT_MS);
+      expect(error.setting).toBe('LIGHTNING_NETWORK');
+    } finally {
+      mainnet.close();
+    }
   });
 
   it('an answer without an invoice, or not an invoice at all', async () => {
@@ -261,7 +271,7 @@ describe('errors', () => {
   });
 
   it('a connection the wallet does not know (UNAUTHORIZED) is a configuration error naming NWC_URL', async () => {
-    const foreign = createNwcProvider({ url: wallet.connectionUrl.replace(/secret=[0-9a-f]+/, `secret=${hex32()}`), timeoutMs: TIMEOUT_MS });
+    const foreign = createNwcProvider({ url: wallet.connectionUrl.replace(/secret=[0-9a-f]+/, `secret=${hex32()}`), network: 'regtest', timeoutMs: TIMEOUT_MS });
     try {
       const error = await rejectsWithin(foreign.balance(), ProviderConfigError, TIMEOUT_MS);
       expect(error.setting).toBe('NWC_URL');
@@ -302,7 +312,7 @@ describe('errors', () => {
   });
 
   it('a relay that accepts connections and never answers is bounded by timeoutMs', async () => {
-    const fresh = createNwcProvider({ url: wallet.connectionUrl, timeoutMs: TIMEOUT_MS });
+    const fresh = createNwcProvider({ url: wallet.connectionUrl, network: 'regtest', timeoutMs: TIMEOUT_MS });
     relay.mute();
     try {
       await rejectsWithin(fresh.createInvoice({ amountMsat: 1_000 }), ProviderUnavailable, TIMEOUT_MS + 1_000);
@@ -315,7 +325,7 @@ describe('errors', () => {
     const down = await startNostrRelay();
     await down.close();
     const url = wallet.connectionUrl.replace(/relay=[^&]+/, `relay=${encodeURIComponent(down.url)}`);
-    const offline = createNwcProvider({ url, timeoutMs: TIMEOUT_MS });
+    const offline = createNwcProvider({ url, network: 'regtest', timeoutMs: TIMEOUT_MS });
     try {
       await rejectsWithin(offline.balance(), ProviderUnavailable, TIMEOUT_MS + 1_000);
     } finally {
@@ -326,13 +336,13 @@ describe('errors', () => {
   it('hangs up the relay connection on close(), and by itself once idle (nothing keeps the process alive)', async () => {
     provider.close();
     await vi.waitFor(() => expect(relay.connectionCount()).toBe(1), { timeout: 2_000 }); // the wallet's
-    const own = createNwcProvider({ url: wallet.connectionUrl, timeoutMs: TIMEOUT_MS });
+    const own = createNwcProvider({ url: wallet.connectionUrl, network: 'regtest', timeoutMs: TIMEOUT_MS });
     await own.balance();
     expect(relay.connectionCount()).toBe(2);
     own.close();
     await vi.waitFor(() => expect(relay.connectionCount()).toBe(1), { timeout: 2_000 });
 
-    const idle = createNwcProvider({ url: wallet.connectionUrl, timeoutMs: TIMEOUT_MS, idleCloseMs: 200 });
+    const idle = createNwcProvider({ url: wallet.connectionUrl, network: 'regtest', timeoutMs: TIMEOUT_MS, idleCloseMs: 200 });
     await Promise.all([idle.balance(), idle.balance()]);
     expect(relay.connectionCount()).toBe(2);
     await vi.waitFor(() => expect(relay.connectionCount()).toBe(1), { timeout: 2_000 });

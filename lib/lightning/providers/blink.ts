@@ -4,7 +4,7 @@
 // verified here (signature over the raw body, constant time, 5-minute tolerance).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { decodeInvoice, InvalidInvoice } from '../bolt11.js';
+import { decodeInvoice, type Network } from '../bolt11.js';
 import {
   PaymentFailed,
   ProviderUnavailable,
@@ -18,7 +18,7 @@ import {
   type WebhookDelivery,
   type WebhookEvent,
 } from '../provider.js';
-import { backendHttp, checkedPreimage, Hex32, invoiceToPay, ProviderConfigError, satToMsat, wholeSats } from './http.js';
+import { backendHttp, checkedPreimage, checkIssuedInvoice, Hex32, invoiceToPay, ProviderConfigError, satToMsat, wholeSats } from './http.js';
 
 export interface BlinkOptions {
   apiKey: string;
@@ -28,6 +28,8 @@ export interface BlinkOptions {
   apiUrl: string;
   /** Svix signing secret of the callback endpoint (`whsec_…`); without it every webhook is refused. */
   webhookSecret?: string;
+  /** Invoices for any other network are refused (LIGHTNING_NETWORK). */
+  network: Network;
   timeoutMs: number;
 }
 
@@ -251,15 +253,7 @@ export function createBlinkProvider(options: BlinkOptions): LightningProvider {
       if (created.errors.length || !created.invoice) {
         throw new ProviderUnavailable(`Blink did not create the invoice: ${created.errors.map((e) => e.message).join('; ') || 'no invoice returned'}`);
       }
-      let decoded;
-      try {
-        decoded = decodeInvoice(created.invoice.paymentRequest);
-      } catch (error) {
-        throw new ProviderUnavailable(`Blink returned an invoice that does not decode: ${(error as Error).message}`);
-      }
-      if (decoded.amountMsat !== request.amountMsat) throw new ProviderUnavailable(`Blink issued an invoice for ${decoded.amountMsat} msat instead of ${request.amountMsat}`);
-      if (decoded.paymentHash !== created.invoice.paymentHash) throw new ProviderUnavailable('Blink returned a payment hash that is not the invoice\'s');
-      if (descriptionHash && decoded.descriptionHash !== descriptionHash) throw new ProviderUnavailable('Blink issued an invoice without the requested description hash');
+      const decoded = checkIssuedInvoice('Blink', created.invoice.paymentRequest, { amountMsat: request.amountMsat, paymentHash: created.invoice.paymentHash, descriptionHash, network: options.network });
       return { invoice: created.invoice.paymentRequest, paymentHash: decoded.paymentHash, amountMsat: request.amountMsat, expiresAt: decoded.expiresAt };
     },
 

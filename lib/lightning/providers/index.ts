@@ -35,10 +35,10 @@ export function createProvider(config: LightningConfig, store: KeyValueStore): L
     case 'cln':
       return createClnProvider({ ...settings(config.cln, 'CLN_REST_URL, CLN_RUNE'), network, timeoutMs });
     case 'nwc':
-      return createNwcProvider({ url: settings(config.nwc, 'NWC_URL').url, timeoutMs });
+      return createNwcProvider({ url: settings(config.nwc, 'NWC_URL').url, network, timeoutMs });
     case 'blink': {
       const blink = settings(config.blink, 'BLINK_API_KEY');
-      return createBlinkProvider({ apiKey: blink.apiKey, apiUrl: blink.apiUrl, timeoutMs, ...(blink.walletId ? { walletId: blink.walletId } : {}), ...(blink.webhookSecret ? { webhookSecret: blink.webhookSecret } : {}) });
+      return createBlinkProvider({ apiKey: blink.apiKey, apiUrl: blink.apiUrl, network, timeoutMs, ...(blink.walletId ? { walletId: blink.walletId } : {}), ...(blink.webhookSecret ? { webhookSecret: blink.webhookSecret } : {}) });
     }
   }
 }

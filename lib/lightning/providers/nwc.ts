@@ -12,7 +12,7 @@
 //   readWebhook; the service confirms payments by lookupInvoice.
 import { Nip47Error, Nip47WalletError, NWCClient } from '@getalby/sdk/nwc';
 import { z } from 'zod';
-import { decodeInvoice, InvalidInvoice } from '../bolt11.js';
+import type { Network } from '../bolt11.js';
 import {
   PaymentFailed,
   ProviderUnavailable,
@@ -23,7 +23,7 @@ import {
   type PaidInvoice,
   type PaymentStatus,
 } from '../provider.js';
-import { checkedPreimage, Hex32, invoiceToPay, ProviderConfigError } from './http.js';
+import { checkedPreimage, checkIssuedInvoice, Hex32, invoiceToPay, ProviderConfigError } from './http.js';
 
 /** Relay connections idle this long are closed (the next call reconnects and re-reads the wallet's info event). */
 const IDLE_CLOSE_MS = 10_000;
@@ -111,7 +111,7 @@ function ensureWebSocket(): Promise<void> {
 }
 
 
-export function createNwcProvider(options: { url: string; timeoutMs: number; idleCloseMs?: number }): LightningProvider & { close(): void } {
+export function createNwcProvider(options: { url: string; network: Network; timeoutMs: number; idleCloseMs?: number }): LightningProvider & { close(): void } {
   const connection = parseNwcUrl(options.url);
   const { timeoutMs, idleCloseMs = IDLE_CLOSE_MS } = options;
   let session: { client: NWCClient; calls: number; idle?: ReturnType<typeof setTimeout> } | undefined;
@@ -189,16 +189,8 @@ export function createNwcProvider(options: { url: string; timeoutMs: number; idl
         ...(request.expirySeconds !== undefined && { expiry: request.expirySeconds }),
       };
       const made = await call('make_invoice', (c) => c.makeInvoice(params), MadeInvoice);
-      let decoded;
-      try {
-        decoded = decodeInvoice(made.invoice);
-      } catch (error) {
-        throw new ProviderUnavailable(`NWC wallet returned an invoice that does not decode: ${(error as Error).message}`);
-      }
       // The wallet is trusted with money, not with arithmetic: what it issued must be what we asked for.
-      if (decoded.amountMsat !== request.amountMsat) throw new ProviderUnavailable(`NWC wallet issued an invoice for ${decoded.amountMsat} msat instead of ${request.amountMsat}`);
-      if (decoded.paymentHash !== made.payment_hash) throw new ProviderUnavailable('NWC wallet returned a payment hash that is not the invoice\'s');
-      if (descriptionHash && decoded.descriptionHash !== descriptionHash) throw new ProviderUnavailable('NWC wallet issued an invoice without the requested description hash');
+      const decoded = checkIssuedInvoice('NWC wallet', made.invoice, { amountMsat: request.amountMsat, paymentHash: made.payment_hash, descriptionHash, network: options.network });
       return { invoice: made.invoice, paymentHash: decoded.paymentHash, amountMsat: request.amountMsat, expiresAt: decoded.expiresAt };
     },
 
