@@ -11,8 +11,8 @@
 // preimage (sha256-block.ts), instead of five.
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { ShortHmac, sha256Short } from './sha256-block.js';
-import { base64ToBinary, base64UrlEncode, equalsHex32, hex32Into, isHex32, utf8 } from './encoding.js';
+import { ShortHmac, padBlock, sha256Block } from './sha256-block.js';
+import { base64ToBinary, base64UrlEncode, equalsHex32Words, hex32Words, isHex32, utf8, wordsHex } from './encoding.js';
 import { reject, type Rejection } from './reasons.js';
 
 export const TOKEN_VERSION = 1;
@@ -39,9 +39,11 @@ export class Keyring {
   private readonly keys = new Map<string, SigningKey>();
   // keyed HMAC state per (kid, caveats); tokens of one route share an entry
   private readonly caveatKeys = new Map<string, Map<string, ShortHmac>>();
-  private readonly message = new Uint8Array(MESSAGE_LENGTH);
-  private readonly mac = new Uint8Array(32);
-  private readonly preimageBytes = new Uint8Array(32);
+  // Hot-path buffers as SHA-256 words (sha256-block.ts), padded once here.
+  private readonly messageBlock = new Int32Array(16);
+  private readonly hashWords = new Int32Array(8);
+  private readonly preimageBlock = new Int32Array(16);
+  private readonly digest = new Int32Array(8);
 
   constructor(secrets: readonly string[]) {
     if (secrets.length === 0) throw new Error('Keyring needs at least one secret');
@@ -51,6 +53,8 @@ export class Keyring {
       if (!this.keys.has(kid)) this.keys.set(kid, { kid, secret: key });
     }
     this.signingKid = this.keys.keys().next().value!;
+    padBlock(this.messageBlock, MESSAGE_LENGTH, 64);
+    padBlock(this.preimageBlock, 32, 0);
   }
 
   has(kid: string): boolean {
@@ -61,21 +65,21 @@ export class Keyring {
   sign(hash: string, exp: number, caveats: readonly string[]): string {
     const mac = this.computeMac(this.caveatKey(this.signingKid, caveats)!, hash, exp);
     if (!mac) throw new Error('hash must be 32 bytes of lower-case hex');
-    return hexOf(mac);
+    return wordsHex(mac);
   }
 
   /** Constant-time check of `sig` (hex) for the given fields; false for an unknown kid. */
   verifySignature(kid: string, hash: string, exp: number, caveats: readonly string[], sig: string): boolean {
     const key = this.caveatKey(kid, caveats);
     const mac = key && this.computeMac(key, hash, exp);
-    return !!mac && equalsHex32(mac, sig);
+    return !!mac && equalsHex32Words(mac, sig);
   }
 
   /** SHA256(preimage) == hash, both lower-case hex, in constant time. */
   preimageMatches(preimage: string, hash: string): boolean {
-    if (!hex32Into(preimage, this.preimageBytes, 0)) return false;
-    sha256Short(this.preimageBytes, this.mac);
-    return equalsHex32(this.mac, hash);
+    if (!hex32Words(preimage, this.preimageBlock)) return false;
+    sha256Block(this.preimageBlock, this.digest);
+    return equalsHex32Words(this.digest, hash);
   }
 
   // The last key used: a busy route's tokens share caveats, and comparing two
@@ -103,17 +107,21 @@ export class Keyring {
     return key;
   }
 
-  private computeMac(key: ShortHmac, hash: string, exp: number): Uint8Array | null {
-    const m = this.message;
-    m[0] = TOKEN_VERSION;
-    if (!hex32Into(hash, m, 1)) return null;
-    // exp < 2^53: write the high and low 32-bit halves big-endian
+  private computeMac(key: ShortHmac, hash: string, exp: number): Int32Array | null {
+    const h = this.hashWords;
+    if (!hex32Words(hash, h)) return null;
+    // exp < 2^53: its high and low 32-bit halves
     const high = Math.floor(exp / 0x1_0000_0000);
     const low = exp >>> 0;
-    m[33] = high >>> 24; m[34] = (high >>> 16) & 255; m[35] = (high >>> 8) & 255; m[36] = high & 255;
-    m[37] = low >>> 24; m[38] = (low >>> 16) & 255; m[39] = (low >>> 8) & 255; m[40] = low & 255;
-    key.macInto(m, this.mac);
-    return this.mac;
+    // The message 0x01 || hash || exp is 41 bytes, so every word is shifted by the version byte.
+    const m = this.messageBlock;
+    m[0] = (TOKEN_VERSION << 24) | (h[0]! >>> 8);
+    for (let i = 1; i < 8; i++) m[i] = (h[i - 1]! << 24) | (h[i]! >>> 8);
+    m[8] = (h[7]! << 24) | (high >>> 8);
+    m[9] = (high << 24) | (low >>> 8);
+    m[10] = (low << 24) | 0x00800000; // exp's last byte, then the padding byte 0x80 (padBlock)
+    key.macBlock(m, this.digest);
+    return this.digest;
   }
 }
 
@@ -167,7 +175,7 @@ export function decodeToken(token: string): TokenPayload | null {
   const t = value as Record<string, unknown>;
   if (t.v !== TOKEN_VERSION) return null;
   if (typeof t.kid !== 'string' || !KID.test(t.kid)) return null;
-  // hash and sig are checked digit by digit where they are used (hex32Into, equalsHex32)
+  // hash and sig are checked digit by digit where they are used (hex32Words, equalsHex32Words)
   if (typeof t.hash !== 'string' || t.hash.length !== 64 || typeof t.sig !== 'string' || t.sig.length !== 64) return null;
   if (typeof t.exp !== 'number' || !Number.isSafeInteger(t.exp) || t.exp <= 0) return null;
   if (!Array.isArray(t.caveats) || t.caveats.length > 16) return null;

@@ -103,6 +103,31 @@ describe('token mint and verify', () => {
     expect(verifyToken(keyring, token, newPreimage().preimage)).toMatchObject({ ok: false, rejection: { code: 'PREIMAGE_MISMATCH' } });
   });
 
+  it('takes preimage, hash and signature only as exactly 64 lower-case hex digits', () => {
+    const { preimage, hash } = newPreimage();
+    const token = mintToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats });
+    expect(verifyToken(keyring, token, preimage).ok).toBe(true);
+    // Latin-1 JSON, so a character beyond ASCII reaches the hex reader as one character.
+    const latin1 = (change: (p: Record<string, unknown>) => void) => {
+      const payload = decodeToken(token) as unknown as Record<string, unknown>;
+      change(payload);
+      return Buffer.from(JSON.stringify(payload), 'latin1').toString('base64url');
+    };
+    const at = (hex: string, i: number, c: string) => hex.slice(0, i) + c + hex.slice(i + 1);
+    // for the digit d: a character whose low 7 bits are d, a non-digit, d in upper case (or another letter), another digit
+    const wrong = (d: string) => [String.fromCharCode(d.charCodeAt(0) + 128), 'g', /[a-f]/.test(d) ? d.toUpperCase() : 'B', d === '0' ? '1' : '0'];
+    const sig = decodeToken(token)!.sig;
+    for (let i = 0; i < 64; i++) {
+      for (const c of wrong(preimage[i]!)) {
+        expect(verifyToken(keyring, token, at(preimage, i, c)), `preimage[${i}] = ${JSON.stringify(c)}`).toMatchObject({ ok: false, rejection: { code: 'PREIMAGE_MISMATCH' } });
+      }
+      for (const c of wrong(sig[i]!)) expect(verifyToken(keyring, latin1((p) => (p.sig = at(sig, i, c))), preimage).ok, `sig[${i}] = ${JSON.stringify(c)}`).toBe(false);
+      for (const c of wrong(hash[i]!)) expect(verifyToken(keyring, latin1((p) => (p.hash = at(hash, i, c))), preimage).ok, `hash[${i}] = ${JSON.stringify(c)}`).toBe(false);
+    }
+    expect(verifyToken(keyring, token, preimage.slice(1)).ok).toBe(false);
+    expect(verifyToken(keyring, token, preimage + '0').ok).toBe(false);
+  });
+
   it('rotates keys: a token signed by the previous secret still verifies, new tokens use the new one', () => {
     const { preimage, hash } = newPreimage();
     const old = new Keyring([SECRET]);
