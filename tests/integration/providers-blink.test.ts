@@ -7,6 +7,7 @@ import { PaymentFailed, ProviderUnavailable, WebhookRejected, type LightningProv
 import { createBlinkProvider } from '../../lib/lightning/providers/blink.js';
 import { ProviderConfigError, ProviderUnsupported } from '../../lib/lightning/provider.js';
 import { startFakeBlink, type FakeBlink } from '../support/fake-blink.js';
+import { rejectsWithin } from '../support/l402.js';
 
 const TIMEOUT_MS = 1000;
 const hex32 = () => randomBytes(32).toString('hex');
@@ -14,16 +15,6 @@ const sha256hex = (hex: string) => createHash('sha256').update(Buffer.from(hex, 
 const SVIX_KEY = randomBytes(24);
 const SVIX_SECRET = `whsec_${SVIX_KEY.toString('base64')}`;
 
-async function rejectsWithin<T extends Error>(work: Promise<unknown>, type: new (...args: never[]) => T, bound: number): Promise<T> {
-  const started = Date.now();
-  const error = await work.then(
-    () => expect.fail('expected a rejection'),
-    (e: unknown) => e,
-  );
-  expect(Date.now() - started).toBeLessThan(bound);
-  expect(error).toBeInstanceOf(type);
-  return error as T;
-}
 
 let blink: FakeBlink;
 let provider: LightningProvider;

@@ -8,6 +8,7 @@ import { ProviderConfigError } from '../../lib/lightning/provider.js';
 import { createNwcProvider, parseNwcUrl } from '../../lib/lightning/providers/nwc.js';
 import { startFakeNwcWallet, type FakeNwcWallet } from '../support/fake-nwc-wallet.js';
 import { startNostrRelay, type NostrRelay } from '../support/nostr-relay.js';
+import { rejectsWithin } from '../support/l402.js';
 
 const TIMEOUT_MS = 1500;
 const sha256hex = (hex: string) => createHash('sha256').update(Buffer.from(hex, 'hex')).digest('hex');
@@ -24,17 +25,6 @@ function payeeInvoice(wallet: FakeNwcWallet, amountMsat: number) {
   return { invoice, preimage, paymentHash };
 }
 
-/** Rejects with `type` within `bound` ms. */
-async function rejectsWithin<T extends Error>(work: Promise<unknown>, type: new (...args: never[]) => T, bound: number): Promise<T> {
-  const started = Date.now();
-  const error = await work.then(
-    () => expect.fail('expected a rejection'),
-    (e: unknown) => e,
-  );
-  expect(Date.now() - started).toBeLessThan(bound);
-  expect(error).toBeInstanceOf(type);
-  return error as T;
-}
 
 let relay: NostrRelay;
 let wallet: FakeNwcWallet;

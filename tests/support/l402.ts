@@ -1,6 +1,7 @@
 // Test helpers: a preimage/hash pair and a recording invoice provider for unit
 // tests of the paywall alone (end-to-end tests use the embedded dev node).
 import { sha256 } from '@noble/hashes/sha2.js';
+import { expect } from 'vitest';
 import { bytesToHex, hexToBytes, randomBytes } from '@noble/hashes/utils.js';
 import type { InvoiceProvider } from '../../lib/l402/index.js';
 import { ProviderUnavailable, type LightningProvider } from '../../lib/lightning/provider.js';
@@ -45,4 +46,16 @@ export async function payChallenge(response: Response, provider: RecordingProvid
 export function unreachableProvider(name = 'down'): LightningProvider {
   const down = () => Promise.reject(new ProviderUnavailable('connection refused (test)'));
   return { name, createInvoice: down, lookupInvoice: down, payInvoice: down, lookupPayment: down, balance: down };
+}
+
+/** Rejects with `type` within `bound` ms (a backend that fails must fail fast, never hang). */
+export async function rejectsWithin<T extends Error>(work: Promise<unknown>, type: new (...args: never[]) => T, bound: number): Promise<T> {
+  const started = Date.now();
+  const error = await work.then(
+    () => expect.fail('expected a rejection'),
+    (e: unknown) => e,
+  );
+  expect(Date.now() - started).toBeLessThan(bound);
+  expect(error).toBeInstanceOf(type);
+  return error as T;
 }
