@@ -2,7 +2,6 @@
 // limited per client, for managed-mode clients and anyone without a node.
 import { retryLater, HttpError } from '../http/errors.js';
 import { mintToken } from '../l402/token.js';
-import { PROVIDER_RETRY_AFTER_SECONDS } from '../l402/paywall.js';
 import type { ServiceContext } from './context.js';
 import { rememberOwner } from './managed.js';
 import { providerUnavailable } from './provider-errors.js';

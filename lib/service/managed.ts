@@ -5,8 +5,7 @@
 // through confirmPayment, so they share one ledger and one key: the payment hash.
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
-import { HttpError, retryLater } from '../http/errors.js';
-import { PROVIDER_RETRY_AFTER_SECONDS } from '../l402/paywall.js';
+import { HttpError } from '../http/errors.js';
 import type { Queryable } from '../db/index.js';
 import type { InvoiceStatus } from '../lightning/provider.js';
 import type { ServiceContext } from './context.js';

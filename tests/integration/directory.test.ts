@@ -2,7 +2,7 @@
 // meet it: through the real dev server, on PGlite and on real PostgreSQL, plus
 // direct function calls where a property needs many requests.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import apisFn from '../../api/apis.json.js';
 import registerFn from '../../api/register.js';
 import { DatabaseUnavailable, type Database } from '../../lib/db/index.js';

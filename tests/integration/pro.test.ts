@@ -3,7 +3,7 @@
 // through the real dev server, on PGlite and on real PostgreSQL.
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import devTokenFn from '../../api/dev-token.js';
 import proCheckFn from '../../api/pro-check.js';
 import { DatabaseUnavailable, type Database } from '../../lib/db/index.js';
