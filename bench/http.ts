@@ -10,17 +10,25 @@ import { Keyring, mintToken } from '../lib/l402/token.js';
 
 const SECRET = bytesToHex(randomBytes(32));
 const ROUND_SECONDS = 2;
-const ROUNDS = 11;
+// Several server processes, a few rounds each: one process's JIT and memory
+// layout can move its free/paid gap by 20 us either way (seen across runs),
+// which alternating rounds inside that process cannot cancel.
+const SERVERS = 3;
+const ROUNDS_PER_SERVER = 5;
 const CONNECTIONS = 32;
 const MAX_RPS = 30_000;
 
-async function startServer(): Promise<{ url: string; stop(): void }> {
-  // The server gets core 0 and this process (the load generator) core 1, so
-  // neither's threads (GC, compiler) steal from the other; without taskset
-  // both float.
+// The server gets core 0 and this process (the load generator) core 1, so
+// neither's threads (GC, compiler) steal from the other; without taskset both
+// float. Decided once: after pinning, this process sees a single core.
+let pinned: boolean | undefined;
+
+async function startServer(): Promise<{ url: string; stop(): Promise<void> }> {
   const server = [process.execPath, '--import', 'tsx', new URL('./server.ts', import.meta.url).pathname];
-  const pinned = hasTaskset();
-  if (pinned) spawnSync('taskset', ['-cp', '1', String(process.pid)], { stdio: 'ignore' });
+  if (pinned === undefined) {
+    pinned = hasTaskset();
+    if (pinned) spawnSync('taskset', ['-cp', '1', String(process.pid)], { stdio: 'ignore' });
+  }
   const [command, ...args] = pinned ? ['taskset', '-c', '0', ...server] : server;
   const child = spawn(command!, args, {
     env: { ...process.env, L402_SECRET: SECRET, DEV_NODE_PRIVATE_KEY: bytesToHex(randomBytes(32)), NODE_ENV: 'development' },
@@ -30,7 +38,14 @@ async function startServer(): Promise<{ url: string; stop(): void }> {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
   });
-  return { url: line.trim(), stop: () => child.kill('SIGTERM') };
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    url: line.trim(),
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited; // before the next server starts on the same core
+    },
+  };
 }
 
 function hasTaskset(): boolean {
@@ -73,8 +88,10 @@ async function run(url: string, supply: string[]): Promise<{ rps: number; cpuPer
 export interface HttpBench {
   freeRps: number;
   paidRps: number;
-  /** Median over rounds of paid/free measured back to back: robust to a noisy neighbour. */
+  /** Median over all rounds of paid/free measured back to back: robust to a noisy neighbour. */
   ratio: number;
+  /** The same median for each server process, to show how far they spread. */
+  ratioPerServer: number[];
   /** Server CPU time per request, microseconds. */
   freeCpuMicros: number;
   paidCpuMicros: number;
@@ -83,15 +100,22 @@ export interface HttpBench {
   failures: number;
 }
 
-export async function benchHttp(): Promise<HttpBench> {
+interface Round {
+  free: number;
+  paid: number;
+  freeCpu: number;
+  paidCpu: number;
+}
+
+async function roundsOnOneServer(): Promise<{ rounds: Round[]; failures: number }> {
   const server = await startServer();
   try {
     const fresh = () => credentials(MAX_RPS * ROUND_SECONDS);
     await run(`${server.url}/api/free`, fresh()); // warm-up both paths
     await run(`${server.url}/api/paid`, fresh());
-    const rounds: { free: number; paid: number; freeCpu: number; paidCpu: number }[] = [];
+    const rounds: Round[] = [];
     let failures = 0;
-    for (let i = 0; i < ROUNDS; i++) {
+    for (let i = 0; i < ROUNDS_PER_SERVER; i++) {
       // Alternate which goes first so drift does not favour one side.
       const order = i % 2 ? (['paid', 'free'] as const) : (['free', 'paid'] as const);
       const round = { free: 0, paid: 0, freeCpu: 0, paidCpu: 0 };
@@ -103,20 +127,35 @@ export async function benchHttp(): Promise<HttpBench> {
       }
       rounds.push(round);
     }
-    const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-    const mean = (k: 'free' | 'paid' | 'freeCpu' | 'paidCpu') => rounds.reduce((sum, r) => sum + r[k], 0) / rounds.length;
-    return {
-      freeRps: mean('free'),
-      paidRps: mean('paid'),
-      ratio: median(rounds.map((r) => r.paid / r.free)),
-      freeCpuMicros: mean('freeCpu'),
-      paidCpuMicros: mean('paidCpu'),
-      cpuRatio: median(rounds.map((r) => r.freeCpu / r.paidCpu)),
-      failures,
-    };
+    return { rounds, failures };
   } finally {
-    server.stop();
+    await server.stop();
   }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+export async function benchHttp(): Promise<HttpBench> {
+  const rounds: Round[] = [];
+  const ratioPerServer: number[] = [];
+  let failures = 0;
+  for (let i = 0; i < SERVERS; i++) {
+    const one = await roundsOnOneServer();
+    rounds.push(...one.rounds);
+    ratioPerServer.push(median(one.rounds.map((r) => r.paid / r.free)));
+    failures += one.failures;
+  }
+  const mean = (k: keyof Round) => rounds.reduce((sum, r) => sum + r[k], 0) / rounds.length;
+  return {
+    freeRps: mean('free'),
+    paidRps: mean('paid'),
+    ratio: median(rounds.map((r) => r.paid / r.free)),
+    ratioPerServer,
+    freeCpuMicros: mean('freeCpu'),
+    paidCpuMicros: mean('paidCpu'),
+    cpuRatio: median(rounds.map((r) => r.freeCpu / r.paidCpu)),
+    failures,
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) console.log(await benchHttp());

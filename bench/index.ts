@@ -25,7 +25,8 @@ const http = await benchHttp();
 console.log('\nLocal server, GET with the same Authorization headers, paywalled vs not:');
 console.log(`  unprotected    ${fmt(http.freeRps)} requests/s`);
 console.log(`  paywalled      ${fmt(http.paidRps)} requests/s   (every request a fresh paid token)`);
-console.log(`  ratio          ${http.ratio.toFixed(3)}   (median of back-to-back rounds; target >= 0.9)`);
+console.log(`  ratio          ${http.ratio.toFixed(3)}   (median of back-to-back rounds on ${http.ratioPerServer.length} server processes; target >= 0.9)`);
+console.log(`  per process    ${http.ratioPerServer.map((r) => r.toFixed(3)).join(', ')}`);
 console.log(`  server CPU     ${http.freeCpuMicros.toFixed(0)} us/request unprotected, ${http.paidCpuMicros.toFixed(0)} us/request paywalled, ratio ${http.cpuRatio.toFixed(3)}`);
 if (http.failures > 0) {
   console.error(`  ${http.failures} requests did not answer 2xx: the measurement is void`);
