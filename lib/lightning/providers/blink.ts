@@ -18,7 +18,7 @@ import {
   type WebhookDelivery,
   type WebhookEvent,
 } from '../provider.js';
-import { backendHttp, checkedPreimage, checkIssuedInvoice, Hex32, invoiceToPay, ProviderConfigError, satToMsat, wholeSats } from './http.js';
+import { backendHttp, checkedPreimage, issuedInvoice, Hex32, invoiceToPay, ProviderConfigError, satToMsat, wholeSats } from './http.js';
 
 export interface BlinkOptions {
   apiKey: string;
@@ -253,8 +253,7 @@ export function createBlinkProvider(options: BlinkOptions): LightningProvider {
       if (created.errors.length || !created.invoice) {
         throw new ProviderUnavailable(`Blink did not create the invoice: ${created.errors.map((e) => e.message).join('; ') || 'no invoice returned'}`);
       }
-      const decoded = checkIssuedInvoice('Blink', created.invoice.paymentRequest, { amountMsat: request.amountMsat, paymentHash: created.invoice.paymentHash, descriptionHash, network: options.network });
-      return { invoice: created.invoice.paymentRequest, paymentHash: decoded.paymentHash, amountMsat: request.amountMsat, expiresAt: decoded.expiresAt };
+      return issuedInvoice('Blink', created.invoice.paymentRequest, { amountMsat: request.amountMsat, paymentHash: created.invoice.paymentHash, descriptionHash, network: options.network });
     },
 
     async lookupInvoice(paymentHash: string): Promise<InvoiceStatus | null> {

@@ -14,7 +14,7 @@ import {
   type PaidInvoice,
   type PaymentStatus,
 } from '../provider.js';
-import { backendHttp, checkedPreimage, checkIssuedInvoice, errorMessage, Hex32, parseJson, ProviderUnsupported } from './http.js';
+import { backendHttp, checkedPreimage, issuedInvoice, errorMessage, Hex32, parseJson, ProviderUnsupported } from './http.js';
 
 export interface ClnOptions {
   url: string;
@@ -94,13 +94,12 @@ export function createClnProvider(options: ClnOptions): LightningProvider {
         },
         Created,
       );
-      const decoded = checkIssuedInvoice(BACKEND, created.bolt11, {
+      return issuedInvoice(BACKEND, created.bolt11, {
         amountMsat: request.amountMsat,
         paymentHash: created.payment_hash,
         descriptionHash: request.descriptionHash,
         network: options.network,
       });
-      return { invoice: created.bolt11, paymentHash: decoded.paymentHash, amountMsat: request.amountMsat, expiresAt: decoded.expiresAt };
     },
 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {

@@ -11,7 +11,7 @@ import { request as httpsRequest } from 'node:https';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { decodeInvoice, InvalidInvoice, type DecodedInvoice, type Network } from '../bolt11.js';
-import { PaymentFailed, ProviderConfigError, ProviderUnavailable, ProviderUnsupported } from '../provider.js';
+import { PaymentFailed, ProviderConfigError, ProviderUnavailable, ProviderUnsupported, type CreatedInvoice } from '../provider.js';
 
 // Defined with the interface; re-exported here for the backends that use them.
 export { ProviderConfigError, ProviderUnsupported } from '../provider.js';
@@ -244,12 +244,6 @@ export interface ExpectedInvoice {
   network: Network;
 }
 
-/**
- * Decodes (signature checked) the invoice a backend just issued and refuses it unless
- * it is what was asked for: amount, the claimed payment hash, the description hash,
- * our network. Selling with an invoice for another amount or hash would give away
- * the resource or lose the payment, so a mismatch is never accepted.
- */
 /** Decodes an invoice about to be paid; one that does not decode is refused before anything is sent. */
 export function invoiceToPay(invoice: string): DecodedInvoice {
   try {
@@ -260,7 +254,14 @@ export function invoiceToPay(invoice: string): DecodedInvoice {
   }
 }
 
-export function checkIssuedInvoice(backend: string, invoice: string, expected: ExpectedInvoice): DecodedInvoice {
+/**
+ * Decodes (signature checked) the invoice a backend just issued and refuses it unless
+ * it is what was asked for: amount, the claimed payment hash, the description hash,
+ * our network. Selling with an invoice for another amount or hash would give away
+ * the resource or lose the payment, so a mismatch is never accepted.
+ * Answers the invoice as createInvoice returns it.
+ */
+export function issuedInvoice(backend: string, invoice: string, expected: ExpectedInvoice): CreatedInvoice {
   let decoded: DecodedInvoice;
   try {
     decoded = decodeInvoice(invoice);
@@ -280,5 +281,5 @@ export function checkIssuedInvoice(backend: string, invoice: string, expected: E
   if (expected.descriptionHash && decoded.descriptionHash !== expected.descriptionHash.toLowerCase()) {
     throw new ProviderUnavailable(`${backend} issued an invoice without the requested description hash`);
   }
-  return decoded;
+  return { invoice, paymentHash: decoded.paymentHash, amountMsat: expected.amountMsat, expiresAt: decoded.expiresAt };
 }

@@ -15,7 +15,7 @@ import {
   type PaidInvoice,
   type PaymentStatus,
 } from '../provider.js';
-import { backendHttp, checkedPreimage, checkIssuedInvoice, errorMessage, Hex32, IntLike, parseJson, ProviderConfigError, wholeSats, type BackendHttp } from './http.js';
+import { backendHttp, checkedPreimage, issuedInvoice, errorMessage, Hex32, IntLike, parseJson, ProviderConfigError, wholeSats, type BackendHttp } from './http.js';
 
 export interface LnbitsOptions {
   url: string;
@@ -79,13 +79,12 @@ export function createLnbitsProvider(options: LnbitsOptions): LightningProvider 
         Created,
       );
       const invoice = (created.bolt11 ?? created.payment_request)!;
-      const decoded = checkIssuedInvoice(BACKEND, invoice, {
+      return issuedInvoice(BACKEND, invoice, {
         amountMsat: request.amountMsat,
         paymentHash: created.payment_hash,
         descriptionHash: request.descriptionHash,
         network: options.network,
       });
-      return { invoice, paymentHash: decoded.paymentHash, amountMsat: request.amountMsat, expiresAt: decoded.expiresAt };
     },
 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {

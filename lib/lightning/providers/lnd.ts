@@ -14,7 +14,7 @@ import {
   type PaidInvoice,
   type PaymentStatus,
 } from '../provider.js';
-import { backendHttp, base64ToHex, checkedPreimage, checkIssuedInvoice, errorMessage, hexToBase64, IntLike, parseJson, type BackendResponse } from './http.js';
+import { backendHttp, base64ToHex, checkedPreimage, issuedInvoice, errorMessage, hexToBase64, IntLike, parseJson, type BackendResponse } from './http.js';
 
 export interface LndOptions {
   url: string;
@@ -96,13 +96,12 @@ export function createLndProvider(options: LndOptions): LightningProvider {
         },
         Created,
       );
-      const decoded = checkIssuedInvoice(BACKEND, created.payment_request, {
+      return issuedInvoice(BACKEND, created.payment_request, {
         amountMsat: request.amountMsat,
         paymentHash: base64ToHex(created.r_hash),
         descriptionHash: request.descriptionHash,
         network: options.network,
       });
-      return { invoice: created.payment_request, paymentHash: decoded.paymentHash, amountMsat: request.amountMsat, expiresAt: decoded.expiresAt };
     },
 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {

@@ -23,7 +23,7 @@ import {
   type PaidInvoice,
   type PaymentStatus,
 } from '../provider.js';
-import { checkedPreimage, checkIssuedInvoice, Hex32, invoiceToPay, ProviderConfigError } from './http.js';
+import { checkedPreimage, issuedInvoice, Hex32, invoiceToPay, ProviderConfigError } from './http.js';
 
 /** Relay connections idle this long are closed (the next call reconnects and re-reads the wallet's info event). */
 const IDLE_CLOSE_MS = 10_000;
@@ -190,8 +190,7 @@ export function createNwcProvider(options: { url: string; network: Network; time
       };
       const made = await call('make_invoice', (c) => c.makeInvoice(params), MadeInvoice);
       // The wallet is trusted with money, not with arithmetic: what it issued must be what we asked for.
-      const decoded = checkIssuedInvoice('NWC wallet', made.invoice, { amountMsat: request.amountMsat, paymentHash: made.payment_hash, descriptionHash, network: options.network });
-      return { invoice: made.invoice, paymentHash: decoded.paymentHash, amountMsat: request.amountMsat, expiresAt: decoded.expiresAt };
+      return issuedInvoice('NWC wallet', made.invoice, { amountMsat: request.amountMsat, paymentHash: made.payment_hash, descriptionHash, network: options.network });
     },
 
     async lookupInvoice(paymentHash: string): Promise<InvoiceStatus | null> {

@@ -15,7 +15,7 @@ import {
   type PaidInvoice,
   type PaymentStatus,
 } from '../provider.js';
-import { backendHttp, checkedPreimage, checkIssuedInvoice, errorMessage, Hex32, IntLike, parseJson, satToMsat, wholeSats } from './http.js';
+import { backendHttp, checkedPreimage, issuedInvoice, errorMessage, Hex32, IntLike, parseJson, satToMsat, wholeSats } from './http.js';
 
 export interface PhoenixdOptions {
   url: string;
@@ -80,13 +80,12 @@ export function createPhoenixdProvider(options: PhoenixdOptions): LightningProvi
         Created,
       );
       if (created.amountSat != null && created.amountSat !== amountSat) throw new ProviderUnavailable(`Phoenixd reported ${created.amountSat} sat instead of ${amountSat}`);
-      const decoded = checkIssuedInvoice(BACKEND, created.serialized, {
+      return issuedInvoice(BACKEND, created.serialized, {
         amountMsat: request.amountMsat,
         paymentHash: created.paymentHash,
         descriptionHash: request.descriptionHash,
         network: options.network,
       });
-      return { invoice: created.serialized, paymentHash: decoded.paymentHash, amountMsat: request.amountMsat, expiresAt: decoded.expiresAt };
     },
 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {
