@@ -56,6 +56,18 @@ export interface ConfirmedPayment {
   payouts: AttemptResult[];
 }
 
+/** The provider's word on an invoice: 503 when it cannot be asked, 404 when it does not know the hash. */
+async function knownInvoice(ctx: ServiceContext, paymentHash: string): Promise<InvoiceStatus> {
+  let status: InvoiceStatus | null;
+  try {
+    status = await ctx.provider.lookupInvoice(paymentHash);
+  } catch (error) {
+    throw providerUnavailable(error);
+  }
+  if (!status) throw new HttpError(404, 'UNKNOWN_INVOICE', 'The Lightning provider does not know this payment hash; nothing was done');
+  return status;
+}
+
 /**
  * Money moves only after the provider confirms the payment (DESIGN.md decision 8).
  * Then, each step idempotent: log the payment, record its split, pay the owner
@@ -68,17 +80,7 @@ export async function confirmPayment(
   options: { status?: InvoiceStatus; ownerAddress?: string } = {},
 ): Promise<ConfirmedPayment> {
   const hash = paymentHash.toLowerCase();
-  let status = options.status;
-  if (!status) {
-    let found: InvoiceStatus | null;
-    try {
-      found = await ctx.provider.lookupInvoice(hash);
-    } catch (error) {
-      throw providerUnavailable(error);
-    }
-    if (!found) throw new HttpError(404, 'UNKNOWN_INVOICE', 'The Lightning provider does not know this payment hash; nothing was done');
-    status = found;
-  }
+  const status = options.status ?? (await knownInvoice(ctx, hash));
   if (!status.settled) throw new HttpError(409, 'NOT_SETTLED', 'The Lightning provider does not report this invoice as paid; nothing was done');
 
   const db = await ctx.database();
@@ -190,13 +192,7 @@ export async function manualSplit(ctx: ServiceContext, input: ManualSplitInput):
   let ledgerKey: string;
   if (input.paymentHash) {
     ledgerKey = input.paymentHash.toLowerCase();
-    let status: InvoiceStatus | null;
-    try {
-      status = await ctx.provider.lookupInvoice(ledgerKey);
-    } catch (error) {
-      throw providerUnavailable(error);
-    }
-    if (!status) throw new HttpError(404, 'UNKNOWN_INVOICE', 'The Lightning provider does not know this payment hash; nothing was done');
+    const status = await knownInvoice(ctx, ledgerKey);
     if (status.settled && status.amountMsat !== amountMsat) {
       throw new HttpError(409, 'AMOUNT_MISMATCH', `That payment was for ${status.amountMsat / 1000} sats, not ${input.amountSats}; nothing was done`);
     }
