@@ -14,19 +14,13 @@ import { fetchInvoiceForAddress, LnurlError, type OutboundPolicy } from '../../l
 import { createMemoryStore } from '../../lib/store/index.js';
 import { startOwnerServer, recordOutgoingSockets, type OwnerBehaviour, type OwnerServer, type OwnerSettings } from '../support/owner-server.js';
 import { useDevServer } from '../support/server.js';
+import { rejection } from '../support/l402.js';
 
 const DEV: OutboundPolicy = { allowLoopback: true, timeoutMs: 2000, maxBytes: 16 * 1024 };
 const PRODUCTION: OutboundPolicy = { ...DEV, allowLoopback: false };
 const hex = (text: string) => bytesToHex(sha256(utf8ToBytes(text)));
 
-async function lnurlFailure(run: () => Promise<unknown>): Promise<LnurlError> {
-  const error = await run().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(LnurlError);
-  return error as LnurlError;
-}
+const lnurlFailure = (run: () => Promise<unknown>) => rejection(run(), LnurlError);
 
 describe('fetchInvoiceForAddress', () => {
   const store = createMemoryStore();

@@ -6,6 +6,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { guardedGet, OutboundError, type OutboundPolicy, type ResolvedAddress } from '../../lib/http/outbound.js';
 import { recordOutgoingSockets } from '../support/owner-server.js';
+import { rejection } from '../support/l402.js';
 
 const DEV: OutboundPolicy = { allowLoopback: true, timeoutMs: 2000, maxBytes: 1024 };
 const PRODUCTION: OutboundPolicy = { ...DEV, allowLoopback: false };
@@ -44,14 +45,7 @@ const redirect = (to: string): Route => (res) => {
   res.end();
 };
 
-async function refusal(run: () => Promise<unknown>): Promise<OutboundError> {
-  const error = await run().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(OutboundError);
-  return error as OutboundError;
-}
+const refusal = (run: () => Promise<unknown>) => rejection(run(), OutboundError);
 
 describe('guardedGet', () => {
   it('fetches http from loopback in development, sending no cookie or credential', async () => {

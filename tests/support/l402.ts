@@ -48,14 +48,20 @@ export function unreachableProvider(name = 'down'): LightningProvider {
   return { name, createInvoice: down, lookupInvoice: down, payInvoice: down, lookupPayment: down, balance: down };
 }
 
-/** Rejects with `type` within `bound` ms (a backend that fails must fail fast, never hang). */
-export async function rejectsWithin<T extends Error>(work: Promise<unknown>, type: new (...args: never[]) => T, bound: number): Promise<T> {
-  const started = Date.now();
+/** The error `work` rejects with, checked to be a `type`. */
+export async function rejection<T extends Error>(work: Promise<unknown>, type: new (...args: never[]) => T): Promise<T> {
   const error = await work.then(
     () => expect.fail('expected a rejection'),
     (e: unknown) => e,
   );
-  expect(Date.now() - started).toBeLessThan(bound);
   expect(error).toBeInstanceOf(type);
   return error as T;
+}
+
+/** Rejects with `type` within `bound` ms (a backend that fails must fail fast, never hang). */
+export async function rejectsWithin<T extends Error>(work: Promise<unknown>, type: new (...args: never[]) => T, bound: number): Promise<T> {
+  const started = Date.now();
+  const error = await rejection(work, type);
+  expect(Date.now() - started).toBeLessThan(bound);
+  return error;
 }
