@@ -12,7 +12,7 @@
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { ShortHmac, padBlock, sha256Block } from './sha256-block.js';
-import { base64ToBinary, base64UrlEncode, equalsHex32Words, hex32Words, isHex32, utf8, wordsHex } from './encoding.js';
+import { base64ToBinary, base64UrlEncode, equalWords, hex32Words, isHex32, utf8, wordsHex } from './encoding.js';
 import { reject, type Rejection } from './reasons.js';
 
 export const TOKEN_VERSION = 1;
@@ -42,6 +42,7 @@ export class Keyring {
   // Hot-path buffers as SHA-256 words (sha256-block.ts), padded once here.
   private readonly messageBlock = new Int32Array(16);
   private readonly hashWords = new Int32Array(8);
+  private readonly sigWords = new Int32Array(8);
   private readonly preimageBlock = new Int32Array(16);
   private readonly digest = new Int32Array(8);
 
@@ -63,33 +64,35 @@ export class Keyring {
 
   /** Signs; the caller provides hash (lower-case hex) and caveats (validated). */
   sign(hash: string, exp: number, caveats: readonly string[]): string {
-    const mac = this.computeMac(this.caveatKey(this.signingKid, caveats)!, hash, exp);
-    if (!mac) throw new Error('hash must be 32 bytes of lower-case hex');
-    return wordsHex(mac);
+    if (!hex32Words(hash, this.hashWords)) throw new Error('hash must be 32 bytes of lower-case hex');
+    return wordsHex(this.computeMac(this.caveatKey(this.signingKid, caveats)!, exp));
   }
 
-  /** Constant-time check of `sig` (hex) for the given fields; false for an unknown kid. */
-  verifySignature(kid: string, hash: string, exp: number, caveats: readonly string[], sig: string): boolean {
-    const key = this.caveatKey(kid, caveats);
-    const mac = key && this.computeMac(key, hash, exp);
-    return !!mac && equalsHex32Words(mac, sig);
-  }
-
-  /** SHA256(preimage) == hash, both lower-case hex, in constant time. */
-  preimageMatches(preimage: string, hash: string): boolean {
-    if (!hex32Words(preimage, this.preimageBlock)) return false;
+  /**
+   * Signature, expiry and preimage of a decoded token from a known key, in
+   * that order; the first failure, or null. The hash's digits are read once,
+   * for both the MAC and the preimage comparison, which is constant-time.
+   * Hex fields and caveats outside the token grammar are MALFORMED_TOKEN.
+   */
+  check(t: TokenPayload, preimage: string, nowSeconds: number): 'MALFORMED_TOKEN' | 'BAD_SIGNATURE' | 'TOKEN_EXPIRED' | 'PREIMAGE_MISMATCH' | null {
+    const key = this.caveatKey(t.kid, t.caveats);
+    if (!key || !hex32Words(t.hash, this.hashWords) || !hex32Words(t.sig, this.sigWords)) return 'MALFORMED_TOKEN';
+    if (!equalWords(this.computeMac(key, t.exp), this.sigWords)) return 'BAD_SIGNATURE';
+    if (t.exp <= nowSeconds) return 'TOKEN_EXPIRED';
+    if (!hex32Words(preimage, this.preimageBlock)) return 'PREIMAGE_MISMATCH';
     sha256Block(this.preimageBlock, this.digest);
-    return equalsHex32Words(this.digest, hash);
+    return equalWords(this.digest, this.hashWords) ? null : 'PREIMAGE_MISMATCH';
   }
 
-  // The last key used: a busy route's tokens share caveats, and comparing two
-  // strings is cheaper than hashing one for a Map look-up.
-  private last = { kid: '', joined: '', key: undefined as ShortHmac | undefined };
+  // The last key used: a busy route's tokens share caveats, and comparing a
+  // few strings is cheaper than joining them to look the key up. A copy of
+  // the caveats: the caller's array could be changed after the call.
+  private last = { kid: '', caveats: [] as readonly string[], key: undefined as ShortHmac | undefined };
 
   private caveatKey(kid: string, caveats: readonly string[]): ShortHmac | undefined {
-    const joined = caveats.join('\n');
     const last = this.last;
-    if (last.key && joined === last.joined && kid === last.kid) return last.key;
+    if (last.key && kid === last.kid && sameStrings(caveats, last.caveats)) return last.key;
+    const joined = caveats.join('\n');
     const signing = this.keys.get(kid);
     if (!signing) return undefined;
     let cache = this.caveatKeys.get(kid);
@@ -103,13 +106,13 @@ export class Keyring {
       if (cache.size >= 1024) cache.clear();
       cache.set(joined, key);
     }
-    this.last = { kid, joined, key };
+    this.last = { kid, caveats: caveats.slice(), key };
     return key;
   }
 
-  private computeMac(key: ShortHmac, hash: string, exp: number): Int32Array | null {
+  // The MAC of the hash in hashWords and exp.
+  private computeMac(key: ShortHmac, exp: number): Int32Array {
     const h = this.hashWords;
-    if (!hex32Words(hash, h)) return null;
     // exp < 2^53: its high and low 32-bit halves
     const high = Math.floor(exp / 0x1_0000_0000);
     const low = exp >>> 0;
@@ -123,6 +126,12 @@ export class Keyring {
     key.macBlock(m, this.digest);
     return this.digest;
   }
+}
+
+function sameStrings(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 // Printable ASCII only, so a token is ASCII JSON: no UTF-8 decoding when verifying,
@@ -157,25 +166,35 @@ export function mintToken(keyring: Keyring, input: MintInput): string {
   return base64UrlEncode(utf8(JSON.stringify(payload)));
 }
 
-/** Decodes and shape-checks a token without trusting it. */
+/** Decodes a token and checks it against the token grammar, without trusting it. */
 export function decodeToken(token: string): TokenPayload | null {
+  const t = readToken(token);
+  return t && isHex32(t.hash) && isHex32(t.sig) && t.caveats.every((c) => CAVEAT.test(c)) ? t : null;
+}
+
+/**
+ * The token's fields with their JSON types and sizes checked; the hex digits
+ * and caveat syntax are checked by Keyring.check, where they are read anyway.
+ */
+function readToken(token: string): TokenPayload | null {
   if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null;
   const text = base64ToBinary(token);
   if (text === null) return null;
-  // JSON.parse of the binary string: any non-ASCII byte can only sit inside a
-  // string value, and every string value is checked against an ASCII alphabet.
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
+  let value = readMintedLayout(text);
+  if (value === undefined) {
+    // JSON.parse of the binary string: any non-ASCII byte can only sit inside a
+    // string value, and every string value is checked against an ASCII alphabet.
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return null;
+    }
   }
   // Checked by hand: on this path a schema library costs more than the crypto.
   if (typeof value !== 'object' || value === null) return null;
   const t = value as Record<string, unknown>;
   if (t.v !== TOKEN_VERSION) return null;
   if (typeof t.kid !== 'string' || !KID.test(t.kid)) return null;
-  // hash and sig are checked digit by digit where they are used (hex32Words, equalsHex32Words)
   if (typeof t.hash !== 'string' || t.hash.length !== 64 || typeof t.sig !== 'string' || t.sig.length !== 64) return null;
   if (typeof t.exp !== 'number' || !Number.isSafeInteger(t.exp) || t.exp <= 0) return null;
   if (!Array.isArray(t.caveats) || t.caveats.length > 16) return null;
@@ -186,6 +205,51 @@ export function decodeToken(token: string): TokenPayload | null {
   return t as unknown as TokenPayload;
 }
 
+// mintToken's layout: {"v":1,"kid":"<8>","hash":"<64>","exp":<digits>,"caveats":[<strings>],"sig":"<64>"}
+const KID_AT = 14;
+const HASH_AT = 32;
+const EXP_AT = 104;
+const SIG_TAIL = 66; // sig, then "}
+
+/**
+ * Reads text in mintToken's exact layout by position, or answers undefined
+ * for anything else (other key orders, spacing, escapes), which goes to
+ * JSON.parse. What it accepts, JSON.parse reads the same way: no backslash
+ * anywhere, exp a plain integer, no quote inside a caveat. A quote or control
+ * character inside kid, hash or sig is not a hex digit, so both ways end in
+ * MALFORMED_TOKEN (tests compare the two on edited texts). In a server, with
+ * cold caches, JSON.parse cost more than the signature check.
+ */
+function readMintedLayout(text: string): Partial<TokenPayload> | undefined {
+  const sigAt = text.length - SIG_TAIL;
+  const caveatsEnd = sigAt - 9;
+  if (
+    !text.startsWith('{"v":1,"kid":"', 0) ||
+    !text.startsWith('","hash":"', KID_AT + 8) ||
+    !text.startsWith('","exp":', HASH_AT + 64) ||
+    !text.startsWith('],"sig":"', caveatsEnd) ||
+    !text.endsWith('"}') ||
+    text.indexOf('\\') !== -1
+  ) {
+    return undefined;
+  }
+  const caveatsAt = text.indexOf(',"caveats":[', EXP_AT);
+  if (caveatsAt < 0) return undefined;
+  const exp = text.slice(EXP_AT, caveatsAt);
+  if (!PLAIN_INTEGER.test(exp)) return undefined;
+  const list = text.slice(caveatsAt + 12, caveatsEnd);
+  let caveats: string[] = [];
+  if (list.length > 0) {
+    if (list.length < 2 || list.charCodeAt(0) !== 34 || list.charCodeAt(list.length - 1) !== 34) return undefined;
+    caveats = list.slice(1, -1).split('","');
+    for (const c of caveats) if (c.includes('"')) return undefined;
+  }
+  return { v: TOKEN_VERSION, kid: text.slice(KID_AT, KID_AT + 8), hash: text.slice(HASH_AT, HASH_AT + 64), exp: Number(exp), caveats, sig: text.slice(sigAt, sigAt + 64) };
+}
+
+// What JSON.parse reads as the same safe integer: no sign, no leading zero, no fraction or exponent.
+const PLAIN_INTEGER = /^[1-9][0-9]{0,15}$/;
+
 export type VerifyResult = { ok: true; token: TokenPayload } | { ok: false; rejection: Rejection };
 
 /**
@@ -194,13 +258,11 @@ export type VerifyResult = { ok: true; token: TokenPayload } | { ok: false; reje
  * Touches no network and no store.
  */
 export function verifyToken(keyring: Keyring, token: string, preimage: string, nowSeconds = Date.now() / 1000): VerifyResult {
-  const t = decodeToken(token);
+  const t = readToken(token);
   if (!t) return reject('MALFORMED_TOKEN');
   if (!keyring.has(t.kid)) return reject('UNKNOWN_KEY');
-  if (!keyring.verifySignature(t.kid, t.hash, t.exp, t.caveats, t.sig)) return reject('BAD_SIGNATURE');
-  if (t.exp <= nowSeconds) return reject('TOKEN_EXPIRED');
-  if (!keyring.preimageMatches(preimage, t.hash)) return reject('PREIMAGE_MISMATCH');
-  return { ok: true, token: t };
+  const failure = keyring.check(t, preimage, nowSeconds);
+  return failure ? reject(failure) : { ok: true, token: t };
 }
 
 export interface CaveatExpectations {

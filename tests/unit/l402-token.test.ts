@@ -128,6 +128,49 @@ describe('token mint and verify', () => {
     expect(verifyToken(keyring, token, preimage + '0').ok).toBe(false);
   });
 
+  it('calls a hash, signature or caveat outside the token grammar malformed, and a well-formed one with a wrong signature forged', () => {
+    const { preimage, hash } = newPreimage();
+    const token = mintToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats });
+    const code = (change: (p: Record<string, unknown>) => void) => {
+      const result = verifyToken(keyring, edit(token, change), preimage);
+      return result.ok ? 'ok' : result.rejection.code;
+    };
+    expect(code((p) => (p.hash = 'g'.repeat(64)))).toBe('MALFORMED_TOKEN');
+    expect(code((p) => (p.hash = (p.hash as string).toUpperCase()))).toBe('MALFORMED_TOKEN');
+    expect(code((p) => (p.sig = 'z'.repeat(64)))).toBe('MALFORMED_TOKEN');
+    expect(code((p) => (p.caveats = ['price_msat=1000', 'Route=/api/demo/btc-price']))).toBe('MALFORMED_TOKEN');
+    expect(code((p) => (p.caveats = ['price_msat=1000', 'route=/api/demo/btc-price\t']))).toBe('MALFORMED_TOKEN');
+    expect(code((p) => (p.sig = 'ab'.repeat(32)))).toBe('BAD_SIGNATURE');
+    expect(code((p) => (p.caveats = ['price_msat=1', 'route=/api/demo/btc-price']))).toBe('BAD_SIGNATURE');
+    expect(decodeToken(edit(token, (p) => (p.hash = 'g'.repeat(64))))).toBeNull();
+    expect(decodeToken(edit(token, (p) => (p.caveats = ['Route=/x'])))).toBeNull();
+  });
+
+  it('verifies its tokens written in any JSON layout (key order, spacing, escapes), not only the minted one', () => {
+    const { preimage, hash } = newPreimage();
+    const token = mintToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats });
+    const { v, kid, exp, caveats: list, sig } = decodeToken(token)!;
+    const layouts = [
+      JSON.stringify({ sig, caveats: list, exp, hash, kid, v }),
+      JSON.stringify({ v, kid, hash, exp, caveats: list, sig }, null, 2),
+      JSON.stringify({ v, kid, hash, exp, caveats: list, sig }).replace('"route=', '"\\u0072oute='),
+      JSON.stringify({ v, kid, hash, exp, caveats: list, sig }).replace(`"exp":${exp}`, `"exp":${exp}.0`),
+    ];
+    for (const text of layouts) expect(verifyToken(keyring, base64UrlEncode(utf8(text)), preimage), text).toMatchObject({ ok: true });
+  });
+
+  it('keeps its cache of signing keys to itself: changing a verified token\u2019s caveats opens nothing', () => {
+    const { preimage, hash } = newPreimage();
+    const verified = verifyToken(keyring, mintToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats }), preimage);
+    if (!verified.ok) throw new Error('the real token must verify');
+    (verified.token.caveats as string[])[0] = 'price_msat=999999999';
+    const other = newPreimage();
+    const real = mintToken(keyring, { paymentHash: other.hash, expiresAt: now + 60, caveats });
+    const dearer = edit(real, (p) => (p.caveats = ['price_msat=999999999', 'route=/api/demo/btc-price']));
+    expect(verifyToken(keyring, dearer, other.preimage)).toMatchObject({ ok: false, rejection: { code: 'BAD_SIGNATURE' } });
+    expect(verifyToken(keyring, real, other.preimage).ok).toBe(true);
+  });
+
   it('rotates keys: a token signed by the previous secret still verifies, new tokens use the new one', () => {
     const { preimage, hash } = newPreimage();
     const old = new Keyring([SECRET]);
@@ -195,6 +238,55 @@ describe('hostile tokens (property-based)', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  // decodeToken reads mintToken's layout by position; whatever it accepts,
+  // JSON.parse must read the same way. The reference here uses JSON.parse only.
+  function referenceDecode(text: string): unknown {
+    let t: Record<string, unknown>;
+    try {
+      t = JSON.parse(text);
+    } catch {
+      return null;
+    }
+    const hex64 = (x: unknown) => typeof x === 'string' && /^[0-9a-f]{64}$/.test(x);
+    const ok =
+      typeof t === 'object' && t !== null && t.v === 1 && typeof t.kid === 'string' && /^[0-9a-f]{8}$/.test(t.kid) && hex64(t.hash) && hex64(t.sig) &&
+      typeof t.exp === 'number' && Number.isSafeInteger(t.exp) && t.exp > 0 && Array.isArray(t.caveats) && t.caveats.length <= 16 &&
+      t.caveats.every((c) => typeof c === 'string' && /^[a-z][a-z0-9_]{0,31}=[\x20-\x7e]{0,512}$/.test(c));
+    return ok ? t : null;
+  }
+
+  it('reads a token exactly as JSON.parse does, whatever is changed in its text', () => {
+    const text = Buffer.from(valid, 'base64url').toString('latin1');
+    const significant = [...'"\\,:[]{}. -+eE0123456789abcdefABCDEF_=/\n\t\r\x00\x1f\x7f\xe9'];
+    const change = fc.record({ at: fc.nat(text.length), remove: fc.nat(3), insert: fc.array(fc.constantFrom(...significant), { maxLength: 3 }).map((c) => c.join('')) });
+    const sig = decodeToken(valid)!.sig;
+    const exp = String(decodeToken(valid)!.exp);
+    const nearLayout = [
+      ...['0' + exp, '-' + exp, '+' + exp, exp + '.0', exp + 'e0', ' ' + exp, exp + ' ', '0', '00', '9'.repeat(17)].map((e) => text.replace(`"exp":${exp}`, `"exp":${e}`)),
+      text.replace(sig, sig.slice(0, 63) + '"'),
+      text.replace(sig, `\\u00${sig.charCodeAt(0).toString(16)}` + sig.slice(1)),
+      text.replace('"route=', '"route="'),
+      text.replace('"route=', '"rou\\"te='),
+      text.replace('"caveats":["price_msat=1000","route=/api/demo/btc-price"]', '"caveats":[]'),
+      text.replace('"caveats":["price_msat=1000","route=/api/demo/btc-price"]', '"caveats":[""]'),
+      text.replace('"caveats":["price_msat=1000","route=/api/demo/btc-price"]', '"caveats":["price_msat=1000",,"route=/x"]'),
+    ];
+    for (const edited of nearLayout) expect(decodeToken(Buffer.from(edited, 'latin1').toString('base64url')), edited).toEqual(referenceDecode(edited));
+    let accepted = 0;
+    fc.assert(
+      fc.property(fc.array(change, { minLength: 1, maxLength: 3 }), (changes) => {
+        let edited = text;
+        for (const { at, remove, insert } of changes) edited = edited.slice(0, at) + insert + edited.slice(at + remove);
+        const decoded = decodeToken(Buffer.from(edited, 'latin1').toString('base64url'));
+        expect(decoded).toEqual(referenceDecode(edited));
+        if (decoded) accepted++;
+      }),
+      { numRuns: 5000 },
+    );
+    // Enough of the changes keep a readable token (e.g. other digits of hash, exp or caveats) for the comparison to mean something.
+    expect(accepted).toBeGreaterThan(200);
   });
 
   it('refuses every single-character change of a valid token', () => {
