@@ -1,5 +1,7 @@
 // Throughput of a paywalled route against the same route unprotected, on the
-// local server, measured side by side in alternating rounds.
+// local server, measured side by side in rotating rounds. A third route does
+// the free route's work plus a busy loop as long as the paywall takes in that
+// server: how much that much work costs on this machine, paywall or not.
 import { spawn, spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { createInterface } from 'node:readline';
@@ -14,7 +16,7 @@ const ROUND_SECONDS = 2;
 // layout can move its free/paid gap by 20 us either way (seen across runs),
 // which alternating rounds inside that process cannot cancel.
 const SERVERS = 3;
-const ROUNDS_PER_SERVER = 5;
+const ROUNDS_PER_SERVER = 6; // each route first, second and third twice
 const CONNECTIONS = 32;
 const MAX_RPS = 30_000;
 
@@ -67,13 +69,30 @@ function credentials(count: number): string[] {
   });
 }
 
-async function serverCpuMicros(base: string): Promise<number> {
-  return ((await (await fetch(`${base}/api/cpu`)).json()) as { micros: number }).micros;
+interface ServerCounters {
+  /** CPU time so far, microseconds. */
+  micros: number;
+  /** The paywall's own time so far (ms) and over how many paid requests. */
+  paywallMs: number;
+  paidRequests: number;
 }
 
-async function run(url: string, supply: string[]): Promise<{ rps: number; cpuPerRequest: number; non2xx: number }> {
+async function counters(base: string): Promise<ServerCounters> {
+  return (await (await fetch(`${base}/api/cpu`)).json()) as ServerCounters;
+}
+
+interface Run {
+  rps: number;
+  cpuPerRequest: number;
+  /** Paywall time per paid request inside the server, microseconds (0 on other routes). */
+  paywallMicros: number;
+  non2xx: number;
+}
+
+async function run(url: string, supply: string[]): Promise<Run> {
   let next = 0;
-  const cpuBefore = await serverCpuMicros(new URL(url).origin);
+  const origin = new URL(url).origin;
+  const before = await counters(origin);
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
@@ -81,8 +100,14 @@ async function run(url: string, supply: string[]): Promise<{ rps: number; cpuPer
     requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, headers: { ...request.headers, authorization: supply[next++ % supply.length]! } }) }],
   });
   if (next > supply.length) throw new Error(`ran out of credentials (${supply.length}); raise MAX_RPS`);
-  const cpuPerRequest = ((await serverCpuMicros(new URL(url).origin)) - cpuBefore) / result.requests.total;
-  return { rps: result.requests.average, cpuPerRequest, non2xx: result.non2xx };
+  const after = await counters(origin);
+  const paid = after.paidRequests - before.paidRequests;
+  return {
+    rps: result.requests.average,
+    cpuPerRequest: (after.micros - before.micros) / result.requests.total,
+    paywallMicros: paid ? ((after.paywallMs - before.paywallMs) * 1000) / paid : 0,
+    non2xx: result.non2xx,
+  };
 }
 
 export interface HttpBench {
@@ -97,33 +122,31 @@ export interface HttpBench {
   paidCpuMicros: number;
   /** Median over rounds of free/paid CPU per request: the throughput ratio a CPU-bound server would see. */
   cpuRatio: number;
+  /** Median paywall time per paid request inside the server (wall time outside the handler), microseconds. */
+  paywallMicros: number;
+  /** Median over rounds of control/free: the free route plus a busy loop as long as the paywall's time. */
+  controlRatio: number;
   failures: number;
 }
 
-interface Round {
-  free: number;
-  paid: number;
-  freeCpu: number;
-  paidCpu: number;
-}
+const ROUTES = ['free', 'paid', 'control'] as const;
+type Route = (typeof ROUTES)[number];
+type Round = Record<Route, Run>;
 
 async function roundsOnOneServer(): Promise<{ rounds: Round[]; failures: number }> {
   const server = await startServer();
   try {
     const fresh = () => credentials(MAX_RPS * ROUND_SECONDS);
-    await run(`${server.url}/api/free`, fresh()); // warm-up both paths
-    await run(`${server.url}/api/paid`, fresh());
+    for (const route of ROUTES) await run(`${server.url}/api/${route}`, fresh()); // warm-up
     const rounds: Round[] = [];
     let failures = 0;
     for (let i = 0; i < ROUNDS_PER_SERVER; i++) {
-      // Alternate which goes first so drift does not favour one side.
-      const order = i % 2 ? (['paid', 'free'] as const) : (['free', 'paid'] as const);
-      const round = { free: 0, paid: 0, freeCpu: 0, paidCpu: 0 };
-      for (const which of order) {
-        const r = await run(`${server.url}/api/${which}`, fresh());
-        round[which] = r.rps;
-        round[which === 'free' ? 'freeCpu' : 'paidCpu'] = r.cpuPerRequest;
-        failures += r.non2xx;
+      // Rotate which goes first so drift does not favour one route.
+      const order = [...ROUTES.slice(i % ROUTES.length), ...ROUTES.slice(0, i % ROUTES.length)];
+      const round = {} as Round;
+      for (const route of order) {
+        round[route] = await run(`${server.url}/api/${route}`, fresh());
+        failures += round[route].non2xx;
       }
       rounds.push(round);
     }
@@ -142,18 +165,20 @@ export async function benchHttp(): Promise<HttpBench> {
   for (let i = 0; i < SERVERS; i++) {
     const one = await roundsOnOneServer();
     rounds.push(...one.rounds);
-    ratioPerServer.push(median(one.rounds.map((r) => r.paid / r.free)));
+    ratioPerServer.push(median(one.rounds.map((r) => r.paid.rps / r.free.rps)));
     failures += one.failures;
   }
-  const mean = (k: keyof Round) => rounds.reduce((sum, r) => sum + r[k], 0) / rounds.length;
+  const mean = (route: Route, key: 'rps' | 'cpuPerRequest') => rounds.reduce((sum, r) => sum + r[route][key], 0) / rounds.length;
   return {
-    freeRps: mean('free'),
-    paidRps: mean('paid'),
-    ratio: median(rounds.map((r) => r.paid / r.free)),
+    freeRps: mean('free', 'rps'),
+    paidRps: mean('paid', 'rps'),
+    ratio: median(rounds.map((r) => r.paid.rps / r.free.rps)),
     ratioPerServer,
-    freeCpuMicros: mean('freeCpu'),
-    paidCpuMicros: mean('paidCpu'),
-    cpuRatio: median(rounds.map((r) => r.freeCpu / r.paidCpu)),
+    freeCpuMicros: mean('free', 'cpuPerRequest'),
+    paidCpuMicros: mean('paid', 'cpuPerRequest'),
+    cpuRatio: median(rounds.map((r) => r.free.cpuPerRequest / r.paid.cpuPerRequest)),
+    paywallMicros: median(rounds.map((r) => r.paid.paywallMicros)),
+    controlRatio: median(rounds.map((r) => r.control.rps / r.free.rps)),
     failures,
   };
 }

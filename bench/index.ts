@@ -28,6 +28,8 @@ console.log(`  paywalled      ${fmt(http.paidRps)} requests/s   (every request a
 console.log(`  ratio          ${http.ratio.toFixed(3)}   (median of back-to-back rounds on ${http.ratioPerServer.length} server processes; target >= 0.9)`);
 console.log(`  per process    ${http.ratioPerServer.map((r) => r.toFixed(3)).join(', ')}`);
 console.log(`  server CPU     ${http.freeCpuMicros.toFixed(0)} us/request unprotected, ${http.paidCpuMicros.toFixed(0)} us/request paywalled, ratio ${http.cpuRatio.toFixed(3)}`);
+console.log(`  paywall time   ${http.paywallMicros.toFixed(1)} us/request inside the server (parse, verify, caveats, replay claim, awaits)`);
+console.log(`  control        ${http.controlRatio.toFixed(3)}   (the unprotected route plus a ${http.paywallMicros.toFixed(1)} us busy loop: what that much work costs here)`);
 if (http.failures > 0) {
   console.error(`  ${http.failures} requests did not answer 2xx: the measurement is void`);
   process.exitCode = 1;
