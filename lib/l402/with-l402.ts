@@ -25,7 +25,9 @@ export function withL402<Rest extends unknown[]>(
     (request as { [PAYMENT]?: Payment })[PAYMENT] = decision.payment;
     let response: Response;
     try {
-      response = await handler(request, ...rest);
+      const answer = handler(request, ...rest);
+      // A handler that answers synchronously needs no trip through the microtask queue.
+      response = answer instanceof Response ? answer : await answer;
     } catch (error) {
       await decision.release();
       throw error;
