@@ -19,8 +19,9 @@ export function base64UrlEncode(bytes: Uint8Array): string {
  * Callers that accept only ASCII need no UTF-8 decoding step.
  */
 export function base64ToBinary(input: string): string | null {
-  // Our tokens never hold - or _ (base64 of their ASCII JSON), and two
-  // searches cost less than two replaces that find nothing.
+  // Our tokens are base64 of ASCII JSON, where only '>', '?', '~' (in a
+  // caveat) can make a - or _; two searches cost less than two replaces that
+  // find nothing.
   const standard = input.indexOf('-') < 0 && input.indexOf('_') < 0 ? input : input.replace(/-/g, '+').replace(/_/g, '/');
   try {
     return atob(standard);

@@ -146,6 +146,19 @@ describe('token mint and verify', () => {
     expect(decodeToken(edit(token, (p) => (p.caveats = ['Route=/x'])))).toBeNull();
   });
 
+  it('reads the URL-safe characters of base64url (a caveat with > ? ~ makes them) and their standard spelling', () => {
+    const { preimage, hash } = newPreimage();
+    // in base64, a byte ends a group of three as - when it is > or ~, as _ when it is ?; the padding tries each position
+    const found = ['/?~', '/a?~', '/aa?~'].map((route) => mintToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats: { route, price_msat: 1000 } }));
+    const joined = found.join('');
+    expect(joined).toMatch(/-/);
+    expect(joined).toMatch(/_/);
+    for (const token of found) {
+      expect(verifyToken(keyring, token, preimage).ok).toBe(true);
+      expect(verifyToken(keyring, Buffer.from(token, 'base64url').toString('base64'), preimage).ok).toBe(true);
+    }
+  });
+
   it('verifies its tokens written in any JSON layout (key order, spacing, escapes), not only the minted one', () => {
     const { preimage, hash } = newPreimage();
     const token = mintToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats });

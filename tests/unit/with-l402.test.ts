@@ -214,9 +214,8 @@ describe('withL402: credentials as real clients send them', () => {
 
   it('accepts the token in standard base64 with padding', async () => {
     const { handler, provider, calls } = setup();
-    // Pick a token whose standard spelling differs (contains - or _), so the conversion is exercised.
-    let bought = await buy(handler, provider);
-    for (let i = 0; i < 10 && !/[-_]/.test(bought.body.macaroon); i++) bought = await buy(handler, provider);
+    // Spelled differently at least by its padding; - and _ (rare in our tokens) are covered in l402-token.test.ts.
+    const bought = await buy(handler, provider);
     const standard = toStandardBase64(bought.body.macaroon);
     expect(standard).not.toBe(bought.body.macaroon);
     expect(standard).toMatch(/^[A-Za-z0-9+/]+=*$/);
