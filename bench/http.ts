@@ -157,6 +157,7 @@ async function roundsOnOneServer(): Promise<{ rounds: Round[]; failures: number 
   }
 }
 
+const paidOverFree = (r: Round) => r.paid.rps / r.free.rps;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 export async function benchHttp(): Promise<HttpBench> {
@@ -166,14 +167,14 @@ export async function benchHttp(): Promise<HttpBench> {
   for (let i = 0; i < SERVERS; i++) {
     const one = await roundsOnOneServer();
     rounds.push(...one.rounds);
-    ratioPerServer.push(median(one.rounds.map((r) => r.paid.rps / r.free.rps)));
+    ratioPerServer.push(median(one.rounds.map(paidOverFree)));
     failures += one.failures;
   }
   const mean = (route: Route, key: 'rps' | 'cpuPerRequest') => rounds.reduce((sum, r) => sum + r[route][key], 0) / rounds.length;
   return {
     freeRps: mean('free', 'rps'),
     paidRps: mean('paid', 'rps'),
-    ratio: median(rounds.map((r) => r.paid.rps / r.free.rps)),
+    ratio: median(rounds.map(paidOverFree)),
     ratioPerServer,
     freeCpuMicros: mean('free', 'cpuPerRequest'),
     paidCpuMicros: mean('paid', 'cpuPerRequest'),

@@ -35,17 +35,11 @@ export function base64ToBinary(input: string): string | null {
 const NIBBLE = new Int8Array(128).fill(-1);
 for (let i = 0; i < 16; i++) NIBBLE['0123456789abcdef'.charCodeAt(i)] = i;
 
-function byteAt(hex: string, i: number): number {
-  const hi = NIBBLE[hex.charCodeAt(2 * i)] ?? -1;
-  const lo = NIBBLE[hex.charCodeAt(2 * i + 1)] ?? -1;
-  return hi < 0 || lo < 0 ? -1 : (hi << 4) | lo;
-}
+const scratchWords = new Int32Array(8);
 
 /** True for exactly 32 bytes of lower-case hex. */
 export function isHex32(value: unknown): value is string {
-  if (typeof value !== 'string' || value.length !== 64) return false;
-  for (let i = 0; i < 32; i++) if (byteAt(value, i) < 0) return false;
-  return true;
+  return typeof value === 'string' && hex32Words(value, scratchWords);
 }
 
 // On the hot path the digits go straight to SHA-256's big-endian words, no byte
