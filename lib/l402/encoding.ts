@@ -37,6 +37,14 @@ for (let i = 0; i < 16; i++) NIBBLE['0123456789abcdef'.charCodeAt(i)] = i;
 
 const scratchWords = new Int32Array(8);
 
+/** True for exactly `length` lower-case hex digits. */
+export function isLowerHex(value: string, length: number): boolean {
+  if (value.length !== length) return false;
+  let values = 0;
+  for (let i = 0; i < length; i++) values |= NIBBLE[value.charCodeAt(i) & 127]! | (value.charCodeAt(i) & ~127);
+  return values >= 0 && values < 16;
+}
+
 /** True for exactly 32 bytes of lower-case hex. */
 export function isHex32(value: unknown): value is string {
   return typeof value === 'string' && hex32Words(value, scratchWords);

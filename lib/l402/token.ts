@@ -12,7 +12,7 @@
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { ShortHmac, padBlock, sha256Block } from './sha256-block.js';
-import { base64ToBinary, base64UrlEncode, equalWords, hex32Words, isHex32, utf8, wordsHex } from './encoding.js';
+import { base64ToBinary, base64UrlEncode, equalWords, hex32Words, isHex32, isLowerHex, utf8, wordsHex } from './encoding.js';
 import { reject, type Rejection } from './reasons.js';
 
 export const TOKEN_VERSION = 1;
@@ -24,7 +24,8 @@ export interface TokenPayload {
   kid: string;
   hash: string;
   exp: number;
-  caveats: string[];
+  /** Shared between tokens with the same caveats: read-only. */
+  caveats: readonly string[];
   sig: string;
 }
 
@@ -84,14 +85,14 @@ export class Keyring {
     return equalWords(this.digest, this.hashWords) ? null : 'PREIMAGE_MISMATCH';
   }
 
-  // The last key used: a busy route's tokens share caveats, and comparing a
-  // few strings is cheaper than joining them to look the key up. A copy of
-  // the caveats: the caller's array could be changed after the call.
+  // The last key used: a busy route's tokens share caveats (readToken hands
+  // them the same frozen array), and comparing is cheaper than joining them to
+  // look the key up. A caller's unfrozen array is copied: it could change.
   private last = { kid: '', caveats: [] as readonly string[], key: undefined as ShortHmac | undefined };
 
   private caveatKey(kid: string, caveats: readonly string[]): ShortHmac | undefined {
     const last = this.last;
-    if (last.key && kid === last.kid && sameStrings(caveats, last.caveats)) return last.key;
+    if (last.key && kid === last.kid && (caveats === last.caveats || sameStrings(caveats, last.caveats))) return last.key;
     const joined = caveats.join('\n');
     const signing = this.keys.get(kid);
     if (!signing) return undefined;
@@ -106,7 +107,7 @@ export class Keyring {
       if (cache.size >= 1024) cache.clear();
       cache.set(joined, key);
     }
-    this.last = { kid, caveats: caveats.slice(), key };
+    this.last = { kid, caveats: Object.isFrozen(caveats) ? caveats : caveats.slice(), key };
     return key;
   }
 
@@ -137,7 +138,6 @@ function sameStrings(a: readonly string[], b: readonly string[]): boolean {
 // Printable ASCII only, so a token is ASCII JSON: no UTF-8 decoding when verifying,
 // and a byte outside this range anywhere in a string fails a check below.
 const CAVEAT = /^[a-z][a-z0-9_]{0,31}=[\x20-\x7e]{0,512}$/;
-const KID = /^[0-9a-f]{8}$/;
 const MAX_TOKEN_LENGTH = 8192;
 
 export interface MintInput {
@@ -174,53 +174,66 @@ export function decodeToken(token: string): TokenPayload | null {
 
 /**
  * The token's fields with their JSON types and sizes checked; the hex digits
- * and caveat syntax are checked by Keyring.check, where they are read anyway.
+ * of hash and sig and the caveat syntax are checked by Keyring.check, where
+ * they are read anyway.
  */
 function readToken(token: string): TokenPayload | null {
   if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null;
   const text = base64ToBinary(token);
   if (text === null) return null;
-  let value = readMintedLayout(text);
-  if (value === undefined) {
-    // JSON.parse of the binary string: any non-ASCII byte can only sit inside a
-    // string value, and every string value is checked against an ASCII alphabet.
-    try {
-      value = JSON.parse(text);
-    } catch {
-      return null;
-    }
+  const minted = readMintedLayout(text);
+  if (minted !== undefined) return minted;
+  // JSON.parse of the binary string: any non-ASCII byte can only sit inside a
+  // string value, and every string value is checked against an ASCII alphabet.
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
   }
   // Checked by hand: on this path a schema library costs more than the crypto.
   if (typeof value !== 'object' || value === null) return null;
   const t = value as Record<string, unknown>;
   if (t.v !== TOKEN_VERSION) return null;
-  if (typeof t.kid !== 'string' || !KID.test(t.kid)) return null;
+  if (typeof t.kid !== 'string' || !isLowerHex(t.kid, 8)) return null;
   if (typeof t.hash !== 'string' || t.hash.length !== 64 || typeof t.sig !== 'string' || t.sig.length !== 64) return null;
-  if (typeof t.exp !== 'number' || !Number.isSafeInteger(t.exp) || t.exp <= 0) return null;
-  if (!Array.isArray(t.caveats) || t.caveats.length > 16) return null;
-  // Full syntax is checked with the signature (Keyring.caveatKey); a newline is
-  // refused here because the signed string joins caveats with one, so
-  // ["a=1\nb=2"] and ["a=1","b=2"] must never both reach the signature check.
-  for (const c of t.caveats) if (typeof c !== 'string' || c.includes('\n')) return null;
+  if (typeof t.exp !== 'number' || !validExp(t.exp)) return null;
+  if (!Array.isArray(t.caveats) || !t.caveats.every((c) => typeof c === 'string') || !validCaveatList(t.caveats)) return null;
   return t as unknown as TokenPayload;
 }
+
+const validExp = (exp: number) => Number.isSafeInteger(exp) && exp > 0;
+
+// Full syntax is checked with the signature (Keyring.caveatKey); a newline is
+// refused here because the signed string joins caveats with one, so
+// ["a=1\nb=2"] and ["a=1","b=2"] must never both reach the signature check.
+const validCaveatList = (caveats: readonly string[]) => caveats.length <= 16 && caveats.every((c) => !c.includes('\n'));
 
 // mintToken's layout: {"v":1,"kid":"<8>","hash":"<64>","exp":<digits>,"caveats":[<strings>],"sig":"<64>"}
 const KID_AT = 14;
 const HASH_AT = 32;
 const EXP_AT = 104;
 const SIG_TAIL = 66; // sig, then "}
+const MAX_EXP_DIGITS = 16;
+
+// A route's tokens carry the same caveats: the last list read, as text and as
+// a frozen array that every token with that text shares (and that
+// Keyring.caveatKey then recognises by identity).
+let lastCaveatText = '';
+let lastCaveats: readonly string[] = Object.freeze([]);
 
 /**
- * Reads text in mintToken's exact layout by position, or answers undefined
- * for anything else (other key orders, spacing, escapes), which goes to
- * JSON.parse. What it accepts, JSON.parse reads the same way: no backslash
- * anywhere, exp a plain integer, no quote inside a caveat. A quote or control
- * character inside kid, hash or sig is not a hex digit, so both ways end in
- * MALFORMED_TOKEN (tests compare the two on edited texts). In a server, with
- * cold caches, JSON.parse cost more than the signature check.
+ * Reads text in mintToken's exact layout by position: the token, or null
+ * where JSON.parse's reading would be refused too. Anything else (other key
+ * orders, spacing, escapes) answers undefined and goes to JSON.parse. What it
+ * accepts, JSON.parse reads the same way: no backslash anywhere, exp a plain
+ * integer, no quote inside a caveat. A quote or control character inside
+ * hash or sig is not a hex digit, so both ways end in MALFORMED_TOKEN (tests
+ * compare the two on edited texts). In a server, with cold caches, JSON.parse
+ * cost more than the signature check, and a regex or split here cost more
+ * than the loops and the shared caveat list below.
  */
-function readMintedLayout(text: string): Partial<TokenPayload> | undefined {
+function readMintedLayout(text: string): TokenPayload | null | undefined {
   const sigAt = text.length - SIG_TAIL;
   const caveatsEnd = sigAt - 9;
   if (
@@ -235,20 +248,31 @@ function readMintedLayout(text: string): Partial<TokenPayload> | undefined {
   }
   const caveatsAt = text.indexOf(',"caveats":[', EXP_AT);
   if (caveatsAt < 0) return undefined;
-  const exp = text.slice(EXP_AT, caveatsAt);
-  if (!PLAIN_INTEGER.test(exp)) return undefined;
-  const list = text.slice(caveatsAt + 12, caveatsEnd);
-  let caveats: string[] = [];
-  if (list.length > 0) {
-    if (list.length < 2 || list.charCodeAt(0) !== 34 || list.charCodeAt(list.length - 1) !== 34) return undefined;
-    caveats = list.slice(1, -1).split('","');
-    for (const c of caveats) if (c.includes('"')) return undefined;
+  // What JSON.parse reads as the same number: digits only, no leading zero.
+  if (caveatsAt === EXP_AT || caveatsAt - EXP_AT > MAX_EXP_DIGITS || text.charCodeAt(EXP_AT) === 48) return undefined;
+  let exp = 0;
+  for (let i = EXP_AT; i < caveatsAt; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return undefined;
+    exp = exp * 10 + digit; // exact below 2^53; at or above it, rounds to at least 2^53, which validExp refuses
   }
-  return { v: TOKEN_VERSION, kid: text.slice(KID_AT, KID_AT + 8), hash: text.slice(HASH_AT, HASH_AT + 64), exp: Number(exp), caveats, sig: text.slice(sigAt, sigAt + 64) };
+  const list = text.slice(caveatsAt + 12, caveatsEnd);
+  let caveats = lastCaveats;
+  if (list !== lastCaveatText) {
+    let read: string[] = [];
+    if (list.length > 0) {
+      if (list.length < 2 || list.charCodeAt(0) !== 34 || list.charCodeAt(list.length - 1) !== 34) return undefined;
+      read = list.slice(1, -1).split('","');
+      for (const c of read) if (c.includes('"')) return undefined;
+    }
+    if (!validCaveatList(read)) return null;
+    lastCaveatText = list;
+    caveats = lastCaveats = Object.freeze(read);
+  }
+  const kid = text.slice(KID_AT, KID_AT + 8);
+  if (!isLowerHex(kid, 8) || !validExp(exp)) return null;
+  return { v: TOKEN_VERSION, kid, hash: text.slice(HASH_AT, HASH_AT + 64), exp, caveats, sig: text.slice(sigAt, sigAt + 64) };
 }
-
-// What JSON.parse reads as the same safe integer: no sign, no leading zero, no fraction or exponent.
-const PLAIN_INTEGER = /^[1-9][0-9]{0,15}$/;
 
 export type VerifyResult = { ok: true; token: TokenPayload } | { ok: false; rejection: Rejection };
 

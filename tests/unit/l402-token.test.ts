@@ -174,14 +174,19 @@ describe('token mint and verify', () => {
 
   it('keeps its cache of signing keys to itself: changing a verified token\u2019s caveats opens nothing', () => {
     const { preimage, hash } = newPreimage();
-    const verified = verifyToken(keyring, mintToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats }), preimage);
-    if (!verified.ok) throw new Error('the real token must verify');
-    (verified.token.caveats as string[])[0] = 'price_msat=999999999';
-    const other = newPreimage();
-    const real = mintToken(keyring, { paymentHash: other.hash, expiresAt: now + 60, caveats });
+    const real = mintToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats });
     const dearer = edit(real, (p) => (p.caveats = ['price_msat=999999999', 'route=/api/demo/btc-price']));
-    expect(verifyToken(keyring, dearer, other.preimage)).toMatchObject({ ok: false, rejection: { code: 'BAD_SIGNATURE' } });
-    expect(verifyToken(keyring, real, other.preimage).ok).toBe(true);
+    const verified = verifyToken(keyring, real, preimage);
+    if (!verified.ok) throw new Error('the real token must verify');
+    // Tokens with the same caveats share one frozen list.
+    expect(() => ((verified.token.caveats as string[])[0] = 'price_msat=999999999')).toThrow(TypeError);
+    expect(verifyToken(keyring, dearer, preimage)).toMatchObject({ ok: false, rejection: { code: 'BAD_SIGNATURE' } });
+    // A caller's own list, checked directly and then changed, was copied by the cache.
+    const mutable = { ...verified.token, caveats: [...verified.token.caveats] };
+    expect(keyring.check(mutable, preimage, now)).toBeNull();
+    mutable.caveats[0] = 'price_msat=999999999';
+    expect(verifyToken(keyring, dearer, preimage)).toMatchObject({ ok: false, rejection: { code: 'BAD_SIGNATURE' } });
+    expect(verifyToken(keyring, real, preimage).ok).toBe(true);
   });
 
   it('rotates keys: a token signed by the previous secret still verifies, new tokens use the new one', () => {
@@ -277,7 +282,7 @@ describe('hostile tokens (property-based)', () => {
     const sig = decodeToken(valid)!.sig;
     const exp = String(decodeToken(valid)!.exp);
     const nearLayout = [
-      ...['0' + exp, '-' + exp, '+' + exp, exp + '.0', exp + 'e0', ' ' + exp, exp + ' ', '0', '00', '9'.repeat(17)].map((e) => text.replace(`"exp":${exp}`, `"exp":${e}`)),
+      ...['0' + exp, '-' + exp, '+' + exp, exp + '.0', exp + 'e0', ' ' + exp, exp + ' ', '0', '00', '9'.repeat(17), '9'.repeat(16), '9007199254740991', '9007199254740992', '9007199254740993', '1' + '0'.repeat(16)].map((e) => text.replace(`"exp":${exp}`, `"exp":${e}`)),
       text.replace(sig, sig.slice(0, 63) + '"'),
       text.replace(sig, `\\u00${sig.charCodeAt(0).toString(16)}` + sig.slice(1)),
       text.replace('"route=', '"route="'),
@@ -285,6 +290,8 @@ describe('hostile tokens (property-based)', () => {
       text.replace('"caveats":["price_msat=1000","route=/api/demo/btc-price"]', '"caveats":[]'),
       text.replace('"caveats":["price_msat=1000","route=/api/demo/btc-price"]', '"caveats":[""]'),
       text.replace('"caveats":["price_msat=1000","route=/api/demo/btc-price"]', '"caveats":["price_msat=1000",,"route=/x"]'),
+      text.replace('"caveats":["price_msat=1000","route=/api/demo/btc-price"]', `"caveats":[${Array.from({ length: 17 }, (_, i) => `"c${i}=1"`).join(',')}]`),
+      text.replace('"caveats":["price_msat=1000","route=/api/demo/btc-price"]', `"caveats":[${Array.from({ length: 16 }, (_, i) => `"c${i}=1"`).join(',')}]`),
     ];
     for (const edited of nearLayout) expect(decodeToken(Buffer.from(edited, 'latin1').toString('base64url')), edited).toEqual(referenceDecode(edited));
     let accepted = 0;
