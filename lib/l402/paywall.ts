@@ -146,6 +146,11 @@ export function createPaywall(options: L402Options): Paywall {
       ? { route: options.route, priceMsat: fixedPrice * 1000, exact: fixedCaveats }
       : undefined;
 
+  // A route's tokens share one frozen caveat list (token.ts), so with fixed
+  // expectations the list that passed last time passes again, for the same amount.
+  let passedCaveats: readonly string[] | undefined;
+  let passedAmountMsat = 0;
+
   return {
     async decide(request) {
       const route = routeOf(request);
@@ -155,8 +160,17 @@ export function createPaywall(options: L402Options): Paywall {
       const { token, preimage } = parsed.credential;
       const verified = verifyToken(keyring, token, preimage);
       if (!verified.ok) return challenge(request, route, priceSats, verified.rejection);
-      const caveats = checkCaveats(verified.token.caveats, fixedExpect ?? { route, priceMsat: priceSats * 1000, exact: fixedCaveats ?? (await expectedCaveats(request)) });
-      if (!caveats.ok) return challenge(request, route, priceSats, caveats.rejection);
+      const tokenCaveats = verified.token.caveats;
+      let amountMsat = passedAmountMsat;
+      if (!fixedExpect || tokenCaveats !== passedCaveats) {
+        const caveats = checkCaveats(tokenCaveats, fixedExpect ?? { route, priceMsat: priceSats * 1000, exact: fixedCaveats ?? (await expectedCaveats(request)) });
+        if (!caveats.ok) return challenge(request, route, priceSats, caveats.rejection);
+        amountMsat = paidMsat(tokenCaveats);
+        if (fixedExpect && Object.isFrozen(tokenCaveats)) {
+          passedCaveats = tokenCaveats;
+          passedAmountMsat = amountMsat;
+        }
+      }
 
       const { hash, exp } = verified.token;
       let claimed: boolean;
@@ -168,7 +182,7 @@ export function createPaywall(options: L402Options): Paywall {
       }
       if (!claimed) return challenge(request, route, priceSats, { code: 'TOKEN_ALREADY_USED', message: REJECTIONS.TOKEN_ALREADY_USED });
 
-      return new PaidUse({ paymentHash: hash, route, amountMsat: paidMsat(verified.token.caveats) }, replay, onError);
+      return new PaidUse({ paymentHash: hash, route, amountMsat }, replay, onError);
     },
   };
 }

@@ -321,6 +321,23 @@ describe('withL402: refusals get a fresh challenge with the reason', () => {
     expect((await cheap(get('/api/data', authorization))).status).toBe(200);
   });
 
+  it('still checks the caveats of each new token after serving others', async () => {
+    const replayStore = memoryReplayStore();
+    const provider = recordingProvider();
+    const paid: number[] = [];
+    const common = { provider, secret: SECRET, replayStore, route: '/api/data', onError: () => {} };
+    const cheap = withL402(() => Response.json({ tier: 'cheap' }), { ...common, priceSats: 1 });
+    const dear = withL402((request) => (paid.push(getPayment(request)!.amountMsat), Response.json({ tier: 'dear' })), { ...common, priceSats: 1000 });
+    const first = await buy(dear, provider, '/api/data');
+    expect((await dear(get('/api/data', first.authorization))).status).toBe(200);
+    const { authorization } = await buy(cheap, provider, '/api/data');
+    await expectChallenge(await dear(get('/api/data', authorization)), 'INSUFFICIENT_PRICE');
+    const second = await buy(dear, provider, '/api/data');
+    expect((await dear(get('/api/data', second.authorization))).status).toBe(200);
+    await expectChallenge(await dear(get('/api/data', authorization)), 'INSUFFICIENT_PRICE');
+    expect(paid).toEqual([1_000_000, 1_000_000]);
+  });
+
   it('refuses tokens a client forged with its own preimage', async () => {
     const { handler, provider, calls } = setup();
     const { body: real } = await buy(handler, provider);
