@@ -4,9 +4,9 @@
 // how much that much work costs on this machine, paywall or not.
 //
 // Each route's throughput is its best slice. A neighbour on a shared machine
-// only ever takes time away, and it comes and goes within seconds: in one
-// process the median of back-to-back paid/free pairs ranged from 0.63 to 1.19
-// between runs, while best against best stayed within about 0.03.
+// only ever takes time away, and it comes and goes within seconds: measured
+// on one machine in one afternoon, the median of back-to-back paid/free pairs
+// in a process ranged from 0.63 to 1.19, best against best from 0.79 to 0.92.
 import { spawn, spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { createInterface } from 'node:readline';

@@ -41,7 +41,10 @@ const scratchWords = new Int32Array(8);
 export function isLowerHex(value: string, length: number): boolean {
   if (value.length !== length) return false;
   let values = 0;
-  for (let i = 0; i < length; i++) values |= NIBBLE[value.charCodeAt(i) & 127]! | (value.charCodeAt(i) & ~127);
+  for (let i = 0; i < length; i++) {
+    const c = value.charCodeAt(i);
+    values |= NIBBLE[c & 127]! | (c & ~127); // a non-digit is -1; beyond ASCII sets bit 7 or higher
+  }
   return values >= 0 && values < 16;
 }
 
