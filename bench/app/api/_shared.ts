@@ -1,51 +1,67 @@
-// The same handler behind every route, so the only difference is what wraps it:
-// nothing (free), the paywall (paid), or a busy loop as long as the paywall's
-// own time in this process (control: what that much work costs here).
+// The same handler behind every route, with the same timing around it, so the
+// only difference is what sits in between: nothing (free), the paywall (paid),
+// or a busy loop as long as the paywall's own time in this process (control:
+// what that much work costs here).
 import { json } from '../../../lib/http/errors.js';
 import { withL402 } from '../../../lib/l402/index.js';
 import { createDevNode } from '../../../lib/lightning/providers/dev.js';
 import { createMemoryStore } from '../../../lib/store/memory.js';
 import { kvReplayStore } from '../../../lib/store/replay.js';
 
-export const answer = () => json({ usd: 100_000, source: 'simulated', fetchedAt: new Date().toISOString() });
+const answer = () => json({ usd: 100_000, source: 'simulated', fetchedAt: new Date().toISOString() });
 
 /**
- * The paywall's own time in this process: wall time of a paid request outside
- * the handler, in ms; in total, and as a moving average over about the last
- * thousand paid requests (which the control route spins for).
+ * Wall time of a route's requests outside the handler, in ms; in total, and as
+ * a moving average over about the last thousand requests.
  */
-export const paywallTime = { totalMs: 0, requests: 0, recentMs: 0 };
+interface Timing {
+  totalMs: number;
+  requests: number;
+  recentMs: number;
+}
+const newTiming = (): Timing => ({ totalMs: 0, requests: 0, recentMs: 0 });
+
+/** The paywall's own time in this process (the control route spins for its moving average). */
+export const paywallTime = newTiming();
+
 const HANDLER_MS = Symbol('handler ms'); // on the request: requests interleave at every await
+type Timed = Request & { [HANDLER_MS]?: number };
+
+function timedAnswer(request: Timed): Response {
+  const start = performance.now();
+  const response = answer();
+  request[HANDLER_MS] = performance.now() - start;
+  return response;
+}
+
+function timedAround(inner: (request: Timed) => Response | Promise<Response>, into: Timing): (request: Timed) => Promise<Response> {
+  return async (request) => {
+    const start = performance.now();
+    const response = await inner(request);
+    const ms = performance.now() - start - (request[HANDLER_MS] ?? 0);
+    into.totalMs += ms;
+    into.recentMs += (ms - into.recentMs) / Math.min(++into.requests, 1024);
+    return response;
+  };
+}
+
+export const free = timedAround(timedAnswer, newTiming());
 
 const store = createMemoryStore();
-const paywalled = withL402(
-  (request) => {
-    const start = performance.now();
-    const response = answer();
-    (request as { [HANDLER_MS]?: number })[HANDLER_MS] = performance.now() - start;
-    return response;
-  },
-  {
+export const paid = timedAround(
+  withL402(timedAnswer, {
     priceSats: 1,
     provider: createDevNode({ store, privateKey: process.env.DEV_NODE_PRIVATE_KEY! }),
     secret: process.env.L402_SECRET!,
     replayStore: kvReplayStore(store),
     route: '/api/paid',
-  },
+  }),
+  paywallTime,
 );
 
-export async function paid(request: Request): Promise<Response> {
-  const start = performance.now();
-  const response = await paywalled(request);
-  const ms = performance.now() - start - ((request as { [HANDLER_MS]?: number })[HANDLER_MS] ?? 0);
-  paywallTime.totalMs += ms;
-  paywallTime.recentMs += (ms - paywallTime.recentMs) / Math.min(++paywallTime.requests, 1024);
-  return response;
-}
-
 /** The free answer after busy-waiting as long as the paywall has recently taken. */
-export function control(): Response {
+export const control = timedAround((request) => {
   const end = performance.now() + paywallTime.recentMs;
   while (performance.now() < end);
-  return answer();
-}
+  return timedAnswer(request);
+}, newTiming());

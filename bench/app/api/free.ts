@@ -1,4 +1,4 @@
 import { route } from '../../../lib/http/route.js';
-import { answer } from './_shared.js';
+import { free } from './_shared.js';
 
-export default route({ GET: answer });
+export default route({ GET: free });
