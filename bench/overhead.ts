@@ -4,8 +4,6 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { Keyring, mintToken, withL402 } from '../lib/l402/index.js';
-import { createMemoryStore } from '../lib/store/memory.js';
-import { kvReplayStore } from '../lib/store/replay.js';
 
 export async function benchOverhead(): Promise<{ bareMicros: number; paidMicros: number; overheadMicros: number }> {
   const secret = bytesToHex(randomBytes(32));
@@ -14,8 +12,7 @@ export async function benchOverhead(): Promise<{ bareMicros: number; paidMicros:
   const paid = withL402(answer, {
     priceSats: 1,
     provider: { createInvoice: () => Promise.reject(new Error('every request here is paid')) },
-    secret,
-    replayStore: kvReplayStore(createMemoryStore()),
+    secret, // and the default in-process replay store
     route: '/api/paid',
   });
   const batch = (n: number) =>

@@ -175,7 +175,8 @@ export function createPaywall(options: L402Options): Paywall {
       const { hash, exp } = verified.token;
       let claimed: boolean;
       try {
-        claimed = await replay.claim(hash, uses, exp);
+        const claim = replay.claim(hash, uses, exp);
+        claimed = typeof claim === 'boolean' ? claim : await claim;
       } catch (error) {
         onError(error, 'replay store unavailable');
         return unavailable('STORE_UNAVAILABLE', 'Payment verification store temporarily unavailable; retry with the same token');

@@ -4,10 +4,11 @@
 export interface ReplayStore {
   /**
    * Records one use of `paymentHash` unless `maxUses` uses are already recorded.
-   * Must be atomic across every instance sharing the store.
+   * Must be atomic across every instance sharing the store. An in-process
+   * store may answer synchronously, which spares the paid path an await.
    * @param expiresAt unix seconds after which the token is dead anyway
    */
-  claim(paymentHash: string, maxUses: number, expiresAt: number): Promise<boolean>;
+  claim(paymentHash: string, maxUses: number, expiresAt: number): boolean | Promise<boolean>;
   /** Gives back one use (the paid request failed and may be retried). */
   release(paymentHash: string): Promise<void>;
 }
@@ -22,7 +23,7 @@ export function memoryReplayStore(): ReplayStore {
     for (const [hash, entry] of uses) if (entry.expiresAt <= now) uses.delete(hash);
   };
   return {
-    async claim(paymentHash, maxUses, expiresAt) {
+    claim(paymentHash, maxUses, expiresAt) {
       const now = Date.now() / 1000;
       sweep(now);
       const entry = uses.get(paymentHash);

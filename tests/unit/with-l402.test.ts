@@ -503,11 +503,16 @@ describe('withL402: backends failing', () => {
     expect(calls).toHaveLength(0);
   });
 
-  it('answers 503 STORE_UNAVAILABLE without running the handler when the replay store fails, and the token survives', async () => {
+  it.each(['rejects', 'throws'])('answers 503 STORE_UNAVAILABLE without running the handler when the replay store %s, and the token survives', async (how) => {
     let storeUp = true;
     const inner = memoryReplayStore();
+    const fail = () => {
+      const error = new Error('ECONNREFUSED');
+      if (how === 'throws') throw error;
+      return Promise.reject(error);
+    };
     const replayStore: ReplayStore = {
-      claim: (...args) => (storeUp ? inner.claim(...args) : Promise.reject(new Error('ECONNREFUSED'))),
+      claim: (...args) => (storeUp ? inner.claim(...args) : fail()),
       release: (hash) => inner.release(hash),
     };
     const { handler, provider, calls, onError } = setup({ replayStore });
@@ -522,6 +527,20 @@ describe('withL402: backends failing', () => {
     expect(onError).toHaveBeenCalled();
     storeUp = true;
     expect((await handler(get('/paid', authorization))).status).toBe(200);
+  });
+});
+
+describe('memoryReplayStore', () => {
+  it('answers claims synchronously, counts uses and gives one back on release', async () => {
+    const store = memoryReplayStore();
+    const hash = 'a'.repeat(64);
+    const expiresAt = Math.floor(Date.now() / 1000) + 60;
+    expect(store.claim(hash, 2, expiresAt)).toBe(true);
+    expect(store.claim(hash, 2, expiresAt)).toBe(true);
+    expect(store.claim(hash, 2, expiresAt)).toBe(false);
+    await store.release(hash);
+    expect(store.claim(hash, 2, expiresAt)).toBe(true);
+    expect(store.claim('b'.repeat(64), 1, expiresAt)).toBe(true);
   });
 });
 

@@ -6,7 +6,6 @@ import { json } from '../../../lib/http/errors.js';
 import { withL402 } from '../../../lib/l402/index.js';
 import { createDevNode } from '../../../lib/lightning/providers/dev.js';
 import { createMemoryStore } from '../../../lib/store/memory.js';
-import { kvReplayStore } from '../../../lib/store/replay.js';
 
 const answer = () => json({ usd: 100_000, source: 'simulated', fetchedAt: new Date().toISOString() });
 
@@ -47,13 +46,12 @@ function timedAround(inner: (request: Timed) => Response | Promise<Response>, in
 
 export const free = timedAround(timedAnswer, newTiming());
 
-const store = createMemoryStore();
+// withL402 as a single server runs it: the default in-process replay store.
 export const paid = timedAround(
   withL402(timedAnswer, {
     priceSats: 1,
-    provider: createDevNode({ store, privateKey: process.env.DEV_NODE_PRIVATE_KEY! }),
+    provider: createDevNode({ store: createMemoryStore(), privateKey: process.env.DEV_NODE_PRIVATE_KEY! }),
     secret: process.env.L402_SECRET!,
-    replayStore: kvReplayStore(store),
     route: '/api/paid',
   }),
   paywallTime,
