@@ -9,10 +9,11 @@ export async function benchOverhead(): Promise<{ bareMicros: number; paidMicros:
   const secret = bytesToHex(randomBytes(32));
   const keyring = new Keyring([secret]);
   const answer = () => Response.json({ usd: 100_000, source: 'simulated' });
+  // No replayStore: withL402's default, the in-process one, as one server runs it.
   const paid = withL402(answer, {
     priceSats: 1,
     provider: { createInvoice: () => Promise.reject(new Error('every request here is paid')) },
-    secret, // and the default in-process replay store
+    secret,
     route: '/api/paid',
   });
   const batch = (n: number) =>
