@@ -35,8 +35,6 @@ export function base64ToBinary(input: string): string | null {
 const NIBBLE = new Int8Array(128).fill(-1);
 for (let i = 0; i < 16; i++) NIBBLE['0123456789abcdef'.charCodeAt(i)] = i;
 
-const scratchWords = new Int32Array(8);
-
 /** True for exactly `length` lower-case hex digits. */
 export function isLowerHex(value: string, length: number): boolean {
   if (value.length !== length) return false;
@@ -50,7 +48,7 @@ export function isLowerHex(value: string, length: number): boolean {
 
 /** True for exactly 32 bytes of lower-case hex. */
 export function isHex32(value: unknown): value is string {
-  return typeof value === 'string' && hex32Words(value, scratchWords);
+  return typeof value === 'string' && isLowerHex(value, 64);
 }
 
 // On the hot path the digits go straight to SHA-256's big-endian words, no byte
