@@ -530,20 +530,6 @@ describe('withL402: backends failing', () => {
   });
 });
 
-describe('memoryReplayStore', () => {
-  it('answers claims synchronously, counts uses and gives one back on release', async () => {
-    const store = memoryReplayStore();
-    const hash = 'a'.repeat(64);
-    const expiresAt = Math.floor(Date.now() / 1000) + 60;
-    expect(store.claim(hash, 2, expiresAt)).toBe(true);
-    expect(store.claim(hash, 2, expiresAt)).toBe(true);
-    expect(store.claim(hash, 2, expiresAt)).toBe(false);
-    await store.release(hash);
-    expect(store.claim(hash, 2, expiresAt)).toBe(true);
-    expect(store.claim('b'.repeat(64), 1, expiresAt)).toBe(true);
-  });
-});
-
 describe('withL402: concurrency', () => {
   it('lets exactly one of 100 simultaneous requests with one token through', async () => {
     const { handler, provider, calls } = setup();

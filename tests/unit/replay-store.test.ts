@@ -1,0 +1,104 @@
+// memoryReplayStore, the paywall's default replay store: a hash table in typed
+// arrays, checked against the plain Map it replaced, through rebuilds.
+import fc from 'fast-check';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { memoryReplayStore } from '../../lib/l402/index.js';
+import { newPreimage } from '../support/l402.js';
+
+/** The reference: uses per hash in a Map, an entry counting until it expires or drops to zero. */
+function referenceStore(now: () => number) {
+  const uses = new Map<string, { count: number; expiresAt: number }>();
+  return {
+    claim(hash: string, maxUses: number, expiresAt: number): boolean {
+      const entry = uses.get(hash);
+      if (entry && entry.expiresAt > now() && entry.count > 0) {
+        if (entry.count >= maxUses) return false;
+        entry.count++;
+        return true;
+      }
+      uses.set(hash, { count: 1, expiresAt });
+      return true;
+    },
+    release(hash: string): void {
+      const entry = uses.get(hash);
+      if (entry && entry.count > 0) entry.count--;
+    },
+  };
+}
+
+const START_SECONDS = 1_800_000_000;
+// More hashes than the first table (1024 slots, half of them used) holds, so runs rebuild it.
+const POOL = Array.from({ length: 1500 }, () => newPreimage().hash);
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('memoryReplayStore', () => {
+  it('answers claims synchronously, counts uses and gives one back on release', async () => {
+    const store = memoryReplayStore();
+    const hash = 'a'.repeat(64);
+    const expiresAt = Math.floor(Date.now() / 1000) + 60;
+    expect(store.claim(hash, 2, expiresAt)).toBe(true);
+    expect(store.claim(hash, 2, expiresAt)).toBe(true);
+    expect(store.claim(hash, 2, expiresAt)).toBe(false);
+    await store.release(hash);
+    expect(store.claim(hash, 2, expiresAt)).toBe(true);
+    expect(store.claim('b'.repeat(64), 1, expiresAt)).toBe(true);
+  });
+
+  it('refuses a hash that is not 32 bytes of lower-case hex', async () => {
+    const store = memoryReplayStore();
+    for (const hash of ['', 'a'.repeat(63), 'A'.repeat(64), `${'a'.repeat(63)}g`, `${'a'.repeat(63)}é`]) {
+      expect(() => store.claim(hash, 1, START_SECONDS), hash).toThrow(TypeError);
+      await expect(store.release(hash), hash).rejects.toThrow(TypeError);
+    }
+  });
+
+  it('keeps every use of a hundred thousand hashes until they expire, then forgets them', () => {
+    let seconds = START_SECONDS;
+    vi.spyOn(Date, 'now').mockImplementation(() => seconds * 1000);
+    const store = memoryReplayStore();
+    const hashes = Array.from({ length: 100_000 }, (_, i) => i.toString(16).padStart(64, '0'));
+    for (const hash of hashes) expect(store.claim(hash, 1, seconds + 60)).toBe(true);
+    expect(hashes.filter((hash) => store.claim(hash, 1, seconds + 60))).toEqual([]);
+    seconds += 60;
+    // Expired: each may be claimed again (its token is dead anyway), through more rebuilds.
+    expect(hashes.filter((hash) => !store.claim(hash, 1, seconds + 60))).toEqual([]);
+    expect(hashes.filter((hash) => store.claim(hash, 1, seconds + 60))).toEqual([]);
+  });
+
+  it('answers every sequence of claims, releases and passing time as the Map it replaced', async () => {
+    // A few hashes used again and again, while batches of others fill the
+    // table so that it is rebuilt (and grows) with those few still counted.
+    const few = fc.nat(3);
+    const operation = fc.oneof(
+      fc.record({ kind: fc.constant('claim' as const), hash: few, maxUses: fc.integer({ min: 1, max: 3 }), ttl: fc.integer({ min: 1, max: 120 }) }),
+      fc.record({ kind: fc.constant('release' as const), hash: few }),
+      fc.record({ kind: fc.constant('wait' as const), seconds: fc.integer({ min: 1, max: 20 }) }),
+      fc.record({ kind: fc.constant('fill' as const), count: fc.integer({ min: 1, max: 400 }), ttl: fc.integer({ min: 1, max: 120 }) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(operation, { minLength: 20, maxLength: 200 }), async (operations) => {
+        let seconds = START_SECONDS;
+        vi.spyOn(Date, 'now').mockImplementation(() => seconds * 1000);
+        const store = memoryReplayStore();
+        const reference = referenceStore(() => seconds);
+        const claim = (hash: string, maxUses: number, ttl: number) => {
+          const expected = reference.claim(hash, maxUses, seconds + ttl);
+          expect(store.claim(hash, maxUses, seconds + ttl), hash).toBe(expected);
+        };
+        let filled = 0;
+        for (const op of operations) {
+          if (op.kind === 'wait') seconds += op.seconds;
+          else if (op.kind === 'release') {
+            reference.release(POOL[op.hash]!);
+            await store.release(POOL[op.hash]!);
+          } else if (op.kind === 'claim') claim(POOL[op.hash]!, op.maxUses, op.ttl);
+          else for (let i = 0; i < op.count; i++) claim(POOL[4 + (filled++ % (POOL.length - 4))]!, 1, op.ttl);
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
