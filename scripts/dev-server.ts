@@ -205,8 +205,11 @@ function functionRequest(request: Request, url: URL, ip: string | undefined): Re
     if (ip) headers.set(name, ip);
     else headers.delete(name);
   }
-  // duplex is required by Node's fetch to pass a streamed body on.
-  const init: RequestInit & { duplex: 'half' } = { method: request.method, headers, signal: request.signal, body: request.body, duplex: 'half' };
+  // duplex is required by Node's fetch to pass a streamed body on. A GET or
+  // HEAD has no body, and asking @hono/node-server for one would build a
+  // second Request (with its own abort bookkeeping) per request for nothing.
+  const bodyless = request.method === 'GET' || request.method === 'HEAD';
+  const init: RequestInit & { duplex: 'half' } = { method: request.method, headers, signal: request.signal, body: bodyless ? null : request.body, duplex: 'half' };
   return new Request(url, init);
 }
 

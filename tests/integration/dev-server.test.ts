@@ -270,6 +270,17 @@ describe('dev server on the fixture project', () => {
       expect(JSON.parse(body.body)).toEqual(payload);
     });
 
+    it.each(['GET', 'POST'])('aborts the signal of a %s request whose client went away', async (method) => {
+      const seen = ((globalThis as { __devServerAborts?: string[] }).__devServerAborts ??= []);
+      const { hostname, port } = new URL(base);
+      const req = httpRequest({ hostname, port, path: '/api/wait-for-abort', method, headers: { 'content-type': 'text/plain' } });
+      req.on('error', () => {}); // the socket is torn down on purpose
+      req.end(method === 'POST' ? 'a body' : undefined);
+      await vi.waitFor(() => expect(seen).toContain(`started ${method}`));
+      req.destroy();
+      await vi.waitFor(() => expect(seen).toContain(`aborted ${method}`));
+    });
+
     it('delivers both WWW-Authenticate challenges, in order, and each Set-Cookie on its own line', async () => {
       const res = await rawRequest(base, '/api/challenge');
       expect(res.status).toBe(402);
