@@ -97,17 +97,20 @@ class UseTable implements ReplayStore {
   /** Keeps the live entries, in a table a quarter full at most. */
   private rebuild(now: number): void {
     const { slots, hashes, expiries, uses } = this;
-    const live: number[] = [];
-    for (let slot = 0; slot < slots; slot++) if (expiries[slot]! > now && uses[slot]! > 0) live.push(slot);
+    const isLive = (slot: number) => expiries[slot]! > now && uses[slot]! > 0;
+    let live = 0;
+    for (let slot = 0; slot < slots; slot++) if (isLive(slot)) live++;
     this.slots = INITIAL_SLOTS;
-    while (this.slots < 4 * live.length) this.slots *= 2;
+    while (this.slots < 4 * live) this.slots *= 2;
     this.hashes = new Int32Array(this.slots * 8);
     this.expiries = new Float64Array(this.slots);
     this.uses = new Uint32Array(this.slots);
-    this.filled = live.length;
-    for (const old of live) {
-      const slot = this.find(hashes.subarray(old * 8, old * 8 + 8));
-      this.hashes.set(hashes.subarray(old * 8, old * 8 + 8), slot * 8);
+    this.filled = live;
+    for (let old = 0; old < slots; old++) {
+      if (!isLive(old)) continue;
+      const key = hashes.subarray(old * 8, old * 8 + 8);
+      const slot = this.find(key);
+      this.hashes.set(key, slot * 8);
       this.expiries[slot] = expiries[old]!;
       this.uses[slot] = uses[old]!;
     }
