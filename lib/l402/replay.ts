@@ -43,6 +43,7 @@ class UseTable implements ReplayStore {
   private readonly key = new Int32Array(8);
 
   claim(paymentHash: string, maxUses: number, expiresAt: number): boolean {
+    if (!(expiresAt > 0)) throw new RangeError('expiresAt must be a positive number of unix seconds'); // 0 marks an empty slot
     const key = this.keyOf(paymentHash);
     const now = Date.now() / 1000;
     let slot = this.find(key);

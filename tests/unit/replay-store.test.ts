@@ -55,6 +55,11 @@ describe('memoryReplayStore', () => {
     }
   });
 
+  it('refuses an expiry that is not a positive number of seconds', () => {
+    const store = memoryReplayStore();
+    for (const expiresAt of [0, -1, Number.NaN]) expect(() => store.claim('a'.repeat(64), 1, expiresAt), String(expiresAt)).toThrow(RangeError);
+  });
+
   it('keeps every use of a hundred thousand hashes until they expire, then forgets them', () => {
     let seconds = START_SECONDS;
     vi.spyOn(Date, 'now').mockImplementation(() => seconds * 1000);
