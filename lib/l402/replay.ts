@@ -47,7 +47,7 @@ class UseTable implements ReplayStore {
     const key = this.keyOf(paymentHash);
     const now = Date.now() / 1000;
     let slot = this.find(key);
-    if (this.expiries[slot]! > now && this.uses[slot]! > 0) {
+    if (isLive(this.expiries, this.uses, slot, now)) {
       if (this.uses[slot]! >= maxUses) return false;
       this.uses[slot]!++;
       return true;
@@ -98,9 +98,8 @@ class UseTable implements ReplayStore {
   /** Keeps the live entries, in a table a quarter full at most. */
   private rebuild(now: number): void {
     const { slots, hashes, expiries, uses } = this;
-    const isLive = (slot: number) => expiries[slot]! > now && uses[slot]! > 0;
     let live = 0;
-    for (let slot = 0; slot < slots; slot++) if (isLive(slot)) live++;
+    for (let slot = 0; slot < slots; slot++) if (isLive(expiries, uses, slot, now)) live++;
     this.slots = INITIAL_SLOTS;
     while (this.slots < 4 * live) this.slots *= 2;
     this.hashes = new Int32Array(this.slots * 8);
@@ -108,7 +107,7 @@ class UseTable implements ReplayStore {
     this.uses = new Uint32Array(this.slots);
     this.filled = live;
     for (let old = 0; old < slots; old++) {
-      if (!isLive(old)) continue;
+      if (!isLive(expiries, uses, old, now)) continue;
       const key = hashes.subarray(old * 8, old * 8 + 8);
       const slot = this.find(key);
       this.hashes.set(key, slot * 8);
@@ -116,4 +115,9 @@ class UseTable implements ReplayStore {
       this.uses[slot] = uses[old]!;
     }
   }
+}
+
+/** Counting uses: not expired, and not every use given back. */
+function isLive(expiries: Float64Array, uses: Uint32Array, slot: number, now: number): boolean {
+  return expiries[slot]! > now && uses[slot]! > 0;
 }

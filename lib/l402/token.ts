@@ -92,7 +92,7 @@ export class Keyring {
 
   private caveatKey(kid: string, caveats: readonly string[]): ShortHmac | undefined {
     const last = this.last;
-    if (last.key && kid === last.kid && (caveats === last.caveats || sameStrings(caveats, last.caveats))) return last.key;
+    if (last.key && kid === last.kid && sameStrings(caveats, last.caveats)) return last.key;
     const joined = caveats.join('\n');
     const signing = this.keys.get(kid);
     if (!signing) return undefined;
@@ -130,6 +130,7 @@ export class Keyring {
 }
 
 function sameStrings(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true; // one route's tokens share one frozen list
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
