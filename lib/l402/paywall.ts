@@ -2,10 +2,10 @@
 // a request either carries a valid, unused, paid credential or gets a fresh
 // 402 challenge. Verification is local; the only I/O on the paid path is the
 // replay-store claim (DESIGN.md decisions 3-5).
-import { parseCredential } from './credential.js';
+import { verifyAuthorization } from './credential.js';
 import { REJECTIONS, type Rejection } from './reasons.js';
 import { memoryReplayStore, type ReplayStore } from './replay.js';
-import { Keyring, checkCaveats, mintToken, verifyToken, type CaveatExpectations } from './token.js';
+import { Keyring, checkCaveats, mintToken, type CaveatExpectations } from './token.js';
 
 /** What the paywall needs from a Lightning backend (lib/lightning providers fit it). */
 export interface InvoiceProvider {
@@ -155,10 +155,7 @@ export function createPaywall(options: L402Options): Paywall {
     async decide(request) {
       const route = routeOf(request);
       const priceSats = fixedPrice ?? (await priceOf(request));
-      const parsed = parseCredential(request.headers.get('authorization'));
-      if (!parsed.ok) return challenge(request, route, priceSats, parsed.rejection);
-      const { token, preimage } = parsed.credential;
-      const verified = verifyToken(keyring, token, preimage);
+      const verified = verifyAuthorization(keyring, request.headers.get('authorization'));
       if (!verified.ok) return challenge(request, route, priceSats, verified.rejection);
       const tokenCaveats = verified.token.caveats;
       let amountMsat = passedAmountMsat;

@@ -12,12 +12,19 @@
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { ShortHmac, padBlock, sha256Block } from './sha256-block.js';
-import { base64ToBinary, base64UrlEncode, equalWords, hex32Words, isHex32, isLowerHex, utf8, wordsHex } from './encoding.js';
-import { reject, type Rejection } from './reasons.js';
+import { base64ToBytes, base64UrlEncode, binaryString, equalWords, hex32Words, hexBytesWords, hexWordsAt, isHex32, isLowerHex, utf8, wordsHex } from './encoding.js';
+import { reject, type Rejection, type RejectionCode } from './reasons.js';
 
 export const TOKEN_VERSION = 1;
 const CAVEATS_LABEL = 'L402/v1 caveats\n';
 const MESSAGE_LENGTH = 41;
+const MAX_TOKEN_LENGTH = 8192;
+
+// One token is read and checked at a time (synchronously), here: its bytes,
+// and its hash and signature as SHA-256 words (sha256-block.ts).
+const tokenBytes = new Uint8Array((MAX_TOKEN_LENGTH / 4) * 3);
+const hashWords = new Int32Array(8);
+const sigWords = new Int32Array(8);
 
 export interface TokenPayload {
   v: number;
@@ -27,6 +34,14 @@ export interface TokenPayload {
   /** Shared between tokens with the same caveats: read-only. */
   caveats: readonly string[];
   sig: string;
+}
+
+/** A token as read: its hash and signature are in hashWords and sigWords until the next one is read. */
+export interface TokenFields {
+  kid: string;
+  exp: number;
+  /** Shared between tokens with the same caveats: read-only. */
+  caveats: readonly string[];
 }
 
 interface SigningKey {
@@ -42,8 +57,6 @@ export class Keyring {
   private readonly caveatKeys = new Map<string, Map<string, ShortHmac>>();
   // Hot-path buffers as SHA-256 words (sha256-block.ts), padded once here.
   private readonly messageBlock = new Int32Array(16);
-  private readonly hashWords = new Int32Array(8);
-  private readonly sigWords = new Int32Array(8);
   private readonly preimageBlock = new Int32Array(16);
   private readonly digest = new Int32Array(8);
 
@@ -65,24 +78,25 @@ export class Keyring {
 
   /** Signs; the caller provides hash (lower-case hex) and caveats (validated). */
   sign(hash: string, exp: number, caveats: readonly string[]): string {
-    if (!hex32Words(hash, this.hashWords)) throw new Error('hash must be 32 bytes of lower-case hex');
+    if (!hex32Words(hash, hashWords)) throw new Error('hash must be 32 bytes of lower-case hex');
     return wordsHex(this.computeMac(this.caveatKey(this.signingKid, caveats)!, exp));
   }
 
   /**
-   * Signature, expiry and preimage of a decoded token from a known key, in
-   * that order; the first failure, or null. The hash's digits are read once,
-   * for both the MAC and the preimage comparison, which is constant-time.
-   * Hex fields and caveats outside the token grammar are MALFORMED_TOKEN.
+   * Signature, expiry and preimage of the token just read (its hash and
+   * signature in hashWords and sigWords), in that order: the first failure,
+   * or null. The preimage is the rest of `text` from `at`, 64 lower-case hex
+   * digits; the comparisons are constant-time. Caveats outside the token
+   * grammar are MALFORMED_TOKEN.
    */
-  check(t: TokenPayload, preimage: string, nowSeconds: number): 'MALFORMED_TOKEN' | 'BAD_SIGNATURE' | 'TOKEN_EXPIRED' | 'PREIMAGE_MISMATCH' | null {
+  check(t: TokenFields, text: string, at: number, nowSeconds: number): 'MALFORMED_TOKEN' | 'BAD_SIGNATURE' | 'TOKEN_EXPIRED' | 'PREIMAGE_MISMATCH' | null {
     const key = this.caveatKey(t.kid, t.caveats);
-    if (!key || !hex32Words(t.hash, this.hashWords) || !hex32Words(t.sig, this.sigWords)) return 'MALFORMED_TOKEN';
-    if (!equalWords(this.computeMac(key, t.exp), this.sigWords)) return 'BAD_SIGNATURE';
+    if (!key) return 'MALFORMED_TOKEN';
+    if (!equalWords(this.computeMac(key, t.exp), sigWords)) return 'BAD_SIGNATURE';
     if (t.exp <= nowSeconds) return 'TOKEN_EXPIRED';
-    if (!hex32Words(preimage, this.preimageBlock)) return 'PREIMAGE_MISMATCH';
+    if (text.length - at !== 64 || !hexWordsAt(text, at, this.preimageBlock)) return 'PREIMAGE_MISMATCH';
     sha256Block(this.preimageBlock, this.digest);
-    return equalWords(this.digest, this.hashWords) ? null : 'PREIMAGE_MISMATCH';
+    return equalWords(this.digest, hashWords) ? null : 'PREIMAGE_MISMATCH';
   }
 
   // The last key used: a busy route's tokens share caveats (readToken hands
@@ -113,7 +127,7 @@ export class Keyring {
 
   // The MAC of the hash in hashWords and exp.
   private computeMac(key: ShortHmac, exp: number): Int32Array {
-    const h = this.hashWords;
+    const h = hashWords;
     // exp < 2^53: its high and low 32-bit halves
     const high = Math.floor(exp / 0x1_0000_0000);
     const low = exp >>> 0;
@@ -139,7 +153,6 @@ function sameStrings(a: readonly string[], b: readonly string[]): boolean {
 // Printable ASCII only, so a token is ASCII JSON: no UTF-8 decoding when verifying,
 // and a byte outside this range anywhere in a string fails a check below.
 const CAVEAT = /^[a-z][a-z0-9_]{0,31}=[\x20-\x7e]{0,512}$/;
-const MAX_TOKEN_LENGTH = 8192;
 
 export interface MintInput {
   paymentHash: string;
@@ -169,23 +182,31 @@ export function mintToken(keyring: Keyring, input: MintInput): string {
 
 /** Decodes a token and checks it against the token grammar, without trusting it. */
 export function decodeToken(token: string): TokenPayload | null {
-  const t = readToken(token);
-  return t && isHex32(t.hash) && isHex32(t.sig) && t.caveats.every((c) => CAVEAT.test(c)) ? t : null;
+  const t = readToken(token, 0, token.length);
+  return t && t.caveats.every((c) => CAVEAT.test(c)) ? payloadOf(t) : null;
+}
+
+/** The token just read, with its hash and signature as hex. */
+function payloadOf(t: TokenFields): TokenPayload {
+  return { v: TOKEN_VERSION, kid: t.kid, hash: wordsHex(hashWords), exp: t.exp, caveats: t.caveats, sig: wordsHex(sigWords) };
 }
 
 /**
- * The token's fields with their JSON types and sizes checked; the hex digits
- * of hash and sig and the caveat syntax are checked by Keyring.check, where
- * they are read anyway.
+ * Reads the token in text[from, to): its fields, with hash and signature
+ * into hashWords and sigWords; null when it is not base64 of JSON with the
+ * fields' types, sizes and hex digits. Caveat syntax is checked with the
+ * signature (Keyring.caveatKey), once per list.
  */
-function readToken(token: string): TokenPayload | null {
-  if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null;
-  const text = base64ToBinary(token);
-  if (text === null) return null;
-  const minted = readMintedLayout(text);
-  if (minted !== undefined) return minted;
-  // JSON.parse of the binary string: any non-ASCII byte can only sit inside a
-  // string value, and every string value is checked against an ASCII alphabet.
+function readToken(text: string, from: number, to: number): TokenFields | null {
+  if (to <= from || to - from > MAX_TOKEN_LENGTH) return null;
+  const length = base64ToBytes(text, from, to, tokenBytes);
+  if (length < 0) return null;
+  const minted = readMintedLayout(length);
+  return minted !== undefined ? minted : readJson(binaryString(tokenBytes, length));
+}
+
+/** Any JSON layout. Non-ASCII bytes can only sit inside a string value, and every string value is checked against an ASCII alphabet. */
+function readJson(text: string): TokenFields | null {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -197,10 +218,10 @@ function readToken(token: string): TokenPayload | null {
   const t = value as Record<string, unknown>;
   if (t.v !== TOKEN_VERSION) return null;
   if (typeof t.kid !== 'string' || !isLowerHex(t.kid, 8)) return null;
-  if (typeof t.hash !== 'string' || t.hash.length !== 64 || typeof t.sig !== 'string' || t.sig.length !== 64) return null;
+  if (typeof t.hash !== 'string' || !hex32Words(t.hash, hashWords) || typeof t.sig !== 'string' || !hex32Words(t.sig, sigWords)) return null;
   if (typeof t.exp !== 'number' || !validExp(t.exp)) return null;
   if (!Array.isArray(t.caveats) || !t.caveats.every((c) => typeof c === 'string') || !validCaveatList(t.caveats)) return null;
-  return t as unknown as TokenPayload;
+  return { kid: t.kid, exp: t.exp, caveats: t.caveats };
 }
 
 const validExp = (exp: number) => Number.isSafeInteger(exp) && exp > 0;
@@ -211,68 +232,84 @@ const validExp = (exp: number) => Number.isSafeInteger(exp) && exp > 0;
 const validCaveatList = (caveats: readonly string[]) => caveats.length <= 16 && caveats.every((c) => !c.includes('\n'));
 
 // mintToken's layout: {"v":1,"kid":"<8>","hash":"<64>","exp":<digits>,"caveats":[<strings>],"sig":"<64>"}
+const HEAD = utf8('{"v":1,"kid":"');
+const HASH_HEAD = utf8('","hash":"');
+const EXP_HEAD = utf8('","exp":');
+const CAVEATS_HEAD = utf8(',"caveats":[');
+const SIG_HEAD = utf8('],"sig":"');
 const KID_AT = 14;
 const HASH_AT = 32;
 const EXP_AT = 104;
 const SIG_TAIL = 66; // sig, then "}
 const MAX_EXP_DIGITS = 16;
+const SHORTEST_MINTED = EXP_AT + 1 + CAVEATS_HEAD.length + SIG_HEAD.length + SIG_TAIL;
 
-// A route's tokens carry the same caveats: the last list read, as text and as
-// a frozen array that every token with that text shares (and that
-// Keyring.caveatKey then recognises by identity).
-let lastCaveatText = '';
-let lastCaveats: readonly string[] = Object.freeze([]);
+/** tokenBytes holds `expected` from `at`. */
+function bytesAt(expected: Uint8Array, at: number): boolean {
+  for (let i = 0; i < expected.length; i++) if (tokenBytes[at + i] !== expected[i]) return false;
+  return true;
+}
 
 /**
- * Reads text in mintToken's exact layout by position: the token, or null
- * where JSON.parse's reading would be refused too. Anything else (other key
- * orders, spacing, escapes) answers undefined and goes to JSON.parse. What it
- * accepts, JSON.parse reads the same way: no backslash anywhere, exp a plain
- * integer, no quote inside a caveat. A quote or control character inside
- * hash or sig is not a hex digit, so both ways end in MALFORMED_TOKEN (tests
- * compare the two on edited texts). In a server, with cold caches, JSON.parse
- * cost more than the signature check, and a regex or split here cost more
- * than the loops and the shared caveat list below.
+ * Reads the `length` bytes in mintToken's exact layout by position: the
+ * token, or null where JSON.parse's reading would be refused too. Anything
+ * else (other key orders, spacing, escapes) answers undefined and goes to
+ * JSON.parse. What it accepts, JSON.parse reads the same way: kid, hash and
+ * sig are hex digits, exp a plain integer, and the caveats hold no quote or
+ * backslash of their own; an escape anywhere else leaves a field too short
+ * for JSON.parse's reading as well (tests compare the two on edited texts).
+ * In a server, with cold caches, JSON.parse cost more than the signature
+ * check, and strings cost more than these loops over bytes.
  */
-function readMintedLayout(text: string): TokenPayload | null | undefined {
-  const sigAt = text.length - SIG_TAIL;
-  const caveatsEnd = sigAt - 9;
+function readMintedLayout(length: number): TokenFields | null | undefined {
+  const b = tokenBytes;
+  const sigAt = length - SIG_TAIL;
+  const caveatsEnd = sigAt - SIG_HEAD.length;
   if (
-    !text.startsWith('{"v":1,"kid":"', 0) ||
-    !text.startsWith('","hash":"', KID_AT + 8) ||
-    !text.startsWith('","exp":', HASH_AT + 64) ||
-    !text.startsWith('],"sig":"', caveatsEnd) ||
-    !text.endsWith('"}') ||
-    text.indexOf('\\') !== -1
+    length < SHORTEST_MINTED ||
+    !bytesAt(HEAD, 0) ||
+    !bytesAt(HASH_HEAD, KID_AT + 8) ||
+    !bytesAt(EXP_HEAD, HASH_AT + 64) ||
+    !bytesAt(SIG_HEAD, caveatsEnd) ||
+    b[length - 2] !== 34 || // "
+    b[length - 1] !== 125 // }
   ) {
     return undefined;
   }
-  const caveatsAt = text.indexOf(',"caveats":[', EXP_AT);
-  if (caveatsAt < 0) return undefined;
   // What JSON.parse reads as the same number: digits only, no leading zero.
-  if (caveatsAt === EXP_AT || caveatsAt - EXP_AT > MAX_EXP_DIGITS || text.charCodeAt(EXP_AT) === 48) return undefined;
+  let at = EXP_AT;
   let exp = 0;
-  for (let i = EXP_AT; i < caveatsAt; i++) {
-    const digit = text.charCodeAt(i) - 48;
-    if (digit < 0 || digit > 9) return undefined;
-    exp = exp * 10 + digit; // exact below 2^53; at or above it, rounds to at least 2^53, which validExp refuses
+  for (; at < caveatsEnd && b[at]! >= 48 && b[at]! <= 57; at++) exp = exp * 10 + (b[at]! - 48); // exact below 2^53; beyond, at least 2^53, which validExp refuses
+  if (at === EXP_AT || at - EXP_AT > MAX_EXP_DIGITS || b[EXP_AT] === 48 || !bytesAt(CAVEATS_HEAD, at)) return undefined;
+  // The caveats head ends in [ and the sig head starts with ], so the list lies between them.
+  const caveats = readCaveatList(at + CAVEATS_HEAD.length, caveatsEnd);
+  if (!caveats) return caveats;
+  const kid = String.fromCharCode(b[KID_AT]!, b[KID_AT + 1]!, b[KID_AT + 2]!, b[KID_AT + 3]!, b[KID_AT + 4]!, b[KID_AT + 5]!, b[KID_AT + 6]!, b[KID_AT + 7]!);
+  if (!isLowerHex(kid, 8) || !validExp(exp) || !hexBytesWords(b, HASH_AT, hashWords) || !hexBytesWords(b, sigAt, sigWords)) return null;
+  return { kid, exp, caveats };
+}
+
+// A route's tokens carry the same caveats: the last list read, as bytes and as
+// a frozen array that every token with those bytes shares (and that
+// Keyring.caveatKey then recognises by identity).
+let lastCaveatBytes = new Uint8Array(0);
+let lastCaveats: readonly string[] = Object.freeze([]);
+
+/** The caveat list in tokenBytes[from, to), as readMintedLayout answers. */
+function readCaveatList(from: number, to: number): readonly string[] | null | undefined {
+  const last = lastCaveatBytes;
+  if (to - from === last.length && bytesAt(last, from)) return lastCaveats;
+  const list = binaryString(tokenBytes.subarray(from, to), to - from);
+  if (list.includes('\\')) return undefined;
+  let read: string[] = [];
+  if (list.length > 0) {
+    if (list.length < 2 || list.charCodeAt(0) !== 34 || list.charCodeAt(list.length - 1) !== 34) return undefined;
+    read = list.slice(1, -1).split('","');
+    for (const c of read) if (c.includes('"')) return undefined;
   }
-  const list = text.slice(caveatsAt + 12, caveatsEnd);
-  let caveats = lastCaveats;
-  if (list !== lastCaveatText) {
-    let read: string[] = [];
-    if (list.length > 0) {
-      if (list.length < 2 || list.charCodeAt(0) !== 34 || list.charCodeAt(list.length - 1) !== 34) return undefined;
-      read = list.slice(1, -1).split('","');
-      for (const c of read) if (c.includes('"')) return undefined;
-    }
-    if (!validCaveatList(read)) return null;
-    lastCaveatText = list;
-    caveats = lastCaveats = Object.freeze(read);
-  }
-  const kid = text.slice(KID_AT, KID_AT + 8);
-  if (!isLowerHex(kid, 8) || !validExp(exp)) return null;
-  return { v: TOKEN_VERSION, kid, hash: text.slice(HASH_AT, HASH_AT + 64), exp, caveats, sig: text.slice(sigAt, sigAt + 64) };
+  if (!validCaveatList(read)) return null;
+  lastCaveatBytes = tokenBytes.slice(from, to);
+  return (lastCaveats = Object.freeze(read));
 }
 
 export type VerifyResult = { ok: true; token: TokenPayload } | { ok: false; rejection: Rejection };
@@ -283,11 +320,25 @@ export type VerifyResult = { ok: true; token: TokenPayload } | { ok: false; reje
  * Touches no network and no store.
  */
 export function verifyToken(keyring: Keyring, token: string, preimage: string, nowSeconds = Date.now() / 1000): VerifyResult {
-  const t = readToken(token);
-  if (!t) return reject('MALFORMED_TOKEN');
-  if (!keyring.has(t.kid)) return reject('UNKNOWN_KEY');
-  const failure = keyring.check(t, preimage, nowSeconds);
-  return failure ? reject(failure) : { ok: true, token: t };
+  const t = verifyTokenAt(keyring, token, 0, token.length, preimage, 0, nowSeconds);
+  return typeof t === 'string' ? reject(t) : { ok: true, token: payloadOf(t) };
+}
+
+/**
+ * verifyToken of the token in text[from, to) and the preimage that is the
+ * rest of `preimageText` from `preimageAt`, without cutting either out: the
+ * token read (its hash in hashWords), or why not.
+ */
+export function verifyTokenAt(keyring: Keyring, text: string, from: number, to: number, preimageText: string, preimageAt: number, nowSeconds: number): TokenFields | RejectionCode {
+  const t = readToken(text, from, to);
+  if (!t) return 'MALFORMED_TOKEN';
+  if (!keyring.has(t.kid)) return 'UNKNOWN_KEY';
+  return keyring.check(t, preimageText, preimageAt, nowSeconds) ?? t;
+}
+
+/** The payment hash of the token verifyTokenAt has just accepted. */
+export function verifiedHash(): string {
+  return wordsHex(hashWords);
 }
 
 export interface CaveatExpectations {

@@ -183,7 +183,7 @@ describe('token mint and verify', () => {
     expect(verifyToken(keyring, dearer, preimage)).toMatchObject({ ok: false, rejection: { code: 'BAD_SIGNATURE' } });
     // A caller's own list, checked directly and then changed, was copied by the cache.
     const mutable = { ...verified.token, caveats: [...verified.token.caveats] };
-    expect(keyring.check(mutable, preimage, now)).toBeNull();
+    expect(keyring.check(mutable, preimage, 0, now)).toBeNull();
     mutable.caveats[0] = 'price_msat=999999999';
     expect(verifyToken(keyring, dearer, preimage)).toMatchObject({ ok: false, rejection: { code: 'BAD_SIGNATURE' } });
     expect(verifyToken(keyring, real, preimage).ok).toBe(true);
@@ -272,7 +272,8 @@ describe('hostile tokens (property-based)', () => {
       typeof t === 'object' && t !== null && t.v === 1 && typeof t.kid === 'string' && /^[0-9a-f]{8}$/.test(t.kid) && hex64(t.hash) && hex64(t.sig) &&
       typeof t.exp === 'number' && Number.isSafeInteger(t.exp) && t.exp > 0 && Array.isArray(t.caveats) && t.caveats.length <= 16 &&
       t.caveats.every((c) => typeof c === 'string' && /^[a-z][a-z0-9_]{0,31}=[\x20-\x7e]{0,512}$/.test(c));
-    return ok ? t : null;
+    // The token's fields; other keys JSON may carry are not part of it.
+    return ok ? { v: t.v, kid: t.kid, hash: t.hash, exp: t.exp, caveats: t.caveats, sig: t.sig } : null;
   }
 
   it('reads a token exactly as JSON.parse does, whatever is changed in its text', () => {
