@@ -3,7 +3,7 @@
 // standard base64 token, preimage hex in any case.
 import { isLowerHex } from './encoding.js';
 import { reject, type Rejection } from './reasons.js';
-import { verifiedHash, verifyToken, verifyTokenAt, type Keyring, type TokenPayload } from './token.js';
+import { verifyTokenAt, type Keyring, type VerifiedToken } from './token.js';
 
 export interface Credential {
   token: string;
@@ -29,7 +29,7 @@ export function parseCredential(header: string | null | undefined): ParseResult 
 }
 
 
-export type AuthorizationResult = { ok: true; token: Pick<TokenPayload, 'hash' | 'exp' | 'caveats'> } | { ok: false; rejection: Rejection };
+export type AuthorizationResult = { ok: true; token: VerifiedToken } | { ok: false; rejection: Rejection };
 
 /**
  * parseCredential, then verifyToken: the same answers, sooner. The form
@@ -44,7 +44,7 @@ export function verifyAuthorization(keyring: Keyring, header: string | null | un
     const colon = header.indexOf(':', 5);
     if (colon > 5 && header.length === colon + 65) {
       const t = verifyTokenAt(keyring, header, 5, colon, header, colon + 1, nowSeconds);
-      if (typeof t !== 'string') return { ok: true, token: { hash: verifiedHash(), exp: t.exp, caveats: t.caveats } };
+      if (typeof t !== 'string') return { ok: true, token: t };
       // The token was read whole, so the general way reads the same one and
       // refuses it the same way, unless it refuses the preimage's form first.
       if (t !== 'MALFORMED_TOKEN' && t !== 'PREIMAGE_MISMATCH' && isLowerHex(header.slice(colon + 1), 64)) return reject(t);
@@ -52,8 +52,9 @@ export function verifyAuthorization(keyring: Keyring, header: string | null | un
   }
   const parsed = parseCredential(header);
   if (!parsed.ok) return parsed;
-  const verified = verifyToken(keyring, parsed.credential.token, parsed.credential.preimage, nowSeconds);
-  return verified.ok ? { ok: true, token: { hash: verified.token.hash, exp: verified.token.exp, caveats: verified.token.caveats } } : verified;
+  const { token, preimage } = parsed.credential;
+  const t = verifyTokenAt(keyring, token, 0, token.length, preimage, 0, nowSeconds);
+  return typeof t === 'string' ? reject(t) : { ok: true, token: t };
 }
 
 /** L402 or LSAT in any case. Only letters are folded (| 32): a digit folded that way would match a control character too. */

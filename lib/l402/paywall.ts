@@ -4,8 +4,8 @@
 // replay-store claim (DESIGN.md decisions 3-5).
 import { verifyAuthorization } from './credential.js';
 import { REJECTIONS, type Rejection } from './reasons.js';
-import { memoryReplayStore, type ReplayStore } from './replay.js';
-import { Keyring, checkCaveats, mintToken, type CaveatExpectations } from './token.js';
+import { UseTable, memoryReplayStore, type ReplayStore } from './replay.js';
+import { Keyring, checkCaveats, mintToken, type CaveatExpectations, type VerifiedToken } from './token.js';
 
 /** What the paywall needs from a Lightning backend (lib/lightning providers fit it). */
 export interface InvoiceProvider {
@@ -169,10 +169,11 @@ export function createPaywall(options: L402Options): Paywall {
         }
       }
 
-      const { hash, exp } = verified.token;
+      const token = verified.token;
       let claimed: boolean;
       try {
-        const claim = replay.claim(hash, uses, exp);
+        // The built-in store takes the hash as the words it was verified as.
+        const claim = replay instanceof UseTable ? replay.claimWords(token.hashWords, uses, token.exp) : replay.claim(token.hash, uses, token.exp);
         claimed = typeof claim === 'boolean' ? claim : await claim;
       } catch (error) {
         onError(error, 'replay store unavailable');
@@ -180,22 +181,30 @@ export function createPaywall(options: L402Options): Paywall {
       }
       if (!claimed) return challenge(request, route, priceSats, { code: 'TOKEN_ALREADY_USED', message: REJECTIONS.TOKEN_ALREADY_USED });
 
-      return new PaidUse({ paymentHash: hash, route, amountMsat }, replay, onError);
+      return new PaidUse(token, route, amountMsat, replay, onError);
     },
   };
 }
 
-/** A method rather than a closure per paid request. */
+/** A class rather than closures per paid request; the payment (and its hash as hex) is made when first asked for. */
 class PaidUse implements Paid {
   readonly kind = 'paid';
+  #payment: Payment | undefined;
+
   constructor(
-    readonly payment: Payment,
+    private readonly token: VerifiedToken,
+    private readonly route: string,
+    private readonly amountMsat: number,
     private readonly replay: ReplayStore,
     private readonly onError: (error: unknown, context: string) => void,
   ) {}
 
+  get payment(): Payment {
+    return (this.#payment ??= { paymentHash: this.token.hash, route: this.route, amountMsat: this.amountMsat });
+  }
+
   release(): Promise<void> {
-    return this.replay.release(this.payment.paymentHash).catch((error) => this.onError(error, 'releasing a use failed'));
+    return this.replay.release(this.token.hash).catch((error) => this.onError(error, 'releasing a use failed'));
   }
 }
 

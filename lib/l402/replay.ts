@@ -33,7 +33,7 @@ const INITIAL_SLOTS = 1024;
  * traced, and at most half the slots are in use. When half are, the table is
  * rebuilt, larger or smaller, without its expired and released entries.
  */
-class UseTable implements ReplayStore {
+export class UseTable implements ReplayStore {
   private slots = INITIAL_SLOTS;
   private hashes = new Int32Array(INITIAL_SLOTS * 8);
   /** Unix seconds; 0 marks an empty slot. */
@@ -43,8 +43,12 @@ class UseTable implements ReplayStore {
   private readonly key = new Int32Array(8);
 
   claim(paymentHash: string, maxUses: number, expiresAt: number): boolean {
+    return this.claimWords(this.keyOf(paymentHash), maxUses, expiresAt);
+  }
+
+  /** claim for a hash as SHA-256 words, as the verifier leaves it (VerifiedToken.hashWords). */
+  claimWords(key: Int32Array, maxUses: number, expiresAt: number): boolean {
     if (!(expiresAt > 0)) throw new RangeError('expiresAt must be a positive number of unix seconds'); // 0 marks an empty slot
-    const key = this.keyOf(paymentHash);
     const now = Date.now() / 1000;
     let slot = this.find(key);
     if (isLive(this.expiries, this.uses, slot, now)) {

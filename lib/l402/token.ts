@@ -326,19 +326,37 @@ export function verifyToken(keyring: Keyring, token: string, preimage: string, n
 
 /**
  * verifyToken of the token in text[from, to) and the preimage that is the
- * rest of `preimageText` from `preimageAt`, without cutting either out: the
- * token read (its hash in hashWords), or why not.
+ * rest of `preimageText` from `preimageAt`, without cutting either out.
  */
-export function verifyTokenAt(keyring: Keyring, text: string, from: number, to: number, preimageText: string, preimageAt: number, nowSeconds: number): TokenFields | RejectionCode {
+export function verifyTokenAt(keyring: Keyring, text: string, from: number, to: number, preimageText: string, preimageAt: number, nowSeconds: number): VerifiedToken | RejectionCode {
   const t = readToken(text, from, to);
   if (!t) return 'MALFORMED_TOKEN';
   if (!keyring.has(t.kid)) return 'UNKNOWN_KEY';
-  return keyring.check(t, preimageText, preimageAt, nowSeconds) ?? t;
+  return keyring.check(t, preimageText, preimageAt, nowSeconds) ?? new VerifiedToken(t);
 }
 
-/** The payment hash of the token verifyTokenAt has just accepted. */
-export function verifiedHash(): string {
-  return wordsHex(hashWords);
+/**
+ * A token that verified. Its payment hash is kept as the SHA-256 words it was
+ * checked as, and written as hex when first asked for: the built-in replay
+ * store takes the words, and a handler may never ask.
+ */
+export class VerifiedToken {
+  readonly kid: string;
+  readonly exp: number;
+  readonly caveats: readonly string[];
+  readonly hashWords = hashWords.slice();
+  #hash: string | undefined;
+
+  constructor(t: TokenFields) {
+    this.kid = t.kid;
+    this.exp = t.exp;
+    this.caveats = t.caveats;
+  }
+
+  /** Lower-case hex. */
+  get hash(): string {
+    return (this.#hash ??= wordsHex(this.hashWords));
+  }
 }
 
 export interface CaveatExpectations {

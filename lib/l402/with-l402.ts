@@ -1,14 +1,15 @@
 // withL402: wraps any Web-standard handler (Next.js route handlers, Vercel
 // functions, Hono, Bun, Deno, Workers) in the paywall.
-import { logError, refusalResponse, createPaywall, type L402Options, type Payment } from './paywall.js';
+import { logError, refusalResponse, createPaywall, type L402Options, type Paid, type Payment } from './paywall.js';
 
 // A private symbol on the Request rather than a WeakMap: no ephemeron for the
-// garbage collector to trace per paid request.
-const PAYMENT = Symbol('l402.payment');
+// garbage collector to trace per paid request. It holds the decision, whose
+// payment is made only if a handler asks.
+const PAID = Symbol('l402.paid');
 
 /** The payment behind a request that reached a withL402 handler. */
 export function getPayment(request: Request): Payment | undefined {
-  return (request as { [PAYMENT]?: Payment })[PAYMENT];
+  return (request as { [PAID]?: Paid })[PAID]?.payment;
 }
 
 export function withL402<Rest extends unknown[]>(
@@ -22,7 +23,7 @@ export function withL402<Rest extends unknown[]>(
     const decision = await paywall.decide(request);
     if (decision.kind === 'refused') return refusalResponse(decision);
 
-    (request as { [PAYMENT]?: Payment })[PAYMENT] = decision.payment;
+    (request as { [PAID]?: Paid })[PAID] = decision;
     let response: Response;
     try {
       const answer = handler(request, ...rest);
