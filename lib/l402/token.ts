@@ -321,7 +321,7 @@ export type VerifyResult = { ok: true; token: TokenPayload } | { ok: false; reje
  */
 export function verifyToken(keyring: Keyring, token: string, preimage: string, nowSeconds = Date.now() / 1000): VerifyResult {
   const t = verifyTokenAt(keyring, token, 0, token.length, preimage, 0, nowSeconds);
-  return typeof t === 'string' ? reject(t) : { ok: true, token: payloadOf(t) };
+  return typeof t === 'string' ? reject(t) : { ok: true, token: t };
 }
 
 /**
@@ -336,16 +336,19 @@ export function verifyTokenAt(keyring: Keyring, text: string, from: number, to: 
 }
 
 /**
- * A token that verified. Its payment hash is kept as the SHA-256 words it was
- * checked as, and written as hex when first asked for: the built-in replay
- * store takes the words, and a handler may never ask.
+ * A token that verified. Its payment hash and signature are kept as the
+ * SHA-256 words they were checked as, and written as hex when first asked for:
+ * the built-in replay store takes the words, and a handler may never ask.
  */
-export class VerifiedToken {
+export class VerifiedToken implements TokenPayload {
+  readonly v = TOKEN_VERSION;
   readonly kid: string;
   readonly exp: number;
   readonly caveats: readonly string[];
   readonly hashWords = hashWords.slice();
+  readonly #sigWords = sigWords.slice();
   #hash: string | undefined;
+  #sig: string | undefined;
 
   constructor(t: TokenFields) {
     this.kid = t.kid;
@@ -356,6 +359,10 @@ export class VerifiedToken {
   /** Lower-case hex. */
   get hash(): string {
     return (this.#hash ??= wordsHex(this.hashWords));
+  }
+
+  get sig(): string {
+    return (this.#sig ??= wordsHex(this.#sigWords));
   }
 }
 
