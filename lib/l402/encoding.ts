@@ -12,51 +12,55 @@ export function base64UrlEncode(bytes: Uint8Array): string {
   return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
-// The digit values of both base64 alphabets, standard (+/) and URL-safe (-_);
-// -1 for every other ASCII character, '=' included.
-const BASE64 = new Int8Array(128).fill(-1);
+// The digit values of both base64 alphabets, standard (+/) and URL-safe (-_),
+// by byte; -1 for every other byte, '=' included.
+const BASE64 = new Int8Array(256).fill(-1);
 for (let i = 0; i < 64; i++) BASE64['ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.charCodeAt(i)] = i;
 BASE64[45] = 62; // -
 BASE64[95] = 63; // _
+
+/** The longest text base64ToBytes takes. */
+export const MAX_BASE64_LENGTH = 8192;
+const base64Text = new Uint8Array(MAX_BASE64_LENGTH);
 
 /**
  * Decodes text[from, to) as base64 or base64url, padded or not, into `out`:
  * the number of bytes written, or -1. WHATWG forgiving-base64 (what atob
  * accepts once - and _ are mapped back), except that whitespace is refused
  * rather than skipped: credentials never carry any. Leftover bits of a last
- * partial group are ignored, as atob does. `out` must hold 3/4 of the length.
- * Bytes rather than atob's binary string: a server's token is read straight
- * from the header, without a substring, a string or a call into the runtime.
+ * partial group are ignored, as atob does. At most MAX_BASE64_LENGTH
+ * characters; `out` must hold 3/4 of them. Bytes rather than atob's binary
+ * string, so a token's fields are read without strings; the text is copied
+ * to bytes by TextEncoder first, which costs less than reading it by charCodeAt.
  */
 export function base64ToBytes(text: string, from: number, to: number, out: Uint8Array): number {
-  if ((to - from) % 4 === 0 && to > from && text.charCodeAt(to - 1) === 61) to -= text.charCodeAt(to - 2) === 61 ? 2 : 1;
-  const tail = (to - from) % 4;
+  const input = from === 0 && to === text.length ? text : text.slice(from, to);
+  const { read, written } = encoder.encodeInto(input, base64Text);
+  // Anything beyond ASCII takes more than one byte; anything too long is not all read.
+  if (read !== input.length || written !== input.length) return -1;
+  let length = written;
+  if (length % 4 === 0 && length > 0 && base64Text[length - 1] === 61) length -= base64Text[length - 2] === 61 ? 2 : 1;
+  const tail = length % 4;
   if (tail === 1) return -1;
+  const b = base64Text;
   let n = 0;
-  let values = 0; // a non-digit is -1 and sets bit 31
-  let chars = 0; // a character beyond ASCII sets bit 7 or higher
-  let at = from;
-  for (const end = to - tail; at < end; at += 4) {
-    const c0 = text.charCodeAt(at), c1 = text.charCodeAt(at + 1), c2 = text.charCodeAt(at + 2), c3 = text.charCodeAt(at + 3);
-    const v0 = BASE64[c0 & 127]!, v1 = BASE64[c1 & 127]!, v2 = BASE64[c2 & 127]!, v3 = BASE64[c3 & 127]!;
-    chars |= c0 | c1 | c2 | c3;
-    values |= v0 | v1 | v2 | v3;
-    const group = (v0 << 18) | (v1 << 12) | (v2 << 6) | v3;
+  let invalid = 0; // a non-digit is -1, which makes its group negative
+  let at = 0;
+  for (const end = length - tail; at < end; at += 4) {
+    const group = (BASE64[b[at]!]! << 18) | (BASE64[b[at + 1]!]! << 12) | (BASE64[b[at + 2]!]! << 6) | BASE64[b[at + 3]!]!;
+    invalid |= group;
     out[n] = group >> 16;
     out[n + 1] = group >> 8;
     out[n + 2] = group;
     n += 3;
   }
   if (tail > 0) {
-    const c0 = text.charCodeAt(at), c1 = text.charCodeAt(at + 1), c2 = tail === 3 ? text.charCodeAt(at + 2) : 65; // 'A': zero bits
-    const v0 = BASE64[c0 & 127]!, v1 = BASE64[c1 & 127]!, v2 = BASE64[c2 & 127]!;
-    chars |= c0 | c1 | c2;
-    values |= v0 | v1 | v2;
-    const group = (v0 << 18) | (v1 << 12) | (v2 << 6);
+    const group = (BASE64[b[at]!]! << 18) | (BASE64[b[at + 1]!]! << 12) | (tail === 3 ? BASE64[b[at + 2]!]! << 6 : 0);
+    invalid |= group;
     out[n++] = group >> 16;
     if (tail === 3) out[n++] = group >> 8;
   }
-  return values >= 0 && chars < 128 ? n : -1;
+  return invalid < 0 ? -1 : n;
 }
 
 /** bytes[0, length) as a string of one character per byte (what atob answers). */
