@@ -1,8 +1,7 @@
 // POST /api/verify: server-side check of "<macaroon>:<preimage>" for clients
 // that cannot verify themselves. Consumes a use only when asked to.
 import { REJECTIONS, type RejectionCode } from '../l402/reasons.js';
-import { verifyToken } from '../l402/token.js';
-import { parseCredential } from '../l402/credential.js';
+import { verifyAuthorization } from '../l402/credential.js';
 import type { ServiceContext } from './context.js';
 
 export type VerifyAnswer = { valid: true; paymentHash: string; expiresAt: string } | { valid: false; error: string; code: RejectionCode };
@@ -11,9 +10,7 @@ const invalid = (code: RejectionCode): VerifyAnswer => ({ valid: false, error: R
 
 /** `token` is "<macaroon>:<preimage>", or a whole "L402 <macaroon>:<preimage>" header value. */
 export async function verifyTokenString(ctx: ServiceContext, token: string, consume: boolean): Promise<VerifyAnswer> {
-  const parsed = parseCredential(/^\s*(?:l402|lsat)\s/i.test(token) ? token : `L402 ${token.trim()}`);
-  if (!parsed.ok) return { valid: false, error: parsed.rejection.message, code: parsed.rejection.code };
-  const result = verifyToken(ctx.keyring, parsed.credential.token, parsed.credential.preimage);
+  const result = verifyAuthorization(ctx.keyring, /^\s*(?:l402|lsat)\s/i.test(token) ? token : `L402 ${token.trim()}`);
   if (!result.ok) return { valid: false, error: result.rejection.message, code: result.rejection.code };
   const { hash, exp, caveats } = result.token;
   const usesCaveat = caveats.find((c) => c.startsWith('uses='));
