@@ -3,6 +3,8 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { memoryReplayStore } from '../../lib/l402/index.js';
+import { hex32Words } from '../../lib/l402/encoding.js';
+import type { UseTable } from '../../lib/l402/replay.js';
 import { newPreimage } from '../support/l402.js';
 
 /** The reference: uses per hash in a Map, an entry counting until it expires or drops to zero. */
@@ -45,6 +47,20 @@ describe('memoryReplayStore', () => {
     await store.release(hash);
     expect(store.claim(hash, 2, expiresAt)).toBe(true);
     expect(store.claim('b'.repeat(64), 1, expiresAt)).toBe(true);
+  });
+
+  it('counts a hash claimed as the verifier\u2019s words and as hex as one hash', async () => {
+    const store = memoryReplayStore() as UseTable;
+    const hash = newPreimage().hash;
+    const words = new Int32Array(8);
+    expect(hex32Words(hash, words)).toBe(true);
+    const expiresAt = Math.floor(Date.now() / 1000) + 60;
+    expect(store.claimWords(words, 2, expiresAt)).toBe(true);
+    expect(store.claim(hash, 2, expiresAt)).toBe(true);
+    expect(store.claimWords(words, 2, expiresAt)).toBe(false);
+    await store.release(hash);
+    expect(store.claimWords(words, 2, expiresAt)).toBe(true);
+    expect(store.claim(hash, 2, expiresAt)).toBe(false);
   });
 
   it('refuses a hash that is not 32 bytes of lower-case hex', async () => {
