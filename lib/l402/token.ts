@@ -12,13 +12,13 @@
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { ShortHmac, padBlock, sha256Block } from './sha256-block.js';
-import { base64ToBytes, base64UrlEncode, binaryString, equalWords, hex32Words, hexBytesWords, hexWordsAt, isHex32, isLowerHex, utf8, wordsHex } from './encoding.js';
+import { MAX_BASE64_LENGTH, base64ToBytes, base64UrlEncode, binaryString, equalWords, hex32Words, hexBytesWords, hexWordsAt, isHex32, isLowerHex, utf8, wordsHex } from './encoding.js';
 import { reject, type Rejection, type RejectionCode } from './reasons.js';
 
 export const TOKEN_VERSION = 1;
 const CAVEATS_LABEL = 'L402/v1 caveats\n';
 const MESSAGE_LENGTH = 41;
-const MAX_TOKEN_LENGTH = 8192;
+const MAX_TOKEN_LENGTH = MAX_BASE64_LENGTH; // 8192 characters
 
 // One token is read and checked at a time (synchronously), here: its bytes,
 // and its hash and signature as SHA-256 words (sha256-block.ts).
