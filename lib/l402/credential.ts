@@ -4,7 +4,7 @@
 // the header to a verified token, the paywall's per-request check.
 import { isLowerHex } from './encoding.js';
 import { reject, type Rejection } from './reasons.js';
-import { verifyTokenAt, type Keyring, type VerifiedToken } from './token.js';
+import { verifyResult, verifyToken, verifyTokenAt, type Keyring, type VerifyResult } from './token.js';
 
 export interface Credential {
   token: string;
@@ -29,7 +29,7 @@ export function parseCredential(header: string | null | undefined): ParseResult 
   return { ok: true, credential: { token: match[1]!, preimage } };
 }
 
-export type AuthorizationResult = { ok: true; token: VerifiedToken } | { ok: false; rejection: Rejection };
+export type AuthorizationResult = VerifyResult;
 
 /**
  * parseCredential, then verifyToken: the same answers, sooner. The form
@@ -44,17 +44,13 @@ export function verifyAuthorization(keyring: Keyring, header: string | null | un
     const colon = header.indexOf(':', 5);
     if (colon > 5 && header.length === colon + 65) {
       const t = verifyTokenAt(keyring, header, 5, colon, header, colon + 1, nowSeconds);
-      if (typeof t !== 'string') return { ok: true, token: t };
-      // The token was read whole, so the general way reads the same one and
-      // refuses it the same way, unless it refuses the preimage's form first.
-      if (t !== 'MALFORMED_TOKEN' && t !== 'PREIMAGE_MISMATCH' && isLowerHex(header.slice(colon + 1), 64)) return reject(t);
+      // A refusal after the token was read whole is the general way's too,
+      // unless that way refuses the preimage's form first.
+      if (typeof t !== 'string' || (t !== 'MALFORMED_TOKEN' && t !== 'PREIMAGE_MISMATCH' && isLowerHex(header.slice(colon + 1), 64))) return verifyResult(t);
     }
   }
   const parsed = parseCredential(header);
-  if (!parsed.ok) return parsed;
-  const { token, preimage } = parsed.credential;
-  const t = verifyTokenAt(keyring, token, 0, token.length, preimage, 0, nowSeconds);
-  return typeof t === 'string' ? reject(t) : { ok: true, token: t };
+  return parsed.ok ? verifyToken(keyring, parsed.credential.token, parsed.credential.preimage, nowSeconds) : parsed;
 }
 
 /** L402 or LSAT in any case. Only letters are folded (| 32): a digit folded that way would match a control character too. */

@@ -312,7 +312,7 @@ function readCaveatList(from: number, to: number): readonly string[] | null | un
   return (lastCaveats = Object.freeze(read));
 }
 
-export type VerifyResult = { ok: true; token: TokenPayload } | { ok: false; rejection: Rejection };
+export type VerifyResult = { ok: true; token: VerifiedToken } | { ok: false; rejection: Rejection };
 
 /**
  * Verifies a token against a preimage (32 bytes, lower-case hex): signature,
@@ -320,7 +320,11 @@ export type VerifyResult = { ok: true; token: TokenPayload } | { ok: false; reje
  * Touches no network and no store.
  */
 export function verifyToken(keyring: Keyring, token: string, preimage: string, nowSeconds = Date.now() / 1000): VerifyResult {
-  const t = verifyTokenAt(keyring, token, 0, token.length, preimage, 0, nowSeconds);
+  return verifyResult(verifyTokenAt(keyring, token, 0, token.length, preimage, 0, nowSeconds));
+}
+
+/** What verifyTokenAt answered, as a VerifyResult. */
+export function verifyResult(t: VerifiedToken | RejectionCode): VerifyResult {
   return typeof t === 'string' ? reject(t) : { ok: true, token: t };
 }
 
