@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { json } from '../lib/http/errors.js';
 import { clientIp, readJson } from '../lib/http/input.js';
 import { route } from '../lib/http/route.js';
-import { lightningAddressSchema } from '../lib/lightning/address.js';
+import { lightningAddressSchema } from 'l402-paywall/lightning';
 import { outboundPolicy } from '../lib/lightning/lnurl.js';
 import { serviceContext } from '../lib/service/context.js';
 import { enforceInvoiceRateLimit, issueInvoice } from '../lib/service/invoices.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { json } from '../lib/http/errors.js';
 import { readJson } from '../lib/http/input.js';
 import { route } from '../lib/http/route.js';
-import { lightningAddressSchema } from '../lib/lightning/address.js';
+import { lightningAddressSchema } from 'l402-paywall/lightning';
 import { linkedAddresses, requireSession } from '../lib/service/auth.js';
 import { serviceContext, type ServiceContext } from '../lib/service/context.js';
 import { confirmLink, startLink, unlink } from '../lib/service/links.js';

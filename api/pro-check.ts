@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { json } from '../lib/http/errors.js';
 import { readQuery } from '../lib/http/input.js';
 import { route } from '../lib/http/route.js';
-import { LightningAddress } from '../lib/lightning/address.js';
+import { LightningAddress } from 'l402-paywall/lightning';
 import { serviceContext } from '../lib/service/context.js';
 import { proStatus } from '../lib/service/pro.js';
 

@@ -9,7 +9,7 @@ import { HttpError, json } from '../lib/http/errors.js';
 import { readJson } from '../lib/http/input.js';
 import { route } from '../lib/http/route.js';
 import { sameSecret } from '../lib/http/secrets.js';
-import { lightningAddressSchema } from '../lib/lightning/address.js';
+import { lightningAddressSchema } from 'l402-paywall/lightning';
 import { outboundPolicy } from '../lib/lightning/lnurl.js';
 import { serviceConfig, serviceContext } from '../lib/service/context.js';
 import { manualSplit } from '../lib/service/managed.js';

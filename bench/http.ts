@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import autocannon from 'autocannon';
-import { Keyring, mintToken } from '../lib/l402/token.js';
+import { Keyring, mintToken } from 'l402-paywall';
 
 const SECRET = bytesToHex(randomBytes(32));
 const SLICE_SECONDS = 0.5;

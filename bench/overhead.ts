@@ -3,7 +3,7 @@
 // withL402, alternating batches. Steadier than HTTP throughput on a shared machine.
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
-import { Keyring, mintToken, withL402 } from '../lib/l402/index.js';
+import { Keyring, mintToken, withL402 } from 'l402-paywall';
 
 export async function benchOverhead(): Promise<{ bareMicros: number; paidMicros: number; overheadMicros: number }> {
   const secret = bytesToHex(randomBytes(32));

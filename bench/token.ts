@@ -1,8 +1,8 @@
 // Token verifier throughput on one core: valid and forged tokens side by side.
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
-import { Keyring, checkCaveats, mintToken, verifyToken } from '../lib/l402/token.js';
-import { base64UrlEncode, utf8 } from '../lib/l402/encoding.js';
+import { Keyring, checkCaveats, mintToken, verifyToken } from 'l402-paywall';
+import { base64UrlEncode, utf8 } from '../packages/l402-paywall/src/l402/encoding.js';
 
 /** Median of five timed runs after a warm-up: one noisy neighbour moves one run, not the answer. */
 function opsPerSecond(fn: (i: number) => boolean, iterations: number): number {

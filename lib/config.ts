@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { Network } from './lightning/bolt11.js';
+import type { Network } from 'l402-paywall/lightning';
 
 const positiveInt = z.coerce.number().int().positive();
 const optionalText = z.string().trim().min(1).optional();

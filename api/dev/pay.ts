@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { HttpError, json } from '../../lib/http/errors.js';
 import { readJson } from '../../lib/http/input.js';
 import { route } from '../../lib/http/route.js';
-import { DevPaymentError } from '../../lib/lightning/providers/dev.js';
+import { DevPaymentError } from 'l402-paywall/backends';
 import { serviceConfig, serviceContext } from '../../lib/service/context.js';
 
 const Body = z.object({ invoice: z.string({ error: 'invoice is required (a BOLT11 invoice of the dev node)' }).min(1).max(4096) });

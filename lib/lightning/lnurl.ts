@@ -10,8 +10,8 @@ import { bech32 } from '@scure/base';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { guardedGet, OutboundError, type OutboundPolicy, type Resolver } from '../http/outbound.js';
-import { decodeInvoice, InvalidInvoice, type DecodedInvoice, type Network } from './bolt11.js';
-import { lightningAddressSchema, splitLightningAddress } from './address.js';
+import { decodeInvoice, InvalidInvoice, type DecodedInvoice, type Network } from 'l402-paywall/lightning';
+import { lightningAddressSchema, splitLightningAddress } from 'l402-paywall/lightning';
 
 export type { OutboundPolicy } from '../http/outbound.js';
 

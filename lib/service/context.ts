@@ -1,10 +1,10 @@
 // The hosted service's wiring, built once per function instance from config:
 // store, rate limiters, keyring, Lightning provider. api/ files ask for it.
 import { loadConfig, type Config } from '../config.js';
-import { Keyring } from '../l402/token.js';
-import { createDevNode, type DevNode } from '../lightning/providers/dev.js';
+import { Keyring } from 'l402-paywall';
+import { createDevNode, type DevNode } from 'l402-paywall/backends';
 import { createProvider, ProviderConfigError } from '../lightning/providers/index.js';
-import type { LightningProvider } from '../lightning/provider.js';
+import type { LightningProvider } from 'l402-paywall/lightning';
 import { createBackend } from '../store/index.js';
 import { kvReplayStore, type KvReplayStore } from '../store/replay.js';
 import type { KeyValueStore, RateLimiter } from '../store/types.js';

@@ -1,8 +1,8 @@
 // The live demo: a 1-sat paywalled BTC price, and the preimage hand-back for
 // payers whose wallet does not show it (SPEC.md GET /api/demo/preimage).
 import { HttpError, json } from '../http/errors.js';
-import { withL402 } from '../l402/with-l402.js';
-import type { InvoiceProvider } from '../l402/paywall.js';
+import { withL402 } from 'l402-paywall';
+import type { InvoiceProvider } from 'l402-paywall';
 import { servicePriceFeed } from './price.js';
 import { providerUnavailable } from './provider-errors.js';
 import { servicePaymentLog } from './payment-log.js';

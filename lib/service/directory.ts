@@ -4,7 +4,7 @@
 // owner may update its entry at every server start, nobody else can take it.
 import { z } from 'zod';
 import { HttpError, retryLater } from '../http/errors.js';
-import { LightningAddress } from '../lightning/address.js';
+import { LightningAddress } from 'l402-paywall/lightning';
 import type { ServiceContext } from './context.js';
 
 export const CATEGORIES = ['data', 'ai', 'finance', 'weather', 'compute', 'storage', 'other'] as const;

@@ -4,7 +4,7 @@
 import { ConfigError, type Config } from '../config.js';
 import { DatabaseUnavailable, describeDatabase } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
-import { ProviderUnavailable } from '../lightning/provider.js';
+import { ProviderUnavailable } from 'l402-paywall/lightning';
 import { ProviderConfigError } from '../lightning/providers/index.js';
 import { serviceConfig, serviceContext, type ServiceContext } from './context.js';
 

@@ -9,7 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { HttpError, retryLater } from '../http/errors.js';
 import { sameSecret } from '../http/secrets.js';
 import { LnurlError, fetchInvoiceForAddress, outboundPolicy } from '../lightning/lnurl.js';
-import { PaymentFailed, ProviderConfigError, ProviderUnsupported } from '../lightning/provider.js';
+import { PaymentFailed, ProviderConfigError, ProviderUnsupported } from 'l402-paywall/lightning';
 import { providerUnavailable } from './provider-errors.js';
 import { enforceWindowLimit, linkedAddresses, sha256Hex, type Session } from './auth.js';
 import type { ServiceContext } from './context.js';

@@ -7,7 +7,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { HttpError } from '../http/errors.js';
 import type { Queryable } from '../db/index.js';
-import type { InvoiceStatus } from '../lightning/provider.js';
+import type { InvoiceStatus } from 'l402-paywall/lightning';
 import type { ServiceContext } from './context.js';
 import { servicePaymentLog } from './payment-log.js';
 import { providerUnavailable } from './provider-errors.js';

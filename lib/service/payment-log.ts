@@ -27,7 +27,7 @@
 // concurrent flushers split the work instead of repeating it.
 import { waitUntil as vercelWaitUntil } from '@vercel/functions';
 import { DatabaseUnavailable, type Database } from '../db/index.js';
-import type { Payment } from '../l402/paywall.js';
+import type { Payment } from 'l402-paywall';
 import type { KeyValueStore } from '../store/types.js';
 import type { ServiceContext } from './context.js';
 

@@ -26,9 +26,9 @@
 //   exactly the share.
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../db/index.js';
-import { decodeInvoice } from '../lightning/bolt11.js';
+import { decodeInvoice } from 'l402-paywall/lightning';
 import { fetchInvoiceForAddress, LnurlError, outboundPolicy, type AddressInvoice } from '../lightning/lnurl.js';
-import { PaymentFailed, ProviderConfigError, ProviderUnsupported, type PaymentStatus } from '../lightning/provider.js';
+import { PaymentFailed, ProviderConfigError, ProviderUnsupported, type PaymentStatus } from 'l402-paywall/lightning';
 import type { ServiceContext } from './context.js';
 import { ownerShareMsat } from './split.js';
 

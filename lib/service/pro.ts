@@ -7,8 +7,8 @@
 // activates once, ever: pro_activations has it as primary key, so a replay
 // fails in the database, whatever the key-value store remembers or forgets.
 import { HttpError } from '../http/errors.js';
-import type { Rejection } from '../l402/reasons.js';
-import { checkCaveats, mintToken, verifyToken } from '../l402/token.js';
+import type { Rejection } from 'l402-paywall';
+import { checkCaveats, mintToken, verifyToken } from 'l402-paywall';
 import { providerUnavailable } from './provider-errors.js';
 import type { ServiceContext } from './context.js';
 

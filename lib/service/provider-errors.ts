@@ -2,8 +2,8 @@
 // always 503 with Retry-After (the request may succeed later), with a code
 // that says whether waiting helps or the operator must fix a setting.
 import { HttpError, retryLater } from '../http/errors.js';
-import { PROVIDER_RETRY_AFTER_SECONDS } from '../l402/paywall.js';
-import { ProviderConfigError, ProviderUnsupported } from '../lightning/provider.js';
+import { PROVIDER_RETRY_AFTER_SECONDS } from 'l402-paywall';
+import { ProviderConfigError, ProviderUnsupported } from 'l402-paywall/lightning';
 
 export function providerUnavailable(error: unknown): HttpError {
   console.error('[lightning] provider failed:', error instanceof Error ? error.message : error);

@@ -1,7 +1,7 @@
 // POST /api/verify: server-side check of "<macaroon>:<preimage>" for clients
 // that cannot verify themselves. Consumes a use only when asked to.
-import { REJECTIONS, type RejectionCode } from '../l402/reasons.js';
-import { verifyAuthorization } from '../l402/credential.js';
+import { REJECTIONS, type RejectionCode } from 'l402-paywall';
+import { verifyAuthorization } from 'l402-paywall';
 import type { ServiceContext } from './context.js';
 
 export type VerifyAnswer = { valid: true; paymentHash: string; expiresAt: string } | { valid: false; error: string; code: RejectionCode };

@@ -6,7 +6,7 @@
 // concurrent or replayed event changes nothing.
 import { HttpError } from '../http/errors.js';
 import { readBoundedText } from '../http/input.js';
-import { WebhookRejected, type WebhookEvent } from '../lightning/provider.js';
+import { WebhookRejected, type WebhookEvent } from 'l402-paywall/lightning';
 import type { ServiceContext } from './context.js';
 import { confirmPayment, type ConfirmedPayment } from './managed.js';
 

@@ -1,6 +1,6 @@
 // The L402 replay store on a shared key-value store, so every function
 // instance sees every use of a payment hash.
-import type { ReplayStore } from '../l402/replay.js';
+import type { ReplayStore } from 'l402-paywall';
 import type { KeyValueStore } from './types.js';
 
 // Kept past token expiry so clock skew between instances cannot reopen a token.

@@ -9,7 +9,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { LightningAddress as AlbyLightningAddress, parseLnUrlPayResponse } from '@getalby/lightning-tools';
 import { decode as lightDecode } from 'light-bolt11-decoder';
-import { createDevNode } from '../../lib/lightning/providers/dev.js';
+import { createDevNode } from 'l402-paywall/backends';
 import { fetchInvoiceForAddress, LnurlError, type OutboundPolicy } from '../../lib/lightning/lnurl.js';
 import { createMemoryStore } from '../../lib/store/index.js';
 import { startOwnerServer, recordOutgoingSockets, type OwnerBehaviour, type OwnerServer, type OwnerSettings } from '../support/owner-server.js';

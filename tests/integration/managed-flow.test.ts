@@ -6,8 +6,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeToken } from '../../lib/l402/token.js';
-import { managedInvoiceProvider, ManagedServiceError, withL402 } from '../../lib/index.js';
+import { decodeToken } from 'l402-paywall';
+import { managedInvoiceProvider, ManagedServiceError, withL402 } from 'l402-paywall/managed';
 import { serviceContext } from '../../lib/service/context.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn, type ChallengeBody } from '../support/server.js';
@@ -103,7 +103,7 @@ describe.each(backends)('managed mode end to end (local server, $name)', (backen
 describe('managed invoice provider checks what the service answers', () => {
   // A real invoice from a dev node, served by a fake "service" that may lie about it.
   async function answering(transform: (answer: { paymentRequest: string; paymentHash: string; macaroon: string }) => unknown, status = 200) {
-    const { createDevNode } = await import('../../lib/lightning/providers/dev.js');
+    const { createDevNode } = await import('l402-paywall/backends');
     const { createMemoryStore } = await import('../../lib/store/memory.js');
     const node = createDevNode({ store: createMemoryStore(), privateKey: '11'.repeat(32) });
     const requests: unknown[] = [];

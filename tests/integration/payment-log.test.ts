@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDatabase, DatabaseUnavailable, migrate, type Database, type DatabaseConfig, type Row } from '../../lib/db/index.js';
-import type { Payment } from '../../lib/l402/paywall.js';
+import type { Payment } from 'l402-paywall';
 import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
 import { createPaymentLog, servicePaymentLog, type PaymentLog, type PaymentLogEntry, type PaymentLogOptions } from '../../lib/service/payment-log.js';
 import { createMemoryStore, createUpstashStore } from '../../lib/store/index.js';

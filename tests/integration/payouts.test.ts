@@ -4,7 +4,7 @@
 // small shares accrue and are paid together; a payment whose webhook never
 // came is found by the cron.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { PaymentFailed, ProviderConfigError, ProviderUnavailable, type LightningProvider } from '../../lib/lightning/provider.js';
+import { PaymentFailed, ProviderConfigError, ProviderUnavailable, type LightningProvider } from 'l402-paywall/lightning';
 import { resetServiceContext, serviceContext, type ServiceContext } from '../../lib/service/context.js';
 import { issueInvoice } from '../../lib/service/invoices.js';
 import { confirmPayment } from '../../lib/service/managed.js';

@@ -2,10 +2,10 @@
 // (tests/support/fake-blink.ts), and its Svix webhook verification.
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { decodeInvoice, encodeInvoice } from '../../lib/lightning/bolt11.js';
-import { PaymentFailed, ProviderUnavailable, WebhookRejected, type LightningProvider } from '../../lib/lightning/provider.js';
-import { createBlinkProvider } from '../../lib/lightning/providers/blink.js';
-import { ProviderConfigError, ProviderUnsupported } from '../../lib/lightning/provider.js';
+import { decodeInvoice, encodeInvoice } from 'l402-paywall/lightning';
+import { PaymentFailed, ProviderUnavailable, WebhookRejected, type LightningProvider } from 'l402-paywall/lightning';
+import { createBlinkProvider } from 'l402-paywall/backends';
+import { ProviderConfigError, ProviderUnsupported } from 'l402-paywall/lightning';
 import { startFakeBlink, type FakeBlink } from '../support/fake-blink.js';
 import { rejectsWithin } from '../support/l402.js';
 

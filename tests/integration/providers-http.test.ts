@@ -10,13 +10,14 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { decodeInvoice } from '../../lib/lightning/bolt11.js';
-import { PaymentFailed, ProviderUnavailable, WebhookRejected, type LightningProvider } from '../../lib/lightning/provider.js';
-import { createClnProvider } from '../../lib/lightning/providers/cln.js';
-import { ProviderConfigError } from '../../lib/lightning/provider.js';
-import { createLnbitsProvider } from '../../lib/lightning/providers/lnbits.js';
-import { createLndProvider } from '../../lib/lightning/providers/lnd.js';
-import { createPhoenixdProvider } from '../../lib/lightning/providers/phoenixd.js';
+import { decodeInvoice } from 'l402-paywall/lightning';
+import { PaymentFailed, ProviderUnavailable, WebhookRejected, type LightningProvider } from 'l402-paywall/lightning';
+import { createClnProvider } from 'l402-paywall/backends';
+import { ProviderConfigError } from 'l402-paywall/lightning';
+import { createLnbitsProvider } from 'l402-paywall/backends';
+import { createLndProvider } from 'l402-paywall/backends';
+import { fetchTrustingCa } from 'l402-paywall/node';
+import { createPhoenixdProvider } from 'l402-paywall/backends';
 import { startFakeCln } from '../support/fake-backends/cln.js';
 import { startFakeLnbits } from '../support/fake-backends/lnbits.js';
 import { startFakeLnd } from '../support/fake-backends/lnd.js';
@@ -419,7 +420,7 @@ describe('LND with its self-signed TLS certificate (LND_TLS_CERT)', () => {
     }
   });
   afterAll(() => fake.close());
-  const lnd = (tlsCert?: string) => createLndProvider({ url: fake.url, macaroon: fake.macaroon, network: 'regtest', timeoutMs: TIMEOUT_MS, ...(tlsCert ? { tlsCert } : {}) });
+  const lnd = (tlsCert?: string) => createLndProvider({ url: fake.url, macaroon: fake.macaroon, network: 'regtest', timeoutMs: TIMEOUT_MS, ...(tlsCert ? { fetch: fetchTrustingCa(tlsCert) } : {}) });
 
   it('trusts the certificate given as PEM, or as the base64 of the file', async () => {
     expect(fake.url).toMatch(/^https:/);

@@ -2,10 +2,10 @@
 // written from the NIP (tests/support), through @getalby/sdk as in production.
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { decodeInvoice, encodeInvoice } from '../../lib/lightning/bolt11.js';
-import { PaymentFailed, ProviderUnavailable } from '../../lib/lightning/provider.js';
-import { ProviderConfigError } from '../../lib/lightning/provider.js';
-import { createNwcProvider, parseNwcUrl } from '../../lib/lightning/providers/nwc.js';
+import { decodeInvoice, encodeInvoice } from 'l402-paywall/lightning';
+import { PaymentFailed, ProviderUnavailable } from 'l402-paywall/lightning';
+import { ProviderConfigError } from 'l402-paywall/lightning';
+import { createNwcProvider, parseNwcUrl } from 'l402-paywall/nwc';
 import { startFakeNwcWallet, type FakeNwcWallet } from '../support/fake-nwc-wallet.js';
 import { startNostrRelay, type NostrRelay } from '../support/nostr-relay.js';
 import { rejectsWithin } from '../support/l402.js';

@@ -2,7 +2,7 @@
 // are counted in memory or in a shared Redis (through the Upstash REST protocol).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { withL402, memoryReplayStore, type ReplayStore } from '../../lib/l402/index.js';
+import { withL402, memoryReplayStore, type ReplayStore } from 'l402-paywall';
 import { createMemoryStore } from '../../lib/store/memory.js';
 import { createUpstashStore } from '../../lib/store/upstash.js';
 import { kvReplayStore } from '../../lib/store/replay.js';

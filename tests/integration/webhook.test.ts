@@ -3,8 +3,8 @@
 // however many times (and however concurrently) it is delivered.
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDevNode, DEV_WEBHOOK_SIGNATURE_HEADER } from '../../lib/lightning/providers/dev.js';
-import { ProviderUnavailable, type LightningProvider } from '../../lib/lightning/provider.js';
+import { createDevNode, DEV_WEBHOOK_SIGNATURE_HEADER } from 'l402-paywall/backends';
+import { ProviderUnavailable, type LightningProvider } from 'l402-paywall/lightning';
 import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
 import { issueInvoice } from '../../lib/service/invoices.js';
 import { databaseBackends } from '../support/postgres.js';

@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
-import { decodeInvoice, encodeInvoice } from '../../lib/lightning/bolt11.js';
+import { decodeInvoice, encodeInvoice } from 'l402-paywall/lightning';
 
 export type BlinkField =
   | 'wallets'

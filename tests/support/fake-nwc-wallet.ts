@@ -12,7 +12,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { finalizeEvent, generateSecretKey, getPublicKey, nip04, nip44, type Event } from 'nostr-tools';
 import WebSocket from 'ws';
-import { decodeInvoice, encodeInvoice } from '../../lib/lightning/bolt11.js';
+import { decodeInvoice, encodeInvoice } from 'l402-paywall/lightning';
 
 export type Nip47Encryption = 'nip04' | 'nip44_v2';
 export type Nip47Method = 'get_info' | 'get_balance' | 'make_invoice' | 'lookup_invoice' | 'pay_invoice';

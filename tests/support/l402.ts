@@ -3,8 +3,8 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { expect } from 'vitest';
 import { bytesToHex, hexToBytes, randomBytes } from '@noble/hashes/utils.js';
-import type { InvoiceProvider } from '../../lib/l402/index.js';
-import { ProviderUnavailable, type LightningProvider } from '../../lib/lightning/provider.js';
+import type { InvoiceProvider } from 'l402-paywall';
+import { ProviderUnavailable, type LightningProvider } from 'l402-paywall/lightning';
 
 export function newPreimage(): { preimage: string; hash: string } {
   const preimage = bytesToHex(randomBytes(32));

@@ -28,8 +28,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
-import { encodeInvoice } from '../../lib/lightning/bolt11.js';
-import { createDevNode, type DevNode } from '../../lib/lightning/providers/dev.js';
+import { encodeInvoice } from 'l402-paywall/lightning';
+import { createDevNode, type DevNode } from 'l402-paywall/backends';
 import { createMemoryStore } from '../../lib/store/index.js';
 import type { KeyValueStore } from '../../lib/store/types.js';
 

@@ -12,7 +12,7 @@ import {
   InvalidInvoice,
   type DecodedInvoice,
   type InvoiceFields,
-} from '../../lib/lightning/bolt11.js';
+} from 'l402-paywall/lightning';
 
 // The fixture is a byte-identical copy of the shared reference, so the tests run wherever
 // the repo is cloned; the shared original is compared when it is there.

@@ -4,8 +4,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createDevNode, DEV_WEBHOOK_SIGNATURE_HEADER } from '../../lib/lightning/providers/dev.js';
-import { PaymentFailed, WebhookRejected } from '../../lib/lightning/provider.js';
+import { createDevNode, DEV_WEBHOOK_SIGNATURE_HEADER } from 'l402-paywall/backends';
+import { PaymentFailed, WebhookRejected } from 'l402-paywall/lightning';
 import { createMemoryStore } from '../../lib/store/memory.js';
 
 const key = () => bytesToHex(randomBytes(32));

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
-import { parseCredential, verifyAuthorization } from '../../lib/l402/credential.js';
-import { base64ToBytes } from '../../lib/l402/encoding.js';
-import { Keyring, mintToken, verifyToken } from '../../lib/l402/token.js';
+import { parseCredential, verifyAuthorization } from 'l402-paywall';
+import { base64ToBytes } from '../../packages/l402-paywall/src/l402/encoding.js';
+import { Keyring, mintToken, verifyToken } from 'l402-paywall';
 
 const TOKEN = 'eyJ2IjoxfQ';
 const PRE = 'ab'.repeat(32);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
 import { classifyAddress } from '../../lib/http/outbound.js';
-import { LightningAddress, LightningAddressWithLoopback, lightningAddressSchema } from '../../lib/lightning/address.js';
+import { LightningAddress, LightningAddressWithLoopback, lightningAddressSchema } from 'l402-paywall/lightning';
 import { decodeLnurl, encodeLnurl, LnurlError, lightningAddressUrl, outboundPolicy } from '../../lib/lightning/lnurl.js';
 import { payMetadata } from '../../lib/service/lnurlp.js';
 

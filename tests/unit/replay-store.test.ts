@@ -2,9 +2,9 @@
 // arrays, checked against the plain Map it replaced, through rebuilds.
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { memoryReplayStore } from '../../lib/l402/index.js';
-import { hex32Words } from '../../lib/l402/encoding.js';
-import type { UseTable } from '../../lib/l402/replay.js';
+import { memoryReplayStore } from 'l402-paywall';
+import { hex32Words } from '../../packages/l402-paywall/src/l402/encoding.js';
+import type { UseTable } from '../../packages/l402-paywall/src/l402/replay.js';
 import { newPreimage } from '../support/l402.js';
 
 /** The reference: uses per hash in a Map, an entry counting until it expires or drops to zero. */

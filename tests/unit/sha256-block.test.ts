@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { createHash, createHmac } from 'node:crypto';
-import { ShortHmac, padBlock, sha256Block, sha256Short } from '../../lib/l402/sha256-block.js';
+import { ShortHmac, padBlock, sha256Block, sha256Short } from '../../packages/l402-paywall/src/l402/sha256-block.js';
 
 /** `message` as big-endian words into a block full of leftovers; padBlock must clear what is not message. */
 function dirtyBlock(message: Uint8Array, garbage: number): Int32Array {

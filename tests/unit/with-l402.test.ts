@@ -6,8 +6,8 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { l402Middleware } from '../../lib/l402/adapters/node.js';
-import { base64UrlEncode, utf8 } from '../../lib/l402/encoding.js';
+import { l402Middleware } from 'l402-paywall/express';
+import { base64UrlEncode, utf8 } from '../../packages/l402-paywall/src/l402/encoding.js';
 import {
   Keyring,
   createPaywall,
@@ -19,7 +19,7 @@ import {
   type L402Options,
   type Payment,
   type ReplayStore,
-} from '../../lib/l402/index.js';
+} from 'l402-paywall';
 import { newPreimage, payChallenge, recordingProvider, type RecordingProvider } from '../support/l402.js';
 import type { ChallengeBody } from '../support/server.js';
 

@@ -3,8 +3,8 @@
 // or a busy loop as long as the paywall's own time in this process (control:
 // what that much work costs here).
 import { json } from '../../../lib/http/errors.js';
-import { withL402 } from '../../../lib/l402/index.js';
-import { createDevNode } from '../../../lib/lightning/providers/dev.js';
+import { withL402 } from 'l402-paywall';
+import { createDevNode } from 'l402-paywall/backends';
 import { createMemoryStore } from '../../../lib/store/memory.js';
 
 const answer = () => json({ usd: 100_000, source: 'simulated', fetchedAt: new Date().toISOString() });

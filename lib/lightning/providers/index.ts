@@ -3,17 +3,12 @@
 // the checks here only guard callers that build a config by hand.
 import type { LightningConfig } from '../../config.js';
 import type { KeyValueStore } from '../../store/types.js';
-import type { LightningProvider } from '../provider.js';
-import { createBlinkProvider } from './blink.js';
-import { createClnProvider } from './cln.js';
-import { createDevNode } from './dev.js';
-import { ProviderConfigError } from './http.js';
-import { createLnbitsProvider } from './lnbits.js';
-import { createLndProvider } from './lnd.js';
-import { createNwcProvider } from './nwc.js';
-import { createPhoenixdProvider } from './phoenixd.js';
+import { createBlinkProvider, createClnProvider, createDevNode, createLnbitsProvider, createLndProvider, createPhoenixdProvider } from 'l402-paywall/backends';
+import { ProviderConfigError, type LightningProvider } from 'l402-paywall/lightning';
+import { fetchTrustingCa } from 'l402-paywall/node';
+import { createNwcProvider } from 'l402-paywall/nwc';
 
-export { ProviderConfigError, ProviderUnsupported } from './http.js';
+export { ProviderConfigError, ProviderUnsupported } from 'l402-paywall/lightning';
 
 /** `store` holds the dev node's invoices and balances; the real backends keep their own. */
 export function createProvider(config: LightningConfig, store: KeyValueStore): LightningProvider {
@@ -30,8 +25,10 @@ export function createProvider(config: LightningConfig, store: KeyValueStore): L
       return createLnbitsProvider({ ...settings(config.lnbits, 'LNBITS_URL, LNBITS_API_KEY'), network, timeoutMs });
     case 'phoenixd':
       return createPhoenixdProvider({ ...settings(config.phoenixd, 'PHOENIXD_URL, PHOENIXD_PASSWORD'), network, timeoutMs });
-    case 'lnd':
-      return createLndProvider({ ...settings(config.lnd, 'LND_REST_URL, LND_MACAROON'), network, timeoutMs });
+    case 'lnd': {
+      const { tlsCert, ...lnd } = settings(config.lnd, 'LND_REST_URL, LND_MACAROON');
+      return createLndProvider({ ...lnd, network, timeoutMs, ...(tlsCert ? { fetch: fetchTrustingCa(tlsCert) } : {}) });
+    }
     case 'cln':
       return createClnProvider({ ...settings(config.cln, 'CLN_REST_URL, CLN_RUNE'), network, timeoutMs });
     case 'nwc':

@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
-import { decodeInvoice, encodeInvoice, type Network } from '../../../lib/lightning/bolt11.js';
+import { decodeInvoice, encodeInvoice, type Network } from 'l402-paywall/lightning';
 
 export type Fault =
   | 'none'

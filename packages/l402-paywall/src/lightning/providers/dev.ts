@@ -9,11 +9,9 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
-import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import type { KeyValueStore } from '../../store/types.js';
 import { InvalidInvoice, decodeInvoice, encodeInvoice } from '../bolt11.js';
-import { invoiceToPay } from './http.js';
+import { equalBytes, invoiceToPay } from './checks.js';
 import {
   PaymentFailed,
   WebhookRejected,
@@ -66,8 +64,57 @@ export interface DevNode extends LightningProvider {
 
 const MAX_EXPIRY_SECONDS = 7 * 24 * 3600;
 
-export function createDevNode(options: { store: KeyValueStore; privateKey: string }): DevNode {
-  const { store, privateKey } = options;
+/**
+ * Where a dev node keeps invoices and balances: the part of a key-value store
+ * it uses. Share one store between instances (Redis) and they form one fake
+ * network; the default keeps everything in this process.
+ */
+export interface DevNodeStore {
+  get(key: string): Promise<string | null>;
+  /** Returns false when `ifAbsent` was set and the key existed. */
+  set(key: string, value: string, options?: { ttlMs?: number; ifAbsent?: boolean }): Promise<boolean>;
+  /** Atomically adds `delta` to the integer at `key` (0 when missing) and returns the new value. */
+  incrementBy(key: string, delta: number): Promise<number>;
+}
+
+/** An in-process DevNodeStore (entries expire as asked). */
+export function memoryDevNodeStore(): DevNodeStore {
+  const entries = new Map<string, { value: string; expiresAt: number }>();
+  const live = (key: string) => {
+    const entry = entries.get(key);
+    if (entry && entry.expiresAt <= Date.now()) entries.delete(key);
+    return entries.get(key);
+  };
+  return {
+    async get(key) {
+      return live(key)?.value ?? null;
+    },
+    async set(key, value, { ttlMs, ifAbsent = false } = {}) {
+      if (ifAbsent && live(key)) return false;
+      entries.set(key, { value, expiresAt: ttlMs === undefined ? Infinity : Date.now() + ttlMs });
+      return true;
+    },
+    async incrementBy(key, delta) {
+      const entry = live(key);
+      const next = Number(entry?.value ?? 0) + delta;
+      entries.set(key, { value: String(next), expiresAt: entry?.expiresAt ?? Infinity });
+      return next;
+    },
+  };
+}
+
+export interface DevNodeOptions {
+  /** Default: an in-process store (invoices are gone when the process ends). */
+  store?: DevNodeStore;
+  /** The node key, 32 bytes of hex; default a fresh random key (keep it to recognise this node's invoices after a restart). */
+  privateKey?: string;
+}
+
+/** The embedded dev node: real BOLT11 on regtest, fake money. Never a production backend. */
+export function createDevNode(options: DevNodeOptions = {}): DevNode {
+  const store = options.store ?? memoryDevNodeStore();
+  const privateKey = options.privateKey ?? bytesToHex(randomBytes(32));
+  if (!/^[0-9a-fA-F]{64}$/.test(privateKey)) throw new TypeError('createDevNode: privateKey must be 32 bytes of hex');
   const nodeKey = bytesToHex(secp256k1.getPublicKey(hexToBytes(privateKey), true));
   const invoiceKey = (hash: string) => `devnode:invoice:${hash}`;
   const paidKey = (hash: string) => `devnode:paid:${hash}`;
@@ -206,7 +253,7 @@ export function createDevNode(options: { store: KeyValueStore; privateKey: strin
       const match = header ? /^t=(\d{1,15}),v1=([0-9a-f]{64})$/.exec(header) : null;
       if (!match) throw new WebhookRejected(`Missing or malformed ${DEV_WEBHOOK_SIGNATURE_HEADER} header`);
       const timestampMs = Number(match[1]);
-      if (!timingSafeEqual(hexToBytes(signWebhook(body, timestampMs)), hexToBytes(match[2]!))) throw new WebhookRejected('Webhook signature does not match');
+      if (!equalBytes(hexToBytes(signWebhook(body, timestampMs)), hexToBytes(match[2]!))) throw new WebhookRejected('Webhook signature does not match');
       if (Math.abs(now - timestampMs) > WEBHOOK_TOLERANCE_MS) throw new WebhookRejected('Webhook timestamp is outside the 5-minute tolerance');
       const parsed = DevWebhookBody.safeParse(safeJson(body));
       if (!parsed.success) throw new WebhookRejected('Webhook body is not a dev-node payment_received event');

@@ -22,8 +22,9 @@ import {
   type LightningProvider,
   type PaidInvoice,
   type PaymentStatus,
+  ProviderConfigError,
 } from '../provider.js';
-import { checkedPreimage, issuedInvoice, Hex32, invoiceToPay, ProviderConfigError } from './http.js';
+import { checkedPreimage, issuedInvoice, Hex32, invoiceToPay } from './checks.js';
 
 /** Relay connections idle this long are closed (the next call reconnects and re-reads the wallet's info event). */
 const IDLE_CLOSE_MS = 10_000;
@@ -99,7 +100,7 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
 }
 
 let webSocketReady: Promise<void> | undefined;
-/** Node 20 has no global WebSocket; nostr-tools (inside the SDK) looks it up when it connects. */
+/** Node 20 has no global WebSocket (Node 22, browsers and workers do); nostr-tools (inside the SDK) looks it up when it connects. On Node 20 install `ws`. */
 function ensureWebSocket(): Promise<void> {
   webSocketReady ??= (async () => {
     if (typeof globalThis.WebSocket === 'undefined') {

@@ -2,7 +2,6 @@
 // with a JSON body and a `Rune` header; RPC errors come back as {code, message}
 // (HTTP 4xx/5xx). Amounts are msat (integers; "123msat" strings before v23).
 // CLN sends no webhooks.
-import { randomUUID, createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Network } from '../bolt11.js';
 import {
@@ -13,14 +12,19 @@ import {
   type LightningProvider,
   type PaidInvoice,
   type PaymentStatus,
+  ProviderUnsupported,
 } from '../provider.js';
-import { backendHttp, checkedPreimage, issuedInvoice, errorMessage, Hex32, parseJson, ProviderUnsupported } from './http.js';
+import { checkedPreimage, issuedInvoice, errorMessage, Hex32, parseJson, sha256OfText } from './checks.js';
+import { backendHttp, DEFAULT_TIMEOUT_MS, type Fetch } from './http.js';
 
 export interface ClnOptions {
   url: string;
   rune: string;
   network: Network;
-  timeoutMs: number;
+  /** Per call to the backend; default 10000 ms. */
+  timeoutMs?: number;
+  /** Default globalThis.fetch. */
+  fetch?: Fetch;
 }
 
 const BACKEND = 'Core Lightning';
@@ -61,10 +65,12 @@ const RpcError = z.object({ code: z.number().int(), message: z.string() });
 const PAY_DEFINITELY_FAILED = new Set([201, 202, 203, 205, 206, 207, 210, 212, 213, -32602]);
 
 export function createClnProvider(options: ClnOptions): LightningProvider {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const http = backendHttp({
     backend: BACKEND,
     baseUrl: options.url,
-    timeoutMs: options.timeoutMs,
+    timeoutMs,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
     headers: { Rune: options.rune },
     credentialSetting: 'CLN_RUNE',
     isAuthFailure: (status, body) => status >= 400 && /not authorized|rune/i.test(errorMessage(body)),
@@ -79,7 +85,7 @@ export function createClnProvider(options: ClnOptions): LightningProvider {
       const description = request.memo ?? '';
       if (request.descriptionHash) {
         // CLN commits to the hash of a description it is given (deschashonly); it cannot take a bare hash.
-        if (createHash('sha256').update(description, 'utf8').digest('hex') !== request.descriptionHash.toLowerCase()) {
+        if (sha256OfText(description) !== request.descriptionHash.toLowerCase()) {
           throw new ProviderUnsupported('Core Lightning needs the description itself (as memo) to commit to its hash');
         }
       }
@@ -87,7 +93,7 @@ export function createClnProvider(options: ClnOptions): LightningProvider {
         'invoice',
         {
           amount_msat: request.amountMsat,
-          label: `l402-${randomUUID()}`,
+          label: `l402-${crypto.randomUUID()}`,
           description,
           ...(request.expirySeconds ? { expiry: request.expirySeconds } : {}),
           ...(request.descriptionHash ? { deschashonly: true } : {}),
@@ -118,7 +124,7 @@ export function createClnProvider(options: ClnOptions): LightningProvider {
       const response = await http.send({
         method: 'POST',
         path: '/v1/pay',
-        json: { bolt11: invoice, maxfee: maxFeeMsat, retry_for: Math.max(1, Math.floor((options.timeoutMs * 0.8) / 1000)) },
+        json: { bolt11: invoice, maxfee: maxFeeMsat, retry_for: Math.max(1, Math.floor((timeoutMs * 0.8) / 1000)) },
       });
       if (response.status >= 400) {
         const error = RpcError.safeParse(parseJson(response.body) ?? {});

@@ -14,8 +14,10 @@ import {
   type LightningProvider,
   type PaidInvoice,
   type PaymentStatus,
+  ProviderConfigError,
 } from '../provider.js';
-import { backendHttp, checkedPreimage, issuedInvoice, errorMessage, Hex32, IntLike, parseJson, ProviderConfigError, wholeSats, type BackendHttp } from './http.js';
+import { checkedPreimage, issuedInvoice, errorMessage, Hex32, IntLike, parseJson, wholeSats } from './checks.js';
+import { backendHttp, DEFAULT_TIMEOUT_MS, type BackendHttp, type Fetch } from './http.js';
 
 export interface LnbitsOptions {
   url: string;
@@ -24,7 +26,10 @@ export interface LnbitsOptions {
   /** Admin key: needed only to pay. */
   adminKey?: string;
   network: Network;
-  timeoutMs: number;
+  /** Per call to the backend; default 10000 ms. */
+  timeoutMs?: number;
+  /** Default globalThis.fetch. */
+  fetch?: Fetch;
 }
 
 const BACKEND = 'LNbits';
@@ -46,7 +51,7 @@ const Wallet = z.object({ balance: IntLike });
 const WebhookBody = z.object({ payment_hash: Hex32, amount: IntLike.optional() });
 
 export function createLnbitsProvider(options: LnbitsOptions): LightningProvider {
-  const common = { backend: BACKEND, baseUrl: options.url, timeoutMs: options.timeoutMs };
+  const common = { backend: BACKEND, baseUrl: options.url, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, ...(options.fetch ? { fetch: options.fetch } : {}) };
   const invoiceKey = backendHttp({ ...common, headers: { 'X-Api-Key': options.apiKey }, credentialSetting: 'LNBITS_API_KEY' });
   const adminKey = options.adminKey ? backendHttp({ ...common, headers: { 'X-Api-Key': options.adminKey }, credentialSetting: 'LNBITS_ADMIN_KEY' }) : undefined;
 

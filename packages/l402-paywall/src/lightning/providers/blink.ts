@@ -2,7 +2,10 @@
 // Amounts at Blink are whole satoshis in the BTC wallet; we speak msat and refuse
 // what Blink cannot express rather than round. Webhooks come through Svix and are
 // verified here (signature over the raw body, constant time, 5-minute tolerance).
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { utf8ToBytes } from '@noble/hashes/utils.js';
+import { base64 } from '@scure/base';
 import { z } from 'zod';
 import { decodeInvoice, type Network } from '../bolt11.js';
 import {
@@ -17,8 +20,10 @@ import {
   type PaymentStatus,
   type WebhookDelivery,
   type WebhookEvent,
+  ProviderConfigError,
 } from '../provider.js';
-import { backendHttp, checkedPreimage, issuedInvoice, Hex32, invoiceToPay, ProviderConfigError, satToMsat, wholeSats } from './http.js';
+import { checkedPreimage, equalBytes, issuedInvoice, Hex32, invoiceToPay, satToMsat, wholeSats } from './checks.js';
+import { backendHttp, DEFAULT_TIMEOUT_MS, type Fetch } from './http.js';
 
 export interface BlinkOptions {
   apiKey: string;
@@ -30,7 +35,10 @@ export interface BlinkOptions {
   webhookSecret?: string;
   /** Invoices for any other network are refused (LIGHTNING_NETWORK). */
   network: Network;
-  timeoutMs: number;
+  /** Per call to the backend; default 10000 ms. */
+  timeoutMs?: number;
+  /** Default globalThis.fetch. */
+  fetch?: Fetch;
 }
 
 const WEBHOOK_TOLERANCE_SECONDS = 5 * 60;
@@ -132,15 +140,15 @@ const Q = {
 };
 
 /** Decodes `whsec_<base64>`; throws ProviderConfigError naming the setting (not its value). */
-export function parseSvixSecret(secret: string): Buffer {
+export function parseSvixSecret(secret: string): Uint8Array {
   const match = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(secret.trim());
-  const key = match ? Buffer.from(match[1]!, 'base64') : Buffer.alloc(0);
+  const key = match ? decodeBase64(match[1]!) : new Uint8Array(0);
   if (key.length < 16) throw new ProviderConfigError('BLINK_WEBHOOK_SECRET', 'BLINK_WEBHOOK_SECRET must be the endpoint\'s signing secret as Blink shows it (whsec_ followed by base64)');
   return key;
 }
 
 /** Verifies a Svix delivery (svix-id, svix-timestamp, svix-signature) over the raw body; returns the svix-id. */
-export function verifySvix(key: Buffer, delivery: WebhookDelivery): string {
+export function verifySvix(key: Uint8Array, delivery: WebhookDelivery): string {
   const id = delivery.headers.get('svix-id');
   const timestamp = delivery.headers.get('svix-timestamp');
   const signatures = delivery.headers.get('svix-signature');
@@ -148,17 +156,25 @@ export function verifySvix(key: Buffer, delivery: WebhookDelivery): string {
   if (!/^\d{1,12}$/.test(timestamp)) throw new WebhookRejected('Bad Svix timestamp');
   const nowSeconds = Math.floor((delivery.now ?? Date.now()) / 1000);
   if (Math.abs(nowSeconds - Number(timestamp)) > WEBHOOK_TOLERANCE_SECONDS) throw new WebhookRejected('Svix timestamp outside the 5-minute tolerance');
-  const expected = createHmac('sha256', key).update(`${id}.${timestamp}.${delivery.body}`, 'utf8').digest();
+  const expected = hmac(sha256, key, utf8ToBytes(`${id}.${timestamp}.${delivery.body}`));
   // Several signatures are sent while the secret rotates; any one valid v1 signature is enough.
   let valid = false;
   for (const entry of signatures.split(' ')) {
     const [version, signature] = entry.split(',', 2);
     if (version !== 'v1' || !signature) continue;
-    const sent = Buffer.from(signature, 'base64');
-    if (sent.length === expected.length && timingSafeEqual(sent, expected)) valid = true;
+    if (equalBytes(decodeBase64(signature), expected)) valid = true;
   }
   if (!valid) throw new WebhookRejected('Svix signature does not match');
   return id;
+}
+
+// A malformed signature or secret decodes to nothing, which matches nothing.
+function decodeBase64(text: string): Uint8Array {
+  try {
+    return base64.decode(text);
+  } catch {
+    return new Uint8Array(0);
+  }
 }
 
 const isAuthError = (code: string | undefined | null, message: string) =>
@@ -166,11 +182,12 @@ const isAuthError = (code: string | undefined | null, message: string) =>
 
 
 export function createBlinkProvider(options: BlinkOptions): LightningProvider {
-  const { apiKey, apiUrl, timeoutMs } = options;
+  const { apiKey, apiUrl } = options;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const webhookKey = options.webhookSecret ? parseSvixSecret(options.webhookSecret) : undefined;
   let walletIdPromise: Promise<string> | undefined;
 
-  const http = backendHttp({ backend: 'Blink', baseUrl: apiUrl, timeoutMs, headers: { 'x-api-key': apiKey }, credentialSetting: 'BLINK_API_KEY' });
+  const http = backendHttp({ backend: 'Blink', baseUrl: apiUrl, timeoutMs, ...(options.fetch ? { fetch: options.fetch } : {}), headers: { 'x-api-key': apiKey }, credentialSetting: 'BLINK_API_KEY' });
 
   /** One GraphQL operation: transport failures, HTTP errors and top-level `errors` become provider errors. */
   async function graphql<T>(operation: string, query: string, variables: Record<string, unknown>, schema: z.ZodType<T>): Promise<T> {

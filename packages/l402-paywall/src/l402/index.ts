@@ -1,6 +1,6 @@
 // The edge-safe L402 core: Web APIs and @noble only.
 export { withL402, getPayment } from './with-l402.js';
-export { createPaywall, challengeHeaders, refusalResponse } from './paywall.js';
+export { createPaywall, challengeHeaders, refusalResponse, PROVIDER_RETRY_AFTER_SECONDS } from './paywall.js';
 export type { L402Options, InvoiceProvider, Payment, Decision, Refusal, Paid, Paywall } from './paywall.js';
 export { Keyring, mintToken, verifyToken, decodeToken, checkCaveats } from './token.js';
 export type { TokenPayload, MintInput, VerifyResult, CaveatExpectations } from './token.js';

@@ -7,7 +7,7 @@
 // its own token with its own secret. Paid requests are verified locally, exactly
 // as in sovereign mode. The token carries an `owner` caveat (DESIGN.md decision 2).
 import { z } from 'zod';
-import { readBoundedText } from '../http/input.js';
+import { readBoundedText } from '../http/read-bounded.js';
 import { withL402 as withL402Core } from '../l402/with-l402.js';
 import type { InvoiceProvider, L402Options } from '../l402/paywall.js';
 import { decodeInvoice, type Network } from '../lightning/bolt11.js';

@@ -75,6 +75,7 @@ export function logError(error: unknown, context: string): void {
 }
 
 export function createPaywall(options: L402Options): Paywall {
+  checkOptions(options);
   const keyring = options.secret instanceof Keyring ? options.secret : new Keyring(typeof options.secret === 'string' ? [options.secret] : options.secret);
   const replay = options.replayStore ?? memoryReplayStore();
   const ttl = options.tokenTtlSeconds ?? 3600;
@@ -222,6 +223,32 @@ function unavailable(code: string, error: string): Refusal {
     headers: [['Content-Type', 'application/json'], ['Cache-Control', 'no-store'], ['Retry-After', String(PROVIDER_RETRY_AFTER_SECONDS)]],
     body: { error, code, retryAfter: PROVIDER_RETRY_AFTER_SECONDS },
   };
+}
+
+/**
+ * Refuses options that cannot work, at construction, naming the option: a
+ * mistake should stop the deploy, not surface as a 500 on the first paid
+ * request. Plain checks, so the edge core stays small.
+ */
+function checkOptions(options: L402Options): void {
+  if (!options || typeof options !== 'object') throw new TypeError('withL402 needs options: { priceSats, provider, secret }');
+  const fail = (name: string, expected: string, value: unknown) => {
+    throw new TypeError(`withL402: option \`${name}\` must be ${expected}, got ${value === undefined ? 'undefined' : typeof value === 'object' ? JSON.stringify(value) : String(value)}`);
+  };
+  const isFunction = (v: unknown) => typeof v === 'function';
+  const { priceSats, provider, secret } = options;
+  if (typeof priceSats === 'number') validPrice(priceSats);
+  else if (!isFunction(priceSats)) fail('priceSats', 'a positive whole number of satoshis or a function of the request', priceSats);
+  if (!provider || !isFunction((provider as Partial<InvoiceProvider>).createInvoice)) fail('provider', 'a Lightning backend with createInvoice() (see l402-paywall/backends)', provider);
+  if (secret === undefined || secret === null || secret === '') {
+    throw new TypeError('withL402: option `secret` is missing (is the environment variable, e.g. L402_SECRET, set?); use at least 32 random bytes, e.g. `openssl rand -hex 32`');
+  }
+  if (!(secret instanceof Keyring) && typeof secret !== 'string' && !Array.isArray(secret)) fail('secret', 'a string, an array of strings (newest first) or a Keyring', secret);
+  if (options.replayStore !== undefined && (!isFunction(options.replayStore?.claim) || !isFunction(options.replayStore?.release))) fail('replayStore', 'a replay store with claim() and release()', options.replayStore);
+  if (options.route !== undefined && typeof options.route !== 'string' && !isFunction(options.route)) fail('route', 'a string or a function of the request', options.route);
+  for (const name of ['memo', 'caveats', 'onPaid', 'onError'] as const) {
+    if (options[name] !== undefined && !isFunction(options[name])) fail(name, 'a function', options[name]);
+  }
 }
 
 function validPrice(price: number): number {

@@ -2,7 +2,9 @@
 // only. Amounts are sats except `fees` (msat). Webhooks are signed:
 // `X-Phoenix-Signature` = hex HMAC-SHA256 of the raw body, keyed with the
 // webhook-secret's UTF-8 bytes.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
 import { decodeInvoice, type Network } from '../bolt11.js';
 import {
@@ -15,14 +17,18 @@ import {
   type PaidInvoice,
   type PaymentStatus,
 } from '../provider.js';
-import { backendHttp, checkedPreimage, issuedInvoice, errorMessage, Hex32, IntLike, parseJson, satToMsat, wholeSats } from './http.js';
+import { checkedPreimage, equalBytes, issuedInvoice, errorMessage, Hex32, IntLike, parseJson, satToMsat, utf8ToBase64, wholeSats } from './checks.js';
+import { backendHttp, DEFAULT_TIMEOUT_MS, type Fetch } from './http.js';
 
 export interface PhoenixdOptions {
   url: string;
   password: string;
   webhookSecret?: string;
   network: Network;
-  timeoutMs: number;
+  /** Per call to the backend; default 10000 ms. */
+  timeoutMs?: number;
+  /** Default globalThis.fetch. */
+  fetch?: Fetch;
 }
 
 const BACKEND = 'Phoenixd';
@@ -56,8 +62,9 @@ export function createPhoenixdProvider(options: PhoenixdOptions): LightningProvi
   const http = backendHttp({
     backend: BACKEND,
     baseUrl: options.url,
-    timeoutMs: options.timeoutMs,
-    headers: { authorization: `Basic ${Buffer.from(`:${options.password}`, 'utf8').toString('base64')}` },
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    headers: { authorization: `Basic ${utf8ToBase64(`:${options.password}`)}` },
     credentialSetting: 'PHOENIXD_PASSWORD',
   });
 
@@ -142,8 +149,8 @@ export function createPhoenixdProvider(options: PhoenixdOptions): LightningProvi
       if (!options.webhookSecret) throw new WebhookRejected('PHOENIXD_WEBHOOK_SECRET is not set, so Phoenixd webhooks cannot be verified');
       const signature = headers.get(PHOENIX_SIGNATURE_HEADER)?.trim().toLowerCase();
       if (!signature || !/^[0-9a-f]{64}$/.test(signature)) throw new WebhookRejected(`Missing or malformed ${PHOENIX_SIGNATURE_HEADER} header`);
-      const expected = createHmac('sha256', Buffer.from(options.webhookSecret, 'utf8')).update(body, 'utf8').digest();
-      if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) throw new WebhookRejected('Phoenixd webhook signature does not match');
+      const expected = hmac(sha256, utf8ToBytes(options.webhookSecret), utf8ToBytes(body));
+      if (!equalBytes(expected, hexToBytes(signature))) throw new WebhookRejected('Phoenixd webhook signature does not match');
       const json = parseJson(body);
       const kind = Event.safeParse(json);
       if (!kind.success) throw new WebhookRejected('Phoenixd webhook body is not an event');

@@ -49,6 +49,8 @@ interface SigningKey {
   secret: Uint8Array;
 }
 
+export const MIN_SECRET_BYTES = 32;
+
 /** Newest secret signs; every secret verifies (rotation). */
 export class Keyring {
   readonly signingKid: string;
@@ -61,9 +63,12 @@ export class Keyring {
   private readonly digest = new Int32Array(8);
 
   constructor(secrets: readonly string[]) {
-    if (secrets.length === 0) throw new Error('Keyring needs at least one secret');
-    for (const secret of secrets) {
+    if (!Array.isArray(secrets) || secrets.length === 0) throw new TypeError('Keyring needs at least one secret');
+    for (const [i, secret] of secrets.entries()) {
+      if (typeof secret !== 'string') throw new TypeError(`secret${secrets.length > 1 ? `[${i}]` : ''} must be a string, got ${secret === undefined ? 'undefined (is the environment variable set?)' : typeof secret}`);
       const key = utf8(secret);
+      // Short secrets can be guessed offline from one token; 32 bytes is what `openssl rand -hex 32` gives with room to spare.
+      if (key.length < MIN_SECRET_BYTES) throw new TypeError(`secret${secrets.length > 1 ? `[${i}]` : ''} must be at least ${MIN_SECRET_BYTES} bytes, got ${key.length} (generate one with \`openssl rand -hex 32\`)`);
       const kid = hexOf(hmac(sha256, key, utf8('L402/v1 key id')).subarray(0, 4));
       if (!this.keys.has(kid)) this.keys.set(kid, { kid, secret: key });
     }

@@ -14,16 +14,22 @@ import {
   type PaidInvoice,
   type PaymentStatus,
 } from '../provider.js';
-import { backendHttp, base64ToHex, checkedPreimage, issuedInvoice, errorMessage, hexToBase64, IntLike, parseJson, type BackendResponse } from './http.js';
+import { base64ToHex, checkedPreimage, issuedInvoice, errorMessage, hexToBase64, IntLike, parseJson } from './checks.js';
+import { backendHttp, DEFAULT_TIMEOUT_MS, type BackendResponse, type Fetch } from './http.js';
 
 export interface LndOptions {
   url: string;
   /** Hex. */
   macaroon: string;
-  /** PEM (or base64 of the PEM file) of lnd's tls.cert, for its self-signed certificate. */
-  tlsCert?: string;
   network: Network;
-  timeoutMs: number;
+  /** Default 10000 ms. */
+  timeoutMs?: number;
+  /**
+   * Default globalThis.fetch. lnd's REST port has a self-signed certificate
+   * unless it sits behind a proxy with a public one: on Node, pass
+   * `fetchTrustingCa(tlsCert)` from `l402-paywall/node`.
+   */
+  fetch?: Fetch;
 }
 
 const BACKEND = 'LND';
@@ -52,13 +58,14 @@ const NOT_FOUND = /unable to locate invoice|there are no existing invoices|payme
 const REFUSED_BEFORE_SENDING = /invoice expired|invalid|checksum|amount must be specified|self-payment|self payment|no route|insufficient|unknown network|not enough/i;
 
 export function createLndProvider(options: LndOptions): LightningProvider {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const http = backendHttp({
     backend: BACKEND,
     baseUrl: options.url,
-    timeoutMs: options.timeoutMs,
+    timeoutMs,
     headers: { 'Grpc-Metadata-macaroon': options.macaroon },
     credentialSetting: 'LND_MACAROON',
-    ...(options.tlsCert ? { ca: pem(options.tlsCert) } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
     // LND reports a bad macaroon as gRPC Unknown (HTTP 500), not 401.
     isAuthFailure: (status, body) => status >= 400 && /macaroon|verification failed|permission denied|signature mismatch/i.test(errorMessage(body)),
   });
@@ -123,7 +130,7 @@ export function createLndProvider(options: LndOptions): LightningProvider {
           payment_request: invoice,
           fee_limit_msat: String(maxFeeMsat),
           // LND stops trying new routes before our deadline, so a clear failure can still reach us.
-          timeout_seconds: Math.max(1, Math.floor((options.timeoutMs * 0.8) / 1000)),
+          timeout_seconds: Math.max(1, Math.floor((timeoutMs * 0.8) / 1000)),
           no_inflight_updates: true,
         },
         firstLineOnly: true,
@@ -167,10 +174,4 @@ export function createLndProvider(options: LndOptions): LightningProvider {
       throw new ProviderUnavailable('LND answered the balance without an amount');
     },
   };
-}
-
-function pem(cert: string): string {
-  const text = cert.replace(/\\n/g, '\n').trim();
-  if (text.startsWith('-----BEGIN')) return text + '\n';
-  return Buffer.from(text, 'base64').toString('utf8');
 }

@@ -1,0 +1,2 @@
+// `l402-paywall`: the edge-safe core (Web APIs and @noble only).
+export * from './l402/index.js';

@@ -1,0 +1,21 @@
+// `l402-paywall/lightning`: what every backend shares and nothing that talks to
+// one: the BOLT11 codec, the provider interface and its errors, the checks of
+// issued invoices and preimages, Lightning Address schemas. Edge-safe.
+export { decodeInvoice, encodeInvoice, InvalidInvoice } from './lightning/bolt11.js';
+export type { DecodedInvoice, InvoiceFields, Network } from './lightning/bolt11.js';
+export { PaymentFailed, ProviderConfigError, ProviderUnavailable, ProviderUnsupported, WebhookRejected } from './lightning/provider.js';
+export type {
+  CreateInvoiceRequest,
+  CreatedInvoice,
+  InvoiceStatus,
+  LightningProvider,
+  PaidInvoice,
+  PayInvoiceRequest,
+  PaymentStatus,
+  WebhookDelivery,
+  WebhookEvent,
+} from './lightning/provider.js';
+export { checkedPreimage, invoiceToPay, issuedInvoice, isPreimageOf } from './lightning/providers/checks.js';
+export type { ExpectedInvoice } from './lightning/providers/checks.js';
+export { LightningAddress, LightningAddressWithLoopback, lightningAddressSchema, splitLightningAddress } from './lightning/address.js';
+export type { LightningAddressParts } from './lightning/address.js';
