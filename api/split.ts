@@ -1,4 +1,4 @@
-// POST /api/split: manual recovery (SPEC.md). Header x-split-secret (401 when
+// POST /api/split: manual recovery. Header x-split-secret (401 when
 // missing or wrong, 503 NOT_CONFIGURED when SPLIT_SECRET is unset); body
 // {amountSats, ownerAddress, paymentHash?, idempotencyKey?} (400). The same
 // ledger as the webhook (lib/service/managed.ts manualSplit), so it cannot

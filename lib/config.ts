@@ -1,6 +1,6 @@
 // The only reader of process.env: environment -> typed, validated config.
 // Local runs get embedded defaults (memory store, dev Lightning node, a secret
-// generated once under .data/); production refuses to guess (DESIGN.md).
+// generated once under .data/); production refuses to guess (docs/architecture.md "Where it runs").
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';

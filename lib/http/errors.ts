@@ -1,4 +1,4 @@
-// Every error leaves as JSON {error, code} (DESIGN.md decision 9).
+// Every error leaves as JSON {error, code} (docs/architecture.md decision 9).
 
 export class HttpError extends Error {
   override readonly name = 'HttpError';

@@ -1,5 +1,5 @@
 // GET requests to hosts someone else chose (Lightning Address servers), made so
-// that they cannot be turned against us (DESIGN.md decision 7): https only
+// that they cannot be turned against us (docs/architecture.md decision 7): https only
 // (plain http only to loopback, and only in development); every address the
 // name resolves to must be public; the connection goes to an address we
 // checked, with no second DNS answer in between (no rebinding window); each

@@ -1,4 +1,4 @@
-// Constant-time checks of secrets sent by callers (DESIGN.md decision 10).
+// Constant-time checks of secrets sent by callers (docs/architecture.md decision 10).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { HttpError } from './errors.js';
 

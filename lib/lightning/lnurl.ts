@@ -1,6 +1,6 @@
 // Paying a Lightning Address: LUD-16 (address -> URL), LUD-06 (payRequest,
 // then an invoice from the callback), LUD-12 (comment), LUD-01 (bech32 LNURL).
-// An invoice is returned only after it is checked (DESIGN.md decision 7):
+// An invoice is returned only after it is checked (docs/architecture.md decision 7):
 // amount equal to what was asked, description hash equal to SHA256(metadata),
 // enough time left, our network. Everything the remote server says is
 // validated; every fetch goes through the guarded client (lib/http/outbound.ts).

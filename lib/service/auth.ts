@@ -1,4 +1,4 @@
-// Dashboard sessions (DESIGN.md decision 11): an LNURL-auth login yields an
+// Dashboard sessions (docs/architecture.md decision 11): an LNURL-auth login yields an
 // opaque random token; only its SHA-256 is kept, so a copy of the database
 // opens no session. Admin rights are read from config on every request, so
 // removing a key from ADMIN_PUBKEYS takes effect at once.

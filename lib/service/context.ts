@@ -56,7 +56,7 @@ function configuredProvider(config: Config, store: KeyValueStore): LightningProv
 }
 
 function buildContext(config: Config): ServiceContext {
-  // Fail closed in production (DESIGN.md "Where it runs"): name what is missing.
+  // Fail closed in production (docs/architecture.md "Where it runs"): name what is missing.
   if (config.problems.length > 0) {
     throw new HttpError(503, 'NOT_CONFIGURED', `Service is not configured: set ${config.problems.join('; ')}`, { missing: config.problems }, { 'Retry-After': '60' });
   }

@@ -1,5 +1,5 @@
 // The live demo: a 1-sat paywalled BTC price, and the preimage hand-back for
-// payers whose wallet does not show it (SPEC.md GET /api/demo/preimage).
+// payers whose wallet does not show it (GET /api/demo/preimage).
 import { HttpError, json } from '../http/errors.js';
 import { withL402 } from 'l402-paywall';
 import type { InvoiceProvider } from 'l402-paywall';

@@ -1,4 +1,4 @@
-// The public directory of paid APIs (SPEC.md "Directory entry", POST
+// The public directory of paid APIs (docs/architecture.md "The hosted interface's records", POST
 // /api/register, GET /api/apis.json): agents discover L402 endpoints here.
 // A url belongs to the Lightning Address that registered it first: the same
 // owner may update its entry at every server start, nobody else can take it.
@@ -72,7 +72,7 @@ export const ApiUrl = requiredString('url', `an absolute http(s) URL of at most 
 
 export const CategorySchema = z.enum(CATEGORIES, { error: `category must be one of ${CATEGORIES.join(', ')}` });
 
-/** POST /api/register: SPEC.md's directory entry. Unknown fields are refused (a typo must not pass silently). */
+/** POST /api/register: a directory entry. Unknown fields are refused (a typo must not pass silently). */
 export const Registration = z.strictObject({
   url: ApiUrl,
   name: text('name', MAX_NAME_CHARS, false, `1-${MAX_NAME_CHARS} characters`),

@@ -1,4 +1,4 @@
-// Linking a Lightning Address to an LNURL-auth key (DESIGN.md decision 11):
+// Linking a Lightning Address to an LNURL-auth key (docs/architecture.md decision 11):
 // the service pays the address 1 sat with a short code in the LUD-12 comment;
 // only whoever receives payments there can read the code and type it back.
 //

@@ -69,7 +69,7 @@ async function knownInvoice(ctx: ServiceContext, paymentHash: string): Promise<I
 }
 
 /**
- * Money moves only after the provider confirms the payment (DESIGN.md decision 8).
+ * Money moves only after the provider confirms the payment (docs/architecture.md decision 8).
  * Then, each step idempotent: log the payment, record its split, pay the owner
  * what is due. Repeating it for the same hash changes nothing.
  */

@@ -1,4 +1,4 @@
-// The payment log (SPEC.md "Replay and payment logging"): each paid request's
+// The payment log (docs/architecture.md "The hosted interface's records"): each paid request's
 // payment hash, endpoint, amount and owner go to the `payments` table off the
 // request path, so the paid answer never waits for the database.
 //

@@ -1,4 +1,4 @@
-// The split ledger and the payouts that settle it (DESIGN.md decisions 6-7).
+// The split ledger and the payouts that settle it (docs/architecture.md decisions 6-7).
 // This is where a bug loses real money, so every step is built to be safe when
 // repeated, interrupted, or run by two instances at once:
 //

@@ -1,4 +1,4 @@
-// The demo's BTC price (DESIGN.md decision 12): public sources tried in order,
+// The demo's BTC price (docs/architecture.md decision 12): public sources tried in order,
 // each with a timeout and a validated answer, cached briefly; offline the
 // answer says "simulated" instead of pretending.
 import { z } from 'zod';

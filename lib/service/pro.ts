@@ -1,4 +1,4 @@
-// The Pro tier (SPEC.md "Pro subscription", "States and transitions"): 30 days
+// The Pro tier (docs/architecture.md "The hosted interface's records"): 30 days
 // per paid invoice, bound to one Lightning Address. GET /api/dev-token sells,
 // POST /api/dev-token activates, GET /api/pro-check answers.
 //

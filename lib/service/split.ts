@@ -1,4 +1,4 @@
-// The 99.7/0.3 split (DESIGN.md decision 6), in integer millisatoshis: the
+// The 99.7/0.3 split (docs/architecture.md decision 6), in integer millisatoshis: the
 // owner's share is rounded down, the service's fee is exactly the rest, so
 // share + fee always equals what was paid and no millisatoshi is invented.
 

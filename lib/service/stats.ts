@@ -1,4 +1,4 @@
-// GET /api/stats (SPEC.md "Stats object", DESIGN.md decision 11): payment
+// GET /api/stats (docs/architecture.md decision 11): payment
 // analytics over the payments a session may see, computed in SQL.
 //
 // Who sees what: admin keys see every payment (ownerless ones too), the
@@ -35,7 +35,7 @@ export const RECENT_LIMIT = 50;
 const DAY_MS = 86_400_000;
 const CSV_BATCH = 5_000;
 
-/** SPEC.md "Payment record". Columns the payment log may leave empty are null. */
+/** docs/architecture.md "The hosted interface's records". Columns the payment log may leave empty are null. */
 export interface PaymentRecord {
   id: string;
   endpoint: string | null;
@@ -81,7 +81,7 @@ export interface StatsView extends StatsScope {
   tier: Tier;
 }
 
-/** The stats object (SPEC.md) plus what the dashboard needs to label it. */
+/** The stats object plus what the dashboard needs to label it. */
 export interface Stats extends PaymentStats {
   /** Admin: the service wallet's balance. Owner: what the service still owes them (splits not yet paid). Sats, floor. */
   walletSats: number;

@@ -1,4 +1,4 @@
-// POST /api/provider-webhook (DESIGN.md decision 8): the provider's signature
+// POST /api/provider-webhook (docs/architecture.md decision 8): the provider's signature
 // is checked over the raw body before anything in it is parsed, then the
 // payment is confirmed by looking it up at the provider, and only then does
 // money move (lib/service/managed.ts). Deliveries are deduplicated by the

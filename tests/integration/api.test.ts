@@ -1,6 +1,6 @@
 // The hosted functions as a client meets them: the real dev server (the same
 // api/ files Vercel runs), the embedded dev Lightning node and the in-memory
-// store, driven with fetch the way the SPEC.md curl examples are.
+// store, driven with fetch the way the README's curl examples are.
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -117,7 +117,7 @@ function expectErrorBody(body: unknown, code?: string): asserts body is ErrorBod
 
 const failingProvider = unreachableProvider();
 
-describe('SPEC.md protocol flow through the dev server', () => {
+describe('L402 protocol flow through the dev server', () => {
   beforeAll(baseEnv);
 
   it('402 -> pay -> retry with L402 <macaroon>:<preimage> -> 200 with the price; replay -> 402', async () => {

@@ -259,7 +259,7 @@ for (const target of targets) {
           WHERE table_schema = current_schema() AND table_name IN ('payments', 'apis', 'pro_subscriptions', 'pro_activations')`,
       );
       const shape = (table: string) => Object.fromEntries(columns.filter((c) => c.table_name === table).map((c) => [c.column_name, `${c.data_type}${c.is_nullable === 'NO' ? ' not null' : ''}`]));
-      // SPEC.md's payment record, plus the owner it was paid to.
+      // The payment record, plus the owner it was paid to.
       expect(shape('payments')).toMatchObject({
         id: 'uuid not null',
         payment_hash: 'text not null',

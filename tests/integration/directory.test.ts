@@ -113,7 +113,7 @@ for (const backend of backends) {
     describe('POST /api/register and GET /api/apis.json', () => {
       beforeAll(emptyDirectory);
 
-      it('registers an entry and lists it with exactly SPEC.md fields, never the Lightning Address', async () => {
+      it('registers an entry and lists it with exactly the directory fields, never the Lightning Address', async () => {
         const id = await registered(entry({ description: 'Live BTC/USD', category: 'finance' }));
         const response = await fetch(`${server.url}/api/apis.json`);
         expect(response.status).toBe(200);

@@ -504,7 +504,7 @@ for (const backend of backends) {
         expect(body.scope.since).toBe(tier === 'free' ? new Date(now.getTime() - 7 * DAY_MS).toISOString() : null);
         const walletMsat = who.admin ? (await serviceContext().provider.balance()).balanceMsat : owed;
         expect(body).toEqual({ ...history, walletSats: Math.floor(walletMsat / 1000), walletUsdCents: null, btcPrice: expect.objectContaining({ source: 'simulated' }), scope: expect.any(Object) });
-        // Integers only, as SPEC.md says (walletUsdCents is null: the test runs offline, BTC_PRICE_SOURCES=none).
+        // Integers only, as the stats object promises (walletUsdCents is null: the test runs offline, BTC_PRICE_SOURCES=none).
         for (const field of ['totalPayments', 'totalSats', 'serviceFee', 'walletSats'] as const) expect(Number.isInteger(body[field])).toBe(true);
         if (!who.admin) expect(body.serviceFee).toBe(history.serviceFee);
       });

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../lib/config.js';
 import { verifyLnurlAuthSignature } from '../../lib/lightning/lnurl-auth.js';
 
-// lnurl/luds 04.md, as quoted in shared/reference/lightning.md.
+// The test data of LUD-04 (lnurl/luds, 04.md).
 const LUD04 = {
   k1: 'e2af6254a8df433264fa23f67eb8188635d15ce883e8fc020989d5f82ae6f11e',
   key: '02c3b844b8104f0c1b15c507774c9ba7fc609f58f343b9b149122e944dd20c9362',

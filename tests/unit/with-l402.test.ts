@@ -116,7 +116,7 @@ describe('withL402: the challenge', () => {
     const seedForm = `L402 ${body.macaroon}, invoice="${body.invoice}"`;
     const standardForm = `L402 macaroon="${body.macaroon}", invoice="${body.invoice}", token="${body.macaroon}", version="0"`;
     expect(response.headers.get('www-authenticate')).toBe(`${seedForm}, ${standardForm}`);
-    // refined-element l402-requests' parser (reference/l402-interop.md) finds macaroon= right before invoice=.
+    // refined-element l402-requests' parser (docs/architecture.md "Interoperability") finds macaroon= right before invoice=.
     const strict = /(L402|LSAT)\s+macaroon="([^"]+)"\s*,\s*invoice="([^"]+)"/i.exec(response.headers.get('www-authenticate')!);
     expect(strict?.[2]).toBe(body.macaroon);
     expect(strict?.[3]).toBe(body.invoice);

@@ -1,4 +1,4 @@
--- Payments (SPEC.md "Payment-record table shape") plus the owner they were paid to.
+-- Payments (docs/architecture.md "The hosted interface's records") plus the owner they were paid to.
 -- payment_hash is public by design; the preimage is never stored.
 CREATE TABLE payments (
   id            uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -12,7 +12,7 @@ CREATE TABLE payments (
 CREATE INDEX payments_paid_at ON payments (paid_at DESC);
 CREATE INDEX payments_owner_paid_at ON payments (owner_address, paid_at DESC);
 
--- The public directory of paid APIs (SPEC.md "Directory entry").
+-- The public directory of paid APIs (docs/architecture.md "The hosted interface's records").
 CREATE TABLE apis (
   id                uuid PRIMARY KEY DEFAULT gen_random_uuid(),
   url               text NOT NULL UNIQUE,

@@ -1,4 +1,4 @@
--- The split ledger (DESIGN.md decision 6): one row per incoming managed-mode
+-- The split ledger (docs/architecture.md decision 6): one row per incoming managed-mode
 -- payment, so each payment is split exactly once whatever the number of
 -- webhook deliveries. Integer millisatoshis throughout.
 --   accrued: the owner's share is below the payout minimum; it waits to be batched

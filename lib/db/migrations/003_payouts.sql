@@ -1,5 +1,5 @@
 -- Managed mode: who is owed what, and the payouts that settle it
--- (DESIGN.md decisions 6-8, lib/service/payouts.ts). Integer millisatoshis.
+-- (docs/architecture.md decisions 6-8, lib/service/payouts.ts). Integer millisatoshis.
 
 -- Every invoice POST /api/invoice issued with an owner: the webhook learns whom
 -- a payment is for from here, and the payouts cron looks up the ones whose

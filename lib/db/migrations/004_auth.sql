@@ -1,4 +1,4 @@
--- LNURL-auth dashboard sessions, address links and erasures (DESIGN.md decision 11).
+-- LNURL-auth dashboard sessions, address links and erasures (docs/architecture.md decision 11).
 
 -- Only the SHA-256 of a session token is kept: a copy of this table opens no session.
 CREATE TABLE auth_sessions (

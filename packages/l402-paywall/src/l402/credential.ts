@@ -1,5 +1,5 @@
 // Parses `Authorization: L402 <token>:<preimage>` as real clients send it
-// (reference/l402-interop.md): L402 or legacy LSAT in any case, base64url or
+// (docs/architecture.md "Interoperability"): L402 or legacy LSAT in any case, base64url or
 // standard base64 token, preimage hex in any case. verifyAuthorization takes
 // the header to a verified token, the paywall's per-request check.
 import { isLowerHex } from './encoding.js';

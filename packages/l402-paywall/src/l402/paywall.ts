@@ -1,7 +1,7 @@
 // The paywall decision shared by withL402 (Web handlers) and the Node adapter:
 // a request either carries a valid, unused, paid credential or gets a fresh
 // 402 challenge. Verification is local; the only I/O on the paid path is the
-// replay-store claim (DESIGN.md decisions 3-5).
+// replay-store claim (docs/architecture.md decisions 3-5).
 import { verifyAuthorization } from './credential.js';
 import { REJECTIONS, type Rejection } from './reasons.js';
 import { UseTable, memoryReplayStore, type ReplayStore } from './replay.js';
@@ -257,7 +257,7 @@ function validPrice(price: number): number {
 }
 
 /**
- * Both challenge forms of reference/l402-interop.md: the seed's bare-macaroon
+ * Both challenge forms of docs/architecture.md "Interoperability": the bare-token
  * form and the standard key=value form (macaroon before invoice for strict
  * parsers, token and version for the current spec).
  */

@@ -1,4 +1,4 @@
-// Replay protection (DESIGN.md decision 3): uses are counted per payment hash,
+// Replay protection (docs/architecture.md decision 3): uses are counted per payment hash,
 // claimed atomically before the handler runs and released when it fails.
 import { hex32Words } from './encoding.js';
 

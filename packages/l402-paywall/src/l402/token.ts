@@ -1,4 +1,4 @@
-// Signed L402 tokens (DESIGN.md decisions 1-2).
+// Signed L402 tokens (docs/architecture.md decisions 1-2).
 //
 // A token is base64url(JSON) of
 //   {"v":1,"kid":"<8 hex>","hash":"<payment hash hex>","exp":<unix s>,"caveats":["k=v",...],"sig":"<64 hex>"}

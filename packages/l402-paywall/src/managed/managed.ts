@@ -1,11 +1,11 @@
-// Managed mode for library users (SPEC.md "Provider modes and fees"): no
+// Managed mode for library users (docs/managed-mode.md): no
 // Lightning node, only a Lightning Address. The hosted service issues the
 // invoice (POST {serviceUrl}/api/invoice with the owner's address) and pays the
 // owner 99.7% once it is paid; this side trusts nothing it gets back: the
 // answer is validated, the BOLT11 invoice decoded (signature checked) and its
 // amount and payment hash compared with what was asked before the paywall mints
 // its own token with its own secret. Paid requests are verified locally, exactly
-// as in sovereign mode. The token carries an `owner` caveat (DESIGN.md decision 2).
+// as in sovereign mode. The token carries an `owner` caveat (docs/architecture.md decision 2).
 import { z } from 'zod';
 import { readBoundedText } from '../http/read-bounded.js';
 import { withL402 as withL402Core } from '../l402/with-l402.js';
@@ -26,7 +26,7 @@ export interface ManagedMode {
   fetch?: typeof fetch;
 }
 
-/** The public directory entry POST /api/register makes at start-up (SPEC.md "Directory entry"). */
+/** The public directory entry POST /api/register makes at start-up. */
 export interface DirectoryRegistration {
   name: string;
   description?: string;

@@ -1,4 +1,4 @@
-// The embedded dev Lightning node (DESIGN.md decision 13): real BOLT11
+// The embedded dev Lightning node (docs/architecture.md decision 13): real BOLT11
 // invoices signed with its own node key, fake money. Invoices live in the
 // key-value store so every instance sharing it sees them; the dev wallet
 // settles them exactly once. Dev nodes sharing a store form one fake network:
