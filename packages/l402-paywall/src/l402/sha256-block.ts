@@ -17,7 +17,9 @@ const INITIAL = Int32Array.of(0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x
 /**
  * Compresses `block` (16 big-endian words) onto `state` (eight chaining words),
  * writing the eight result words to out[0..7] (which may be another block).
- * FIPS 180-4 §6.2.2, unrolled by machine: 64 rounds with the round constants
+ * FIPS 180-4 §6.2.2, unrolled: its body, from "rounds 0-15" to out[7], is written by
+ * scripts/generate-sha256-block.ts from the definition there (a test fails if
+ * it differs; edit the generator, not the rounds): 64 rounds with the round constants
  * K_t of §4.2.2 inline, the 16-word schedule window in locals updated in place,
  * and the variable names rotating instead of the values. Each round is
  *   T1 = h + Σ1(e) + Ch(e,f,g) + K_t + W_t;  d += T1;  h = T1 + Σ0(a) + Maj(a,b,c)

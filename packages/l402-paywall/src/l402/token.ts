@@ -20,11 +20,17 @@ const CAVEATS_LABEL = 'L402/v1 caveats\n';
 const MESSAGE_LENGTH = 41;
 const MAX_TOKEN_LENGTH = MAX_BASE64_LENGTH; // 8192 characters
 
-// One token is read and checked at a time (synchronously), here: its bytes,
-// and its hash and signature as SHA-256 words (sha256-block.ts).
+// The reader's scratch, shared by every read so the hot path allocates
+// nothing: the token's bytes, and its hash and signature as SHA-256 words
+// (sha256-block.ts). Confined to this module: a read clears the words before
+// it starts and hands them out only in the TokenFields it answers; whatever
+// keeps them past the synchronous call that read them copies them
+// (VerifiedToken, payloadOf). A test interleaves reads, failed and throwing
+// ones included, to show no token's fields show through another's.
 const tokenBytes = new Uint8Array((MAX_TOKEN_LENGTH / 4) * 3);
 const hashWords = new Int32Array(8);
 const sigWords = new Int32Array(8);
+const signingWords = new Int32Array(8);
 
 export interface TokenPayload {
   v: number;
@@ -36,12 +42,15 @@ export interface TokenPayload {
   sig: string;
 }
 
-/** A token as read: its hash and signature are in hashWords and sigWords until the next one is read. */
+/** A token as read: its hash and signature are the reader's scratch words until the next one is read. */
 export interface TokenFields {
   kid: string;
   exp: number;
   /** Shared between tokens with the same caveats: read-only. */
   caveats: readonly string[];
+  /** The reader's scratch: valid until the next read, copy to keep. */
+  hashWords: Int32Array;
+  sigWords: Int32Array;
 }
 
 interface SigningKey {
@@ -83,13 +92,13 @@ export class Keyring {
 
   /** Signs; the caller provides hash (lower-case hex) and caveats (validated). */
   sign(hash: string, exp: number, caveats: readonly string[]): string {
-    if (!hex32Words(hash, hashWords)) throw new Error('hash must be 32 bytes of lower-case hex');
-    return wordsHex(this.computeMac(this.caveatKey(this.signingKid, caveats)!, exp));
+    if (!hex32Words(hash, signingWords)) throw new Error('hash must be 32 bytes of lower-case hex');
+    return wordsHex(this.computeMac(this.caveatKey(this.signingKid, caveats)!, signingWords, exp));
   }
 
   /**
    * Signature, expiry and preimage of the token just read (its hash and
-   * signature in hashWords and sigWords), in that order: the first failure,
+   * signature as words), in that order: the first failure,
    * or null. The preimage is the rest of `text` from `at`, 64 lower-case hex
    * digits; the comparisons are constant-time. Caveats outside the token
    * grammar are MALFORMED_TOKEN.
@@ -97,11 +106,11 @@ export class Keyring {
   check(t: TokenFields, text: string, at: number, nowSeconds: number): 'MALFORMED_TOKEN' | 'BAD_SIGNATURE' | 'TOKEN_EXPIRED' | 'PREIMAGE_MISMATCH' | null {
     const key = this.caveatKey(t.kid, t.caveats);
     if (!key) return 'MALFORMED_TOKEN';
-    if (!equalWords(this.computeMac(key, t.exp), sigWords)) return 'BAD_SIGNATURE';
+    if (!equalWords(this.computeMac(key, t.hashWords, t.exp), t.sigWords)) return 'BAD_SIGNATURE';
     if (t.exp <= nowSeconds) return 'TOKEN_EXPIRED';
     if (text.length - at !== 64 || !hexWordsAt(text, at, this.preimageBlock)) return 'PREIMAGE_MISMATCH';
     sha256Block(this.preimageBlock, this.digest);
-    return equalWords(this.digest, hashWords) ? null : 'PREIMAGE_MISMATCH';
+    return equalWords(this.digest, t.hashWords) ? null : 'PREIMAGE_MISMATCH';
   }
 
   // The last key used: a busy route's tokens share caveats (readToken hands
@@ -130,9 +139,8 @@ export class Keyring {
     return key;
   }
 
-  // The MAC of the hash in hashWords and exp.
-  private computeMac(key: ShortHmac, exp: number): Int32Array {
-    const h = hashWords;
+  // The MAC of the hash (as words) and exp.
+  private computeMac(key: ShortHmac, h: Int32Array, exp: number): Int32Array {
     // exp < 2^53: its high and low 32-bit halves
     const high = Math.floor(exp / 0x1_0000_0000);
     const low = exp >>> 0;
@@ -193,16 +201,18 @@ export function decodeToken(token: string): TokenPayload | null {
 
 /** The token just read, with its hash and signature as hex. */
 function payloadOf(t: TokenFields): TokenPayload {
-  return { v: TOKEN_VERSION, kid: t.kid, hash: wordsHex(hashWords), exp: t.exp, caveats: t.caveats, sig: wordsHex(sigWords) };
+  return { v: TOKEN_VERSION, kid: t.kid, hash: wordsHex(t.hashWords), exp: t.exp, caveats: t.caveats, sig: wordsHex(t.sigWords) };
 }
 
 /**
  * Reads the token in text[from, to): its fields, with hash and signature
- * into hashWords and sigWords; null when it is not base64 of JSON with the
+ * as words (the reader's scratch, cleared first); null when it is not base64 of JSON with the
  * fields' types, sizes and hex digits. Caveat syntax is checked with the
  * signature (Keyring.caveatKey), once per list.
  */
 function readToken(text: string, from: number, to: number): TokenFields | null {
+  hashWords.fill(0);
+  sigWords.fill(0);
   if (to <= from || to - from > MAX_TOKEN_LENGTH) return null;
   const length = base64ToBytes(text, from, to, tokenBytes);
   if (length < 0) return null;
@@ -226,7 +236,7 @@ function readJson(text: string): TokenFields | null {
   if (typeof t.hash !== 'string' || !hex32Words(t.hash, hashWords) || typeof t.sig !== 'string' || !hex32Words(t.sig, sigWords)) return null;
   if (typeof t.exp !== 'number' || !validExp(t.exp)) return null;
   if (!Array.isArray(t.caveats) || !t.caveats.every((c) => typeof c === 'string') || !validCaveatList(t.caveats)) return null;
-  return { kid: t.kid, exp: t.exp, caveats: t.caveats };
+  return { kid: t.kid, exp: t.exp, caveats: t.caveats, hashWords, sigWords };
 }
 
 const validExp = (exp: number) => Number.isSafeInteger(exp) && exp > 0;
@@ -291,7 +301,7 @@ function readMintedLayout(length: number): TokenFields | null | undefined {
   if (!caveats) return caveats;
   const kid = String.fromCharCode(b[KID_AT]!, b[KID_AT + 1]!, b[KID_AT + 2]!, b[KID_AT + 3]!, b[KID_AT + 4]!, b[KID_AT + 5]!, b[KID_AT + 6]!, b[KID_AT + 7]!);
   if (!isLowerHex(kid, 8) || !validExp(exp) || !hexBytesWords(b, HASH_AT, hashWords) || !hexBytesWords(b, sigAt, sigWords)) return null;
-  return { kid, exp, caveats };
+  return { kid, exp, caveats, hashWords, sigWords };
 }
 
 // A route's tokens carry the same caveats: the last list read, as bytes and as
@@ -354,8 +364,8 @@ export class VerifiedToken implements TokenPayload {
   readonly kid: string;
   readonly exp: number;
   readonly caveats: readonly string[];
-  readonly hashWords = hashWords.slice();
-  readonly #sigWords = sigWords.slice();
+  readonly hashWords: Int32Array;
+  readonly sigWords: Int32Array;
   #hash: string | undefined;
   #sig: string | undefined;
 
@@ -363,6 +373,8 @@ export class VerifiedToken implements TokenPayload {
     this.kid = t.kid;
     this.exp = t.exp;
     this.caveats = t.caveats;
+    this.hashWords = t.hashWords.slice();
+    this.sigWords = t.sigWords.slice();
   }
 
   /** Lower-case hex. */
@@ -371,7 +383,7 @@ export class VerifiedToken implements TokenPayload {
   }
 
   get sig(): string {
-    return (this.#sig ??= wordsHex(this.#sigWords));
+    return (this.#sig ??= wordsHex(this.sigWords));
   }
 }
 
