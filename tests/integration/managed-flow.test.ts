@@ -5,6 +5,7 @@
 // Lightning Address server on loopback) receives exactly 99.7%.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { getRequestListener } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeToken } from '../../lib/l402/token.js';
 import { managedInvoiceProvider, ManagedServiceError, withL402 } from '../../lib/index.js';
@@ -73,24 +74,41 @@ describe.each(backends)('managed mode end to end (local server, $name)', (backen
     expect(logged).toEqual([{ endpoint: '/v1/data', amount_sats: 1000, owner_address: address }]);
   });
 
-  it('register: one directory entry at start-up, idempotent across restarts, never in the way of requests', async () => {
+  it('register: one directory entry from the first request, proved by the app itself, idempotent across restarts, never in the way of requests', async () => {
     const errors: unknown[] = [];
+    const registrations: number[] = [];
+    const recordingFetch: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (String(input).endsWith('/api/register')) registrations.push(response.status);
+      return response;
+    };
     const options = {
       priceSats: 21,
       secret: APP_SECRET,
-      managed: { lightningAddress: 'bob@example.com', serviceUrl: server.url },
-      register: { name: 'Weather', category: 'weather' as const, url: 'https://weather.example.com/now' },
+      managed: { lightningAddress: 'bob@example.com', serviceUrl: server.url, fetch: recordingFetch },
+      register: { name: 'Weather', category: 'weather' as const },
       onError: (error: unknown) => errors.push(error),
     };
-    const first = withL402(() => new Response('ok'), options);
-    const rows = () => server.db.query('SELECT name, price_sats, category, lightning_address FROM apis WHERE url = $1', ['https://weather.example.com/now']);
-    await expect.poll(async () => (await rows()).length).toBe(1);
-    withL402(() => new Response('ok'), options); // the app restarts
-    const challenge = await first(new Request('https://weather.example.com/now'));
-    expect(challenge.status).toBe(402);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(await rows()).toEqual([{ name: 'Weather', price_sats: 21, category: 'weather', lightning_address: 'bob@example.com' }]);
-    expect(errors).toEqual([]);
+    // The app listens on loopback: the directory fetches its proof from there (development allows loopback).
+    let app = withL402(() => new Response('ok'), options);
+    const appServer = createServer(getRequestListener((request) => app(request)));
+    await new Promise<void>((resolve) => appServer.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/now`;
+      const rows = () => server.db.query('SELECT name, price_sats, category, lightning_address FROM apis WHERE url = $1', [url]);
+      expect((await fetch(url)).status).toBe(402);
+      await expect.poll(() => registrations, { timeout: 30_000 }).toEqual([200]);
+      expect(await rows()).toEqual([{ name: 'Weather', price_sats: 21, category: 'weather', lightning_address: 'bob@example.com' }]);
+      expect((await fetch(url)).status).toBe(402); // registers once per process
+      app = withL402(() => new Response('ok'), options); // the app restarts
+      expect((await fetch(url)).status).toBe(402);
+      await expect.poll(() => registrations, { timeout: 30_000 }).toEqual([200, 200]);
+      expect(await rows()).toEqual([{ name: 'Weather', price_sats: 21, category: 'weather', lightning_address: 'bob@example.com' }]);
+      expect(errors).toEqual([]);
+    } finally {
+      appServer.closeAllConnections();
+      await new Promise((resolve) => appServer.close(resolve));
+    }
   });
 
   it('the service refuses owner addresses that are not Lightning Addresses (400), and the library fails closed (503)', async () => {
