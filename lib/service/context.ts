@@ -28,6 +28,20 @@ export interface ServiceContext {
 
 let config: Config | undefined;
 let current: ServiceContext | undefined;
+let localServerUrl: string | undefined;
+
+/** `npm start` says where it listens: a local run's public URL when PUBLIC_URL is unset. */
+export function setLocalServerUrl(url: string | undefined): void {
+  localServerUrl = url;
+}
+
+/**
+ * The service's public origin, from configuration only (never a request's
+ * Host header, which the client chooses); undefined in production without PUBLIC_URL.
+ */
+export function publicBaseUrl(ctx: ServiceContext): string | undefined {
+  return ctx.config.publicUrl ?? (ctx.config.production ? undefined : localServerUrl);
+}
 
 export function serviceConfig(): Config {
   config ??= loadConfig();

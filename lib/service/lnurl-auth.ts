@@ -99,9 +99,11 @@ function qrSvg(lnurl: string): Promise<string> {
   return qrCode(lnurl, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
 }
 
-// LUD-01 wants https; platforms terminate TLS in front of the function, so in
+// The configured public URL when there is one. Otherwise the request's: LUD-01
+// wants https, and platforms terminate TLS in front of the function, so in
 // production the scheme is https whatever the request URL says.
 function callbackOrigin(ctx: ServiceContext, requestUrl: string): string {
+  if (ctx.config.publicUrl) return ctx.config.publicUrl;
   const url = new URL(requestUrl);
   return ctx.config.production ? `https://${url.host}` : url.origin;
 }
