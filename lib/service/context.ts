@@ -6,7 +6,9 @@ import { createDevNode, type DevNode } from '../lightning/providers/dev.js';
 import { createProvider, ProviderConfigError } from '../lightning/providers/index.js';
 import type { LightningProvider } from '../lightning/provider.js';
 import { createBackend } from '../store/index.js';
+import { join } from 'node:path';
 import { kvReplayStore, type KvReplayStore } from '../store/replay.js';
+import { journaledReplayStore } from '../store/replay-journal.js';
 import type { KeyValueStore, RateLimiter } from '../store/types.js';
 import { HttpError } from '../http/errors.js';
 import { openMigratedDatabase, type Database } from '../db/index.js';
@@ -91,7 +93,8 @@ function buildContext(config: Config): ServiceContext {
     },
     store: backend.store,
     keyring: new Keyring(config.l402.secrets),
-    replay: kvReplayStore(backend.store),
+    // In memory the marks would die with the process while the secret lives on: keep them under DATA_DIR.
+    replay: config.store.upstash || config.production ? kvReplayStore(backend.store) : journaledReplayStore(kvReplayStore(backend.store), join(config.dataDir, 'replay-marks')),
     provider,
     devNode,
     invoiceLimiter: backend.rateLimiter({ limit: config.invoices.ratePerMinute, windowMs: 60_000, prefix: 'ratelimit:invoice' }),
