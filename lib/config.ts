@@ -75,7 +75,7 @@ const EnvSchema = z.object({
   SPLIT_MIN_SATS: positiveInt.max(100_000_000).default(100),
   /** Routing fee a payout may spend, in parts per million of its amount (paid from the service's 0.3%). */
   PAYOUT_MAX_FEE_PPM: z.coerce.number().int().min(0).max(1_000_000).default(3000),
-  /** Routing fee a payout may always spend, however small it is (msat). */
+  /** Routing fee a payout may always spend (msat), within the fee the service earned on its payments: shares accrue until that fee reaches this. */
   PAYOUT_MIN_FEE_MSAT: z.coerce.number().int().min(0).max(100_000_000).default(5000),
   /** Attempts after which a payout that definitely did not go through is marked failed (an operator decides). */
   PAYOUT_MAX_ATTEMPTS: positiveInt.max(1000).default(10),

@@ -36,10 +36,10 @@ describe.each(backends)('managed mode end to end (local server, $name)', (backen
     return (await response.json()) as { preimage: string; paymentHash: string };
   }
 
-  it('402 -> pay -> webhook -> split: the owner receives exactly 997 of 1000 sats and the ledger says paid', async () => {
+  it('402 -> pay -> webhook -> split: the owner receives exactly 1994 of 2000 sats and the ledger says paid', async () => {
     const address = owner.address('alice');
     const app = withL402(async () => Response.json({ data: 'the paid answer' }), {
-      priceSats: 1000,
+      priceSats: 2000, // its 0.3% (6,000 msat) covers the routing budget, so it is paid out at once
       secret: APP_SECRET,
       route: '/v1/data',
       managed: { lightningAddress: address, serviceUrl: server.url },
@@ -61,17 +61,17 @@ describe.each(backends)('managed mode end to end (local server, $name)', (backen
     expect(served.status).toBe(200);
     expect(await served.json()).toEqual({ data: 'the paid answer' });
 
-    expect((await owner.node.balance()).balanceMsat - ownerBefore).toBe(997_000);
-    expect((await serviceContext().provider.balance()).balanceMsat - serviceBefore).toBe(3_000);
+    expect((await owner.node.balance()).balanceMsat - ownerBefore).toBe(1_994_000);
+    expect((await serviceContext().provider.balance()).balanceMsat - serviceBefore).toBe(6_000);
 
     const splits = await server.db.query('SELECT owner_address, amount_msat, owner_msat, fee_msat, state, source FROM splits WHERE payment_hash = $1', [body.paymentHash]);
-    expect(splits).toEqual([{ owner_address: address, amount_msat: 1_000_000, owner_msat: 997_000, fee_msat: 3_000, state: 'paid', source: 'webhook' }]);
+    expect(splits).toEqual([{ owner_address: address, amount_msat: 2_000_000, owner_msat: 1_994_000, fee_msat: 6_000, state: 'paid', source: 'webhook' }]);
     const payouts = await server.db.query('SELECT amount_msat, state, invoice_hash, attempts, routing_fee_msat FROM payouts WHERE owner_address = $1', [address]);
-    expect(payouts).toEqual([{ amount_msat: 997_000, state: 'paid', invoice_hash: expect.stringMatching(/^[0-9a-f]{64}$/), attempts: 1, routing_fee_msat: 0 }]);
+    expect(payouts).toEqual([{ amount_msat: 1_994_000, state: 'paid', invoice_hash: expect.stringMatching(/^[0-9a-f]{64}$/), attempts: 1, routing_fee_msat: 0 }]);
     // The payout paid the owner's own invoice, which its node reports settled.
-    expect(await owner.node.lookupInvoice(payouts[0]!.invoice_hash as string)).toMatchObject({ settled: true, amountMsat: 997_000 });
+    expect(await owner.node.lookupInvoice(payouts[0]!.invoice_hash as string)).toMatchObject({ settled: true, amountMsat: 1_994_000 });
     const logged = await server.db.query('SELECT endpoint, amount_sats, owner_address FROM payments WHERE payment_hash = $1', [body.paymentHash]);
-    expect(logged).toEqual([{ endpoint: '/v1/data', amount_sats: 1000, owner_address: address }]);
+    expect(logged).toEqual([{ endpoint: '/v1/data', amount_sats: 2000, owner_address: address }]);
   });
 
   it('register: one directory entry from the first request, proved by the app itself, idempotent across restarts, never in the way of requests', async () => {
