@@ -4,7 +4,7 @@ import { clientIp, readJson } from '../lib/http/input.js';
 import { route } from '../lib/http/route.js';
 import { lightningAddressSchema } from 'l402-paywall/lightning';
 import { outboundPolicy } from '../lib/lightning/lnurl.js';
-import { serviceContext } from '../lib/service/context.js';
+import { publicBaseUrl, serviceContext } from '../lib/service/context.js';
 import { enforceInvoiceRateLimit, issueInvoice } from '../lib/service/invoices.js';
 
 // Owner addresses on this machine are accepted exactly when payouts may reach them (development).
@@ -23,7 +23,9 @@ export default route({
     const ctx = serviceContext();
     await enforceInvoiceRateLimit(ctx, clientIp(request));
     const body = await readJson(request, outboundPolicy(ctx.config).allowLoopback ? DevBody : Body);
-    const webhookUrl = new URL('/api/provider-webhook', request.url).toString();
+    // From configuration, never from the request: a client's Host header must not choose where the signed webhook goes.
+    const base = publicBaseUrl(ctx);
+    const webhookUrl = base ? new URL('/api/provider-webhook', base).toString() : undefined;
     return json(await issueInvoice(ctx, { ...body, webhookUrl }), { headers: { 'Cache-Control': 'no-store' } });
   },
 });

@@ -4,14 +4,16 @@ import { route } from '../lib/http/route.js';
 import { serviceContext } from '../lib/service/context.js';
 import { Registration, enforceRegisterRateLimit, registerApi } from '../lib/service/directory.js';
 
-// POST /api/register: add or update an entry of the public directory.
-// 200 {ok, id}; 400 invalid field; 409 URL_OWNED; 413; 429; 503 DATABASE_UNAVAILABLE.
+// POST /api/register: add or update an entry of the public directory, proving
+// control of the url (proof_token) or of the address (Authorization: Bearer <session>).
+// 200 {ok, id, proof}; 400 invalid field; 401 SESSION_*; 403 OWNERSHIP_UNPROVEN, ADDRESS_NOT_LINKED;
+// 409 URL_OWNED; 413; 429; 503 DATABASE_UNAVAILABLE.
 export default route({
   async POST(request) {
     const ctx = serviceContext();
     await enforceRegisterRateLimit(ctx, clientIp(request));
     const entry = await readJson(request, Registration);
-    const { id } = await registerApi(ctx, entry);
-    return json({ ok: true, id }, { headers: { 'Cache-Control': 'no-store' } });
+    const { id, proof } = await registerApi(ctx, entry, request);
+    return json({ ok: true, id, proof }, { headers: { 'Cache-Control': 'no-store' } });
   },
 });

@@ -3,7 +3,8 @@
 // {amountSats, ownerAddress, paymentHash?, idempotencyKey?} (400). The same
 // ledger as the webhook (lib/service/managed.ts manualSplit), so it cannot
 // split or pay a payment hash twice. 200 {ok, ownerSats, ...} or
-// {ok, skipped: true, ...} when the share is below SPLIT_MIN_SATS (it accrues).
+// {ok, skipped: true, ...} when the owner's accrued shares are still below the payout
+// minimum (SPLIT_MIN_SATS, and a fee earned on them of PAYOUT_MIN_FEE_MSAT): it accrues.
 import { z } from 'zod';
 import { HttpError, json } from '../lib/http/errors.js';
 import { readJson } from '../lib/http/input.js';

@@ -5,14 +5,25 @@ import { route } from '../lib/http/route.js';
 import { serviceContext } from '../lib/service/context.js';
 import { verifyTokenString } from '../lib/service/verify.js';
 
-const Body = z.object({
+// Caveat keys and values as tokens carry them (README "Token format"); route and price have their own fields.
+const CaveatKey = z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, 'caveat names are [a-z][a-z0-9_]*, at most 32 characters').refine((key) => key !== 'route' && key !== 'price_msat' && key !== 'uses', 'state route and priceSats as fields; uses is counted, not stated');
+const CaveatValue = z.string().max(512).regex(/^[\x20-\x7e]*$/, 'caveat values are printable ASCII');
+
+const Body = z.strictObject({
   token: z.string({ error: 'token is required: "<macaroon>:<preimage>"' }).min(1).max(8192),
   consume: z.boolean().default(false),
+  /** Expectations, checked as the paywall checks them: every condition of the token must be stated and met. */
+  route: z.string().min(1).max(2048).optional(),
+  priceSats: z.number().int('priceSats must be a whole number of satoshis').min(1).max(100_000_000).optional(),
+  caveats: z.record(CaveatKey, CaveatValue).refine((record) => Object.keys(record).length <= 16, 'at most 16 caveats').optional(),
 });
 
+// POST /api/verify {token, consume?, route?, priceSats?, caveats?}
+//   -> 200 {valid: true, paymentHash, expiresAt, amountSats, amountMsat, route, caveats, uses}
+//   -> 200 {valid: false, error, code}; 400 for a bad body.
 export default route({
   async POST(request) {
-    const { token, consume } = await readJson(request, Body);
-    return json(await verifyTokenString(serviceContext(), token, consume), { headers: { 'Cache-Control': 'no-store' } });
+    const { token, consume, ...expect } = await readJson(request, Body);
+    return json(await verifyTokenString(serviceContext(), token, consume, expect), { headers: { 'Cache-Control': 'no-store' } });
   },
 });

@@ -32,6 +32,10 @@ const EnvSchema = z.object({
   /** Comma-separated price sources tried in order; "none" = offline (simulated price). */
   BTC_PRICE_SOURCES: z.string().default('coinbase,kraken,coingecko'),
   BTC_PRICE_TIMEOUT_MS: positiveInt.default(1500),
+  /** The service's public base URL, e.g. https://l402.example.com: where backends send webhooks. Never taken from a request's Host. */
+  PUBLIC_URL: z.string().url().refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL').optional(),
+  /** Set by Vercel: the production domain (no scheme); PUBLIC_URL's fallback there. */
+  VERCEL_PROJECT_PRODUCTION_URL: optionalText,
   /** postgres:// URL (Neon hosts use the Neon driver); "pglite://memory" for an in-memory PGlite; unset = PGlite under DATA_DIR. */
   DATABASE_URL: optionalText,
   /** Vercel sends it as `Authorization: Bearer <CRON_SECRET>` to scheduled functions (api/cron/*). */
@@ -71,7 +75,7 @@ const EnvSchema = z.object({
   SPLIT_MIN_SATS: positiveInt.max(100_000_000).default(100),
   /** Routing fee a payout may spend, in parts per million of its amount (paid from the service's 0.3%). */
   PAYOUT_MAX_FEE_PPM: z.coerce.number().int().min(0).max(1_000_000).default(3000),
-  /** Routing fee a payout may always spend, however small it is (msat). */
+  /** Routing fee a payout may always spend (msat), within the fee the service earned on its payments: shares accrue until that fee reaches this. */
   PAYOUT_MIN_FEE_MSAT: z.coerce.number().int().min(0).max(100_000_000).default(5000),
   /** Attempts after which a payout that definitely did not go through is marked failed (an operator decides). */
   PAYOUT_MAX_ATTEMPTS: positiveInt.max(1000).default(10),
@@ -110,6 +114,11 @@ export const ENV_KEYS = Object.keys(EnvSchema.shape) as Array<keyof Env>;
 
 export interface Config {
   production: boolean;
+  /**
+   * The service's public origin (PUBLIC_URL, else https://VERCEL_PROJECT_PRODUCTION_URL);
+   * unset: `npm start` uses the address it listens on, production sends no webhook URL.
+   */
+  publicUrl?: string;
   dataDir: string;
   server: { port: number; host: string };
   l402: {
@@ -254,8 +263,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push(what);
   }
 
+  const publicUrl = e.PUBLIC_URL ?? (e.VERCEL_PROJECT_PRODUCTION_URL ? `https://${e.VERCEL_PROJECT_PRODUCTION_URL.replace(/^https?:\/\//, '')}` : undefined);
+
   return {
     production,
+    publicUrl: publicUrl === undefined ? undefined : new URL(publicUrl).origin,
     dataDir,
     server: { port: e.PORT, host: e.HOST },
     l402: { secrets, secretSource, tokenTtlSeconds: e.L402_TOKEN_TTL_SECONDS },

@@ -53,6 +53,7 @@ import { Hono } from 'hono';
 import { parse, pathToRegexp, tokensToFunction, type Key, type PathFunction } from 'path-to-regexp';
 import { z } from 'zod';
 import { ConfigError, describeEmbeddedDefaults, loadConfig } from '../lib/config.js';
+import { setLocalServerUrl } from '../lib/service/context.js';
 import { DatabaseUnavailable, describeDatabase, MigrationError, openMigratedDatabase, type AppliedMigration, type Database } from '../lib/db/index.js';
 
 export interface DevServerOptions {
@@ -88,8 +89,11 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   server.listen(options.port ?? 3000, host);
   await once(server, 'listening'); // rejects on 'error', e.g. EADDRINUSE
   const { port } = server.address() as AddressInfo;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  // Where backends (the dev node) send webhooks when PUBLIC_URL is unset.
+  setLocalServerUrl(url);
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url,
     close: () =>
       new Promise<void>((done, fail) => {
         server.close((err) => (err ? fail(err) : done()));

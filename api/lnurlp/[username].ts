@@ -1,6 +1,7 @@
 // GET /.well-known/lnurlp/:username (vercel.json rewrite) and its callback: the service's own Lightning Addresses.
 import { z } from 'zod';
 import { json } from '../../lib/http/errors.js';
+import { clientIp } from '../../lib/http/input.js';
 import { route } from '../../lib/http/route.js';
 import { serviceContext } from '../../lib/service/context.js';
 import { answerLnurlp } from '../../lib/service/lnurlp.js';
@@ -11,6 +12,6 @@ export default route({
   async GET(request) {
     // Never a zod 400 here: LUD-06 payers expect {status:"ERROR", reason}, which answerLnurlp gives.
     const query = Query.parse(Object.fromEntries(new URL(request.url).searchParams));
-    return json(await answerLnurlp(serviceContext(), request.url, query), { headers: { 'Cache-Control': 'no-store' } });
+    return json(await answerLnurlp(serviceContext(), request.url, query, clientIp(request)), { headers: { 'Cache-Control': 'no-store' } });
   },
 });

@@ -62,14 +62,20 @@ const systemResolver: Resolver = async (hostname) =>
  * is returned: the caller decides what a 404 or 500 means.
  * `resolve` replaces DNS (tests).
  */
-export async function guardedGet(url: string, policy: OutboundPolicy, options: { accept?: string; resolve?: Resolver } = {}): Promise<OutboundResponse> {
+export async function guardedGet(
+  url: string,
+  policy: OutboundPolicy,
+  options: { accept?: string; resolve?: Resolver; headers?: Record<string, string>; followRedirects?: boolean } = {},
+): Promise<OutboundResponse> {
   const resolve = options.resolve ?? systemResolver;
   const deadline = Date.now() + policy.timeoutMs;
   let target = parseTarget(url);
   for (let hop = 0; ; hop++) {
     const addresses = await withDeadline(deadline, policy, checkTarget(target, policy, resolve));
-    const response = await fetchPinned(target, addresses, policy, deadline, options.accept ?? 'application/json');
+    const response = await fetchPinned(target, addresses, policy, deadline, { ...options.headers, accept: options.accept ?? 'application/json' });
     if (!('location' in response)) return response;
+    // An answer that must come from this very URL (a proof of control) cannot be handed on.
+    if (options.followRedirects === false) throw new OutboundError('BAD_RESPONSE', `${target.host} answered with a redirect`, false);
     if (hop >= MAX_REDIRECTS) throw new OutboundError('BAD_RESPONSE', `${target.host} redirected more than ${MAX_REDIRECTS} times`, false);
     target = parseTarget(response.location, target);
   }
@@ -121,7 +127,7 @@ async function checkTarget(url: URL, policy: OutboundPolicy, resolve: Resolver):
 
 type Answer = OutboundResponse | { location: string };
 
-function fetchPinned(url: URL, addresses: ResolvedAddress[], policy: OutboundPolicy, deadline: number, accept: string): Promise<Answer> {
+function fetchPinned(url: URL, addresses: ResolvedAddress[], policy: OutboundPolicy, deadline: number, headers: Record<string, string>): Promise<Answer> {
   // The socket connects only to addresses checkTarget passed: this lookup never asks DNS again.
   const pinned: LookupFunction = (_hostname, options, callback) => {
     const allowed = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
@@ -144,7 +150,7 @@ function fetchPinned(url: URL, addresses: ResolvedAddress[], policy: OutboundPol
     const request = send(url, {
       method: 'GET',
       // No Cookie, no Authorization: nothing but what the protocol needs.
-      headers: { accept, 'user-agent': 'l402-paywall (+LNURL)' },
+      headers: { ...headers, 'user-agent': 'l402-paywall (+LNURL)' },
       lookup: pinned,
       agent: false,
     });

@@ -6,7 +6,9 @@ import { createDevNode, type DevNode } from 'l402-paywall/backends';
 import { createProvider, ProviderConfigError } from '../lightning/providers/index.js';
 import type { LightningProvider } from 'l402-paywall/lightning';
 import { createBackend } from '../store/index.js';
+import { join } from 'node:path';
 import { kvReplayStore, type KvReplayStore } from '../store/replay.js';
+import { journaledReplayStore } from '../store/replay-journal.js';
 import type { KeyValueStore, RateLimiter } from '../store/types.js';
 import { HttpError } from '../http/errors.js';
 import { openMigratedDatabase, type Database } from '../db/index.js';
@@ -28,6 +30,20 @@ export interface ServiceContext {
 
 let config: Config | undefined;
 let current: ServiceContext | undefined;
+let localServerUrl: string | undefined;
+
+/** `npm start` says where it listens: a local run's public URL when PUBLIC_URL is unset. */
+export function setLocalServerUrl(url: string | undefined): void {
+  localServerUrl = url;
+}
+
+/**
+ * The service's public origin, from configuration only (never a request's
+ * Host header, which the client chooses); undefined in production without PUBLIC_URL.
+ */
+export function publicBaseUrl(ctx: ServiceContext): string | undefined {
+  return ctx.config.publicUrl ?? (ctx.config.production ? undefined : localServerUrl);
+}
 
 export function serviceConfig(): Config {
   config ??= loadConfig();
@@ -77,7 +93,8 @@ function buildContext(config: Config): ServiceContext {
     },
     store: backend.store,
     keyring: new Keyring(config.l402.secrets),
-    replay: kvReplayStore(backend.store),
+    // In memory the marks would die with the process while the secret lives on: keep them under DATA_DIR.
+    replay: config.store.upstash || config.production ? kvReplayStore(backend.store) : journaledReplayStore(kvReplayStore(backend.store), join(config.dataDir, 'replay-marks')),
     provider,
     devNode,
     invoiceLimiter: backend.rateLimiter({ limit: config.invoices.ratePerMinute, windowMs: 60_000, prefix: 'ratelimit:invoice' }),

@@ -3,6 +3,8 @@
 import { HttpError, json } from '../http/errors.js';
 import { withL402 } from 'l402-paywall';
 import type { InvoiceProvider } from 'l402-paywall';
+import { clientIp } from '../http/input.js';
+import { invoiceLimit } from './invoices.js';
 import { servicePriceFeed } from './price.js';
 import { providerUnavailable } from './provider-errors.js';
 import { servicePaymentLog } from './payment-log.js';
@@ -36,6 +38,8 @@ export function demoBtcPrice(ctx: ServiceContext): (request: Request) => Promise
       memo: () => 'L402 demo: live BTC price',
       // Logged after the answer, never delaying it; absent without a database.
       onPaid: servicePaymentLog(ctx)?.onPaid,
+      // Every 402 makes (and stores) an invoice: the same per-client budget as POST /api/invoice.
+      limitInvoices: (request) => invoiceLimit(ctx, clientIp(request)),
     });
     handlers.set(ctx, handler);
   }

@@ -13,11 +13,23 @@ export interface IssuedInvoice {
   expiresAt: string;
 }
 
-export async function enforceInvoiceRateLimit(ctx: ServiceContext, clientIp: string): Promise<void> {
+/**
+ * One budget per client IP for every route that makes an invoice (POST
+ * /api/invoice, GET /api/dev-token, each 402 of GET /api/demo/btc-price, the
+ * LNURL-pay callback): INVOICE_RATE_LIMIT_PER_MINUTE, whatever the mix. Each
+ * invoice is kept for its lifetime (plus a day for the demo's), so this bounds
+ * what one client can make the service store and ask its backend for.
+ * Undefined when allowed, else how long to wait.
+ */
+export async function invoiceLimit(ctx: ServiceContext, clientIp: string): Promise<{ retryAfterSeconds: number; message: string } | undefined> {
   const result = await ctx.invoiceLimiter.limit(clientIp);
-  if (!result.success) {
-    throw retryLater(429, 'RATE_LIMITED', `Too many invoices: at most ${result.limit} per minute from one address`, (result.reset - Date.now()) / 1000);
-  }
+  if (result.success) return undefined;
+  return { retryAfterSeconds: (result.reset - Date.now()) / 1000, message: `Too many invoices: at most ${result.limit} per minute from one address` };
+}
+
+export async function enforceInvoiceRateLimit(ctx: ServiceContext, clientIp: string): Promise<void> {
+  const limited = await invoiceLimit(ctx, clientIp);
+  if (limited) throw retryLater(429, 'RATE_LIMITED', limited.message, limited.retryAfterSeconds);
 }
 
 export async function issueInvoice(

@@ -72,6 +72,9 @@ export const K1 = hex(32, 'k1');
 export const PollQuery = z.object({ k1: K1, pollToken: z.string({ error: 'pollToken is required' }).trim().regex(/^[A-Za-z0-9_-]{43}$/, 'pollToken must be the one GET /api/lnurl-auth gave') });
 const WalletQuery = z.object({
   k1: K1,
+  // Echoed from the callback URL the wallet showed (LUD-04): checked against the challenge's purpose.
+  tag: z.string().max(20).optional(),
+  action: z.string().max(20).optional(),
   sig: z.string({ error: 'sig is required' }).trim().max(200),
   key: z.string({ error: 'key is required' }).trim().max(200),
 });
@@ -96,9 +99,11 @@ function qrSvg(lnurl: string): Promise<string> {
   return qrCode(lnurl, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
 }
 
-// LUD-01 wants https; platforms terminate TLS in front of the function, so in
+// The configured public URL when there is one. Otherwise the request's: LUD-01
+// wants https, and platforms terminate TLS in front of the function, so in
 // production the scheme is https whatever the request URL says.
 function callbackOrigin(ctx: ServiceContext, requestUrl: string): string {
+  if (ctx.config.publicUrl) return ctx.config.publicUrl;
   const url = new URL(requestUrl);
   return ctx.config.production ? `https://${url.host}` : url.origin;
 }
@@ -117,6 +122,14 @@ export async function answerWallet(ctx: ServiceContext, query: Record<string, st
   await enforceWindowLimit(ctx, 'lnurl-auth', clientIp, ctx.config.auth.ratePerMinute, 60_000, 'Too many LNURL-auth requests from this address; wait a minute');
   const challenge = parseRecord<ChallengeRecord>(await ctx.store.get(keys.challenge(k1)));
   if (!challenge || challenge.expiresAt <= Date.now()) return refuse('Unknown or expired k1: ask for a new QR code');
+  // The wallet shows the user what tag and action say; a signature given for a
+  // "login" must never run an erasure (an edited LNURL), so both must be the
+  // ones this k1 was issued with. Refused before anything is marked: the
+  // untampered QR code still works.
+  const { tag, action } = parsed.data;
+  if (tag !== 'login' || action !== ACTION[challenge.purpose]) {
+    return refuse(`This callback was altered: k1 was issued with tag=login and action=${ACTION[challenge.purpose]}; scan the QR code as shown`);
+  }
   const check = verifyLnurlAuthSignature(k1, sig, key);
   if (!check.ok) return refuse(check.reason);
   const pubkey = key.toLowerCase();

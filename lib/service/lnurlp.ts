@@ -9,6 +9,7 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
 import { HttpError } from '../http/errors.js';
 import type { ServiceContext } from './context.js';
+import { invoiceLimit } from './invoices.js';
 import { providerUnavailable } from './provider-errors.js';
 
 export const LNURLP_MIN_SENDABLE_MSAT = 1000;
@@ -42,7 +43,7 @@ function lnurlError(status: number, code: string, reason: string): HttpError {
  * own path `/api/lnurlp/<name>`, so paying works even where the host serves
  * `/.well-known` some other way (a static file: docs/managed-mode.md).
  */
-export async function answerLnurlp(ctx: ServiceContext, requestUrl: string, query: Record<string, string | undefined>): Promise<PayRequest | PayCallbackAnswer> {
+export async function answerLnurlp(ctx: ServiceContext, requestUrl: string, query: Record<string, string | undefined>, clientIp: string): Promise<PayRequest | PayCallbackAnswer> {
   const username = servedUsername(ctx, query.username);
   const url = new URL(requestUrl);
   const metadata = payMetadata(username, url.host);
@@ -56,6 +57,11 @@ export async function answerLnurlp(ctx: ServiceContext, requestUrl: string, quer
       metadata,
       commentAllowed: LNURLP_COMMENT_ALLOWED,
     };
+  }
+  // The callback makes an invoice: the per-client budget of every invoice route.
+  const limited = await invoiceLimit(ctx, clientIp);
+  if (limited) {
+    throw new HttpError(429, 'RATE_LIMITED', limited.message, { status: 'ERROR', reason: limited.message, retryAfter: Math.max(1, Math.ceil(limited.retryAfterSeconds)) }, { 'Retry-After': String(Math.max(1, Math.ceil(limited.retryAfterSeconds))) });
   }
   const amountMsat = /^\d{1,16}$/.test(query.amount) ? Number(query.amount) : NaN;
   if (!Number.isSafeInteger(amountMsat) || amountMsat < LNURLP_MIN_SENDABLE_MSAT || amountMsat > maxSendable) {

@@ -22,8 +22,11 @@
 //   for an operator. Nothing is ever deleted.
 // - Never overpay: the invoice must be for exactly the payout's amount on our
 //   network (checked by lib/lightning/lnurl.ts and again here), and the routing
-//   fee is capped (maxFeeMsat); the service pays the fee, the owner receives
-//   exactly the share.
+//   fee is capped (maxFeeMsat). The service pays the routing fee out of the fee
+//   it earned on exactly the payments the payout covers, never more: the cap is
+//   at most that earned fee, and shares accrue until it reaches
+//   PAYOUT_MIN_FEE_MSAT (a budget a route can be found for). The owner
+//   receives exactly the share.
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../db/index.js';
 import { decodeInvoice } from 'l402-paywall/lightning';
@@ -118,16 +121,22 @@ export async function findSplit(db: Queryable, paymentHash: string): Promise<Spl
 // covered by a new payout and linked to it together. A split another claimer
 // took first fails the re-check under FOR UPDATE and is left out of the sum, so
 // the amount is always exactly what the linked splits owe.
+// Who pays routing: the service, from the fee it earned on these splits and
+// never more (max_fee_msat <= earned_msat). A payout waits until that earned
+// fee reaches PAYOUT_MIN_FEE_MSAT ($3): a smaller budget would often find no
+// route, and the service would otherwise pay more than it earned (0.3% of
+// 1,000 sats is 3,000 msat, below the 5,000 msat default).
 const CLAIM_SQL = `
 WITH owed AS (
-  SELECT payment_hash, owner_msat FROM splits
+  SELECT payment_hash, owner_msat, fee_msat FROM splits
   WHERE owner_address = $1 AND state = 'accrued' AND payout_id IS NULL
   FOR UPDATE
 ), total AS (
-  SELECT sum(owner_msat)::bigint AS amount_msat FROM owed HAVING sum(owner_msat) >= $2::bigint
+  SELECT sum(owner_msat)::bigint AS amount_msat, sum(fee_msat)::bigint AS earned_msat FROM owed
+  HAVING sum(owner_msat) >= $2::bigint AND sum(fee_msat) >= $3::bigint
 ), payout AS (
   INSERT INTO payouts (owner_address, amount_msat, max_fee_msat)
-  SELECT $1, amount_msat, greatest($3::bigint, (amount_msat * $4::bigint) / 1000000) FROM total
+  SELECT $1, amount_msat, least(earned_msat, greatest($3::bigint, (amount_msat * $4::bigint) / 1000000)) FROM total
   RETURNING id
 ), linked AS (
   UPDATE splits SET state = 'pending', payout_id = payout.id, updated_at = now()
@@ -136,7 +145,11 @@ WITH owed AS (
 )
 SELECT payout.id, (SELECT count(*) FROM linked)::int AS splits FROM payout`;
 
-/** Once the owner's unclaimed shares reach the minimum, one new payout covers them all; otherwise they keep accruing. */
+/**
+ * Once the owner's unclaimed shares reach the minimum (SPLIT_MIN_SATS, and a
+ * service fee earned on them of at least PAYOUT_MIN_FEE_MSAT), one new payout
+ * covers them all; otherwise they keep accruing.
+ */
 export async function claimOwedShares(ctx: ServiceContext, db: Queryable, ownerAddress: string): Promise<string | undefined> {
   const { minMsat, minFeeMsat, maxFeePpm } = ctx.config.payouts;
   // The minimum is at least 1 msat: a zero-amount payout (1 msat paid -> 0 owed) can never be paid.

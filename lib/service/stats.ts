@@ -366,13 +366,15 @@ export function csvLine(fields: string[]): string {
 
 /**
  * Quotes what needs quoting (comma, quote, CR, LF). A formula trigger (=, +,
- * -, @, tab, CR) gets an apostrophe before it wherever a spreadsheet may
- * start a cell: at the start, and after a separator, quote or line break
- * inside the field, since a ";" locale or a tab split starts cells there
- * (OWASP "CSV injection"): endpoints are chosen by third parties.
+ * -, @) gets an apostrophe right before it wherever a spreadsheet may start a
+ * cell: at the start, and after a separator, quote or line break inside the
+ * field, since a ";" locale or a tab split starts cells there; and past any
+ * whitespace or control characters there, which spreadsheets trim before
+ * reading a formula ("\t=1+1" -> "\t'=1+1") (OWASP "CSV injection"):
+ * endpoints are chosen by third parties.
  */
 export function csvField(value: string): string {
-  const safe = value.replace(/(^|[,;\t\r\n"])(?=[=+\-@\t\r])/g, "$1'");
+  const safe = value.replace(/(^|[,;\t\r\n"])([\s\u0000-\u001f\u007f-\u009f]*)(?=[=+\-@])/g, "$1$2'");
   return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 

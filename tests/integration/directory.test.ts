@@ -1,12 +1,15 @@
 // The public directory (POST /api/register, GET /api/apis.json) as clients
 // meet it: through the real dev server, on PGlite and on real PostgreSQL, plus
 // direct function calls where a property needs many requests.
+import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import apisFn from '../../api/apis.json.js';
 import registerFn from '../../api/register.js';
 import { DatabaseUnavailable, type Database } from '../../lib/db/index.js';
 import { resetServiceContext, type ServiceContext } from '../../lib/service/context.js';
+import { LightningAddress } from 'l402-paywall/lightning';
+import { sha256Hex } from '../../lib/service/auth.js';
 import { CATEGORIES, MAX_PRICE_SATS } from '../../lib/service/directory.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
@@ -56,10 +59,38 @@ function entry(overrides: Record<string, unknown> = {}): Record<string, unknown>
   return { url: 'https://api.example.com/v1/price', name: 'Price feed', price_sats: 10, lightning_address: 'alice@example.com', ...overrides };
 }
 
-function register(body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+/**
+ * These tests are about the entries, so they prove control of the address the
+ * simple way: a dashboard session of a key every address they use is linked
+ * to (tests/integration/directory-ownership.test.ts covers the proofs).
+ */
+let sessionToken = '';
+const SESSION_KEY = '02' + 'ab'.repeat(32);
+
+async function openSession(): Promise<void> {
+  sessionToken = randomBytes(32).toString('base64url');
+  await db.query(`INSERT INTO auth_sessions (token_hash, pubkey, expires_at) VALUES ($1, $2, now() + interval '1 day')`, [sha256Hex(sessionToken), SESSION_KEY]);
+}
+
+/** Links the body's address (when it is one) to the session's key, as POST /api/links would after its 1-sat proof. */
+async function linkAddressOf(body: unknown): Promise<void> {
+  let parsed: unknown = body;
+  if (typeof body === 'string') {
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return;
+    }
+  }
+  const address = LightningAddress.safeParse((parsed as { lightning_address?: unknown } | null)?.lightning_address);
+  if (address.success) await db.query('INSERT INTO address_links (pubkey, address) VALUES ($1, $2) ON CONFLICT DO NOTHING', [SESSION_KEY, address.data]);
+}
+
+async function register(body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  await linkAddressOf(body);
   return fetch(`${server.url}/api/register`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${sessionToken}`, ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 }
@@ -68,7 +99,7 @@ async function registered(body: unknown): Promise<string> {
   const response = await register(body);
   const answer = (await response.json()) as { ok: boolean; id: string };
   expect(response.status, JSON.stringify(answer)).toBe(200);
-  expect(answer).toEqual({ ok: true, id: expect.stringMatching(UUID) });
+  expect(answer).toEqual({ ok: true, id: expect.stringMatching(UUID), proof: 'address' });
   return answer.id;
 }
 
@@ -93,17 +124,20 @@ async function expectError(response: Response, status: number, code: string): Pr
 
 /** Direct calls skip the HTTP hop, for properties that need many requests. */
 const direct = {
-  register: (body: string, ip = '192.0.2.10') =>
-    registerFn.fetch(new Request('http://localhost/api/register', { method: 'POST', headers: { 'content-type': 'application/json', 'x-real-ip': ip }, body })),
+  register: async (body: string, ip = '192.0.2.10') => {
+    await linkAddressOf(body);
+    return registerFn.fetch(new Request('http://localhost/api/register', { method: 'POST', headers: { 'content-type': 'application/json', 'x-real-ip': ip, authorization: `Bearer ${sessionToken}` }, body }));
+  },
   list: (query = '') => apisFn.fetch(new Request(`http://localhost/api/apis.json${query}`)),
 };
 
 for (const backend of backends) {
   describe.skipIf(backend.skip !== undefined)(`directory on ${backend.name}${backend.skip ? ` [SKIPPED: ${backend.skip}]` : ''}`, () => {
     const running = useDevServerOn(backend, () => ({ REGISTER_RATE_LIMIT_PER_MINUTE: '100000' }));
-    beforeAll(() => {
+    beforeAll(async () => {
       serverUrl = running.url;
       db = running.db;
+      await openSession();
     });
 
     it('runs on the backend it names', () => {
@@ -466,7 +500,7 @@ for (const backend of backends) {
               price_sats: body.price_sats as number,
               category: (body.category as string | undefined) ?? null,
             });
-            expect(answer).toEqual({ ok: true, id: expect.stringMatching(UUID) });
+            expect(answer).toEqual({ ok: true, id: expect.stringMatching(UUID), proof: 'address' });
           }),
           { numRuns: 400 },
         );

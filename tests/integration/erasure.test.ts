@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailable, type Database } from '../../lib/db/index.js';
-import { decodeLnurl } from '../../lib/lightning/lnurl.js';
+import { decodeLnurl, encodeLnurl } from '../../lib/lightning/lnurl.js';
 import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
 import { eraseKey } from '../../lib/service/erasure.js';
 import { testWallet, type ChallengeBody, type TestWallet } from '../support/lnurl-wallet.js';
@@ -178,6 +178,45 @@ for (const backend of backends) {
       // ... and only its own page learns the counts, once.
       await expectError(await pollErasure(erase.k1, Buffer.from(randomBytes(32)).toString('base64url')), 401, 'POLL_TOKEN_INVALID');
       expect(await (await pollErasure(erase.k1, erase.pollToken)).json()).toEqual({ status: 'ok', deleted: { payments: 2, links: 1, sessions: 0 } });
+    });
+
+    it('an erasure LNURL edited to show a login erases nothing when the victim signs it (issue 19)', async () => {
+      const victim = testWallet();
+      const address = `victim-${randomBytes(4).toString('hex')}@example.com`;
+      await db.query('INSERT INTO address_links (pubkey, address) VALUES ($1, $2)', [victim.pubkey, address]);
+      await addPayments(address, 3);
+      const token = await login(victim);
+
+      const c = await erasureChallenge();
+      const tampered = (edit: (params: URLSearchParams) => void): string => {
+        const callback = new URL(decodeLnurl(c.lnurl));
+        edit(callback.searchParams);
+        return encodeLnurl(callback.toString());
+      };
+      // What the attacker hands the victim as a "login" QR code: action changed, or removed, or another tag.
+      for (const lnurl of [
+        tampered((p) => p.set('action', 'login')),
+        tampered((p) => p.delete('action')),
+        tampered((p) => p.set('tag', 'withdrawRequest')),
+        tampered((p) => p.delete('tag')),
+      ]) {
+        expect(await victim.scan(lnurl)).toEqual({ status: 200, body: { status: 'ERROR', reason: expect.stringMatching(/altered/) } });
+      }
+      expect(await countWhere('payments WHERE owner_address = $1', [address])).toBe(3);
+      expect(await countWhere('address_links WHERE pubkey = $1', [victim.pubkey])).toBe(1);
+      expect((await fetch(`${url}/api/session`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+      expect((await pollErasure(c.k1, c.pollToken)).status).toBe(202);
+
+      // A login LNURL edited to ask for "auth" is refused too, and logs nobody in.
+      const l = (await (await fetch(`${url}/api/lnurl-auth`)).json()) as ChallengeBody;
+      const editedLogin = new URL(decodeLnurl(l.lnurl));
+      editedLogin.searchParams.set('action', 'auth');
+      expect((await victim.scan(encodeLnurl(editedLogin.toString()))).body.status).toBe('ERROR');
+      expect((await fetch(`${url}/api/lnurl-auth?${new URLSearchParams({ k1: l.k1, pollToken: l.pollToken })}`)).status).toBe(202);
+
+      // The untampered erasure QR code still works after the refusals: it was not used up.
+      expect(await victim.scan(c.lnurl)).toEqual({ status: 200, body: { status: 'OK' } });
+      expect(await (await pollErasure(c.k1, c.pollToken)).json()).toEqual({ status: 'ok', deleted: { payments: 3, links: 1, sessions: 1 } });
     });
 
     it('a forged signature erases nothing', async () => {

@@ -5,6 +5,7 @@
 // Lightning Address server on loopback) receives exactly 99.7%.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { getRequestListener } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeToken } from 'l402-paywall';
 import { managedInvoiceProvider, ManagedServiceError, withL402 } from 'l402-paywall/managed';
@@ -35,10 +36,10 @@ describe.each(backends)('managed mode end to end (local server, $name)', (backen
     return (await response.json()) as { preimage: string; paymentHash: string };
   }
 
-  it('402 -> pay -> webhook -> split: the owner receives exactly 997 of 1000 sats and the ledger says paid', async () => {
+  it('402 -> pay -> webhook -> split: the owner receives exactly 1994 of 2000 sats and the ledger says paid', async () => {
     const address = owner.address('alice');
     const app = withL402(async () => Response.json({ data: 'the paid answer' }), {
-      priceSats: 1000,
+      priceSats: 2000, // its 0.3% (6,000 msat) covers the routing budget, so it is paid out at once
       secret: APP_SECRET,
       route: '/v1/data',
       managed: { lightningAddress: address, serviceUrl: server.url },
@@ -60,37 +61,54 @@ describe.each(backends)('managed mode end to end (local server, $name)', (backen
     expect(served.status).toBe(200);
     expect(await served.json()).toEqual({ data: 'the paid answer' });
 
-    expect((await owner.node.balance()).balanceMsat - ownerBefore).toBe(997_000);
-    expect((await serviceContext().provider.balance()).balanceMsat - serviceBefore).toBe(3_000);
+    expect((await owner.node.balance()).balanceMsat - ownerBefore).toBe(1_994_000);
+    expect((await serviceContext().provider.balance()).balanceMsat - serviceBefore).toBe(6_000);
 
     const splits = await server.db.query('SELECT owner_address, amount_msat, owner_msat, fee_msat, state, source FROM splits WHERE payment_hash = $1', [body.paymentHash]);
-    expect(splits).toEqual([{ owner_address: address, amount_msat: 1_000_000, owner_msat: 997_000, fee_msat: 3_000, state: 'paid', source: 'webhook' }]);
+    expect(splits).toEqual([{ owner_address: address, amount_msat: 2_000_000, owner_msat: 1_994_000, fee_msat: 6_000, state: 'paid', source: 'webhook' }]);
     const payouts = await server.db.query('SELECT amount_msat, state, invoice_hash, attempts, routing_fee_msat FROM payouts WHERE owner_address = $1', [address]);
-    expect(payouts).toEqual([{ amount_msat: 997_000, state: 'paid', invoice_hash: expect.stringMatching(/^[0-9a-f]{64}$/), attempts: 1, routing_fee_msat: 0 }]);
+    expect(payouts).toEqual([{ amount_msat: 1_994_000, state: 'paid', invoice_hash: expect.stringMatching(/^[0-9a-f]{64}$/), attempts: 1, routing_fee_msat: 0 }]);
     // The payout paid the owner's own invoice, which its node reports settled.
-    expect(await owner.node.lookupInvoice(payouts[0]!.invoice_hash as string)).toMatchObject({ settled: true, amountMsat: 997_000 });
+    expect(await owner.node.lookupInvoice(payouts[0]!.invoice_hash as string)).toMatchObject({ settled: true, amountMsat: 1_994_000 });
     const logged = await server.db.query('SELECT endpoint, amount_sats, owner_address FROM payments WHERE payment_hash = $1', [body.paymentHash]);
-    expect(logged).toEqual([{ endpoint: '/v1/data', amount_sats: 1000, owner_address: address }]);
+    expect(logged).toEqual([{ endpoint: '/v1/data', amount_sats: 2000, owner_address: address }]);
   });
 
-  it('register: one directory entry at start-up, idempotent across restarts, never in the way of requests', async () => {
+  it('register: one directory entry from the first request, proved by the app itself, idempotent across restarts, never in the way of requests', async () => {
     const errors: unknown[] = [];
+    const registrations: number[] = [];
+    const recordingFetch: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (String(input).endsWith('/api/register')) registrations.push(response.status);
+      return response;
+    };
     const options = {
       priceSats: 21,
       secret: APP_SECRET,
-      managed: { lightningAddress: 'bob@example.com', serviceUrl: server.url },
-      register: { name: 'Weather', category: 'weather' as const, url: 'https://weather.example.com/now' },
+      managed: { lightningAddress: 'bob@example.com', serviceUrl: server.url, fetch: recordingFetch },
+      register: { name: 'Weather', category: 'weather' as const },
       onError: (error: unknown) => errors.push(error),
     };
-    const first = withL402(() => new Response('ok'), options);
-    const rows = () => server.db.query('SELECT name, price_sats, category, lightning_address FROM apis WHERE url = $1', ['https://weather.example.com/now']);
-    await expect.poll(async () => (await rows()).length).toBe(1);
-    withL402(() => new Response('ok'), options); // the app restarts
-    const challenge = await first(new Request('https://weather.example.com/now'));
-    expect(challenge.status).toBe(402);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(await rows()).toEqual([{ name: 'Weather', price_sats: 21, category: 'weather', lightning_address: 'bob@example.com' }]);
-    expect(errors).toEqual([]);
+    // The app listens on loopback: the directory fetches its proof from there (development allows loopback).
+    let app = withL402(() => new Response('ok'), options);
+    const appServer = createServer(getRequestListener((request) => app(request)));
+    await new Promise<void>((resolve) => appServer.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/now`;
+      const rows = () => server.db.query('SELECT name, price_sats, category, lightning_address FROM apis WHERE url = $1', [url]);
+      expect((await fetch(url)).status).toBe(402);
+      await expect.poll(() => registrations, { timeout: 30_000 }).toEqual([200]);
+      expect(await rows()).toEqual([{ name: 'Weather', price_sats: 21, category: 'weather', lightning_address: 'bob@example.com' }]);
+      expect((await fetch(url)).status).toBe(402); // registers once per process
+      app = withL402(() => new Response('ok'), options); // the app restarts
+      expect((await fetch(url)).status).toBe(402);
+      await expect.poll(() => registrations, { timeout: 30_000 }).toEqual([200, 200]);
+      expect(await rows()).toEqual([{ name: 'Weather', price_sats: 21, category: 'weather', lightning_address: 'bob@example.com' }]);
+      expect(errors).toEqual([]);
+    } finally {
+      appServer.closeAllConnections();
+      await new Promise((resolve) => appServer.close(resolve));
+    }
   });
 
   it('the service refuses owner addresses that are not Lightning Addresses (400), and the library fails closed (503)', async () => {

@@ -549,7 +549,7 @@ interface Challenge {
 }
 
 describe('the hosted demo logs its payments', () => {
-  const server = useDevServer(() => ({ CRON_SECRET }));
+  const server = useDevServer(() => ({ CRON_SECRET, INVOICE_RATE_LIMIT_PER_MINUTE: '100000' }));
   let db: FaultyDatabase;
   let store: RecordingStore;
 

@@ -19,7 +19,8 @@ const CRON_SECRET = 'cron-secret-for-payout-tests-0123456789';
 type Fault = 'none' | 'unavailable-before-paying' | 'payment-failed' | 'unavailable-after-paying' | 'credentials-refused' | 'queued';
 
 describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
-  const server = useDevServerOn(postgres, () => ({ CRON_SECRET, OUTBOUND_TIMEOUT_MS: '1000', SPLIT_MIN_SATS: '100', PAYOUT_MAX_ATTEMPTS: '3' }));
+  // PAYOUT_MIN_FEE_MSAT 0: small test payments are paid out at once (tests/integration/payout-fees.test.ts covers the default).
+  const server = useDevServerOn(postgres, () => ({ CRON_SECRET, OUTBOUND_TIMEOUT_MS: '1000', SPLIT_MIN_SATS: '100', PAYOUT_MAX_ATTEMPTS: '3', PAYOUT_MIN_FEE_MSAT: '0' }));
   let owner: OwnerServer;
   let real: ServiceContext;
   let fault: Fault = 'none';

@@ -39,7 +39,8 @@ const postgres = backends.find((b) => b.name === 'PostgreSQL')!;
 const SPLIT_SECRET = 'split-secret-for-tests-0123456789abcdef';
 
 describe.skipIf(postgres.skip)('POST /api/split (local server, PostgreSQL)', () => {
-  const server = useDevServerOn(postgres, () => ({ SPLIT_SECRET, SPLIT_MIN_SATS: '100' }));
+  // PAYOUT_MIN_FEE_MSAT 0: 1000-sat test payments are paid out at once (tests/integration/payout-fees.test.ts covers the default).
+  const server = useDevServerOn(postgres, () => ({ SPLIT_SECRET, SPLIT_MIN_SATS: '100', PAYOUT_MIN_FEE_MSAT: '0' }));
   let owner: OwnerServer;
   beforeAll(async () => {
     owner = await startOwnerServer({ store: serviceContext().store });

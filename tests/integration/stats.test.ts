@@ -54,7 +54,7 @@ const LINKS: Array<[string, string]> = [
   [KEYS.lapsed, 'erin@example.com'],
 ];
 // Endpoints a CSV must escape (and one a spreadsheet would run).
-const ENDPOINTS = ['/api/weather', '/api/a,b', '/api/"quoted"', '/api/line\nbreak', '=HYPERLINK("http://x")', '/api/ünïcode', null];
+const ENDPOINTS = ['/api/weather', '/api/a,b', '/api/"quoted"', '/api/line\nbreak', '=HYPERLINK("http://x")', '\t=1+1', ' \u0001=SUM(1)', '/api/ünïcode', null];
 
 interface PaymentRow {
   id: string;
@@ -433,6 +433,12 @@ describe('CSV fields', () => {
     expect(csvField('=1+1')).toBe("'=1+1");
     expect(csvField('@SUM(A1)')).toBe("'@SUM(A1)");
     expect(csvField('=HYPERLINK("x")')).toBe(`"'=HYPERLINK(""x"")"`);
+    // Spreadsheets trim leading whitespace and control characters before reading a formula.
+    expect(csvField('\t=1+1')).toBe("\t'=1+1");
+    expect(csvField('\r=1+1')).toBe(`"\r'=1+1"`);
+    expect(csvField(' \u0000\u00a0+1')).toBe(" \u0000\u00a0'+1");
+    expect(csvField('a;\t @SUM(1)')).toBe("a;\t '@SUM(1)");
+    expect(csvField('\t')).toBe('\t');
     expect(csvLine(['a', '', 'b'])).toBe('a,,b\r\n');
   });
 
@@ -529,7 +535,7 @@ for (const backend of backends) {
           .sort((a, b) => a.paid_at.getTime() - b.paid_at.getTime() || (a.id < b.id ? -1 : 1));
         expect(rows.length).toBeGreaterThan(0);
         const quote = (v: string) => {
-          const safe = /^[=+\-@\t\r]/.test(v) ? `'${v}` : v;
+          const safe = v.replace(/^([\s\u0000-\u001f\u007f-\u009f]*)(?=[=+\-@])/, "$1'");
           return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
         };
         const expected = [CSV_COLUMNS.join(','), ...rows.map((p) => [p.id, p.endpoint ?? '', p.payment_hash, p.amount_sats ?? '', p.owner_address ?? '', p.paid_at.toISOString()].map((v) => quote(String(v))).join(','))]
@@ -538,6 +544,10 @@ for (const backend of backends) {
         expect(text).toBe(expected);
         expect(text).toContain('"/api/a,b"');
         expect(text).toContain(`"'=HYPERLINK(""http://x"")"`);
+        // Past leading whitespace and control characters too (spreadsheets trim them, then read a formula).
+        expect(text).toContain(`,\t'=1+1,`);
+        expect(text).toContain(`, \u0001'=SUM(1),`);
+        expect(text).not.toMatch(/[,;\t\r\n"][\s\u0000-\u001f]*[=+@]/);
       });
     }
   });

@@ -15,7 +15,8 @@ const backends = await databaseBackends();
 const postgres = backends.find((b) => b.name === 'PostgreSQL')!;
 
 describe.skipIf(postgres.skip)('provider webhook (local server, PostgreSQL)', () => {
-  const server = useDevServerOn(postgres);
+  // PAYOUT_MIN_FEE_MSAT 0: 1000-sat test payments are paid out at once (tests/integration/payout-fees.test.ts covers the default).
+  const server = useDevServerOn(postgres, () => ({ PAYOUT_MIN_FEE_MSAT: '0' }));
   let owner: OwnerServer;
   let forged = 0;
   beforeAll(async () => {

@@ -73,7 +73,7 @@ describe('loadConfig', () => {
   it('.env.example lists every setting and, copied as it is, loads the defaults', () => {
     const example = parseEnv(readFileSync(new URL('../../.env.example', import.meta.url), 'utf8'));
     // Set by the platform, not by hand.
-    const platform = ['NODE_ENV', 'VERCEL'];
+    const platform = ['NODE_ENV', 'VERCEL', 'VERCEL_PROJECT_PRODUCTION_URL'];
     expect(Object.keys(example).sort()).toEqual(ENV_KEYS.filter((key) => !platform.includes(key)).sort());
     const dir = dataDir();
     expect(loadConfig({ ...example, DATA_DIR: dir })).toEqual(loadConfig({ DATA_DIR: dir }));

@@ -696,3 +696,44 @@ function rawGet(base: string, path: string, headers: Record<string, string>, met
     req.end();
   });
 }
+
+describe('limitInvoices: a limit on making invoices, asked before each 402', () => {
+  it('answers 429 RATE_LIMITED with Retry-After and makes no invoice when the limit says so; paid requests never ask', async () => {
+    const provider = recordingProvider();
+    let limited = false;
+    const asked: string[] = [];
+    const handler = withL402(() => Response.json({ ok: true }), {
+      priceSats: 2,
+      provider,
+      secret: SECRET,
+      limitInvoices: (request) => {
+        asked.push(request.headers.get('authorization') ?? 'none');
+        return limited ? { retryAfterSeconds: 12.2, message: 'slow down' } : undefined;
+      },
+    });
+    const first = await handler(new Request(`${BASE}/x`));
+    expect(first.status).toBe(402);
+    const authorization = await payChallenge(first, provider);
+    limited = true;
+    const refused = await handler(new Request(`${BASE}/x`));
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('13');
+    expect(refused.headers.get('www-authenticate')).toBeNull();
+    expect(await refused.json()).toEqual({ error: 'slow down', code: 'RATE_LIMITED', retryAfter: 13 });
+    expect(provider.requests).toHaveLength(1);
+    // A paid request is served and the limit is not asked.
+    expect((await handler(new Request(`${BASE}/x`, { headers: { authorization } }))).status).toBe(200);
+    expect(asked).toEqual(['none', 'none']);
+  });
+
+  it('answers 503 with Retry-After, and makes no invoice, when the limit cannot be checked', async () => {
+    const provider = recordingProvider();
+    const onError = vi.fn();
+    const handler = withL402(() => Response.json({ ok: true }), { priceSats: 2, provider, secret: SECRET, onError, limitInvoices: () => Promise.reject(new Error('store down')) });
+    const response = await handler(new Request(`${BASE}/x`));
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(provider.requests).toEqual([]);
+    expect(onError).toHaveBeenCalledWith(expect.any(Error), 'checking the invoice limit failed');
+  });
+});

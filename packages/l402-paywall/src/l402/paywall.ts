@@ -36,6 +36,18 @@ export interface L402Options {
   onPaid?: (payment: Payment, request: Request, response: Response) => MaybePromise<void>;
   /** Operational errors (provider, store); default console.error with no secrets. */
   onError?: (error: unknown, context: string) => void;
+  /**
+   * Asked before each invoice is made (every 402 makes one): return
+   * `{retryAfterSeconds}` to answer 429 RATE_LIMITED with Retry-After instead,
+   * e.g. a per-client limit. Paid requests never ask. If it throws, 503.
+   */
+  limitInvoices?: (request: Request) => MaybePromise<InvoiceLimit | undefined | void>;
+}
+
+/** What limitInvoices answers when a request may not have an invoice now. */
+export interface InvoiceLimit {
+  retryAfterSeconds: number;
+  message?: string;
 }
 
 export interface Payment {
@@ -48,7 +60,7 @@ export interface Payment {
 /** A 402 with a fresh challenge, or a 503 when nothing can be sold or checked. */
 export interface Refusal {
   kind: 'refused';
-  status: 402 | 503;
+  status: 402 | 429 | 503;
   /** Pairs, because WWW-Authenticate appears twice. */
   headers: [string, string][];
   body: Record<string, unknown>;
@@ -104,6 +116,16 @@ export function createPaywall(options: L402Options): Paywall {
 
   async function challenge(request: Request, route: string, priceSats: number, rejection: Rejection): Promise<Refusal> {
     const amountMsat = priceSats * 1000;
+    if (options.limitInvoices) {
+      let limit: InvoiceLimit | undefined | void;
+      try {
+        limit = await options.limitInvoices(request);
+      } catch (error) {
+        onError(error, 'checking the invoice limit failed');
+        return unavailable('STORE_UNAVAILABLE', 'Rate limit store temporarily unavailable; try again shortly');
+      }
+      if (limit) return rateLimited(limit);
+    }
     let invoice: { invoice: string; paymentHash: string };
     try {
       invoice = await options.provider.createInvoice({
@@ -213,6 +235,17 @@ class PaidUse implements Paid {
 function paidMsat(caveats: readonly string[]): number {
   for (const c of caveats) if (c.startsWith('price_msat=')) return Number(c.slice(11));
   return NaN;
+}
+
+/** 429 without a challenge: this client may not have another invoice yet. */
+function rateLimited(limit: InvoiceLimit): Refusal {
+  const retryAfter = Math.max(1, Math.ceil(limit.retryAfterSeconds));
+  return {
+    kind: 'refused',
+    status: 429,
+    headers: [['Content-Type', 'application/json'], ['Cache-Control', 'no-store'], ['Retry-After', String(retryAfter)]],
+    body: { error: limit.message ?? 'Too many invoices requested; try again later', code: 'RATE_LIMITED', retryAfter },
+  };
 }
 
 /** 503 without a challenge: nothing can be sold or checked right now. */

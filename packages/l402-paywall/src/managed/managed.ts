@@ -6,8 +6,12 @@
 // amount and payment hash compared with what was asked before the paywall mints
 // its own token with its own secret. Paid requests are verified locally, exactly
 // as in sovereign mode. The token carries an `owner` caveat (docs/architecture.md decision 2).
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, hexToBytes, randomBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
 import { readBoundedText } from '../http/read-bounded.js';
+import { base64UrlEncode } from '../l402/encoding.js';
+import { Keyring } from '../l402/token.js';
 import { withL402 as withL402Core } from '../l402/with-l402.js';
 import type { InvoiceProvider, L402Options } from '../l402/paywall.js';
 import { decodeInvoice, type Network } from '../lightning/bolt11.js';
@@ -132,6 +136,7 @@ export function withL402<Rest extends unknown[]>(
   const { managed, register, ...rest } = options;
   if ((options as { provider?: unknown }).provider) throw new Error('Pass either provider (sovereign mode) or managed, not both');
   const ownerAddress = LightningAddress.parse(managed.lightningAddress);
+  const proofs = directoryProofs(rest.secret);
   const userCaveats = rest.caveats;
   const paywalled = withL402Core(handler, {
     ...rest,
@@ -139,14 +144,67 @@ export function withL402<Rest extends unknown[]>(
     // The token names whom the payment was for, so it cannot open another owner's endpoint.
     caveats: async (request) => ({ ...(userCaveats ? await userCaveats(request) : {}), owner: ownerAddress }),
   });
-  if (!register) return paywalled;
-
-  const registration = directoryRegistration(managed, ownerAddress, register, typeof rest.priceSats === 'number' ? rest.priceSats : undefined, rest.onError);
-  if (register.url) registration.start(register.url);
-  return (request, ...more) => {
-    registration.start(request.url);
+  // The directory asks this url to prove it belongs to this owner; only tokens this owner's instances made are answered.
+  const answeringProofs = (request: Request, ...more: Rest): Promise<Response> => {
+    const token = request.method === 'GET' ? request.headers.get(DIRECTORY_PROOF_HEADER) : null;
+    if (token !== null && proofs.isOurs(token)) {
+      return Promise.resolve(new Response(`${token}.${ownerAddress}`, { headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } }));
+    }
     return paywalled(request, ...more);
   };
+  if (!register) return answeringProofs;
+
+  const registration = directoryRegistration(managed, ownerAddress, register, typeof rest.priceSats === 'number' ? rest.priceSats : undefined, rest.onError, proofs);
+  // Started by the first request, not here: the directory asks the url for its proof, which
+  // only a server already listening can answer.
+  return (request, ...more) => {
+    registration.start(request.url);
+    return answeringProofs(request, ...more);
+  };
+}
+
+/** Asked by the directory (POST /api/register) of the registered url itself. */
+export const DIRECTORY_PROOF_HEADER = 'l402-directory-proof';
+const PROOF_MAX_AGE_SECONDS = 15 * 60;
+
+/**
+ * Proof tokens for the directory: 4 bytes of issue time, 12 random bytes and a
+ * 16-byte MAC under the paywall's secret, so every instance sharing the secret
+ * recognises the tokens any of them made (serverless: the directory's check may
+ * reach another instance than the one registering), and nobody else can make
+ * this url vouch for a registration it did not start.
+ */
+function directoryProofs(secret: L402Options['secret']): { make(): string; isOurs(token: string): boolean } {
+  const keyring = secret instanceof Keyring ? secret : new Keyring(typeof secret === 'string' ? [secret] : secret);
+  // The keyring's HMAC over a label no token carries, with exp 0: what it makes can never open a route.
+  const mac = (body: Uint8Array) => hexToBytes(keyring.sign(bytesToHex(sha256(body)), 0, ['purpose=directory-proof'])).subarray(0, 16);
+  return {
+    make() {
+      const body = new Uint8Array(16);
+      new DataView(body.buffer).setUint32(0, Math.floor(Date.now() / 1000));
+      body.set(randomBytes(12), 4);
+      const token = new Uint8Array(32);
+      token.set(body);
+      token.set(mac(body), 16);
+      return base64UrlEncode(token);
+    },
+    isOurs(token) {
+      if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return false;
+      const bytes = base64UrlDecode(token);
+      const body = bytes.subarray(0, 16);
+      const age = Math.floor(Date.now() / 1000) - new DataView(body.buffer, body.byteOffset).getUint32(0);
+      if (age < -60 || age > PROOF_MAX_AGE_SECONDS) return false;
+      const expected = mac(body);
+      let difference = 0;
+      for (let i = 0; i < 16; i++) difference |= expected[i]! ^ bytes[16 + i]!;
+      return difference === 0;
+    },
+  };
+}
+
+function base64UrlDecode(text: string): Uint8Array {
+  const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (text.length % 4)) % 4));
+  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
 }
 
 /** POST /api/register in the background: once per process, retried a few times, never in a request's way. */
@@ -156,6 +214,7 @@ function directoryRegistration(
   register: DirectoryRegistration,
   fixedPrice: number | undefined,
   onError: L402Options['onError'],
+  proofs: { make(): string },
 ): { start(url: string): void } {
   const report = onError ?? ((error: unknown, context: string) => console.error(`[l402] ${context}:`, error instanceof Error ? error.message : error));
   let state: 'idle' | 'running' | 'done' = 'idle';
@@ -177,6 +236,8 @@ function directoryRegistration(
         name: register.name,
         price_sats: priceSats,
         lightning_address: ownerAddress,
+        // The directory checks it against this url (answered by the wrapper above): proof that the url is the owner's.
+        proof_token: proofs.make(),
         ...(register.description !== undefined ? { description: register.description } : {}),
         ...(register.category !== undefined ? { category: register.category } : {}),
       }),
@@ -198,8 +259,9 @@ function directoryRegistration(
         },
         (error) => {
           state = 'idle';
-          // Refused for a reason a retry will not change (invalid entry, URL owned by another address): stop.
-          if (error instanceof ManagedServiceError && error.status !== undefined && error.status < 500 && error.status !== 429) attempts = REGISTER_ATTEMPTS;
+          // Refused for a reason a retry will not change (invalid entry): stop. 403 is retried: the
+          // directory may have checked the url before this server was reachable there.
+          if (error instanceof ManagedServiceError && error.status !== undefined && error.status < 500 && error.status !== 429 && error.status !== 403) attempts = REGISTER_ATTEMPTS;
           nextTry = Date.now() + REGISTER_RETRY_MS;
           report(error, `registering in the directory failed (attempt ${attempts} of ${REGISTER_ATTEMPTS})`);
         },
