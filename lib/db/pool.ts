@@ -151,7 +151,8 @@ function networkFailure(error: unknown, depth = 0): boolean {
   return inner.some((cause) => networkFailure(cause, depth + 1));
 }
 
-function describe(error: unknown): string {
+/** The most telling message of a driver error (pg, Neon and PGlite nest it differently). */
+function driverMessage(error: unknown): string {
   const e = error as { message?: unknown; error?: { message?: unknown }; code?: unknown } | null;
   const message = [e?.message, e?.error?.message, e?.code].find((m) => typeof m === 'string' && m.length > 0);
   return typeof message === 'string' ? message : String(error);
@@ -167,7 +168,7 @@ export function toDatabaseError(error: unknown, phase: 'connect' | 'query'): unk
   if (error instanceof DatabaseUnavailable) return error;
   const state = sqlState(error);
   const unavailable = state ? unavailableState(state) : phase === 'connect' || networkFailure(error);
-  return unavailable ? new DatabaseUnavailable(`Database unavailable: ${describe(error)}`, { cause: error }) : error;
+  return unavailable ? new DatabaseUnavailable(`Database unavailable: ${driverMessage(error)}`, { cause: error }) : error;
 }
 
 type TypeParser = (text: string) => unknown;

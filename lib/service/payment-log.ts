@@ -30,6 +30,8 @@ import { DatabaseUnavailable, type Database } from '../db/index.js';
 import type { Payment } from 'l402-paywall';
 import type { KeyValueStore } from '../store/types.js';
 import type { ServiceContext } from './context.js';
+import { sleep, withTimeout } from '../util/async.js';
+import { describeError } from '../util/describe-error.js';
 
 /** One paid request, as logged. */
 export interface PaymentLogEntry {
@@ -169,7 +171,7 @@ export function createPaymentLog(options: PaymentLogOptions): PaymentLog {
     try {
       options.waitUntil(promise);
     } catch (error) {
-      log(`[payment-log] waitUntil failed: ${describe(error)}`);
+      log(`[payment-log] waitUntil failed: ${describeError(error)}`);
     }
   }
 
@@ -201,7 +203,7 @@ export function createPaymentLog(options: PaymentLogOptions): PaymentLog {
         await sleep(pause);
       }
       try {
-        await withTimeout(insert(entries), attemptTimeoutMs);
+        await withTimeout(insert(entries), attemptTimeoutMs, () => new WriteTimeout(`no answer from the database within ${attemptTimeoutMs} ms`));
         downUntil = 0;
         return undefined;
       } catch (error) {
@@ -230,7 +232,7 @@ export function createPaymentLog(options: PaymentLogOptions): PaymentLog {
     keptSinceLog += 1;
     const now = Date.now();
     if (now - lastKeptLog < KEPT_LOG_INTERVAL_MS) return;
-    log(`[payment-log] database write failed (${describe(dbError)}); ${keptSinceLog} payment(s) kept in the key-value store until it can be written`);
+    log(`[payment-log] database write failed (${describeError(dbError)}); ${keptSinceLog} payment(s) kept in the key-value store until it can be written`);
     lastKeptLog = now;
     keptSinceLog = 0;
   }
@@ -245,7 +247,7 @@ export function createPaymentLog(options: PaymentLogOptions): PaymentLog {
     try {
       await keep(entry);
     } catch (storeError) {
-      log(`[payment-log] payment NOT logged: database (${describe(dbError)}) and key-value store (${describe(storeError)}) both failed; entry, to be written by hand: ${JSON.stringify(entry)}`);
+      log(`[payment-log] payment NOT logged: database (${describeError(dbError)}) and key-value store (${describeError(storeError)}) both failed; entry, to be written by hand: ${JSON.stringify(entry)}`);
       return 'dropped';
     }
     keptHere = true;
@@ -267,7 +269,7 @@ export function createPaymentLog(options: PaymentLogOptions): PaymentLog {
       .then((result) => {
         if (kept === keptBefore) keptHere = result.pending > 0;
       })
-      .catch((error) => log(`[payment-log] outbox flush failed: ${describe(error)}`))
+      .catch((error) => log(`[payment-log] outbox flush failed: ${describeError(error)}`))
       .finally(() => {
         backgroundFlush = undefined;
       });
@@ -335,7 +337,7 @@ export function createPaymentLog(options: PaymentLogOptions): PaymentLog {
     if (headLost || (doneUpTo > head && counter(await store.get(keys.head)) < doneUpTo)) {
       await store.set(keys.head, String(doneUpTo), { ttlMs: COUNTER_TTL_MS });
     }
-    if (failure !== undefined) return { written, pending, error: describe(failure) };
+    if (failure !== undefined) return { written, pending, error: describeError(failure) };
     return { written, pending };
   }
 
@@ -363,10 +365,10 @@ export function createPaymentLog(options: PaymentLogOptions): PaymentLog {
           paidAt: new Date(),
         };
       } catch (error) {
-        log(`[payment-log] could not describe payment ${safeHash(payment.paymentHash)}: ${describe(error)}`);
+        log(`[payment-log] could not describe payment ${safeHash(payment.paymentHash)}: ${describeError(error)}`);
         return;
       }
-      keepAlive(record(entry).catch((error) => log(`[payment-log] payment ${safeHash(payment.paymentHash)} not logged: ${describe(error)}`)));
+      keepAlive(record(entry).catch((error) => log(`[payment-log] payment ${safeHash(payment.paymentHash)} not logged: ${describeError(error)}`)));
     },
     record,
     flush,
@@ -426,16 +428,6 @@ export function isTransient(error: unknown): boolean {
   return /connect|connection|terminat|timeout|socket/i.test(error.message);
 }
 
-/** An error as one line: its name, SQLSTATE or errno code and message, URLs removed (they may carry passwords). */
-function describe(error: unknown): string {
-  let text = String(error);
-  if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
-    text = `${error.name}${typeof code === 'string' ? ` ${code}` : ''}: ${error.message}`;
-  }
-  return text.replace(/[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>').replace(/\s+/g, ' ').slice(0, 300);
-}
-
 function safeHash(value: unknown): string {
   return typeof value === 'string' && /^[0-9a-fA-F]{64}$/.test(value) ? value.toLowerCase() : '(invalid hash)';
 }
@@ -449,16 +441,3 @@ function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i);
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new WriteTimeout(`no answer from the database within ${ms} ms`)), ms);
-    timer.unref?.();
-  });
-  promise.catch(() => {}); // a late failure after the timeout is not an unhandled rejection
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}

@@ -34,6 +34,8 @@ import { fetchInvoiceForAddress, LnurlError, outboundPolicy, type AddressInvoice
 import { PaymentFailed, ProviderConfigError, ProviderUnsupported, type PaymentStatus } from 'l402-paywall/lightning';
 import type { ServiceContext } from './context.js';
 import { ownerShareMsat } from './split.js';
+import { withTimeout } from '../util/async.js';
+import { describeError } from '../util/describe-error.js';
 
 export type SplitState = 'accrued' | 'pending' | 'paid' | 'failed';
 export type SplitSource = 'webhook' | 'reconcile' | 'manual';
@@ -240,7 +242,7 @@ export async function attemptPayout(ctx: ServiceContext, payoutId: string): Prom
     try {
       status = await ctx.provider.lookupPayment(payout.invoiceHash);
     } catch (error) {
-      return attempt.retry('unknown', 'PROVIDER_UNAVAILABLE', `could not look up the earlier payment: ${describe(error)}`);
+      return attempt.retry('unknown', 'PROVIDER_UNAVAILABLE', `could not look up the earlier payment: ${describeError(error)}`);
     }
     if (status?.state === 'succeeded') return attempt.paid(payout.invoiceHash, status.feeMsat ?? 0);
     if (status?.state === 'pending') return attempt.retry('waiting', 'PAYMENT_IN_FLIGHT', 'the earlier payment is still in flight');
@@ -263,7 +265,7 @@ export async function attemptPayout(ctx: ServiceContext, payoutId: string): Prom
       });
     } catch (error) {
       if (error instanceof LnurlError) return attempt.retry('refused', error.code, error.message, { known: true });
-      return attempt.retry('refused', 'REMOTE_ERROR', describe(error), { known: true });
+      return attempt.retry('refused', 'REMOTE_ERROR', describeError(error), { known: true });
     }
   }
   // lib/lightning/lnurl.ts checked it; money leaves here, so check what matters once more.
@@ -282,7 +284,7 @@ export async function attemptPayout(ctx: ServiceContext, payoutId: string): Prom
   if (!stored[0]) return attempt.retry('failed', 'LEASE_EXPIRED', 'the attempt took too long and did not pay', { known, invoiceHash: invoice.paymentHash });
 
   try {
-    const paid = await withTimeout(ctx.provider.payInvoice({ invoice: invoice.invoice, maxFeeMsat: payout.maxFeeMsat }), PAY_TIMEOUT_MS);
+    const paid = await withTimeout(ctx.provider.payInvoice({ invoice: invoice.invoice, maxFeeMsat: payout.maxFeeMsat }), PAY_TIMEOUT_MS, () => new PayTimeout(`no answer from the provider within ${PAY_TIMEOUT_MS} ms`));
     return attempt.paid(invoice.paymentHash, paid.feeMsat);
   } catch (error) {
     if (error instanceof PaymentFailed) return attempt.retry('failed', 'PAYMENT_FAILED', error.message, { known, invoiceHash: invoice.paymentHash });
@@ -290,7 +292,7 @@ export async function attemptPayout(ctx: ServiceContext, payoutId: string): Prom
     if (error instanceof ProviderConfigError) return attempt.retry('failed', 'PROVIDER_MISCONFIGURED', `check ${error.setting}: ${error.message}`, { known, invoiceHash: invoice.paymentHash });
     if (error instanceof ProviderUnsupported) return attempt.retry('failed', 'UNSUPPORTED_BY_PROVIDER', error.message, { known, invoiceHash: invoice.paymentHash });
     // ProviderUnavailable, a timeout, anything else: it may have been paid. The next attempt looks it up first.
-    return attempt.retry('unknown', 'PAYMENT_UNKNOWN', describe(error), { invoiceHash: invoice.paymentHash });
+    return attempt.retry('unknown', 'PAYMENT_UNKNOWN', describeError(error), { invoiceHash: invoice.paymentHash });
   }
 }
 
@@ -357,7 +359,7 @@ class Attempt {
       );
     } catch (error) {
       // The payout row holds the state and the last reason; the history is a convenience.
-      console.error(`[payouts] could not record attempt ${this.payout.attempts} of payout ${this.payout.id}: ${describe(error)}`);
+      console.error(`[payouts] could not record attempt ${this.payout.attempts} of payout ${this.payout.id}: ${describeError(error)}`);
     }
   }
 }
@@ -423,21 +425,7 @@ function payoutRow(row: Record<string, unknown>): PayoutRow {
   };
 }
 
-/** An error as one line without URLs (they may carry credentials). */
-export function describe(error: unknown): string {
-  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  return text.replace(/[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>').replace(/\s+/g, ' ').slice(0, 300);
-}
-
 class PayTimeout extends Error {
   override readonly name = 'PayTimeout';
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new PayTimeout(`no answer from the provider within ${ms} ms`)), ms);
-  });
-  promise.catch(() => {});
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
