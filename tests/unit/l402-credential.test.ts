@@ -51,7 +51,7 @@ describe('parseCredential', () => {
     if (lower.length !== 64 || [...lower].some((c) => !'0123456789abcdef'.includes(c))) return { ok: false, code: 'INVALID_PREIMAGE' };
     return { ok: true, token, preimage: lower };
   };
-  const parsed = (header: string | null) => {
+  const parsed = (header: string | null): ReturnType<typeof referenceParse> => {
     const result = parseCredential(header);
     return result.ok ? { ok: true, token: result.credential.token, preimage: result.credential.preimage } : { ok: false, code: result.rejection.code };
   };
