@@ -5,7 +5,8 @@ import { route } from '../lib/http/route.js';
 import { serviceContext } from '../lib/service/context.js';
 import { verifyTokenString } from '../lib/service/verify.js';
 
-const Body = z.object({
+// Every body refuses keys it does not know, naming them (lib/http/input.ts).
+const Body = z.strictObject({
   token: z.string({ error: 'token is required: "<macaroon>:<preimage>"' }).min(1).max(8192),
   consume: z.boolean().default(false),
 });

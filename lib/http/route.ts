@@ -70,14 +70,19 @@ function validationError(error: ZodError): Response {
   return errorResponse(400, 'INVALID_REQUEST', `${where}${first.message}`, { issues });
 }
 
+/** What a 429 or 503 that named no time of its own tells the client (every one must name one). */
+export const DEFAULT_RETRY_AFTER_SECONDS = 5;
+
 // Responses from fetch() or Response.error() have immutable headers.
 function withCors(response: Response): Response {
+  const extra = { ...CORS_HEADERS };
+  if ((response.status === 429 || response.status === 503) && !response.headers.has('Retry-After')) extra['Retry-After'] = String(DEFAULT_RETRY_AFTER_SECONDS);
   let target = response;
   try {
-    for (const [k, v] of Object.entries(CORS_HEADERS)) target.headers.set(k, v);
+    for (const [k, v] of Object.entries(extra)) target.headers.set(k, v);
   } catch {
     target = new Response(response.body, response);
-    for (const [k, v] of Object.entries(CORS_HEADERS)) target.headers.set(k, v);
+    for (const [k, v] of Object.entries(extra)) target.headers.set(k, v);
   }
   return target;
 }
