@@ -5,6 +5,7 @@ import { route } from '../lib/http/route.js';
 import { serviceContext } from '../lib/service/context.js';
 import { verifyTokenString } from '../lib/service/verify.js';
 
+// Every body refuses keys it does not know, naming them (lib/http/input.ts).
 // Caveat keys and values as tokens carry them (README "Token format"); route and price have their own fields.
 const CaveatKey = z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, 'caveat names are [a-z][a-z0-9_]*, at most 32 characters').refine((key) => key !== 'route' && key !== 'price_msat' && key !== 'uses', 'state route and priceSats as fields; uses is counted, not stated');
 const CaveatValue = z.string().max(512).regex(/^[\x20-\x7e]*$/, 'caveat values are printable ASCII');

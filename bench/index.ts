@@ -1,8 +1,10 @@
 // npm run bench: the speed targets, measured side by side in one run.
+import { benchChallenges } from './challenge.js';
 import { benchDirectory, type DirectoryBench } from './directory.js';
 import { benchHttp } from './http.js';
 import { benchOverhead } from './overhead.js';
 import { benchPaymentLog } from './payment-log.js';
+import { benchPeers } from './peers.js';
 import { benchStats, printStatsBench } from './stats.js';
 import { benchTokens } from './token.js';
 
@@ -15,6 +17,20 @@ const tokens = benchTokens();
 console.log('Token verifier, one core:');
 console.log(`  valid tokens   ${fmt(tokens.valid)} verifications/s   (target >= 300,000)`);
 console.log(`  forged tokens  ${fmt(tokens.forged)} verifications/s`);
+
+const peers = await benchPeers();
+const ourRate = peers[0]!.perSecond;
+console.log('\nVerifying one paid credential (token + preimage), side by side with the peers, one core:');
+console.log(`  ${'verifier'.padEnd(24)} ${'per second'.padStart(12)}  ${'ours is'.padStart(9)}  what is checked`);
+for (const peer of peers) {
+  const ratio = peer.name === 'ours' ? '1.00x' : `${(ourRate / peer.perSecond).toFixed(2)}x`;
+  console.log(`  ${peer.name.padEnd(24)} ${fmt(peer.perSecond).padStart(12)}  ${ratio.padStart(9)}  ${peer.what}`);
+}
+console.log('  ("ours is" = our rate / theirs: above 1 we are faster)');
+
+const challenges = await benchChallenges();
+console.log('\nChallenge issuance with the embedded dev node (fresh signed BOLT11 + signed token per 402, in process, 16 in flight):');
+console.log(`  ${fmt(challenges.perSecond)} 402s/s   (target >= 3,000; ${challenges.bodyBytes} bytes each)`);
 
 const overhead = await benchOverhead();
 console.log('\nPaywall cost per request, in process (fresh paid credential each, memory replay store):');

@@ -7,7 +7,14 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Network } from 'l402-paywall/lightning';
 
-const positiveInt = z.coerce.number().int().positive();
+/** A whole number from the environment; the error says what is wrong with the value, e.g. `PORT: must be a whole number (digits only), not "abc"`. */
+const wholeNumber = ({ min = 1, max = Number.MAX_SAFE_INTEGER }: { min?: number; max?: number } = {}) =>
+  z
+    .string()
+    .trim()
+    .refine((text) => /^\d{1,16}$/.test(text), { error: (issue) => `must be a whole number (digits only), not ${JSON.stringify(String(issue.input).slice(0, 40))}` })
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 const optionalText = z.string().trim().min(1).optional();
 
 const EnvSchema = z.object({
@@ -15,23 +22,23 @@ const EnvSchema = z.object({
   VERCEL: z.string().optional(),
   L402_SECRET: optionalText,
   L402_SECRET_PREVIOUS: optionalText,
-  L402_TOKEN_TTL_SECONDS: positiveInt.max(30 * 24 * 3600).default(3600),
+  L402_TOKEN_TTL_SECONDS: wholeNumber({ max: 30 * 24 * 3600 }).default(3600),
   LIGHTNING_PROVIDER: z.enum(['dev', 'lnbits', 'phoenixd', 'lnd', 'cln', 'nwc', 'blink']).optional(),
   DEV_NODE_PRIVATE_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters').optional(),
   UPSTASH_REDIS_REST_URL: z.string().url().optional(),
   UPSTASH_REDIS_REST_TOKEN: optionalText,
   KV_REST_API_URL: z.string().url().optional(),
   KV_REST_API_TOKEN: optionalText,
-  INVOICE_RATE_LIMIT_PER_MINUTE: positiveInt.default(20),
-  MAX_INVOICE_SATS: positiveInt.default(1_000_000),
-  DEMO_PRICE_SATS: positiveInt.default(1),
+  INVOICE_RATE_LIMIT_PER_MINUTE: wholeNumber().default(20),
+  MAX_INVOICE_SATS: wholeNumber().default(1_000_000),
+  DEMO_PRICE_SATS: wholeNumber().default(1),
   /** Price of 30 days of Pro (GET /api/dev-token). */
-  PRO_PRICE_SATS: positiveInt.max(100_000_000).default(9000),
+  PRO_PRICE_SATS: wholeNumber({ max: 100_000_000 }).default(9000),
   /** POST /api/register calls per minute from one IP. */
-  REGISTER_RATE_LIMIT_PER_MINUTE: positiveInt.default(10),
+  REGISTER_RATE_LIMIT_PER_MINUTE: wholeNumber().default(10),
   /** Comma-separated price sources tried in order; "none" = offline (simulated price). */
   BTC_PRICE_SOURCES: z.string().default('coinbase,kraken,coingecko'),
-  BTC_PRICE_TIMEOUT_MS: positiveInt.default(1500),
+  BTC_PRICE_TIMEOUT_MS: wholeNumber().default(1500),
   /** The service's public base URL, e.g. https://l402.example.com: where backends send webhooks. Never taken from a request's Host. */
   PUBLIC_URL: z.string().url().refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL').optional(),
   /** Set by Vercel: the production domain (no scheme); PUBLIC_URL's fallback there. */
@@ -43,7 +50,7 @@ const EnvSchema = z.object({
   // --- Lightning backends (LIGHTNING_PROVIDER and each backend's settings) ---
   LIGHTNING_NETWORK: z.enum(['bitcoin', 'testnet', 'signet', 'regtest']).default('bitcoin'),
   /** Every call to the Lightning backend gives up after this long (then 503, or "outcome unknown" for payments). */
-  LIGHTNING_TIMEOUT_MS: positiveInt.min(100).max(120_000).default(10_000),
+  LIGHTNING_TIMEOUT_MS: wholeNumber({ min: 100, max: 120_000 }).default(10_000),
   LNBITS_URL: z.string().url().optional(),
   LNBITS_API_KEY: optionalText,
   LNBITS_ADMIN_KEY: optionalText,
@@ -65,22 +72,22 @@ const EnvSchema = z.object({
   /** Comma-separated usernames answered at /.well-known/lnurlp/; unset = any in development, none in production. */
   LNURLP_USERNAMES: z.string().regex(/^[a-z0-9\-_.]+(?:\s*,\s*[a-z0-9\-_.]+)*$/, 'must be comma-separated usernames (a-z 0-9 - _ .)').optional(),
   /** Requests to hosts we do not control (Lightning Address servers): whole budget per fetch, ms. */
-  OUTBOUND_TIMEOUT_MS: positiveInt.max(60_000).default(5000),
+  OUTBOUND_TIMEOUT_MS: wholeNumber({ max: 60_000 }).default(5000),
   /** Largest response body read from such hosts, bytes. */
-  OUTBOUND_MAX_BYTES: positiveInt.max(10 * 1024 * 1024).default(64 * 1024),
+  OUTBOUND_MAX_BYTES: wholeNumber({ max: 10 * 1024 * 1024 }).default(64 * 1024),
   // payouts
   /** Header x-split-secret of POST /api/split (manual recovery); unset = the endpoint answers 503. */
   SPLIT_SECRET: optionalText,
   /** Owner shares below this many sats accrue per owner and are paid together once their total reaches it. */
-  SPLIT_MIN_SATS: positiveInt.max(100_000_000).default(100),
+  SPLIT_MIN_SATS: wholeNumber({ max: 100_000_000 }).default(100),
   /** Routing fee a payout may spend, in parts per million of its amount (paid from the service's 0.3%). */
-  PAYOUT_MAX_FEE_PPM: z.coerce.number().int().min(0).max(1_000_000).default(3000),
+  PAYOUT_MAX_FEE_PPM: wholeNumber({ min: 0, max: 1_000_000 }).default(3000),
   /** Routing fee a payout may always spend (msat), within the fee the service earned on its payments: shares accrue until that fee reaches this. */
-  PAYOUT_MIN_FEE_MSAT: z.coerce.number().int().min(0).max(100_000_000).default(5000),
+  PAYOUT_MIN_FEE_MSAT: wholeNumber({ min: 0, max: 100_000_000 }).default(5000),
   /** Attempts after which a payout that definitely did not go through is marked failed (an operator decides). */
-  PAYOUT_MAX_ATTEMPTS: positiveInt.max(1000).default(10),
+  PAYOUT_MAX_ATTEMPTS: wholeNumber({ max: 1000 }).default(10),
   /** First retry delay; it doubles per attempt, up to 6 hours. */
-  PAYOUT_RETRY_BASE_SECONDS: positiveInt.max(86_400).default(60),
+  PAYOUT_RETRY_BASE_SECONDS: wholeNumber({ max: 86_400 }).default(60),
   // --- Stats: LNURL-auth sessions, linking, admins ---
   // auth
   /** Comma-separated 33-byte compressed secp256k1 public keys (hex) whose LNURL-auth sessions see everything. */
@@ -89,21 +96,21 @@ const EnvSchema = z.object({
     .regex(/^\s*0[23][0-9a-fA-F]{64}(?:\s*,\s*0[23][0-9a-fA-F]{64})*\s*$/, 'must be comma-separated 33-byte compressed public keys in hex (66 characters starting 02 or 03)')
     .optional(),
   /** Dashboard session lifetime. */
-  SESSION_TTL_HOURS: positiveInt.max(30 * 24).default(24),
+  SESSION_TTL_HOURS: wholeNumber({ max: 30 * 24 }).default(24),
   /** Life of an LNURL-auth challenge (k1). */
-  LNURL_AUTH_TTL_SECONDS: positiveInt.max(3600).default(300),
+  LNURL_AUTH_TTL_SECONDS: wholeNumber({ max: 3600 }).default(300),
   /** New LNURL-auth challenges (login or erasure) and wallet callbacks per minute per client IP. */
-  AUTH_RATE_LIMIT_PER_MINUTE: positiveInt.default(30),
+  AUTH_RATE_LIMIT_PER_MINUTE: wholeNumber().default(30),
   /** Address links started (each pays 1 sat) per hour per public key. */
-  LINK_RATE_LIMIT_PER_HOUR: positiveInt.default(5),
+  LINK_RATE_LIMIT_PER_HOUR: wholeNumber().default(5),
   /** 1-sat link proofs the service pays per UTC day, all keys together: keys are free, so this bounds what link abuse can cost. */
-  LINK_PROOFS_PER_DAY: positiveInt.default(200),
+  LINK_PROOFS_PER_DAY: wholeNumber().default(200),
   /** Life of a link code sent in the 1-sat payment's comment. */
-  LINK_CODE_TTL_MINUTES: positiveInt.max(24 * 60).default(15),
+  LINK_CODE_TTL_MINUTES: wholeNumber({ max: 24 * 60 }).default(15),
   /** Wrong entries allowed per link code before it is void. */
-  LINK_CODE_ATTEMPTS: positiveInt.max(20).default(5),
+  LINK_CODE_ATTEMPTS: wholeNumber({ max: 20 }).default(5),
   DATA_DIR: z.string().default('.data'),
-  PORT: positiveInt.max(65535).default(3000),
+  PORT: wholeNumber({ max: 65535 }).default(3000),
   HOST: z.string().default('127.0.0.1'),
 });
 

@@ -62,7 +62,14 @@ export interface DevServerOptions {
   /** 0 picks a free port. */
   port?: number;
   host?: string;
+  /** A client must send its whole request head within this time (default 10 s), or gets 408 and is disconnected. */
+  headersTimeoutMs?: number;
+  /** ... and its whole request, body included, within this time (default 30 s). */
+  requestTimeoutMs?: number;
 }
+
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 30_000;
 
 export interface DevServer {
   url: string;
@@ -85,7 +92,15 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   // overrideGlobalObjects: false keeps the real global Request/Response, which
   // is what the functions get on Vercel too.
   const handler = createHandler({ root, api, vercel, statics });
-  const server = createServer(getRequestListener(handler, { overrideGlobalObjects: false }));
+  // A client that trickles its request (slowloris) is cut off: Node answers 408 and
+  // closes the connection. Its defaults (60 s for the head, 300 s in all, checked
+  // every 30 s) let a few slow clients hold the server far longer.
+  const headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS);
+  const server = createServer(
+    { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.min(1_000, Math.ceil(headersTimeout / 4)) },
+    getRequestListener(handler, { overrideGlobalObjects: false }),
+  );
   server.listen(options.port ?? 3000, host);
   await once(server, 'listening'); // rejects on 'error', e.g. EADDRINUSE
   const { port } = server.address() as AddressInfo;

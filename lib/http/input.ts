@@ -1,11 +1,28 @@
 // Reading hostile input: bounded bodies, JSON that parses, zod that decides.
+// One policy for every JSON body: its schema is a z.strictObject, so a key the
+// endpoint does not know is refused (400 INVALID_REQUEST `Unrecognized key: "x"`)
+// rather than silently ignored: a misspelt optional field would otherwise pass.
 import type { z } from 'zod';
 import { HttpError } from './errors.js';
 
 export const DEFAULT_BODY_LIMIT = 16 * 1024;
+/**
+ * A body must arrive whole within this time: a client trickling it byte by
+ * byte cannot hold a function (or the local server) for as long as it likes.
+ * 408 REQUEST_TIMEOUT after it. The local server also bounds the headers
+ * (scripts/dev-server.ts); on Vercel the platform does.
+ */
+export const BODY_TIMEOUT_MS = 10_000;
 
-export async function readJson<S extends z.ZodType>(request: Request, schema: S, limit = DEFAULT_BODY_LIMIT): Promise<z.infer<S>> {
-  const text = await readText(request, limit);
+export interface BodyOptions {
+  /** Bytes; default DEFAULT_BODY_LIMIT. */
+  limit?: number;
+  /** Default BODY_TIMEOUT_MS. */
+  timeoutMs?: number;
+}
+
+export async function readJson<S extends z.ZodType>(request: Request, schema: S, options: number | BodyOptions = {}): Promise<z.infer<S>> {
+  const text = await readRequestText(request, typeof options === 'number' ? { limit: options } : options);
   if (text.trim() === '') throw new HttpError(400, 'INVALID_JSON', 'Request body must be a JSON object');
   let value: unknown;
   try {
@@ -20,11 +37,22 @@ export function readQuery<S extends z.ZodType>(request: Request, schema: S): z.i
   return schema.parse(Object.fromEntries(new URL(request.url).searchParams));
 }
 
-/** Reads at most `limit` bytes, refusing early on a declared or actual larger body. */
-async function readText(request: Request, limit: number): Promise<string> {
+/**
+ * A request body as text: at most `limit` bytes (refused early on a declared or
+ * actual larger body, 413), whole within `timeoutMs` (408).
+ */
+export async function readRequestText(request: Request, { limit = DEFAULT_BODY_LIMIT, timeoutMs = BODY_TIMEOUT_MS }: BodyOptions = {}): Promise<string> {
   const tooLarge = () => new HttpError(413, 'BODY_TOO_LARGE', `Request body must be at most ${limit} bytes`, { limit });
   if (Number(request.headers.get('content-length') ?? '0') > limit) throw tooLarge();
-  const text = await readBoundedText(request.body, limit);
+  const deadline = AbortSignal.timeout(timeoutMs);
+  let text: Awaited<ReturnType<typeof readBoundedText>>;
+  try {
+    text = await readBoundedText(request.body, limit, deadline);
+  } catch {
+    if (deadline.aborted) throw new HttpError(408, 'REQUEST_TIMEOUT', `Request body did not arrive within ${timeoutMs / 1000} s`, {}, { Connection: 'close' });
+    // The client went away mid-body: nobody reads this answer, but it is no server error.
+    throw new HttpError(400, 'BODY_INCOMPLETE', 'Request body ended before it was complete');
+  }
   if (text === 'too-large') throw tooLarge();
   if (text === 'not-utf8') throw new HttpError(400, 'INVALID_JSON', 'Request body is not valid UTF-8');
   return text;
@@ -32,23 +60,33 @@ async function readText(request: Request, limit: number): Promise<string> {
 
 /**
  * Reads a body stream as UTF-8 up to `limit` bytes, cancelling it past that:
- * for hostile requests and for answers from hosts we do not control.
+ * for hostile requests and for answers from hosts we do not control. When
+ * `signal` aborts first, the stream is cancelled and its reason thrown.
  */
-export async function readBoundedText(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string | 'too-large' | 'not-utf8'> {
+export async function readBoundedText(body: ReadableStream<Uint8Array> | null, limit: number, signal?: AbortSignal): Promise<string | 'too-large' | 'not-utf8'> {
   if (!body) return '';
+  signal?.throwIfAborted();
   const reader = body.getReader();
+  // Cancelling ends a pending read as if the stream were done; the check after the loop tells the two apart.
+  const stop = () => void reader.cancel(signal?.reason).catch(() => {});
+  signal?.addEventListener('abort', stop, { once: true });
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      return 'too-large';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        return 'too-large';
+      }
+      chunks.push(value);
     }
-    chunks.push(value);
+  } finally {
+    signal?.removeEventListener('abort', stop);
   }
+  signal?.throwIfAborted();
   const bytes = new Uint8Array(size);
   let offset = 0;
   for (const chunk of chunks) {

@@ -2,6 +2,7 @@
 // method table, CORS and OPTIONS, 405 with Allow, JSON errors, no stack traces.
 import { ZodError } from 'zod';
 import { DatabaseUnavailable } from '../db/types.js';
+import { StoreUnavailable } from '../store/types.js';
 import { HttpError, errorResponse, retryLater } from './errors.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -44,6 +45,8 @@ export function route(methods: Partial<Record<Method, Handler>>): { fetch(reques
 
 /** Every api/ function that needs the database answers 503 the same way when it is down. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
+/** Likewise for the shared key-value store (the paywall's replay check says the same, see lib/l402/paywall.ts). */
+export const STORE_RETRY_AFTER_SECONDS = 5;
 
 export function toErrorResponse(error: unknown): Response {
   if (error instanceof HttpError) return errorResponse(error.status, error.code, error.message, error.extra, error.headers);
@@ -51,6 +54,10 @@ export function toErrorResponse(error: unknown): Response {
   if (error instanceof DatabaseUnavailable) {
     console.error('[db] unavailable:', error.message);
     return toErrorResponse(retryLater(503, 'DATABASE_UNAVAILABLE', 'Database temporarily unavailable; try again shortly', DATABASE_RETRY_AFTER_SECONDS));
+  }
+  if (error instanceof StoreUnavailable) {
+    console.error('[store] unavailable:', error.message);
+    return toErrorResponse(retryLater(503, 'STORE_UNAVAILABLE', 'Key-value store temporarily unavailable; try again shortly', STORE_RETRY_AFTER_SECONDS));
   }
   console.error('[api] unexpected error:', error instanceof Error ? (error.stack ?? error.message) : error);
   return errorResponse(500, 'INTERNAL', 'Internal error');
@@ -63,14 +70,19 @@ function validationError(error: ZodError): Response {
   return errorResponse(400, 'INVALID_REQUEST', `${where}${first.message}`, { issues });
 }
 
+/** What a 429 or 503 that named no time of its own tells the client (every one must name one). */
+export const DEFAULT_RETRY_AFTER_SECONDS = 5;
+
 // Responses from fetch() or Response.error() have immutable headers.
 function withCors(response: Response): Response {
+  const extra = { ...CORS_HEADERS };
+  if ((response.status === 429 || response.status === 503) && !response.headers.has('Retry-After')) extra['Retry-After'] = String(DEFAULT_RETRY_AFTER_SECONDS);
   let target = response;
   try {
-    for (const [k, v] of Object.entries(CORS_HEADERS)) target.headers.set(k, v);
+    for (const [k, v] of Object.entries(extra)) target.headers.set(k, v);
   } catch {
     target = new Response(response.body, response);
-    for (const [k, v] of Object.entries(CORS_HEADERS)) target.headers.set(k, v);
+    for (const [k, v] of Object.entries(extra)) target.headers.set(k, v);
   }
   return target;
 }

@@ -19,8 +19,10 @@ export interface HealthReport {
   provider: { name: string; network?: string } & CheckResult;
   store: { kind: string } & CheckResult;
   database: { kind: string; configured: boolean } & CheckResult;
-  /** Settings production cannot run without, or a configuration that does not load. */
+  /** What to fix: `set <setting>` for each missing one (as a 503 NOT_CONFIGURED's `error` says it), or why the configuration does not load. */
   problems: string[];
+  /** The settings production cannot run without: the same list a 503 NOT_CONFIGURED answer carries in `missing`. */
+  missing: string[];
   checkedAt: string;
 }
 
@@ -36,7 +38,7 @@ export async function checkHealth(): Promise<HealthReport> {
     config = serviceConfig();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    return { ok: false, provider: { name: 'unknown', ...notChecked }, store: { kind: 'unknown', ...notChecked }, database: { kind: 'unknown', configured: false, ...notChecked }, problems: [error.message], checkedAt };
+    return { ok: false, provider: { name: 'unknown', ...notChecked }, store: { kind: 'unknown', ...notChecked }, database: { kind: 'unknown', configured: false, ...notChecked }, problems: [error.message], missing: [], checkedAt };
   }
   const names = {
     provider: { name: config.lightning.provider, network: config.lightning.network },
@@ -48,8 +50,8 @@ export async function checkHealth(): Promise<HealthReport> {
     ctx = serviceContext();
   } catch (error) {
     if (!(error instanceof HttpError)) throw error;
-    const problems = config.problems.length > 0 ? config.problems.map((p) => `missing ${p}`) : [error.message];
-    return { ok: false, provider: { ...names.provider, ...notChecked }, store: { ...names.store, ...notChecked }, database: { ...names.database, ...notChecked }, problems, checkedAt };
+    const problems = config.problems.length > 0 ? config.problems.map((p) => `set ${p}`) : [error.message];
+    return { ok: false, provider: { ...names.provider, ...notChecked }, store: { ...names.store, ...notChecked }, database: { ...names.database, ...notChecked }, problems, missing: config.problems, checkedAt };
   }
 
   const timeoutMs = config.lightning.timeoutMs;
@@ -66,6 +68,7 @@ export async function checkHealth(): Promise<HealthReport> {
     store: { ...names.store, ...store },
     database: { ...names.database, ...database },
     problems: [],
+    missing: [],
     checkedAt,
   };
 }

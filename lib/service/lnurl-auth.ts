@@ -69,7 +69,11 @@ const hex = (bytes: number, what: string) =>
     .regex(new RegExp(`^[0-9a-f]{${bytes * 2}}$`), `${what} must be ${bytes} bytes of hex`);
 
 export const K1 = hex(32, 'k1');
-export const PollQuery = z.object({ k1: K1, pollToken: z.string({ error: 'pollToken is required' }).trim().regex(/^[A-Za-z0-9_-]{43}$/, 'pollToken must be the one GET /api/lnurl-auth gave') });
+/** The poll's query; `source` is the request that handed out the token, which the error names. */
+const pollQuery = (source: string) =>
+  z.object({ k1: K1, pollToken: z.string({ error: 'pollToken is required' }).trim().regex(/^[A-Za-z0-9_-]{43}$/, `pollToken must be the one ${source} gave`) });
+export const PollQuery = pollQuery('GET /api/lnurl-auth');
+const ErasurePollQuery = pollQuery('POST /api/delete-data');
 const WalletQuery = z.object({
   k1: K1,
   // Echoed from the callback URL the wallet showed (LUD-04): checked against the challenge's purpose.
@@ -173,7 +177,7 @@ export async function collectLogin(ctx: ServiceContext, query: unknown): Promise
 
 /** The page's poll for an erasure: pending until the wallet signs (and the deletion ran), then the counts, once. */
 export async function collectErasure(ctx: ServiceContext, query: unknown): Promise<Collected<{ deleted: ErasureCounts }>> {
-  const { k1, pollToken } = PollQuery.parse(query);
+  const { k1, pollToken } = ErasurePollQuery.parse(query);
   const result = await collect(ctx, 'erase', k1, pollToken);
   if (!('signed' in result)) return result;
   return { status: 'ok', deleted: result.signed.erased! };

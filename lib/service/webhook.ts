@@ -5,7 +5,7 @@
 // ledger itself: every step is keyed on the payment hash, so a redelivered,
 // concurrent or replayed event changes nothing.
 import { HttpError } from '../http/errors.js';
-import { readBoundedText } from '../http/input.js';
+import { readRequestText } from '../http/input.js';
 import { WebhookRejected, type WebhookEvent } from 'l402-paywall/lightning';
 import type { ServiceContext } from './context.js';
 import { confirmPayment, type ConfirmedPayment } from './managed.js';
@@ -19,11 +19,14 @@ export async function readProviderWebhook(ctx: ServiceContext, request: Request)
   if (!readWebhook) {
     throw new HttpError(501, 'WEBHOOKS_UNSUPPORTED', `The configured Lightning provider (${ctx.provider.name}) sends no webhooks; payments are confirmed by the payouts cron`);
   }
-  if (Number(request.headers.get('content-length') ?? '0') > WEBHOOK_BODY_LIMIT) throw tooLarge();
-  const body = await readBoundedText(request.body, WEBHOOK_BODY_LIMIT);
-  if (body === 'too-large') throw tooLarge();
-  // Not UTF-8 cannot be what the provider signed; the signature check would fail anyway.
-  if (body === 'not-utf8') throw new HttpError(401, 'WEBHOOK_REJECTED', 'Webhook signature check failed');
+  let body: string;
+  try {
+    body = await readRequestText(request, { limit: WEBHOOK_BODY_LIMIT });
+  } catch (error) {
+    // Not UTF-8 cannot be what the provider signed; the signature check would fail anyway.
+    if (error instanceof HttpError && error.code === 'INVALID_JSON') throw new HttpError(401, 'WEBHOOK_REJECTED', 'Webhook signature check failed');
+    throw error;
+  }
   try {
     return readWebhook({ headers: request.headers, body });
   } catch (error) {
@@ -42,8 +45,4 @@ export async function handleProviderWebhook(ctx: ServiceContext, request: Reques
   if (!event) return null;
   if (!/^[0-9a-fA-F]{64}$/.test(event.paymentHash)) throw new HttpError(400, 'INVALID_WEBHOOK', 'The webhook names no valid payment hash');
   return confirmPayment(ctx, event.paymentHash, 'webhook');
-}
-
-function tooLarge(): HttpError {
-  return new HttpError(413, 'BODY_TOO_LARGE', `Webhook body must be at most ${WEBHOOK_BODY_LIMIT} bytes`, { limit: WEBHOOK_BODY_LIMIT });
 }

@@ -6,6 +6,7 @@ import { createMemoryRateLimiter, createMemoryStore } from './memory.js';
 import { createUpstashBackend, type UpstashConfig } from './upstash.js';
 import type { KeyValueStore, RateLimiter, RateLimiterOptions } from './types.js';
 
+export { StoreUnavailable } from './types.js';
 export type {
   KeyValueStore,
   RateLimiter,

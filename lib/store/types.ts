@@ -60,3 +60,14 @@ export interface RateLimiterOptions {
    */
   prefix: string;
 }
+
+/**
+ * The shared store did not answer (unreachable, erroring or too slow). Callers
+ * fail closed: the hosted API answers 503 STORE_UNAVAILABLE with Retry-After.
+ */
+export class StoreUnavailable extends Error {
+  override readonly name = 'StoreUnavailable';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}

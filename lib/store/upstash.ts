@@ -5,12 +5,13 @@
 import { Ratelimit } from '@upstash/ratelimit';
 import { Redis } from '@upstash/redis';
 import { assertCounterMax, assertDelta, assertTtlMs } from './memory.js';
-import type {
-  KeyValueStore,
-  RateLimiter,
-  RateLimiterOptions,
-  RateLimitResult,
-  SetOptions,
+import {
+  StoreUnavailable,
+  type KeyValueStore,
+  type RateLimiter,
+  type RateLimiterOptions,
+  type RateLimitResult,
+  type SetOptions,
 } from './types.js';
 
 export interface UpstashConfig {
@@ -62,6 +63,9 @@ return redis.call('DECR', KEYS[1])
 // abusers would grow the map for ever; this caps it.
 const MAX_REMEMBERED_BLOCKS = 10_000;
 
+/** Longer than the client's own retries of a refused connection (about 4.3 s), so a store that is down fails as an error. */
+const LIMITER_TIMEOUT_MS = 5_000;
+
 class BoundedBlockCache extends Map<string, number> {
   override set(identifier: string, resetMs: number): this {
     if (this.size >= MAX_REMEMBERED_BLOCKS && !this.has(identifier)) {
@@ -80,6 +84,19 @@ function counterFrom(reply: unknown): number {
   throw new Error(`Upstash returned ${JSON.stringify(reply)} where a counter was expected`);
 }
 
+/**
+ * A Redis call whose failure (the REST endpoint unreachable, an error answer,
+ * Redis behind it down) is StoreUnavailable. The client has already retried
+ * connection failures (5 times, about 4 s in all) by then.
+ */
+async function reach<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw new StoreUnavailable(`Upstash Redis did not answer: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
 function storeOn(redis: Redis): KeyValueStore {
   const incrementBelow = redis.createScript<unknown>(INCREMENT_BELOW);
   const decrementToZero = redis.createScript<unknown>(DECREMENT_TO_ZERO);
@@ -88,46 +105,40 @@ function storeOn(redis: Redis): KeyValueStore {
     kind: 'upstash',
 
     async get(key) {
-      const value = await redis.get<string>(key);
+      const value = await reach(() => redis.get<string>(key));
       return value ?? null;
     },
 
     async set(key: string, value: string, options: SetOptions = {}) {
       const { ttlMs, ifAbsent = false } = options;
       if (ttlMs !== undefined) assertTtlMs(ttlMs);
-      let reply: unknown;
-      if (ifAbsent) {
-        reply = ttlMs === undefined
-          ? await redis.set(key, value, { nx: true })
-          : await redis.set(key, value, { nx: true, px: ttlMs });
-      } else {
-        reply = ttlMs === undefined
-          ? await redis.set(key, value)
-          : await redis.set(key, value, { px: ttlMs });
-      }
+      const reply: unknown = await reach(() => {
+        if (ifAbsent) return ttlMs === undefined ? redis.set(key, value, { nx: true }) : redis.set(key, value, { nx: true, px: ttlMs });
+        return ttlMs === undefined ? redis.set(key, value) : redis.set(key, value, { px: ttlMs });
+      });
       // SET NX answers nil when the key existed; anything else is "OK".
       return reply !== null;
     },
 
     async del(key) {
-      return await redis.del(key);
+      return await reach(() => redis.del(key));
     },
 
     async incrementBelow(key, max, ttlMs) {
       assertCounterMax(max);
       assertTtlMs(ttlMs);
       // EVALSHA first, EVAL when Redis does not know the script yet.
-      const reply = await incrementBelow.exec([key], [String(max), String(ttlMs)]);
+      const reply = await reach(() => incrementBelow.exec([key], [String(max), String(ttlMs)]));
       return reply === null ? null : counterFrom(reply);
     },
 
     async decrementToZero(key) {
-      return counterFrom(await decrementToZero.exec([key], []));
+      return counterFrom(await reach(() => decrementToZero.exec([key], [])));
     },
 
     async incrementBy(key, delta) {
       assertDelta(delta);
-      return await redis.incrby(key, delta);
+      return await reach(() => redis.incrby(key, delta));
     },
   };
 }
@@ -146,24 +157,23 @@ function rateLimiterOn(redis: Redis, options: RateLimiterOptions): RateLimiter {
     prefix,
     analytics: false,
     ephemeralCache: new BoundedBlockCache(),
-    // Kept at the library's default on purpose: when Upstash has not answered
-    // in 5 s the request passes (reason "timeout"). Rate limiting is abuse
-    // protection, not what guards payment, and a stalled limiter should not
-    // take every paid endpoint down with it.
-    timeout: 5_000,
+    // A limiter whose store fails or has not answered in 5 s fails closed
+    // (StoreUnavailable: 503 with Retry-After), not open. The limited routes
+    // create invoices and directory entries: without their limit one client
+    // could make any number of them. And while the store is down the paywall
+    // refuses every paid request anyway (the replay check fails closed), so a
+    // token sold now could not be used now. The library's own behaviour on a
+    // timeout, letting the request pass, is overridden here.
+    timeout: LIMITER_TIMEOUT_MS,
   });
 
   return {
     async limit(identifier): Promise<RateLimitResult> {
-      const result = await ratelimit.limit(identifier);
+      const result = await reach(() => ratelimit.limit(identifier));
       // Resolved already without analytics or multi-region sync; awaited so no
       // work can outlive the serverless invocation if those are ever enabled.
       await result.pending;
-      if (result.reason === 'timeout') {
-        // The library reports limit 0 and reset 0 here, which callers would
-        // turn into nonsense headers.
-        return { success: true, limit, remaining: 0, reset: Date.now() };
-      }
+      if (result.reason === 'timeout') throw new StoreUnavailable(`the rate limiter's store did not answer within ${LIMITER_TIMEOUT_MS} ms`);
       return {
         success: result.success,
         limit: result.limit,

@@ -666,13 +666,8 @@ describe('property-based: hostile input never produces a 5xx', () => {
   it('random Authorization headers on /api/demo/btc-price always get a 402 challenge', async () => {
     await fc.assert(
       fc.asyncProperty(authorizationHeaders(), async (authorization) => {
-        let request: Request;
-        try {
-          request = new Request('http://localhost/api/demo/btc-price', { headers: { authorization } });
-        } catch {
-          return; // not a value any HTTP client could send
-        }
-        await expectChallengeAnswer(await btcPriceFn.fetch(request));
+        // Every generated value is one a client can send (no CR, LF or NUL, Latin-1): a throw here is a generator bug, and fails.
+        await expectChallengeAnswer(await btcPriceFn.fetch(new Request('http://localhost/api/demo/btc-price', { headers: { authorization } })));
       }),
       { numRuns: 200 },
     );
@@ -681,11 +676,6 @@ describe('property-based: hostile input never produces a 5xx', () => {
   it('random Authorization headers through the server always get a 402 challenge', async () => {
     await fc.assert(
       fc.asyncProperty(authorizationHeaders(), async (authorization) => {
-        try {
-          new Headers({ authorization });
-        } catch {
-          return;
-        }
         await expectChallengeAnswer(await fetch(`${base}/api/demo/btc-price`, { headers: { authorization } }));
       }),
       { numRuns: 25 },

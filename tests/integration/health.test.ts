@@ -2,10 +2,14 @@
 // answers, and the production settings that are missing; no secrets; never cached.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLnbits, type FakeLnbits } from '../support/fake-backends/lnbits.js';
+import { serviceContext } from '../../lib/service/context.js';
 import { useDevServer } from '../support/server.js';
 
 describe('with the embedded dev node (npm start defaults)', () => {
   const server = useDevServer();
+  // Opened (and migrated) first: on a busy machine PGlite's start-up alone can outlast
+  // the health check's 10 s, and this test is about the report, not that race.
+  beforeAll(() => serviceContext().database(), 60_000);
 
   it('answers 200 naming the dev node, the memory store and the in-memory database, not cached', async () => {
     const response = await fetch(`${server.url}/api/health`);
@@ -59,11 +63,16 @@ describe('in production with settings missing', () => {
     const response = await fetch(`${server.url}/api/health`);
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBeTruthy();
-    const body = (await response.json()) as { ok: boolean; problems: string[] };
+    const body = (await response.json()) as { ok: boolean; problems: string[]; missing: string[] };
     expect(body.ok).toBe(false);
-    expect(body.problems.join('\n')).toMatch(/UPSTASH_REDIS_REST_URL/);
-    expect(body.problems.join('\n')).toMatch(/LNBITS_API_KEY \(needed by LIGHTNING_PROVIDER=lnbits\)/);
+    expect(body.missing.join('\n')).toMatch(/UPSTASH_REDIS_REST_URL/);
+    expect(body.missing.join('\n')).toMatch(/LNBITS_API_KEY \(needed by LIGHTNING_PROVIDER=lnbits\)/);
     const invoice = await fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 1 }) });
     expect(invoice.status).toBe(503);
+    // The health check and every refused request name the settings in the same words.
+    const refused = (await invoice.json()) as { error: string; missing: string[] };
+    expect(refused.missing).toEqual(body.missing);
+    expect(body.problems).toEqual(body.missing.map((setting) => `set ${setting}`));
+    expect(refused.error).toBe(`Service is not configured: set ${body.missing.join('; ')}`);
   });
 });

@@ -18,11 +18,7 @@ import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
 const backends = await databaseBackends();
 const APP_SECRET = 'library-app-secret-0123456789abcdef0123456789abcdef';
 
-describe.each(backends)('managed mode end to end (local server, $name)', (backend) => {
-  if (backend.skip) {
-    it.skip(`skipped: ${backend.skip}`, () => {});
-    return;
-  }
+for (const backend of backends) describe.skipIf(backend.skip !== undefined)(`managed mode end to end (local server, ${backend.name})${backend.skip ? ` (${backend.skip})` : ''}`, () => {
   const server = useDevServerOn(backend);
   let owner: OwnerServer;
   beforeAll(async () => {
@@ -166,9 +162,10 @@ describe('managed invoice provider checks what the service answers', () => {
     try {
       const { port } = service.address() as AddressInfo;
       const provider = managedInvoiceProvider({ lightningAddress: 'alice@example.com', serviceUrl: `http://127.0.0.1:${port}`, timeoutMs: 500 });
-      const started = Date.now();
-      await expect(provider.createInvoice({ amountMsat: 1_000_000 })).rejects.toThrow(ManagedServiceError);
-      expect(Date.now() - started).toBeLessThan(5000);
+      // A stall ends with the client's own time limit (500 ms), not the test's: the error says which.
+      const error = await provider.createInvoice({ amountMsat: 1_000_000 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ManagedServiceError);
+      expect((error as Error).message).toBe(kind === 'huge' ? 'the managed service answered more than 16384 bytes' : 'the managed service did not finish its answer within 500 ms');
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => service.close(resolve));

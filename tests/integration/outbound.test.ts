@@ -169,11 +169,11 @@ describe('guardedGet', () => {
       const timer = setInterval(() => (res.destroyed ? clearInterval(timer) : res.write(' ')), 20);
       res.on('close', () => clearInterval(timer));
     });
+    // The trickle never pauses 300 ms: only a limit over the whole request ends it
+    // (a per-read limit would run into the test's own timeout and fail it).
     for (const path of ['/silent', '/trickle']) {
-      const started = Date.now();
       const error = await refusal(() => guardedGet(`${base}${path}`, { ...DEV, timeoutMs: 300, maxBytes: 1_000_000 }));
       expect(error).toMatchObject({ code: 'TIMEOUT', retryable: true });
-      expect(Date.now() - started).toBeLessThan(2000);
     }
   });
 

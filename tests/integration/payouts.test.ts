@@ -88,6 +88,11 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
   describe('hostile owner servers: nothing is paid, and the ledger says why', () => {
     const cases: [OwnerBehaviour, string, Record<string, unknown>?][] = [
       ['invoice-more-than-asked', 'INVOICE_AMOUNT_MISMATCH'],
+      ['invoice-less-than-asked', 'INVOICE_AMOUNT_MISMATCH'],
+      ['zero-amount', 'INVOICE_AMOUNT_MISMATCH'],
+      ['tampered-payment-hash', 'INVALID_INVOICE'],
+      ['wrong-network', 'WRONG_NETWORK', { network: 'testnet' }],
+      ['wrong-network', 'WRONG_NETWORK', { network: 'signet' }],
       ['wrong-description-hash', 'DESCRIPTION_HASH_MISMATCH'],
       ['expired-invoice', 'INVOICE_EXPIRED'],
       ['wrong-network', 'WRONG_NETWORK'],
@@ -96,9 +101,9 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
       ['slow', 'TIMEOUT'],
       ['huge', 'RESPONSE_TOO_LARGE'],
     ];
-    it.each(cases)('%s -> %s', async (behaviour, reason, settings) => {
+    it.each(cases)('%s -> %s %j', async (behaviour, reason, settings) => {
       owner.setBehaviour(behaviour, settings);
-      const address = owner.address(`hostile-${behaviour}`);
+      const address = owner.address(`hostile-${behaviour}${settings?.network ? `-${String(settings.network)}` : ''}`);
       const ownerBefore = await ownerBalance();
       const serviceBefore = (await serviceContext().provider.balance()).balanceMsat;
       const calls = payCalls;
@@ -123,6 +128,34 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
       expect(await ownerBalance()).toBe(ownerBefore);
       expect(payCalls).toBe(calls);
     });
+  });
+
+  it('an invoice for a payment hash nobody can settle: the payment fails, nothing is paid, it stays owed and is retried with that same invoice', async () => {
+    owner.setBehaviour('unknown-payment-hash');
+    const address = owner.address('unknown-hash');
+    const ownerBefore = await ownerBalance();
+    const serviceBefore = (await serviceContext().provider.balance()).balanceMsat;
+    const calls = payCalls;
+    const hash = await paidTo(address, 1000);
+    expect(payCalls).toBe(calls + 1); // the invoice passed every check; the payment itself failed
+    expect((await serviceContext().provider.balance()).balanceMsat - serviceBefore).toBe(1_000_000); // 0 msat left the service
+    const [payout] = await payoutsOf(address);
+    expect(payout).toMatchObject({ state: 'pending', amount_msat: 997_000, reason: 'PAYMENT_FAILED', attempts: 1, invoice_hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(await server.db.query('SELECT outcome, reason FROM payout_attempts WHERE payout_id = $1', [payout!.id])).toEqual([{ outcome: 'failed', reason: 'PAYMENT_FAILED' }]);
+    for (let i = 0; i < 2; i++) {
+      await makeDue(address);
+      expect((await cron()).status).toBe(200);
+    }
+    expect(payCalls).toBe(calls + 3); // tried at every retry
+    // The provider keeps no record of a failed payment, so it might still land: the same invoice is
+    // tried again while it can be paid (never a second one), and the payout is not given up meanwhile.
+    expect(await payoutsOf(address)).toEqual([expect.objectContaining({ state: 'pending', reason: 'PAYMENT_FAILED', attempts: 3, invoice_hash: payout!.invoice_hash })]);
+    expect(await server.db.query('SELECT attempt, outcome, reason, invoice_hash FROM payout_attempts WHERE payout_id = $1 ORDER BY attempt', [payout!.id])).toEqual(
+      [1, 2, 3].map((attempt) => ({ attempt, outcome: 'failed', reason: 'PAYMENT_FAILED', invoice_hash: payout!.invoice_hash })),
+    );
+    expect(await server.db.query('SELECT state, owner_msat FROM splits WHERE payment_hash = $1', [hash])).toEqual([{ state: 'pending', owner_msat: 997_000 }]);
+    expect(await ownerBalance()).toBe(ownerBefore);
+    expect((await serviceContext().provider.balance()).balanceMsat - serviceBefore).toBe(1_000_000);
   });
 
   it('a hostile server that turns honest before the attempts run out is paid, once', async () => {

@@ -278,11 +278,10 @@ describe.each(backends)('$name provider against its documented API', ({ start })
     it('a backend that accepts the connection and never answers is ProviderUnavailable within the timeout', async () => {
       b.fake.node.fault = 'hang';
       const quick = b.provider({ url: b.fake.url, timeoutMs: 300 });
-      const started = Date.now();
+      // The message names the 300 ms limit that ended it (a hang would end with the test's timeout instead).
       const error = await quick.createInvoice({ amountMsat: 1_000, memo: 'x' }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ProviderUnavailable);
       expect((error as Error).message).toMatch(/did not answer within 300 ms/);
-      expect(Date.now() - started).toBeLessThan(3_000);
     });
 
     it('a closed port is ProviderUnavailable, and the message carries no credentials', async () => {

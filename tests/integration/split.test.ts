@@ -2,7 +2,7 @@
 // real local server and PostgreSQL: secret checked in constant time, input
 // validated, and the same ledger as the webhook so nothing is paid twice.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
 import { issueInvoice } from '../../lib/service/invoices.js';
 import { ownerShareMsat, serviceFeeMsat } from '../../lib/service/split.js';
@@ -99,6 +99,21 @@ describe.skipIf(postgres.skip)('POST /api/split (local server, PostgreSQL)', () 
     // A different key is a different split.
     await split({ amountSats: 1000, ownerAddress: address, idempotencyKey: 'invoice-43' });
     expect(await balance()).toBe(before + 2 * 997_000);
+  });
+
+  it('50 concurrent requests with one idempotency key: one split, one payout, the owner paid once', async () => {
+    const address = owner.address('concurrent');
+    const before = await balance();
+    const answers = await Promise.all(Array.from({ length: 50 }, () => split({ amountSats: 1000, ownerAddress: address, idempotencyKey: 'same-invoice' })));
+    expect(answers.map((a) => a.status)).toEqual(Array(50).fill(200));
+    const bodies = (await Promise.all(answers.map((a) => a.json()))) as { ledgerKey: string; duplicate: boolean }[];
+    expect(new Set(bodies.map((b) => b.ledgerKey)).size).toBe(1);
+    expect(bodies.filter((b) => !b.duplicate)).toHaveLength(1);
+    // Whichever request's attempt paid, it was paid once: a concurrent one found the payout leased or paid.
+    await vi.waitFor(async () => expect(await server.db.query("SELECT state FROM payouts WHERE owner_address = $1", [address])).toEqual([{ state: 'paid' }]));
+    expect(await balance()).toBe(before + 997_000);
+    expect(await server.db.query('SELECT count(*)::int AS splits, sum(owner_msat)::int AS owed FROM splits WHERE owner_address = $1', [address])).toEqual([{ splits: 1, owed: 997_000 }]);
+    expect(await server.db.query("SELECT count(*)::int AS n FROM payout_attempts a JOIN payouts p ON p.id = a.payout_id WHERE p.owner_address = $1 AND a.outcome = 'paid'", [address])).toEqual([{ n: 1 }]);
   });
 
   it('below the minimum: {ok, skipped: true}, nothing paid, the share accrues for the owner', async () => {

@@ -13,9 +13,13 @@
 // Behaviours (the misbehaving step in brackets):
 //   honest                   real invoice for exactly the amount, h = SHA256(metadata)
 //   invoice-more-than-asked  [callback] invoice for amount + 1000 msat
+//   invoice-less-than-asked  [callback] invoice for amount - 1000 msat (underpriced)
+//   zero-amount              [callback] an invoice without an amount (the payer would choose it)
+//   tampered-payment-hash    [callback] the owner's signed invoice (payee key `n` included) with its payment hash changed afterwards
+//   unknown-payment-hash     [callback] a correctly signed invoice for a payment hash nobody holds the preimage of: no payment can complete
 //   wrong-description-hash   [callback] h = SHA256 of something else
 //   expired-invoice          [callback] invoice dated two hours ago, expiry one hour
-//   wrong-network            [callback] a mainnet (lnbc) invoice
+//   wrong-network            [callback] an invoice for settings.network (default bitcoin: lnbc)
 //   redirect                 [lnurlp, or settings.stage] 302 to settings.redirectTo (default http://10.0.0.1/)
 //   private-callback         [lnurlp] callback URL is settings.redirectTo (default https://169.254.169.254/latest/meta-data/)
 //   slow                     [lnurlp, or settings.stage] never answers
@@ -28,7 +32,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
-import { encodeInvoice } from 'l402-paywall/lightning';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { concatBytes, hexToBytes } from '@noble/hashes/utils.js';
+import { bech32 } from '@scure/base';
+import { encodeInvoice, type Network } from 'l402-paywall/lightning';
 import { createDevNode, type DevNode } from 'l402-paywall/backends';
 import { createMemoryStore } from '../../lib/store/index.js';
 import type { KeyValueStore } from '../../lib/store/types.js';
@@ -36,6 +43,10 @@ import type { KeyValueStore } from '../../lib/store/types.js';
 export type OwnerBehaviour =
   | 'honest'
   | 'invoice-more-than-asked'
+  | 'invoice-less-than-asked'
+  | 'zero-amount'
+  | 'tampered-payment-hash'
+  | 'unknown-payment-hash'
   | 'wrong-description-hash'
   | 'expired-invoice'
   | 'wrong-network'
@@ -57,6 +68,8 @@ export interface OwnerSettings {
   stage?: 'lnurlp' | 'callback';
   /** The reason in `error-status` / `server-error` answers. */
   reason: string;
+  /** The network of `wrong-network` invoices. */
+  network?: Exclude<Network, 'regtest'>;
 }
 
 export interface OwnerRequest {
@@ -88,7 +101,8 @@ export interface OwnerServer {
 const DEFAULTS: OwnerSettings = { commentAllowed: 0, minSendable: 1000, maxSendable: 100_000_000_000, reason: 'The owner refuses' };
 
 export async function startOwnerServer(options: { store?: KeyValueStore; behaviour?: OwnerBehaviour; settings?: Partial<OwnerSettings>; privateKey?: string } = {}): Promise<OwnerServer> {
-  const node = createDevNode({ store: options.store ?? createMemoryStore(), privateKey: options.privateKey ?? bytesToHex(randomBytes(32)) });
+  const privateKey = options.privateKey ?? bytesToHex(randomBytes(32));
+  const node = createDevNode({ store: options.store ?? createMemoryStore(), privateKey });
   let behaviour: OwnerBehaviour = options.behaviour ?? 'honest';
   let settings: OwnerSettings = { ...DEFAULTS, ...options.settings };
   const requests: OwnerRequest[] = [];
@@ -144,6 +158,27 @@ export async function startOwnerServer(options: { store?: KeyValueStore; behavio
       case 'invoice-more-than-asked':
         pr = (await node.createInvoice({ amountMsat: amountMsat + 1000, descriptionHash: honestHash })).invoice;
         break;
+      case 'invoice-less-than-asked':
+        pr = (await node.createInvoice({ amountMsat: amountMsat - 1000, descriptionHash: honestHash })).invoice;
+        break;
+      case 'zero-amount':
+      case 'unknown-payment-hash':
+        pr = encodeInvoice(
+          {
+            network: 'regtest',
+            ...(behaviour === 'zero-amount' ? {} : { amountMsat }),
+            timestamp: Math.floor(Date.now() / 1000),
+            expirySeconds: 3600,
+            paymentHash: bytesToHex(sha256(randomBytes(32))),
+            paymentSecret: bytesToHex(randomBytes(32)),
+            descriptionHash: honestHash,
+          },
+          privateKey,
+        );
+        break;
+      case 'tampered-payment-hash':
+        pr = tamperedPaymentHash((await node.createInvoice({ amountMsat, descriptionHash: honestHash })).invoice, privateKey);
+        break;
       case 'wrong-description-hash':
         pr = (await node.createInvoice({ amountMsat, descriptionHash: bytesToHex(sha256(utf8ToBytes('something else'))) })).invoice;
         break;
@@ -151,7 +186,7 @@ export async function startOwnerServer(options: { store?: KeyValueStore; behavio
       case 'wrong-network':
         pr = encodeInvoice(
           {
-            network: behaviour === 'wrong-network' ? 'bitcoin' : 'regtest',
+            network: behaviour === 'wrong-network' ? (settings.network ?? 'bitcoin') : 'regtest',
             amountMsat,
             timestamp: Math.floor(Date.now() / 1000) - (behaviour === 'expired-invoice' ? 7200 : 0),
             expirySeconds: 3600,
@@ -235,4 +270,45 @@ export function recordOutgoingSockets(): { readonly opened: number; readonly con
     connectedTo,
     stop: () => diagnostics.unsubscribe('net.client.socket', onSocket),
   };
+}
+
+// BOLT 11 by hand, for the one invoice the encoder will not make: signed with
+// the payee key in `n` (so a decoder must verify the signature against it),
+// then its payment hash replaced. Amount, description hash and expiry stay right.
+function tamperedPaymentHash(invoice: string, privateKeyHex: string): string {
+  const { prefix, words } = bech32.decode(invoice as `${string}1${string}`, false);
+  const data = words.slice(0, -104); // without the 65-byte signature
+  const payee = secp256k1.getPublicKey(hexToBytes(privateKeyHex), true);
+  const payeeWords = bech32.toWords(payee);
+  const signed = [...data, 19, payeeWords.length >> 5, payeeWords.length & 31, ...payeeWords];
+  const sig = secp256k1.sign(sha256(concatBytes(utf8ToBytes(prefix), wordsToPaddedBytes(signed))), hexToBytes(privateKeyHex), { prehash: false, format: 'recovered' });
+  const sigWords = bech32.toWords(concatBytes(sig.subarray(1), sig.subarray(0, 1)));
+  // The `p` field: walk the tagged fields after the 7-word timestamp.
+  const tampered = signed.slice();
+  for (let at = 7; at < tampered.length; ) {
+    const length = tampered[at + 1]! * 32 + tampered[at + 2]!;
+    if (tampered[at] === 1) {
+      tampered.splice(at + 3, length, ...bech32.toWords(sha256(randomBytes(32))));
+      return bech32.encode(prefix, [...tampered, ...sigWords], false);
+    }
+    at += 3 + length;
+  }
+  throw new Error('the invoice has no payment hash');
+}
+
+function wordsToPaddedBytes(words: number[]): Uint8Array {
+  const bytes: number[] = [];
+  let buffer = 0;
+  let bits = 0;
+  for (const word of words) {
+    buffer = (buffer << 5) | word;
+    bits += 5;
+    while (bits >= 8) {
+      bits -= 8;
+      bytes.push((buffer >> bits) & 0xff);
+    }
+    buffer &= (1 << bits) - 1;
+  }
+  if (bits > 0) bytes.push((buffer << (8 - bits)) & 0xff);
+  return Uint8Array.from(bytes);
 }

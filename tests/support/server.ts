@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
 import type { Database } from '../../lib/db/index.js';
 import type { DatabaseBackend, TestDatabase } from './postgres.js';
-import { startDevServer, type DevServer } from '../../scripts/dev-server.js';
+import { startDevServer, type DevServer, type DevServerOptions } from '../../scripts/dev-server.js';
 
 export const TEST_SECRET = 'test-server-secret-0123456789abcdef0123456789abcdef';
 
@@ -22,7 +22,7 @@ export interface ChallengeBody {
   expiresAt: string;
 }
 
-export function useDevServer(env: () => Record<string, string> = () => ({})): { readonly url: string } {
+export function useDevServer(env: () => Record<string, string> = () => ({}), serverOptions: DevServerOptions = {}): { readonly url: string } {
   let server: DevServer | undefined;
   let dataDir = '';
   const saved = { ...process.env };
@@ -30,7 +30,7 @@ export function useDevServer(env: () => Record<string, string> = () => ({})): { 
     dataDir = mkdtempSync(join(tmpdir(), 'l402-test-'));
     Object.assign(process.env, { L402_SECRET: TEST_SECRET, BTC_PRICE_SOURCES: 'none', DATA_DIR: dataDir, DATABASE_URL: 'pglite://memory' }, env());
     resetServiceContext();
-    server = await startDevServer({ port: 0 });
+    server = await startDevServer({ ...serverOptions, port: 0 });
   });
   afterAll(async () => {
     await server?.close();

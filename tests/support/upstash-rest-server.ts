@@ -36,6 +36,8 @@ export interface UpstashRestServer {
 export interface UpstashRestServerOptions {
   redisUrl: string;
   token: string;
+  /** 0 (default) picks a free port; a test that closes the endpoint and opens it again passes the old one. */
+  port?: number;
 }
 
 type CommandReply = { result: unknown } | { error: string };
@@ -112,6 +114,8 @@ export async function startUpstashRestServer(
     maxRetriesPerRequest: 1,
     connectTimeout: 2_000,
   });
+  // Commands fail while Redis is down (the outage tests); the events need no echo.
+  redis.on('error', () => {});
   await redis.connect();
 
   const expected = Buffer.from(`Bearer ${options.token}`);
@@ -228,7 +232,7 @@ export async function startUpstashRestServer(
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });
@@ -244,7 +248,9 @@ export async function startUpstashRestServer(
       await new Promise<void>((resolve, reject) =>
         server.close((error) => (error ? reject(error) : resolve())),
       );
-      await redis.quit();
+      // QUIT needs an answer; a Redis that is down (the outage tests) gets none.
+      if (redis.status === 'ready') await redis.quit();
+      else redis.disconnect();
     },
   };
 }

@@ -31,6 +31,25 @@ describe('loadConfig', () => {
     expect(config.l402.secrets).toEqual([]);
   });
 
+  it('says what is wrong with a number setting, in words', () => {
+    const message = (env: Record<string, string>) => {
+      try {
+        loadConfig({ DATA_DIR: dataDir(), ...env });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(message({ PORT: 'abc' })).toBe('Invalid environment: PORT: must be a whole number (digits only), not "abc"');
+    expect(message({ PORT: '1.5' })).toBe('Invalid environment: PORT: must be a whole number (digits only), not "1.5"');
+    expect(message({ PORT: '0' })).toBe('Invalid environment: PORT: must be at least 1');
+    expect(message({ PORT: '70000' })).toBe('Invalid environment: PORT: must be at most 65535');
+    expect(message({ PAYOUT_MAX_FEE_PPM: '-3' })).toBe('Invalid environment: PAYOUT_MAX_FEE_PPM: must be a whole number (digits only), not "-3"');
+    expect(message({ PORT: ' 8080 ' })).toBe('accepted');
+    expect(loadConfig({ DATA_DIR: dataDir(), PORT: '8080', PAYOUT_MAX_FEE_PPM: '0' })).toMatchObject({ server: { port: 8080 } });
+  });
+
   it('takes L402_SECRET and rotation secrets, newest first', () => {
     const config = loadConfig({ L402_SECRET: 'n'.repeat(32), L402_SECRET_PREVIOUS: `${'o'.repeat(32)}, ${'p'.repeat(32)}` });
     expect(config.l402.secrets).toEqual(['n'.repeat(32), 'o'.repeat(32), 'p'.repeat(32)]);

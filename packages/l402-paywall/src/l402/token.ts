@@ -315,7 +315,8 @@ function readCaveatList(from: number, to: number): readonly string[] | null | un
   const last = lastCaveatBytes;
   if (to - from === last.length && bytesAt(last, from)) return lastCaveats;
   const list = binaryString(tokenBytes.subarray(from, to), to - from);
-  if (list.includes('\\')) return undefined;
+  // Escapes are JSON.parse's to read; a raw control character is refused by it (tests/unit/token-differential.test.ts found one read here).
+  if (list.includes('\\') || /[\x00-\x1f]/.test(list)) return undefined;
   let read: string[] = [];
   if (list.length > 0) {
     if (list.length < 2 || list.charCodeAt(0) !== 34 || list.charCodeAt(list.length - 1) !== 34) return undefined;

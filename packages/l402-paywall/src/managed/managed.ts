@@ -97,9 +97,12 @@ export function managedInvoiceProvider(mode: ManagedMode, options: { endpoint?: 
       } catch (error) {
         throw new ManagedServiceError(`the managed service could not be reached: ${error instanceof Error ? error.message : String(error)}`);
       }
-      const text = await readBoundedText(response.body, MAX_ANSWER_BYTES).catch(() => 'too-large' as const);
+      // The time limit covers the body too: a stream that stops is cut off by the same signal.
+      const text = await readBoundedText(response.body, MAX_ANSWER_BYTES).catch(() => 'cut-off' as const);
       if (!response.ok) throw new ManagedServiceError(`the managed service answered ${response.status}`, response.status);
-      if (text === 'too-large' || text === 'not-utf8') throw new ManagedServiceError('the managed service answered an unreadable body');
+      if (text === 'cut-off') throw new ManagedServiceError(`the managed service did not finish its answer within ${timeoutMs} ms`);
+      if (text === 'too-large') throw new ManagedServiceError(`the managed service answered more than ${MAX_ANSWER_BYTES} bytes`);
+      if (text === 'not-utf8') throw new ManagedServiceError('the managed service answered a body that is not UTF-8');
       let parsed;
       try {
         parsed = InvoiceAnswer.safeParse(JSON.parse(text));

@@ -1,0 +1,125 @@
+// Our verification side by side with what a user would compare it with, on one
+// core, each checking a paid credential (token + preimage) the way its users do:
+//
+// - ours: verifyToken (signature, expiry, SHA256(preimage) == hash) then
+//   checkCaveats (route and price);
+// - `macaroon` (js-macaroon, the library Aperture's JavaScript clients use):
+//   import the base64 macaroon, verify it with a first-party caveat checker
+//   (services, capabilities, valid_until), then SHA256(preimage) against the
+//   payment hash in its identifier (Aperture's layout: version, hash, token id);
+// - Alby's @getalby/lightning-tools: verifyL402Macaroon (HMAC over a base64url
+//   JSON payload) then validatePreimage;
+// - the unsigned {hash, exp} token the product specification describes: decode,
+//   check exp, SHA256(preimage) == hash. The insecure floor: anyone can make one.
+//
+// Every side runs on the same number of distinct credentials, warmed up,
+// median of five runs; each checks that every answer is "valid".
+import { createHash } from 'node:crypto';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
+import { issueL402Macaroon, validatePreimage, verifyL402Macaroon } from '@getalby/lightning-tools';
+import macaroon from 'macaroon';
+import { Keyring, checkCaveats, mintToken, verifyToken } from 'l402-paywall';
+
+const N = 256;
+const ROUTE = '/api/demo/btc-price';
+
+export interface PeerResult {
+  name: string;
+  what: string;
+  perSecond: number;
+}
+
+async function opsPerSecond(fn: (i: number) => boolean | Promise<boolean>, iterations: number): Promise<number> {
+  for (let i = 0; i < Math.min(20_000, iterations); i++) if (!(await fn(i))) throw new Error('a valid credential was refused');
+  const rates: number[] = [];
+  for (let run = 0; run < 5; run++) {
+    const start = performance.now();
+    for (let i = 0; i < iterations; i++) if (!(await fn(i))) throw new Error('a valid credential was refused');
+    rates.push(iterations / ((performance.now() - start) / 1000));
+  }
+  return rates.sort((a, b) => a - b)[2]!;
+}
+
+function credentials(): { preimage: string; hash: string }[] {
+  return Array.from({ length: N }, () => {
+    const preimage = randomBytes(32);
+    return { preimage: bytesToHex(preimage), hash: bytesToHex(sha256(preimage)) };
+  });
+}
+
+async function ours(): Promise<number> {
+  const keyring = new Keyring(['bench-peers-secret-'.padEnd(64, 'x')]);
+  const exp = Math.floor(Date.now() / 1000) + 3600;
+  const tokens = credentials().map((c) => ({ token: mintToken(keyring, { paymentHash: c.hash, expiresAt: exp, caveats: { route: ROUTE, price_msat: 1000 } }), preimage: c.preimage }));
+  const expect = { route: ROUTE, priceMsat: 1000 };
+  return opsPerSecond((i) => {
+    const t = tokens[i & (N - 1)]!;
+    const r = verifyToken(keyring, t.token, t.preimage);
+    return r.ok && checkCaveats(r.token.caveats, expect).ok;
+  }, 400_000);
+}
+
+async function jsMacaroon(): Promise<number> {
+  const rootKey = randomBytes(32);
+  const validUntil = Math.floor(Date.now() / 1000) + 3600;
+  const tokens = credentials().map((c) => {
+    // Aperture's identifier: uint16 version 0, payment hash, 32-byte token id.
+    const identifier = new Uint8Array(66);
+    identifier.set(Buffer.from(c.hash, 'hex'), 2);
+    identifier.set(randomBytes(32), 34);
+    const m = macaroon.newMacaroon({ identifier, rootKey, location: 'bench', version: 2 });
+    m.addFirstPartyCaveat('services=btc-price:0');
+    m.addFirstPartyCaveat('btc-price_capabilities=read');
+    m.addFirstPartyCaveat(`btc-price_valid_until=${validUntil}`);
+    return { token: macaroon.bytesToBase64(m.exportBinary()), preimage: c.preimage };
+  });
+  const now = Math.floor(Date.now() / 1000);
+  const check = (condition: string): string | null => {
+    const eq = condition.indexOf('=');
+    const key = condition.slice(0, eq);
+    const value = condition.slice(eq + 1);
+    if (key === 'services') return value.split(',').some((s) => s.split(':')[0] === 'btc-price') ? null : 'service not allowed';
+    if (key === 'btc-price_capabilities') return value.split(',').includes('read') ? null : 'capability not allowed';
+    if (key === 'btc-price_valid_until') return Number(value) > now ? null : 'expired';
+    return 'unknown caveat';
+  };
+  return opsPerSecond((i) => {
+    const t = tokens[i & (N - 1)]!;
+    const m = macaroon.importMacaroon(t.token);
+    m.verify(rootKey, check); // throws when anything is wrong
+    const hash = Buffer.from(m.identifier.subarray(2, 34)).toString('hex');
+    return createHash('sha256').update(Buffer.from(t.preimage, 'hex')).digest('hex') === hash;
+  }, 30_000);
+}
+
+async function alby(): Promise<number> {
+  const secret = bytesToHex(randomBytes(32));
+  const tokens = await Promise.all(credentials().map(async (c) => ({ token: await issueL402Macaroon(secret, c.hash, { route: ROUTE, priceSats: 1 }), preimage: c.preimage })));
+  return opsPerSecond(async (i) => {
+    const t = tokens[i & (N - 1)]!;
+    const payload = await verifyL402Macaroon<{ route: string }>(secret, t.token);
+    return payload.route === ROUTE && validatePreimage(t.preimage, payload.paymentHash);
+  }, 100_000);
+}
+
+async function unsignedFloor(): Promise<number> {
+  const exp = Math.floor(Date.now() / 1000) + 3600;
+  const tokens = credentials().map((c) => ({ token: Buffer.from(JSON.stringify({ hash: c.hash, exp })).toString('base64url'), preimage: c.preimage }));
+  return opsPerSecond((i) => {
+    const t = tokens[i & (N - 1)]!;
+    const { hash, exp: expiresAt } = JSON.parse(Buffer.from(t.token, 'base64url').toString('utf8')) as { hash: string; exp: number };
+    return expiresAt > Date.now() / 1000 && createHash('sha256').update(Buffer.from(t.preimage, 'hex')).digest('hex') === hash;
+  }, 400_000);
+}
+
+export async function benchPeers(): Promise<PeerResult[]> {
+  return [
+    { name: 'ours', what: 'verifyToken + checkCaveats (HMAC-signed, bound to route and price)', perSecond: await ours() },
+    { name: 'macaroon (js-macaroon)', what: 'importMacaroon + verify with caveat checker + preimage, as Aperture clients', perSecond: await jsMacaroon() },
+    { name: 'Alby lightning-tools', what: 'verifyL402Macaroon + validatePreimage', perSecond: await alby() },
+    { name: 'unsigned {hash, exp}', what: 'decode, exp, SHA256(preimage) == hash: forgeable, the floor', perSecond: await unsignedFloor() },
+  ];
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) console.log(await benchPeers());

@@ -1,0 +1,98 @@
+// Slow clients (slowloris): a request head or body trickled a byte at a time
+// cannot hold the local server or a function. The server cuts such clients off
+// with 408 (its head and request time limits, short here so the test is
+// quick), other clients are served meanwhile, and a function reading a body
+// gives up at its own limit (lib/http/input.ts) with 408 {error, code}.
+import { connect, type Socket } from 'node:net';
+import { z } from 'zod';
+import { describe, expect, it } from 'vitest';
+import { HttpError } from '../../lib/http/errors.js';
+import { readJson } from '../../lib/http/input.js';
+import { route } from '../../lib/http/route.js';
+import { useDevServer } from '../support/server.js';
+
+/** Opens a raw connection, sends `head`, then one more piece every 50 ms until the server hangs up; resolves with everything it answered. */
+function trickle(url: string, head: string, piece: (i: number) => string): Promise<{ answer: string; pieces: number }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket: Socket = connect(Number(port), hostname);
+    let answer = '';
+    let pieces = 0;
+    let timer: ReturnType<typeof setInterval> | undefined;
+    socket.on('connect', () => {
+      socket.write(head);
+      timer = setInterval(() => {
+        if (!socket.destroyed && socket.writable) socket.write(piece(pieces++));
+      }, 50);
+    });
+    socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
+    socket.on('error', () => {}); // a reset after the server hangs up: the answer is what counts
+    socket.on('close', () => {
+      clearInterval(timer);
+      resolve({ answer, pieces });
+    });
+    socket.setTimeout(15_000, () => {
+      clearInterval(timer);
+      socket.destroy();
+      reject(new Error(`the server still held the connection after 15 s (${pieces} pieces sent)`));
+    });
+  });
+}
+
+describe('the local server cuts off clients that trickle their request', () => {
+  const server = useDevServer(() => ({}), { headersTimeoutMs: 600, requestTimeoutMs: 1_200 });
+
+  it('a head that never ends: 408 and the connection closed, while other clients are served', async () => {
+    const slow = Array.from({ length: 20 }, () => trickle(server.url, 'GET /api/demo HTTP/1.1\r\nHost: 127.0.0.1\r\n', (i) => `X-Slow-${i}: a\r\n`));
+    // Served while twenty slow clients hang on.
+    const normal = await fetch(`${server.url}/api/demo`);
+    expect(normal.status).toBe(200);
+    for (const { answer, pieces } of await Promise.all(slow)) {
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(pieces).toBeGreaterThan(0); // it was still sending when cut off
+    }
+  });
+
+  it('a body that never ends: 408 and the connection closed', async () => {
+    const head = 'POST /api/invoice HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n{"amountSats": 1';
+    const { answer, pieces } = await trickle(server.url, head, () => ' ');
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(pieces).toBeGreaterThan(0);
+    expect((await fetch(`${server.url}/api/demo`)).status).toBe(200);
+  });
+});
+
+describe('a function reading a trickled body (wherever it runs)', () => {
+  const trickledBody = () => {
+    let timer: ReturnType<typeof setInterval> | undefined;
+    return new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"a":'));
+        timer = setInterval(() => controller.enqueue(new TextEncoder().encode(' ')), 20);
+      },
+      cancel() {
+        clearInterval(timer);
+      },
+    });
+  };
+  const slowRequest = () => new Request('http://localhost/x', { method: 'POST', body: trickledBody(), headers: { 'content-type': 'application/json' }, duplex: 'half' } as RequestInit);
+
+  it('readJson gives up at its time limit with 408 REQUEST_TIMEOUT, and cancels the stream', async () => {
+    const error = await readJson(slowRequest(), z.object({ a: z.number() }), { timeoutMs: 200 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HttpError);
+    expect(error).toMatchObject({ status: 408, code: 'REQUEST_TIMEOUT', message: 'Request body did not arrive within 0.2 s' });
+  });
+
+  it('through route(): 408 {error, code} with Connection: close', async () => {
+    const fn = route({ POST: async (request) => Response.json(await readJson(request, z.object({ a: z.number() }), { timeoutMs: 200 })) });
+    const response = await fn.fetch(slowRequest());
+    expect(response.status).toBe(408);
+    expect(response.headers.get('connection')).toBe('close');
+    expect(await response.json()).toEqual({ error: 'Request body did not arrive within 0.2 s', code: 'REQUEST_TIMEOUT' });
+  });
+
+  it('a body that arrives in time is read whole', async () => {
+    const request = new Request('http://localhost/x', { method: 'POST', body: '{"a": 1}' });
+    expect(await readJson(request, z.object({ a: z.number() }), { timeoutMs: 200 })).toEqual({ a: 1 });
+  });
+});
