@@ -29,6 +29,7 @@ const EnvSchema = z.object({
   UPSTASH_REDIS_REST_TOKEN: optionalText,
   KV_REST_API_URL: z.string().url().optional(),
   KV_REST_API_TOKEN: optionalText,
+  /** Invoices per minute per client IP, every route that makes one together (lib/service/invoices.ts invoiceLimit). */
   INVOICE_RATE_LIMIT_PER_MINUTE: wholeNumber().default(20),
   MAX_INVOICE_SATS: wholeNumber().default(1_000_000),
   DEMO_PRICE_SATS: wholeNumber().default(1),

@@ -202,16 +202,17 @@ export function proofAnswer(token: string, address: string): string {
   return `${token}.${address}`;
 }
 
-// Like ACME http-01: the well-known file first (any web server can serve it),
-// then the url itself with the header (what managed mode's wrapper answers).
-// Redirects are refused: an open redirect on the origin must not hand the proof to another host.
+// Like ACME http-01: the url itself with the header first (what managed mode's
+// wrapper answers at every start, before its paywall would make an invoice),
+// then the well-known file (any web server can serve it). Redirects are
+// refused: an open redirect on the origin must not hand the proof to another host.
 async function proveUrlControl(ctx: ServiceContext, url: string, address: string, token: string): Promise<void> {
   const policy = outboundPolicy(ctx.config);
   const expected = proofAnswer(token, address);
   const attempts: string[] = [];
   const tries: Array<{ target: string; headers?: Record<string, string> }> = [
-    { target: new URL(PROOF_PATH + token, url).toString() },
     { target: url, headers: { [PROOF_HEADER]: token } },
+    { target: new URL(PROOF_PATH + token, url).toString() },
   ];
   for (const { target, headers } of tries) {
     try {

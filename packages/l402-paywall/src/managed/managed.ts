@@ -30,7 +30,7 @@ export interface ManagedMode {
   fetch?: typeof fetch;
 }
 
-/** The public directory entry POST /api/register makes at start-up. */
+/** The public directory entry POST /api/register makes from the first request served, proving the url is the owner's. */
 export interface DirectoryRegistration {
   name: string;
   description?: string;
