@@ -434,7 +434,8 @@ describe('npm start', () => {
   });
 
   function run(port: number) {
-    const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir };
+    // No price sources: the banner would ask them, and tests never reach the internet.
+    const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, BTC_PRICE_SOURCES: 'none' };
     const child = spawn(tsx, [script], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
