@@ -333,11 +333,14 @@ export function describeMissingSettings(config: Config): string[] {
   if (config.problems.length === 0) return [];
   return [
     `NOT CONFIGURED for production: every route that needs them answers 503 NOT_CONFIGURED until these are set (environment or .env; see .env.example):`,
-    ...config.problems.map((problem) => {
-      const how = HOW_TO_SET[problem.split(/[\s,(]/)[0]!];
-      return `  - ${problem}${how ? `: ${how}` : ''}`;
-    }),
+    ...config.problems.map((problem) => `  - ${describeProblem(problem)}`),
   ];
+}
+
+/** One missing production setting (an entry of Config.problems) and, where there is one recipe, how to set it. */
+export function describeProblem(problem: string): string {
+  const how = HOW_TO_SET[problem.split(/[\s,(]/)[0]!];
+  return how ? `${problem}: ${how}` : problem;
 }
 
 // `FOO=` (as copied from .env.example) means "not set": the default applies,
