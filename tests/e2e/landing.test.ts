@@ -7,6 +7,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resetServiceContext } from '../../lib/service/context.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
 import { launchBrowser, SCREENSHOT_DIR, type TestBrowser } from '../support/browser.js';
@@ -176,10 +177,63 @@ describe(`the landing page and the dev login in Chromium, on ${backend.name}`, (
     expect(problems).toEqual([]);
   });
 
+  it('text and controls meet WCAG AA contrast (4.5:1) in the light and dark schemes', TIMEOUT, async () => {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const page = await browser.context.newPage();
+      await page.emulateMedia({ colorScheme });
+      await page.goto(`${running.url}/`);
+      await page.locator('#directory-list li').first().waitFor();
+      const ratios = await page.evaluate(() => {
+        const rgb = (color: string) => (color.match(/[\d.]+/g) ?? []).map(Number);
+        const luminance = ([r, g, b]: number[]) => {
+          const [R, G, B] = [r!, g!, b!].map((v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+          return 0.2126 * R! + 0.7152 * G! + 0.0722 * B!;
+        };
+        // The first ancestor with an opaque background is what the text sits on.
+        const background = (element: Element | null): number[] => {
+          for (let at = element; at; at = at.parentElement) {
+            const color = rgb(getComputedStyle(at).backgroundColor);
+            if (color.length === 3 || (color.length === 4 && color[3]! > 0.5)) return color.slice(0, 3);
+          }
+          return rgb(getComputedStyle(document.documentElement).backgroundColor).slice(0, 3);
+        };
+        const selectors = ['.hero h1', '.hero .accent', '.lede', '.how span', '#demo .muted', '#demo-buy', '.api-name', '.api-url', '.badge', '.nav-links a', '.foot a', '#use pre code'];
+        return selectors.map((selector) => {
+          const element = document.querySelector(selector)!;
+          const [a, b] = [luminance(rgb(getComputedStyle(element).color)), luminance(background(element))];
+          return [selector, Math.round(((Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)) * 100) / 100] as const;
+        });
+      });
+      for (const [selector, ratio] of ratios) expect(ratio, `${colorScheme}: ${selector} contrast`).toBeGreaterThanOrEqual(4.5);
+      await page.close();
+    }
+  });
+
   it('the QR library served to the browser is the one npm installed, unchanged', () => {
     const vendored = readFileSync(new URL('../../public/vendor/uqr-0.1.3.mjs', import.meta.url));
     const installed = JSON.parse(readFileSync(new URL('../../node_modules/uqr/package.json', import.meta.url), 'utf8')) as { version: string };
     expect(installed.version).toBe('0.1.3');
     expect(vendored.equals(readFileSync(new URL('../../node_modules/uqr/dist/index.mjs', import.meta.url)))).toBe(true);
+  });
+
+  // Last: switches the service to production.
+  it('on a fresh deployment, tells the operator what is missing and how to set it', TIMEOUT, async () => {
+    const saved = { ...process.env };
+    try {
+      process.env.NODE_ENV = 'production';
+      resetServiceContext();
+      const page = await browser.context.newPage();
+      await page.setViewportSize(PHONE);
+      await page.goto(`${running.url}/`);
+      await page.locator('#setup').waitFor({ state: 'visible' });
+      const missing = await page.$$eval('#setup-missing li', (items) => items.map((item) => item.textContent ?? ''));
+      expect(missing.join('\n')).toMatch(/missing UPSTASH_REDIS_REST_URL .*: create an Upstash Redis database/);
+      expect(missing.join('\n')).toMatch(/missing LIGHTNING_PROVIDER .*: your Lightning backend/);
+      await shot(page, 'landing-not-configured-phone');
+      await page.close();
+    } finally {
+      process.env = saved;
+      resetServiceContext();
+    }
   });
 });
