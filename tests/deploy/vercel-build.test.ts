@@ -10,6 +10,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -62,9 +63,10 @@ beforeAll(async () => {
   output = join(copy, '.vercel/output');
 }, BUILD_TIMEOUT_MS);
 
-afterAll(() => {
-  if (copy) rmSync(copy, { recursive: true, force: true });
-});
+// The output holds every function with its traced node_modules: hundreds of MB to delete.
+afterAll(async () => {
+  if (copy) await rm(copy, { recursive: true, force: true });
+}, 5 * 60_000);
 
 /** api/ files as Vercel sees them: .ts/.js, not .d.ts, nothing under _ or . names. */
 function apiFiles(dir = join(projectRoot, 'api')): string[] {
