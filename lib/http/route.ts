@@ -14,37 +14,39 @@ const CORS_HEADERS: Record<string, string> = {
 
 export function route(methods: Partial<Record<Method, Handler>>): { fetch(request: Request): Promise<Response> } {
   // HEAD is answered wherever GET is (uptime monitors use it): GET's answer without its body.
-  const allow = [...Object.keys(methods), ...(methods.GET ? ['HEAD'] : []), 'OPTIONS'].join(', ');
-  async function answer(request: Request): Promise<Response> {
-    if (request.method === 'OPTIONS') {
-      return withCors(
-        new Response(null, {
-          status: 204,
-          headers: {
-            'Access-Control-Allow-Methods': allow,
-            'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept-Authenticate, X-Split-Secret',
-            'Access-Control-Max-Age': '86400',
-            Allow: allow,
-          },
-        }),
-      );
-    }
-    if (request.method === 'HEAD' && methods.GET) {
-      const asGet = await answer(new Request(request, { method: 'GET' }));
-      await asGet.body?.cancel();
-      return new Response(null, { status: asGet.status, statusText: asGet.statusText, headers: asGet.headers });
-    }
-    const handler = methods[request.method as Method];
-    if (!handler) {
-      return withCors(errorResponse(405, 'METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed here; use ${allow}`, {}, { Allow: allow }));
-    }
-    try {
-      return withCors(await handler(request));
-    } catch (error) {
-      return withCors(toErrorResponse(error));
-    }
-  }
-  return { fetch: answer };
+  const allow = [...Object.keys(methods).flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])), 'OPTIONS'].join(', ');
+  const fn = {
+    async fetch(request: Request): Promise<Response> {
+      if (request.method === 'OPTIONS') {
+        return withCors(
+          new Response(null, {
+            status: 204,
+            headers: {
+              'Access-Control-Allow-Methods': allow,
+              'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept-Authenticate, X-Split-Secret',
+              'Access-Control-Max-Age': '86400',
+              Allow: allow,
+            },
+          }),
+        );
+      }
+      if (request.method === 'HEAD' && methods.GET) {
+        const asGet = await fn.fetch(new Request(request, { method: 'GET' }));
+        await asGet.body?.cancel();
+        return new Response(null, { status: asGet.status, statusText: asGet.statusText, headers: asGet.headers });
+      }
+      const handler = methods[request.method as Method];
+      if (!handler) {
+        return withCors(errorResponse(405, 'METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed here; use ${allow}`, {}, { Allow: allow }));
+      }
+      try {
+        return withCors(await handler(request));
+      } catch (error) {
+        return withCors(toErrorResponse(error));
+      }
+    },
+  };
+  return fn;
 }
 
 /** Every api/ function that needs the database answers 503 the same way when it is down. */
