@@ -205,6 +205,7 @@ export async function manualSplit(ctx: ServiceContext, input: ManualSplitInput):
     ledgerKey = `manual:${bytesToHex(sha256(utf8ToBytes(`${input.ownerAddress}\n${input.amountSats}\n${discriminator}`)))}`;
     const db = await ctx.database();
     split = await recordSplit(db, { paymentHash: ledgerKey, ownerAddress: input.ownerAddress, amountMsat, source: 'manual' });
+    if (split.created) console.log(`[managed] manual split ${ledgerKey} of ${amountMsat} msat: ${split.ownerMsat} msat owed to ${input.ownerAddress}`);
     payouts = await settleOwner(ctx, input.ownerAddress);
   }
   const duplicate = !split.created;
