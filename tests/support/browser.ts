@@ -9,6 +9,8 @@
 //      devDependency, so `npm install` brings it with nothing downloaded at run
 //      time): its brotli archives are unpacked once into node_modules/.cache/,
 //      with the NSS libraries and fonts it ships, so it needs no system package.
+//      Only the package's files are used, never its code: its `engines` asks for
+//      Node 22, so npm warns (EBADENGINE) on Node 20, and nothing breaks.
 // Nothing here skips: a browser that cannot be found or started fails the tests
 // that need it, with the reason.
 import { execFileSync } from 'node:child_process';
