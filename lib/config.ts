@@ -330,11 +330,37 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 /** One line per embedded default in use, for the start-up banner. */
 export function describeEmbeddedDefaults(config: Config): string[] {
   const lines: string[] = [];
-  if (!config.store.upstash) lines.push('key-value store: in memory (set UPSTASH_REDIS_REST_URL/TOKEN to share it)');
-  if (config.lightning.provider === 'dev') lines.push('Lightning: embedded dev node, fake money (POST /api/dev/pay settles its invoices)');
+  // Production never falls back to these: what is missing there is named by describeMissingSettings.
+  if (!config.store.upstash && !config.production) lines.push('key-value store: in memory (set UPSTASH_REDIS_REST_URL/TOKEN to share it)');
+  if (config.lightning.provider === 'dev' && !config.production) lines.push('Lightning: embedded dev node, fake money (POST /api/dev/pay settles its invoices)');
   if (config.l402.secretSource === 'generated') lines.push(`L402_SECRET: generated, kept in ${join(config.dataDir, 'l402-secret')}`);
   if (config.demo.priceSources.length === 0) lines.push('BTC price: simulated (BTC_PRICE_SOURCES=none)');
   return lines;
+}
+
+/** How to set each setting production refuses to run without, keyed by the first name in a problem. */
+const HOW_TO_SET: Record<string, string> = {
+  UPSTASH_REDIS_REST_URL: 'create an Upstash Redis database (Vercel: Storage > Upstash for Redis, which sets KV_REST_API_URL/TOKEN) and copy its REST URL and token',
+  L402_SECRET: 'a random string of at least 32 characters: openssl rand -hex 32',
+  LIGHTNING_PROVIDER: 'your Lightning backend: lnbits, phoenixd, lnd, cln, nwc or blink, with its settings (docs/lightning-backends.md)',
+};
+
+/**
+ * The production settings that are missing, in words, for the start-up banner
+ * and /api/health: what to set and how. Empty when nothing is missing.
+ */
+export function describeMissingSettings(config: Config): string[] {
+  if (config.problems.length === 0) return [];
+  return [
+    `NOT CONFIGURED for production: every route that needs them answers 503 NOT_CONFIGURED until these are set (environment or .env; see .env.example):`,
+    ...config.problems.map((problem) => `  - ${describeProblem(problem)}`),
+  ];
+}
+
+/** One missing production setting (an entry of Config.problems) and, where there is one recipe, how to set it. */
+export function describeProblem(problem: string): string {
+  const how = HOW_TO_SET[problem.split(/[\s,(]/)[0]!];
+  return how ? `${problem}: ${how}` : problem;
 }
 
 // `FOO=` (as copied from .env.example) means "not set": the default applies,

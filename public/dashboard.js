@@ -253,6 +253,7 @@ async function startLogin() {
     showError(result);
     return showExpired('No login code right now.');
   }
+  offerDevLogin(result.data.k1);
   stopLogin = runChallenge('login', result.data, serverOffset(result.headers), '/api/lnurl-auth', {
     signed: (body) => {
       storeSession({ token: body.token, pubkey: body.pubkey, admin: body.admin === true, expiresAt: body.expiresAt });
@@ -265,6 +266,25 @@ async function startLogin() {
       showExpired('The login did not go through.');
     },
   });
+}
+
+// Local runs with the embedded dev node (GET /api/demo says so): the server signs this
+// challenge with its development key, as a wallet would; the poll above then logs in.
+let devLoginOffered;
+
+async function offerDevLogin(k1) {
+  const button = $('login-dev');
+  devLoginOffered ??= api('/api/demo').then((result) => result.ok && result.data.devLogin !== null && typeof result.data.devLogin === 'object');
+  button.hidden = !(await devLoginOffered);
+  button.disabled = false;
+  button.onclick = async () => {
+    button.disabled = true;
+    const signed = await api('/api/dev/login', { method: 'POST', body: { k1 } });
+    if (!signed.ok) {
+      button.disabled = false;
+      showStatus(signed.data?.reason ?? signed.error, 'error', signed.code);
+    }
+  };
 }
 
 function showExpired(message) {

@@ -52,7 +52,7 @@ import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono } from 'hono';
 import { parse, pathToRegexp, tokensToFunction, type Key, type PathFunction } from 'path-to-regexp';
 import { z } from 'zod';
-import { ConfigError, describeEmbeddedDefaults, loadConfig } from '../lib/config.js';
+import { ConfigError, describeEmbeddedDefaults, describeMissingSettings, loadConfig, type Config } from '../lib/config.js';
 import { setLocalServerUrl } from '../lib/service/context.js';
 import { DatabaseUnavailable, describeDatabase, MigrationError, openMigratedDatabase, type AppliedMigration, type Database } from '../lib/db/index.js';
 
@@ -532,6 +532,8 @@ async function main(): Promise<void> {
   // PGlite's start-up, which holds the event loop, is over). Requests that
   // arrive meanwhile get the same shared instance from ctx.database(), so they
   // wait for the migrations instead of racing them.
+  // Asked while the migrations run.
+  const price = describeBtcPrice(config);
   let databaseLine: string;
   if (!config.database) {
     databaseLine = 'database: none (set DATABASE_URL); directory, Pro and payment log answer 503';
@@ -556,10 +558,13 @@ async function main(): Promise<void> {
     }
   }
 
+  const priceLine = await price;
   console.log(`L402 dev server on ${server.url}`);
+  for (const line of describeMissingSettings(config)) console.log(`  ${line}`);
   for (const line of describeEmbeddedDefaults(config)) console.log(`  ${line}`);
+  if (priceLine) console.log(`  ${priceLine}`);
   console.log(`  ${databaseLine}`);
-  if (config.lightning.provider !== 'dev') {
+  if (config.lightning.provider !== 'dev' && config.problems.length === 0) {
     // Loaded here so that importing startDevServer (tests) does not build the service.
     const { checkHealth } = await import('../lib/service/health.js');
     const { provider } = await checkHealth();
@@ -569,6 +574,22 @@ async function main(): Promise<void> {
         : `  Lightning: ${provider.name} does NOT answer: ${provider.error}; invoices answer 503 until it does (GET /api/health)`,
     );
   }
+}
+
+/**
+ * The banner's price line when price sources are configured: asks them once
+ * (each within BTC_PRICE_TIMEOUT_MS), so an offline machine is told that the
+ * demo will answer a simulated price. BTC_PRICE_SOURCES=none has its own line.
+ */
+async function describeBtcPrice(config: Config): Promise<string | undefined> {
+  const names = config.demo.priceSources;
+  if (names.length === 0) return undefined;
+  const { PUBLIC_SOURCES, createPriceFeed } = await import('../lib/service/price.js');
+  const unknown = names.filter((name) => !PUBLIC_SOURCES[name]);
+  if (unknown.length > 0) return `BTC price: unknown source ${unknown.join(', ')} in BTC_PRICE_SOURCES (known: ${Object.keys(PUBLIC_SOURCES).join(', ')}, or none)`;
+  const price = await createPriceFeed(names.map((name) => PUBLIC_SOURCES[name]!), config.demo.priceTimeoutMs).current();
+  if (price.source === 'simulated') return `BTC price: simulated (no source answered: ${names.join(', ')}; offline?)`;
+  return `BTC price: live, $${price.usd} from ${price.source}`;
 }
 
 if (isMainModule()) await main();

@@ -2,6 +2,7 @@ import { json } from '../../lib/http/errors.js';
 import { route } from '../../lib/http/route.js';
 import { serviceContext } from '../../lib/service/context.js';
 import { DEMO_ROUTE } from '../../lib/service/demo.js';
+import { devLoginKey } from '../../lib/service/dev-login.js';
 
 export default route({
   GET(request) {
@@ -19,6 +20,8 @@ export default route({
         `curl ${base}${DEMO_ROUTE} -H "Authorization: L402 <macaroon>:<preimage>"`,
       ],
       devWallet: ctx.devNode ? { method: 'POST', path: '/api/dev/pay', body: '{"invoice": "<bolt11>"}' } : null,
+      // The dashboard offers "Log in with the dev wallet" when this is set (local runs only).
+      devLogin: devLoginKey(ctx) ? { method: 'POST', path: '/api/dev/login', body: '{"k1": "<the challenge k1>"}' } : null,
     });
   },
 });

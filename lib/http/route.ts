@@ -14,9 +14,10 @@ const CORS_HEADERS: Record<string, string> = {
 };
 
 export function route(methods: Partial<Record<Method, Handler>>): { fetch(request: Request): Promise<Response> } {
-  const allow = [...Object.keys(methods), 'OPTIONS'].join(', ');
-  return {
-    async fetch(request) {
+  // HEAD is answered wherever GET is (uptime monitors use it): GET's answer without its body.
+  const allow = [...Object.keys(methods).flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])), 'OPTIONS'].join(', ');
+  const fn = {
+    async fetch(request: Request): Promise<Response> {
       if (request.method === 'OPTIONS') {
         return withCors(
           new Response(null, {
@@ -30,6 +31,11 @@ export function route(methods: Partial<Record<Method, Handler>>): { fetch(reques
           }),
         );
       }
+      if (request.method === 'HEAD' && methods.GET) {
+        const asGet = await fn.fetch(new Request(request, { method: 'GET' }));
+        await asGet.body?.cancel();
+        return new Response(null, { status: asGet.status, statusText: asGet.statusText, headers: asGet.headers });
+      }
       const handler = methods[request.method as Method];
       if (!handler) {
         return withCors(errorResponse(405, 'METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed here; use ${allow}`, {}, { Allow: allow }));
@@ -41,6 +47,7 @@ export function route(methods: Partial<Record<Method, Handler>>): { fetch(reques
       }
     },
   };
+  return fn;
 }
 
 /** Every api/ function that needs the database answers 503 the same way when it is down. */

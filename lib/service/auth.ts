@@ -6,6 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Queryable } from '../db/types.js';
 import { HttpError, retryLater } from '../http/errors.js';
 import type { ServiceContext } from './context.js';
+import { devLoginKey } from './dev-login.js';
 
 export interface Session {
   pubkey: string;
@@ -26,7 +27,8 @@ export function sha256Hex(text: string): string {
 }
 
 export function isAdmin(ctx: ServiceContext, pubkey: string): boolean {
-  return ctx.config.auth.adminPubkeys.includes(pubkey);
+  // The development wallet (lib/service/dev-login.ts) exists only with the dev node outside production.
+  return ctx.config.auth.adminPubkeys.includes(pubkey) || pubkey === devLoginKey(ctx)?.pubkey;
 }
 
 /** A new session for `pubkey` (already proved by an LNURL-auth signature). */

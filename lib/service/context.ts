@@ -1,14 +1,14 @@
 // The hosted service's wiring, built once per function instance from config:
 // store, rate limiters, keyring, Lightning provider. api/ files ask for it.
+import { join } from 'node:path';
 import { loadConfig, type Config } from '../config.js';
 import { Keyring } from 'l402-paywall';
 import { createDevNode, type DevNode } from 'l402-paywall/backends';
 import { createProvider, ProviderConfigError } from '../lightning/providers/index.js';
 import type { LightningProvider } from 'l402-paywall/lightning';
 import { createBackend } from '../store/index.js';
-import { join } from 'node:path';
+import { createJournaledStore } from '../store/journal.js';
 import { kvReplayStore, type KvReplayStore } from '../store/replay.js';
-import { journaledReplayStore } from '../store/replay-journal.js';
 import type { KeyValueStore, RateLimiter } from '../store/types.js';
 import { HttpError } from '../http/errors.js';
 import { openMigratedDatabase, type Database } from '../db/index.js';
@@ -77,7 +77,13 @@ function buildContext(config: Config): ServiceContext {
     throw new HttpError(503, 'NOT_CONFIGURED', `Service is not configured: set ${config.problems.join('; ')}`, { missing: config.problems }, { 'Retry-After': '60' });
   }
   const backend = createBackend(config.store);
-  const devNode = config.lightning.provider === 'dev' && !config.production ? createDevNode({ store: backend.store, privateKey: config.lightning.devNodePrivateKey }) : undefined;
+  // Without a shared store the dev node keeps its ledger (invoices, paid marks, balances) in a file under
+  // DATA_DIR, next to its key, so its invoices can still be paid and looked up after a restart. It still
+  // writes to the service's store, so other dev nodes on it (a local owner's) form one fake network with it.
+  const devNode =
+    config.lightning.provider === 'dev' && !config.production
+      ? createDevNode({ store: config.store.upstash ? backend.store : createJournaledStore(join(config.dataDir, 'dev-node-ledger.jsonl'), backend.store), privateKey: config.lightning.devNodePrivateKey })
+      : undefined;
   if (config.lightning.provider === 'dev' && !devNode) throw new HttpError(503, 'NOT_CONFIGURED', 'No Lightning provider is configured; set LIGHTNING_PROVIDER');
   const provider = devNode ?? configuredProvider(config, backend.store);
   let database: Promise<Database> | undefined;
@@ -93,8 +99,9 @@ function buildContext(config: Config): ServiceContext {
     },
     store: backend.store,
     keyring: new Keyring(config.l402.secrets),
-    // In memory the marks would die with the process while the secret lives on: keep them under DATA_DIR.
-    replay: config.store.upstash || config.production ? kvReplayStore(backend.store) : journaledReplayStore(kvReplayStore(backend.store), join(config.dataDir, 'replay-marks')),
+    // In memory the marks would die with the process while the secret lives on: journal them under
+    // DATA_DIR, so a used token stays used after a restart until it expires (its mark's expiry).
+    replay: kvReplayStore(config.store.upstash || config.production ? backend.store : createJournaledStore(join(config.dataDir, 'replay-marks.jsonl'), backend.store)),
     provider,
     devNode,
     invoiceLimiter: backend.rateLimiter({ limit: config.invoices.ratePerMinute, windowMs: 60_000, prefix: 'ratelimit:invoice' }),

@@ -1,7 +1,7 @@
 // GET /api/health: which Lightning provider, key-value store and database the
 // service uses and whether each answers right now, plus the production
 // settings that are missing. Names and kinds only: no secret, no credentials.
-import { ConfigError, type Config } from '../config.js';
+import { ConfigError, describeProblem, type Config } from '../config.js';
 import { DatabaseUnavailable, describeDatabase } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
 import { ProviderUnavailable } from 'l402-paywall/lightning';
@@ -50,7 +50,8 @@ export async function checkHealth(): Promise<HealthReport> {
     ctx = serviceContext();
   } catch (error) {
     if (!(error instanceof HttpError)) throw error;
-    const problems = config.problems.length > 0 ? config.problems.map((p) => `set ${p}`) : [error.message];
+    // In words, with how to set each: the landing page of a fresh deployment shows these.
+    const problems = config.problems.length > 0 ? config.problems.map((p) => `missing ${describeProblem(p)}`) : [error.message];
     return { ok: false, provider: { ...names.provider, ...notChecked }, store: { ...names.store, ...notChecked }, database: { ...names.database, ...notChecked }, problems, missing: config.problems, checkedAt };
   }
 

@@ -13,7 +13,7 @@ import { invoiceLimit } from './invoices.js';
 import { providerUnavailable } from './provider-errors.js';
 
 export const LNURLP_MIN_SENDABLE_MSAT = 1000;
-/** LUD-12: comments are accepted up to this length and not kept (nobody reads them). */
+/** LUD-12: comments are accepted up to this length; kept only by the dev node's addresses (GET /api/dev/inbox). */
 export const LNURLP_COMMENT_ALLOWED = 140;
 const INVOICE_EXPIRY_SECONDS = 600;
 
@@ -78,7 +78,46 @@ export async function answerLnurlp(ctx: ServiceContext, requestUrl: string, quer
     const unavailable = providerUnavailable(error);
     throw new HttpError(unavailable.status, unavailable.code, unavailable.message, { ...unavailable.extra, status: 'ERROR', reason: unavailable.message }, unavailable.headers);
   }
+  if (ctx.devNode) await rememberDevPayment(ctx, `${username}@${url.host.toLowerCase()}`, { paymentHash: created.paymentHash, amountMsat, comment: query.comment ?? null });
   return { pr: created.invoice, routes: [] };
+}
+
+// --- Development only: the dev node's Lightning Addresses keep what was sent to them ---
+// Locally, these addresses are where payouts and link codes (POST /api/links) go;
+// GET /api/dev/inbox shows them, comments included, so a link can be completed
+// without a real wallet. Never with a real backend or in production (ctx.devNode is absent there).
+
+export interface DevInboxEntry {
+  paymentHash: string;
+  amountMsat: number;
+  comment: string | null;
+  createdAt: string;
+}
+
+const DEV_INBOX_SIZE = 50;
+const devInboxKey = (address: string) => `dev:inbox:${address}`;
+
+async function rememberDevPayment(ctx: ServiceContext, address: string, entry: Omit<DevInboxEntry, 'createdAt'>): Promise<void> {
+  // Read-modify-write is fine for one local process; the newest entries are kept.
+  const entries = await devInbox(ctx, address);
+  entries.unshift({ ...entry, createdAt: new Date().toISOString() });
+  await ctx.store.set(devInboxKey(address), JSON.stringify(entries.slice(0, DEV_INBOX_SIZE)), { ttlMs: 7 * 86_400_000 });
+}
+
+async function devInbox(ctx: ServiceContext, address: string): Promise<DevInboxEntry[]> {
+  const raw = await ctx.store.get(devInboxKey(address));
+  return raw === null ? [] : (JSON.parse(raw) as DevInboxEntry[]);
+}
+
+/** What arrived at one of the dev node's addresses, newest first: only the invoices that were paid. */
+export async function paidToDevAddress(ctx: ServiceContext, address: string): Promise<Array<DevInboxEntry & { paidAt?: string }>> {
+  const devNode = ctx.devNode;
+  if (!devNode) throw new HttpError(404, 'NOT_FOUND', 'No dev inbox here: it exists only with the embedded dev node outside production');
+  const paid = [];
+  for (const entry of await devInbox(ctx, address.toLowerCase())) {
+    if ((await devNode.lookupInvoice(entry.paymentHash))?.settled) paid.push(entry);
+  }
+  return paid;
 }
 
 /** LUD-06 metadata: a text/plain description and (LUD-16) the address itself. */

@@ -101,6 +101,7 @@ export async function confirmPayment(
   const split = await recordSplit(db, { paymentHash: hash, ownerAddress, amountMsat: status.amountMsat, source });
   if (split.ownerAddress !== ownerAddress) throw new HttpError(409, 'OWNER_MISMATCH', 'This payment was already split to another owner; nothing was done');
   if (managed && !managed.settledAt) await db.query('UPDATE managed_invoices SET settled_at = now() WHERE payment_hash = $1 AND settled_at IS NULL', [hash]);
+  if (split.created) console.log(`[managed] payment ${hash} of ${status.amountMsat} msat confirmed (${source}): ${split.ownerMsat} msat owed to ${ownerAddress}`);
   const payouts = await settleOwner(ctx, ownerAddress);
   return { paymentHash: hash, amountMsat: status.amountMsat, managed: true, split, payouts };
 }
@@ -204,6 +205,7 @@ export async function manualSplit(ctx: ServiceContext, input: ManualSplitInput):
     ledgerKey = `manual:${bytesToHex(sha256(utf8ToBytes(`${input.ownerAddress}\n${input.amountSats}\n${discriminator}`)))}`;
     const db = await ctx.database();
     split = await recordSplit(db, { paymentHash: ledgerKey, ownerAddress: input.ownerAddress, amountMsat, source: 'manual' });
+    if (split.created) console.log(`[managed] manual split ${ledgerKey} of ${amountMsat} msat: ${split.ownerMsat} msat owed to ${input.ownerAddress}`);
     payouts = await settleOwner(ctx, input.ownerAddress);
   }
   const duplicate = !split.created;

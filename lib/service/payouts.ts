@@ -320,6 +320,7 @@ class Attempt {
       [payout.id, invoiceHash, routingFeeMsat],
     );
     await this.log('paid', invoiceHash, null, null);
+    console.log(`[payouts] payout ${payout.id}: ${payout.amountMsat} msat paid to ${payout.ownerAddress} (routing fee ${routingFeeMsat} msat)`);
     return { outcome: 'paid', payoutId: payout.id, amountMsat: payout.amountMsat, routingFeeMsat };
   }
 

@@ -44,5 +44,7 @@ export async function handleProviderWebhook(ctx: ServiceContext, request: Reques
   const event = await readProviderWebhook(ctx, request);
   if (!event) return null;
   if (!/^[0-9a-fA-F]{64}$/.test(event.paymentHash)) throw new HttpError(400, 'INVALID_WEBHOOK', 'The webhook names no valid payment hash');
-  return confirmPayment(ctx, event.paymentHash, 'webhook');
+  const confirmed = await confirmPayment(ctx, event.paymentHash, 'webhook');
+  console.log(`[webhook] payment ${confirmed.paymentHash} of ${confirmed.amountMsat} msat confirmed${confirmed.managed ? '' : ' (no owner: logged only)'}`);
+  return confirmed;
 }

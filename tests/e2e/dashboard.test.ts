@@ -4,13 +4,11 @@
 // wallet does after scanning the QR code. Then it checks what the page shows
 // against payments seeded in the database.
 //
-// Needs Chromium at /usr/bin/chromium (.ci/run installs it): without it this
-// file fails, it does not skip.
+// The browser is /usr/bin/chromium when installed, else the one npm brings
+// (tests/support/browser.ts): never skipped.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/index.js';
 import { decodeLnurl } from '../../lib/lightning/lnurl.js';
@@ -19,8 +17,8 @@ import { testWallet } from '../support/lnurl-wallet.js';
 import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
+import { launchBrowser, type TestBrowser } from '../support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const DAY_MS = 86_400_000;
 const TIMEOUT = { timeout: 90_000 };
 
@@ -66,33 +64,19 @@ async function seedPayments(db: Database, seeds: Seed[]): Promise<Array<Seed & {
 
 describe(`the dashboard in Chromium, on ${backend.name}`, () => {
   const running = useDevServerOn(backend, () => ({ ADMIN_PUBKEYS: admin.pubkey, AUTH_RATE_LIMIT_PER_MINUTE: '100000' }));
-  let context: BrowserContext | undefined;
-  let profile = '';
+  let browser: TestBrowser | undefined;
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    // Checked in each test (openDashboard), so a missing browser counts as failed tests, not skipped ones.
-    if (!existsSync(CHROMIUM)) return;
-    profile = mkdtempSync(join(tmpdir(), 'l402-chromium-'));
-    // A persistent context is how Playwright takes a user-data-dir: a fresh, empty one per run.
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      acceptDownloads: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-  });
+    browser = await launchBrowser();
+  }, 120_000);
   afterAll(async () => {
-    await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
   });
 
   /** A new tab (its own sessionStorage, so its own session) on the dashboard. */
   async function openDashboard(): Promise<Page> {
-    if (!context) {
-      throw new Error(`Chromium is not installed at ${CHROMIUM}: the dashboard test drives a real browser. Install it (Debian: apt-get install -y chromium; .ci/run does this).`);
-    }
-    const page = await context.newPage();
+    const page = await browser!.context.newPage();
     page.on('pageerror', (error) => pageErrors.push(error.message));
     page.on('console', (message) => {
       if (/Content Security Policy/i.test(message.text())) pageErrors.push(message.text());

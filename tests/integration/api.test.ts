@@ -590,11 +590,21 @@ describe('every function: CORS, methods, unknown paths', () => {
     expect(await response.text()).toBe('');
   });
 
+  it.each(['/api/health', '/api/demo', '/api/demo/btc-price', '/api/apis.json'])('HEAD %s answers as GET does, without a body (uptime monitors)', async (path) => {
+    const get = await fetch(base + path);
+    const head = await fetch(base + path, { method: 'HEAD' });
+    expect(head.status).toBe(get.status);
+    expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+    expect(head.headers.get('access-control-allow-origin')).toBe('*');
+    expect(await head.text()).toBe('');
+    expect((await get.text()).length).toBeGreaterThan(0);
+  });
+
   it.each(functions)('%s answers a wrong method with 405 JSON and Allow', async (path, method) => {
     const wrong = method === 'GET' ? 'POST' : 'GET';
     const response = await fetch(base + path, { method: wrong, ...(wrong === 'POST' ? { body: '{}' } : {}) });
     expect(response.status).toBe(405);
-    expect(response.headers.get('allow')).toBe(`${method}, OPTIONS`);
+    expect(response.headers.get('allow')).toBe(method === 'GET' ? 'GET, HEAD, OPTIONS' : `${method}, OPTIONS`);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     expectErrorBody(await response.json(), 'METHOD_NOT_ALLOWED');
     const del = await fetch(base + path, { method: 'DELETE' });
@@ -602,9 +612,11 @@ describe('every function: CORS, methods, unknown paths', () => {
     await del.text();
   });
 
-  it.each(['/api/nope', '/api/demo/nope', '/api/invoice/extra', '/api'])('answers 404 JSON for %s', async (path) => {
+  it.each(['/api/nope', '/api/demo/nope', '/api/invoice/extra', '/api'])('answers 404 JSON for %s, with the CORS headers of every other answer', async (path) => {
     const response = await fetch(base + path);
     expect(response.status).toBe(404);
+    expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    expect(response.headers.get('access-control-expose-headers')).toBe('WWW-Authenticate, Retry-After');
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     expectErrorBody(await response.json(), 'NOT_FOUND');
   });

@@ -434,7 +434,8 @@ describe('npm start', () => {
   });
 
   function run(port: number) {
-    const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir };
+    // No price sources: the banner would ask them, and tests never reach the internet.
+    const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, BTC_PRICE_SOURCES: 'none' };
     const child = spawn(tsx, [script], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
@@ -452,11 +453,12 @@ describe('npm start', () => {
     return port;
   }
 
-  it('prints the URL and the embedded defaults, serves, and exits cleanly on SIGTERM', async () => {
+  it('prints the URL and the embedded defaults, serves, and exits cleanly on SIGTERM', { timeout: 120_000 }, async () => {
     const port = await freePort();
     const { child, exited, env, output } = run(port);
     const url = `http://127.0.0.1:${port}`;
-    await vi.waitFor(() => expect(output().stdout).toContain(url), { timeout: 15_000, interval: 100 });
+    // Generous: a busy machine takes long to start tsx and migrate a fresh PGlite; this is no speed test.
+    await vi.waitFor(() => expect(output().stdout).toContain(url), { timeout: 90_000, interval: 100 });
     for (const line of describeEmbeddedDefaults(loadConfig(env))) expect(output().stdout).toContain(line);
     const res = await fetch(`${url}/api/dev-server-test-probe-that-does-not-exist`);
     expect(res.status).toBeGreaterThanOrEqual(200);

@@ -276,7 +276,7 @@ for (const backend of backends) {
           expect(options.headers.get('access-control-allow-origin')).toBe('*');
           expect(options.headers.get('access-control-allow-methods')).toContain(method);
           const response = await fetch(server.url + path, { method: wrong, ...(wrong === 'POST' ? { body: '{}' } : {}) });
-          expect(response.headers.get('allow')).toBe(`${method}, OPTIONS`);
+          expect(response.headers.get('allow')).toBe(method === 'GET' ? 'GET, HEAD, OPTIONS' : `${method}, OPTIONS`);
           await expectError(response, 405, 'METHOD_NOT_ALLOWED');
         }
       });

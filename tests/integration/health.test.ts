@@ -67,6 +67,8 @@ describe('in production with settings missing', () => {
     expect(body.ok).toBe(false);
     expect(body.missing.join('\n')).toMatch(/UPSTASH_REDIS_REST_URL/);
     expect(body.missing.join('\n')).toMatch(/LNBITS_API_KEY \(needed by LIGHTNING_PROVIDER=lnbits\)/);
+    expect(body.problems.join('\n')).toMatch(/UPSTASH_REDIS_REST_URL.*: create an Upstash Redis database/);
+    expect(body.problems.join('\n')).toMatch(/LNBITS_API_KEY \(needed by LIGHTNING_PROVIDER=lnbits\)/);
     const invoice = await fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 1 }) });
     expect(invoice.status).toBe(503);
     // The health check and every refused request name the settings in the same words.

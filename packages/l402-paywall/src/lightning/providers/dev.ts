@@ -217,18 +217,23 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
 
     async payInvoice({ invoice, maxFeeMsat }): Promise<PaidInvoice> {
       if (!Number.isSafeInteger(maxFeeMsat) || maxFeeMsat < 0) throw new RangeError('maxFeeMsat must be a non-negative integer');
-      const { amountMsat } = invoiceToPay(invoice);
+      const { amountMsat, payeeNodeKey } = invoiceToPay(invoice);
       if (amountMsat === null) throw new PaymentFailed('The dev node pays only invoices with an amount');
+      // Paying its own invoice (a local owner's address served by this same node) moves nothing:
+      // it needs no balance, so a fresh local server can pay out and send link proofs.
+      const debit = payeeNodeKey === nodeKey ? 0 : amountMsat;
       // Debit first so concurrent payments cannot spend the same balance twice.
-      if ((await store.incrementBy(balanceKey(nodeKey), -amountMsat)) < 0) {
-        await store.incrementBy(balanceKey(nodeKey), amountMsat);
+      if ((await store.incrementBy(balanceKey(nodeKey), -debit)) < 0) {
+        await store.incrementBy(balanceKey(nodeKey), debit);
         throw new PaymentFailed('Insufficient balance on the dev node');
       }
       let paid;
       try {
         paid = await settle(invoice);
+        // settle() credited the payee, which is this node: take back what a self-payment cannot add.
+        if (debit === 0) await store.incrementBy(balanceKey(nodeKey), -amountMsat);
       } catch (error) {
-        await store.incrementBy(balanceKey(nodeKey), amountMsat);
+        await store.incrementBy(balanceKey(nodeKey), debit);
         if (error instanceof DevPaymentError) throw new PaymentFailed(`Payment failed: ${error.message}`);
         throw error;
       }

@@ -1,0 +1,32 @@
+// GET /api/dev/inbox?address=<username>@<this host>: what the dev node's own
+// Lightning Addresses received (paid invoices, newest first, with their LUD-12
+// comments), so local runs can read a link code (POST /api/links) or see a
+// payout arrive. 404 unless the embedded dev node is the provider outside production.
+import { z } from 'zod';
+import { HttpError, json } from '../../lib/http/errors.js';
+import { readQuery } from '../../lib/http/input.js';
+import { route } from '../../lib/http/route.js';
+import { serviceConfig, serviceContext } from '../../lib/service/context.js';
+import { paidToDevAddress } from '../../lib/service/lnurlp.js';
+
+const Query = z.object({
+  address: z
+    .string({ error: 'address is required (a Lightning Address of this server, e.g. alice@127.0.0.1:3000)' })
+    .trim()
+    .toLowerCase()
+    .max(200)
+    .regex(/^[a-z0-9\-_.]{1,64}@[a-z0-9\-.:[\]]+$/, 'address must be a Lightning Address of this server (user@host)'),
+});
+
+export default route({
+  async GET(request) {
+    const config = serviceConfig();
+    if (config.production || config.lightning.provider !== 'dev') throw new HttpError(404, 'NOT_FOUND', 'No dev inbox here: it exists only with the embedded dev node outside production');
+    const { address } = readQuery(request, Query);
+    const received = await paidToDevAddress(serviceContext(), address);
+    return json(
+      { address, received: received.map((entry) => ({ paymentHash: entry.paymentHash, amountMsat: entry.amountMsat, comment: entry.comment, createdAt: entry.createdAt })) },
+      { headers: { 'Cache-Control': 'no-store' } },
+    );
+  },
+});

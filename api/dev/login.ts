@@ -1,0 +1,25 @@
+// POST /api/dev/login {k1}: the dashboard's "Log in with the dev wallet". The
+// server signs that LNURL-auth challenge with its development key and answers
+// as the wallet's callback would ({status:"OK"} or {status:"ERROR", reason});
+// the page then collects its session with its poll token, as after a phone
+// wallet. 404 unless the embedded dev node is the provider outside production.
+import { z } from 'zod';
+import { HttpError, json } from '../../lib/http/errors.js';
+import { clientIp, readJson } from '../../lib/http/input.js';
+import { route } from '../../lib/http/route.js';
+import { serviceConfig, serviceContext } from '../../lib/service/context.js';
+import { signInWithDevWallet } from '../../lib/service/dev-login.js';
+import { K1 } from '../../lib/service/lnurl-auth.js';
+
+const Body = z.strictObject({ k1: K1 });
+
+export default route({
+  async POST(request) {
+    const config = serviceConfig();
+    // Checked before anything else: in production this path does not exist.
+    if (config.production || config.lightning.provider !== 'dev') throw new HttpError(404, 'NOT_FOUND', 'No dev login here: it exists only with the embedded dev node outside production');
+    const { k1 } = await readJson(request, Body);
+    const answer = await signInWithDevWallet(serviceContext(), k1, clientIp(request));
+    return json(answer, { status: answer.status === 'OK' ? 200 : 400, headers: { 'Cache-Control': 'no-store' } });
+  },
+});
