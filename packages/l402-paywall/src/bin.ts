@@ -10,8 +10,15 @@ async function main(args: string[]): Promise<number> {
   const io: Io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, readFile: (path) => readFile(path) };
   try {
     if (args[0] === 'mcp') {
-      const { mcpCommand } = await import('./cli/mcp-server.js');
-      return await mcpCommand(args.slice(1), io);
+      let server: typeof import('./cli/mcp-server.js');
+      try {
+        server = await import('./cli/mcp-server.js');
+      } catch (error) {
+        // An optional peer dependency: the fetch command works without it.
+        if (String((error as Error).message).includes('@modelcontextprotocol/sdk')) throw new UsageError('l402-paywall mcp needs @modelcontextprotocol/sdk: npm install @modelcontextprotocol/sdk');
+        throw error;
+      }
+      return await server.mcpCommand(args.slice(1), io);
     }
     return await fetchCommand(args, io);
   } catch (error) {
