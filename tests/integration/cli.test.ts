@@ -46,8 +46,9 @@ describe('l402-paywall <url>', () => {
     expect(stderr).toContain('[PRICE_ABOVE_MAXIMUM]');
   });
 
-  it('sends -X, -d and -H, and exits 1 on an error status with its body printed', async () => {
-    const ok = await runBin([`${server.url}/api/verify`, '-d', '{"token":"L402 abc:def"}', '-H', 'X-Test: 1', '--dev', server.url]);
+  it('sends -X, -d and -H without a wallet when nothing is to be paid, and exits 1 on an error status with its body printed', async () => {
+    // A free URL needs no wallet.
+    const ok = await runBin([`${server.url}/api/verify`, '-d', '{"token":"L402 abc:def"}', '-H', 'X-Test: 1']);
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({ valid: false });
     expect(ok.stderr).toContain('paid nothing; HTTP 200');
@@ -70,8 +71,9 @@ describe('l402-paywall <url>', () => {
     const noWallet = await runBin([`${server.url}/api/demo/btc-price`]);
     expect(noWallet.code).toBe(2);
     expect(noWallet.stderr).toContain('No wallet');
-    const lnbitsHalf = await runBin([`${server.url}/api/demo/btc-price`], cleanEnv({ LNBITS_URL: 'http://127.0.0.1:1' }));
+    const lnbitsHalf = await runBin([`${server.url}/api/demo/btc-price`], cleanEnv({ LNBITS_URL: 'http://127.0.0.1:1', LIGHTNING_NETWORK: 'regtest' }));
     expect(lnbitsHalf.stderr).toContain('LNBITS_ADMIN_KEY');
+    expect(lnbitsHalf.code).toBe(2);
     expect((await runBin([`http://127.0.0.1:${await closedPort()}/x`, '--dev', server.url])).code).toBe(5);
     const help = await runBin(['--help']);
     expect(help.code).toBe(0);

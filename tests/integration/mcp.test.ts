@@ -57,6 +57,9 @@ describe('l402-paywall mcp', () => {
     const finance = json(await call('list_paid_apis', { category: 'finance' }));
     expect(finance.apis).toEqual([{ url: `${server.url}/api/demo/btc-price`, name: 'BTC price', description: 'Live BTC price', price_sats: 2, category: 'finance' }]);
     expect((await call('list_paid_apis', { category: 'nonsense' })).isError).toBe(true);
+    const one = json(await call('list_paid_apis', { limit: 1 }));
+    expect(one).toMatchObject({ count: 2 });
+    expect(one.apis).toHaveLength(1);
   });
 
   it('calls (and pays) the demo, within the session budget', async () => {

@@ -3,7 +3,7 @@
 // The body goes to stdout (bytes as received), what was paid to stderr.
 import { fetchWithL402, getL402Receipt } from '../client/fetch.js';
 import { L402ClientError } from '../client/errors.js';
-import { EXIT, parse, sats, SESSION_OPTIONS, sessionBudget, sessionFlags, UsageError, walletFromEnvironment } from './settings.js';
+import { EXIT, NO_WALLET, parse, sats, SESSION_OPTIONS, sessionBudget, sessionFlags, UsageError, walletConfigured, walletWhenNeeded } from './settings.js';
 
 export const FETCH_USAGE = `Usage: l402-paywall <url> [options]
        l402-paywall mcp [options]          (MCP server on stdio; l402-paywall mcp --help)
@@ -21,7 +21,7 @@ Options:
   -i, --include       print the status line and headers before the body (to stdout)
   -h, --help          this help
 
-Wallet (without --dev), the first one set: NWC_URL; LNBITS_URL + LNBITS_ADMIN_KEY;
+Wallet (needed only when a payment is due; without --dev, the first one set): NWC_URL; LNBITS_URL + LNBITS_ADMIN_KEY;
 PHOENIXD_URL + PHOENIXD_PASSWORD; LND_REST_URL + LND_MACAROON [+ LND_TLS_CERT];
 CLN_REST_URL + CLN_RUNE; BLINK_API_KEY [+ BLINK_WALLET_ID, BLINK_API_URL].
 LIGHTNING_NETWORK (default bitcoin) is the network the wallet pays on.
@@ -78,12 +78,15 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
   const method = (values.request ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase();
   if (body !== undefined && !headers.has('content-type')) headers.set('content-type', looksLikeJson(body) ? 'application/json' : 'application/x-www-form-urlencoded');
 
-  const { wallet, description } = await walletFromEnvironment(io.env, flags.dev);
+  const { wallet, chosen } = walletWhenNeeded(io.env, flags.dev);
   try {
     let response: Response;
     try {
       response = await fetchWithL402(url, { method, headers, ...(body !== undefined && { body }) }, { wallet, maxPriceSats: flags.maxSats, maxFeeSats: flags.maxFeeSats, budget: sessionBudget(flags), tokens: false });
     } catch (error) {
+      if (error instanceof L402ClientError && error.cause instanceof UsageError) throw error.cause;
+      // Something was to be paid and there is nothing to pay with: say that, not why this invoice would be refused.
+      if (error instanceof L402ClientError && !walletConfigured(io.env, flags.dev)) throw new UsageError(NO_WALLET);
       if (error instanceof L402ClientError) {
         io.stderr.write(`l402-paywall: ${error.message} [${error.code}]\n`);
         return error.refused ? EXIT.REFUSED : EXIT.PAYMENT_FAILED;
@@ -96,6 +99,7 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
       throw error;
     }
     const receipt = getL402Receipt(response);
+    const description = (await chosen())?.description ?? 'the wallet';
     io.stderr.write(
       receipt
         ? `l402-paywall: paid ${sats(receipt.amountMsat)} (routing fee ${sats(receipt.feeMsat)}) with ${description} to ${receipt.host}, payment hash ${receipt.paymentHash}; HTTP ${response.status}\n`
@@ -110,7 +114,7 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
     await new Promise<void>((resolve, reject) => io.stdout.write(bytes, (error) => (error ? reject(error) : resolve())));
     return response.status < 400 ? EXIT.SERVED : EXIT.HTTP_ERROR;
   } finally {
-    wallet.close?.();
+    (await chosen()?.catch(() => undefined))?.wallet.close?.();
   }
 }
 

@@ -59,10 +59,11 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
         'The service describes its own REST interface at /api/openapi.json.',
       inputSchema: {
         category: z.enum(CATEGORIES).optional().describe('only APIs of this category'),
+        limit: z.number().int().min(1).max(500).default(50).describe('at most this many, newest first'),
         directory: z.url().optional().describe(`the directory service's base URL${directory ? ` (default ${directory})` : ''}`),
       },
     },
-    async ({ category, directory: asked }) => {
+    async ({ category, limit, directory: asked }) => {
       const base = asked ?? directory;
       if (!base) return toolError('NO_DIRECTORY', 'No directory service: pass `directory`, or start the server with --directory <url>');
       const listUrl = new URL('/api/apis.json', base);
@@ -75,8 +76,8 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
       } catch (error) {
         return toolError('DIRECTORY_ERROR', `Could not read ${listUrl.href}: ${error instanceof Error ? error.message : String(error)}`);
       }
-      const apis = listing.apis.map((a) => ({ url: a.url, name: a.name, description: a.description ?? '', price_sats: a.price_sats, category: a.category ?? 'other' }));
-      const result = { directory: new URL(base).origin, count: apis.length, apis, openapi: new URL('/api/openapi.json', base).href, ...budgetState() };
+      const apis = listing.apis.slice(0, limit).map((a) => ({ url: a.url, name: a.name, description: a.description ?? '', price_sats: a.price_sats, category: a.category ?? 'other' }));
+      const result = { directory: new URL(base).origin, count: listing.apis.length, apis, openapi: new URL('/api/openapi.json', base).href, ...budgetState() };
       return { content: [{ type: 'text' as const, text: JSON.stringify(result, null, 2) }], structuredContent: result };
     },
   );

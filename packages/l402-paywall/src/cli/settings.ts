@@ -75,6 +75,34 @@ export interface ChosenWallet {
 
 const NETWORKS = ['bitcoin', 'testnet', 'signet', 'regtest'] as const;
 
+/** The network the wallet will pay on: regtest for the dev wallet, otherwise LIGHTNING_NETWORK (default bitcoin). */
+export function walletNetwork(env: Record<string, string | undefined>, dev: string | undefined): Network {
+  if (dev !== undefined) return 'regtest';
+  const setting = env.LIGHTNING_NETWORK?.trim() || 'bitcoin';
+  if (!(NETWORKS as readonly string[]).includes(setting)) throw new UsageError(`LIGHTNING_NETWORK must be one of ${NETWORKS.join(', ')}, got "${setting}"`);
+  return setting as Network;
+}
+
+/**
+ * The wallet from walletFromEnvironment, made only when a payment is due: a
+ * free URL needs no wallet. A configuration problem then surfaces as the
+ * payment's cause (a UsageError).
+ */
+export function walletWhenNeeded(env: Record<string, string | undefined>, dev: string | undefined): { wallet: Wallet; chosen(): Promise<ChosenWallet> | undefined } {
+  const network = walletNetwork(env, dev);
+  let chosen: Promise<ChosenWallet> | undefined;
+  return {
+    wallet: {
+      network,
+      async payInvoice(args) {
+        const { wallet } = await (chosen ??= walletFromEnvironment(env, dev));
+        return wallet.payInvoice(args);
+      },
+    },
+    chosen: () => chosen,
+  };
+}
+
 /**
  * The wallet: the local dev wallet with --dev, otherwise the first backend
  * whose settings are in the environment (NWC_URL, LNbits, Phoenixd, LND,
@@ -91,9 +119,7 @@ export async function walletFromEnvironment(env: Record<string, string | undefin
     }
     return { wallet: devWallet({ serviceUrl: url.href }), description: `dev wallet of ${url.origin}` };
   }
-  const networkSetting = set('LIGHTNING_NETWORK') ?? 'bitcoin';
-  if (!(NETWORKS as readonly string[]).includes(networkSetting)) throw new UsageError(`LIGHTNING_NETWORK must be one of ${NETWORKS.join(', ')}, got "${networkSetting}"`);
-  const network = networkSetting as Network;
+  const network = walletNetwork(env, dev);
   const nwcUrl = set('NWC_URL');
   if (nwcUrl) {
     let nwc: typeof import('../client/nwc-wallet.js');
@@ -136,9 +162,17 @@ export async function walletFromEnvironment(env: Record<string, string | undefin
     const walletId = set('BLINK_WALLET_ID');
     return { wallet: blinkWallet({ apiKey: blinkKey, network, ...(apiUrl && { apiUrl }), ...(walletId && { walletId }) }), description: `Blink (${network})` };
   }
-  throw new UsageError(
-    'No wallet: pass --dev <service url> to pay with a local npm start, or set one of NWC_URL, LNBITS_URL + LNBITS_ADMIN_KEY, PHOENIXD_URL + PHOENIXD_PASSWORD, LND_REST_URL + LND_MACAROON, CLN_REST_URL + CLN_RUNE, BLINK_API_KEY',
-  );
+  throw new UsageError(NO_WALLET);
+}
+
+export const NO_WALLET =
+  'No wallet: pass --dev <service url> to pay with a local npm start, or set one of NWC_URL, LNBITS_URL + LNBITS_ADMIN_KEY, PHOENIXD_URL + PHOENIXD_PASSWORD, LND_REST_URL + LND_MACAROON, CLN_REST_URL + CLN_RUNE, BLINK_API_KEY';
+
+const WALLET_SETTINGS = ['NWC_URL', 'LNBITS_URL', 'PHOENIXD_URL', 'LND_REST_URL', 'CLN_REST_URL', 'BLINK_API_KEY'];
+
+/** Whether any wallet is configured at all (its settings may still be incomplete). */
+export function walletConfigured(env: Record<string, string | undefined>, dev: string | undefined): boolean {
+  return dev !== undefined || WALLET_SETTINGS.some((name) => Boolean(env[name]?.trim()));
 }
 
 /** parseArgs, with its complaints as usage errors. */
