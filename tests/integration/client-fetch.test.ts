@@ -116,6 +116,15 @@ describe('pays on first try', () => {
     expect(getL402Receipt(response)?.paymentHash).toBe(paymentHash);
   });
 
+  it('pays an L402 challenge sent with 401 (what the spec says for an invalid credential)', async () => {
+    const { invoice } = await node.createInvoice({ amountMsat: 1000 });
+    standIn.respond = (req) => (req.headers.authorization ? { status: 200, body: 'after 401' } : { status: 401, headers: [['WWW-Authenticate', `L402 token="dG9r", invoice="${invoice}"`]] });
+    expect(await (await fetchWithL402(`${standIn.url}/401`, undefined, { wallet, maxPriceSats: 1, tokens: false })).text()).toBe('after 401');
+    standIn.respond = () => ({ status: 401, headers: [['WWW-Authenticate', 'Bearer realm="api"']], body: 'login' });
+    expect((await fetchWithL402(`${standIn.url}/401`, undefined, { wallet, maxPriceSats: 1, tokens: false })).status).toBe(401);
+    expect(wallet.invoices).toEqual([invoice]);
+  });
+
   it('passes free answers and 402s without an L402 challenge through untouched, paying nothing', async () => {
     standIn.respond = () => ({ status: 200, body: 'free' });
     expect(await (await fetchWithL402(`${standIn.url}/free`, undefined, { wallet, maxPriceSats: 1 })).text()).toBe('free');
