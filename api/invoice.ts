@@ -19,7 +19,7 @@ const bodySchema = (allowLoopback: boolean) =>
     })
     // Kept only with a managed payment's record: without an owner it would be dropped without a word.
     .refine((body) => body.endpoint === undefined || body.ownerAddress !== undefined, { path: ['endpoint'], message: 'endpoint is kept with managed-mode payments only: send ownerAddress with it' });
-const Body = bodySchema(false);
+export const Body = bodySchema(false);
 const DevBody = bodySchema(true);
 
 export default route({

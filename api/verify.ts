@@ -10,7 +10,7 @@ import { verifyTokenString } from '../lib/service/verify.js';
 const CaveatKey = z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, 'caveat names are [a-z][a-z0-9_]*, at most 32 characters').refine((key) => key !== 'route' && key !== 'price_msat' && key !== 'uses', 'state route and priceSats as fields; uses is counted, not stated');
 const CaveatValue = z.string().max(512).regex(/^[\x20-\x7e]*$/, 'caveat values are printable ASCII');
 
-const Body = z.strictObject({
+export const Body = z.strictObject({
   token: z.string({ error: 'token is required: "<macaroon>:<preimage>"' }).min(1).max(8192),
   consume: z.boolean().default(false),
   /** Expectations, checked as the paywall checks them: every condition of the token must be stated and met. */

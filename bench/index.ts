@@ -1,5 +1,6 @@
 // npm run bench: the speed targets, measured side by side in one run.
 import { benchChallenges } from './challenge.js';
+import { benchClient } from './client.js';
 import { benchDirectory, type DirectoryBench } from './directory.js';
 import { benchHttp } from './http.js';
 import { benchOverhead } from './overhead.js';
@@ -36,6 +37,13 @@ const overhead = await benchOverhead();
 console.log('\nPaywall cost per request, in process (fresh paid credential each, memory replay store):');
 console.log(`  bare handler   ${overhead.bareMicros.toFixed(1)} us`);
 console.log(`  withL402       ${overhead.paidMicros.toFixed(1)} us   (+${overhead.overheadMicros.toFixed(1)} us: parse, verify, caveats, replay claim)`);
+
+const client = await benchClient();
+console.log('\nfetchWithL402, its own work per paid call (in process, precomputed answers, instant wallet; CPU time):');
+console.log(`  bare call      ${client.bareMicros.toFixed(1)} us   (the same route, answered)`);
+console.log(`  paid call      ${client.paidMicros.toFixed(1)} us   (402, challenge read, invoice decoded and checked, budget, pay, preimage checked, retry)`);
+console.log(`  client's own   ${client.clientMicros.toFixed(1)} us   (paid - 2 x bare; goal < 1000 us; wall time ${client.clientWallMicros.toFixed(1)} us)`);
+console.log(`  of which       ${client.decodeMicros.toFixed(1)} us   decoding the BOLT11 invoice with its signature recovered (secp256k1)`);
 
 const http = await benchHttp();
 console.log('\nLocal server, GET with the same Authorization headers, paywalled vs not:');

@@ -74,7 +74,7 @@ const pollQuery = (source: string) =>
   z.object({ k1: K1, pollToken: z.string({ error: 'pollToken is required' }).trim().regex(/^[A-Za-z0-9_-]{43}$/, `pollToken must be the one ${source} gave`) });
 export const PollQuery = pollQuery('GET /api/lnurl-auth');
 const ErasurePollQuery = pollQuery('POST /api/delete-data');
-const WalletQuery = z.object({
+export const WalletQuery = z.object({
   k1: K1,
   // Echoed from the callback URL the wallet showed (LUD-04): checked against the challenge's purpose.
   tag: z.string().max(20).optional(),
