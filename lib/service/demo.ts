@@ -36,6 +36,8 @@ export function demoBtcPrice(ctx: ServiceContext): (request: Request) => Promise
       memo: () => 'L402 demo: live BTC price',
       // Logged after the answer, never delaying it; absent without a database.
       onPaid: servicePaymentLog(ctx)?.onPaid,
+      // Signed audit events, only when the operator set a webhook (lib/service/events.ts).
+      ...ctx.events?.paywall,
     });
     handlers.set(ctx, handler);
   }

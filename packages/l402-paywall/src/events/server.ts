@@ -30,9 +30,9 @@ interface RequestFacts {
 
 export interface ServerEvents {
   /** Emits challenge.issued; answers its id. */
-  challengeIssued(request: Request, fields: { route: string; paymentHash: string; amountMsat: number; invoice?: string; startedAt: number; causationId?: string }, facts?: RequestFacts): string;
+  challengeIssued(request: Request, fields: { route: string; paymentHash: string; amountMsat: number; invoice?: string; startedAt: number; causationId?: string; status?: number }, facts?: RequestFacts): string;
   /** Emits token.rejected; answers its id. */
-  tokenRejected(request: Request, fields: { route: string; reason: string; startedAt: number; claimedPaymentHash?: string }, facts?: RequestFacts): string;
+  tokenRejected(request: Request, fields: { route: string; reason: string; startedAt: number; claimedPaymentHash?: string; status?: number }, facts?: RequestFacts): string;
   /** Emits request.served, caused by the challenge of the same payment hash. */
   requestServed(request: Request, fields: { route: string; paymentHash: string; amountMsat: number; status: number; startedAt: number; issuedAtSeconds?: number }): void;
   /** The per-request facts, read once when one request emits several events. */
@@ -76,7 +76,7 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
             causation: { ...facts.trace, ...(fields.causationId ? { causationId: fields.causationId } : {}) },
             payment: { paymentHash: fields.paymentHash, amountMsat: fields.amountMsat, ...(fields.invoice ? { invoice: fields.invoice } : {}), verification: PAYMENT_VERIFICATION },
             timing: { challengeMs: elapsedMs(fields.startedAt) },
-            context: { method: facts.method, status: 402 },
+            context: { method: facts.method, status: fields.status ?? 402 },
           },
         }),
       );
@@ -95,7 +95,7 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
           // Only the hash the refused token names (not proof of anything): never the token itself.
           ...(fields.claimedPaymentHash ? { claimedPaymentHash: fields.claimedPaymentHash } : {}),
           timing: { challengeMs: elapsedMs(fields.startedAt) },
-          context: { method: facts.method, status: 402 },
+          context: { method: facts.method, status: fields.status ?? 402 },
         },
       });
       emit(event);
