@@ -1,0 +1,15 @@
+// `l402-paywall/client`: paying L402 APIs from programs, agents and browsers.
+// Edge-safe (Web APIs, @noble, @scure; the backends' wallets add zod).
+export { fetchWithL402, getL402Receipt } from './client/fetch.js';
+export type { FetchWithL402Options, L402Receipt, PayInvoiceArgs, Wallet, Fetch } from './client/fetch.js';
+export { createBudget } from './client/budget.js';
+export type { Budget, BudgetOptions, BudgetReservation, Spending } from './client/budget.js';
+export { L402ClientError, PAYMENT_ERROR_CODES, REFUSAL_CODES } from './client/errors.js';
+export type { L402ClientErrorCode, L402ErrorDetails, PaymentErrorCode, RefusalCode } from './client/errors.js';
+export { l402Challenges, parseAuthenticate } from './client/challenge.js';
+export type { L402Challenge } from './client/challenge.js';
+export { createTokenStore } from './client/tokens.js';
+export type { StoredCredential, TokenStore } from './client/tokens.js';
+export { blinkWallet, clnWallet, devWallet, lnbitsWallet, lndWallet, phoenixdWallet, providerWallet, weblnWallet } from './client/wallets.js';
+export type { DevWalletOptions, LnbitsWalletOptions, WebLNProvider } from './client/wallets.js';
+export type { Network } from './lightning/bolt11.js';

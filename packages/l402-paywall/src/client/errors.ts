@@ -1,0 +1,64 @@
+// Why fetchWithL402 did not pay, or why a payment did not give what it should:
+// a stable code for programs, a sentence for people. `refused` errors are
+// raised before anything is sent to the wallet; the others after.
+
+export const REFUSAL_CODES = [
+  'PRICE_ABOVE_MAXIMUM',
+  'BUDGET_EXCEEDED',
+  'INVOICE_INVALID',
+  'INVOICE_WITHOUT_AMOUNT',
+  'WRONG_NETWORK',
+  'INVOICE_EXPIRED',
+  'TOKEN_INVOICE_MISMATCH',
+] as const;
+
+export const PAYMENT_ERROR_CODES = [
+  /** The wallet did not pay (no route, no balance, refused): nothing was spent, the budget is as it was. */
+  'PAYMENT_FAILED',
+  /** The wallet could not say whether it paid (timeout, 5xx): the budget stays charged and the invoice is never paid again. */
+  'PAYMENT_OUTCOME_UNKNOWN',
+  /** The wallet answered a preimage that does not hash to the invoice's payment hash. */
+  'PREIMAGE_MISMATCH',
+] as const;
+
+export type RefusalCode = (typeof REFUSAL_CODES)[number];
+export type PaymentErrorCode = (typeof PAYMENT_ERROR_CODES)[number];
+export type L402ClientErrorCode = RefusalCode | PaymentErrorCode;
+
+export interface L402ErrorDetails {
+  /** The URL whose challenge this is about. */
+  url?: string;
+  paymentHash?: string;
+  amountMsat?: number | null;
+  maxPriceMsat?: number;
+  network?: string;
+  walletNetwork?: string;
+  expiresAt?: number;
+}
+
+export class L402ClientError extends Error {
+  override readonly name = 'L402ClientError';
+  /** True when nothing was sent to the wallet. */
+  readonly refused: boolean;
+  constructor(
+    readonly code: L402ClientErrorCode,
+    message: string,
+    readonly details: L402ErrorDetails = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.refused = (REFUSAL_CODES as readonly string[]).includes(code);
+  }
+}
+
+/**
+ * What a wallet throws when it definitely did not pay (the provider classes of
+ * `l402-paywall/lightning` fit: PaymentFailed). Anything else thrown by a
+ * wallet counts as not paid too, unless it says the outcome is unknown
+ * (`outcomeUnknown: true`, or the backends' ProviderUnavailable).
+ */
+export function outcomeUnknown(error: unknown): boolean {
+  if (!error || typeof error !== 'object') return false;
+  const e = error as { outcomeUnknown?: unknown; name?: unknown };
+  return e.outcomeUnknown === true || e.name === 'ProviderUnavailable';
+}

@@ -1,0 +1,260 @@
+// fetchWithL402: a fetch that pays L402 challenges, and never trusts the
+// server with money. The flow, one named step each:
+//   1. send          the request (with a stored credential when one is usable)
+//   2. challenge     a 402 (or 401) with L402 challenges was received
+//   3. choose        each invoice is decoded here, signature checked, and
+//                    refused unless amount, network and expiry are within the
+//                    caller's limits (nothing is paid for a refused invoice)
+//   4. pay           budget charged, invoice paid at most once per process,
+//                    SHA256(preimage) checked against the payment hash
+//   5. retry         once, with Authorization: L402 <token>:<preimage>
+//   6. served        the answer, with a receipt of what was paid
+import { sha256 } from '@noble/hashes/sha2.js';
+import { hexToBytes } from '@noble/hashes/utils.js';
+import { decodeInvoice, InvalidInvoice, type DecodedInvoice, type Network } from '../lightning/bolt11.js';
+import { decodeToken } from '../l402/token.js';
+import type { Budget, BudgetReservation } from './budget.js';
+import { bodyChallenge, l402Challenges, type L402Challenge } from './challenge.js';
+import { L402ClientError, outcomeUnknown } from './errors.js';
+import { payOnce, type Proof } from './proofs.js';
+import { countUse, defaultTokenStore, reusable, tokenKey, usableCredential, type TokenStore } from './tokens.js';
+
+export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+export interface PayInvoiceArgs {
+  /** A BOLT11 invoice with an amount, already decoded and checked by the client. */
+  invoice: string;
+  /** Routing fee the wallet may spend at most, integer msat (wallets without a fee limit ignore it). */
+  maxFeeMsat?: number;
+}
+
+export interface Wallet {
+  /**
+   * Pays the invoice and resolves with its preimage (64 hex). Throw when it was
+   * not paid; throw an error with `outcomeUnknown: true` (or the backends'
+   * ProviderUnavailable) when the wallet cannot tell whether it was.
+   */
+  payInvoice(args: PayInvoiceArgs): Promise<{ preimage: string; feeMsat?: number }>;
+  /** The network the wallet pays on; invoices for another are refused. Default bitcoin. */
+  readonly network?: Network;
+}
+
+export interface FetchWithL402Options {
+  wallet: Wallet;
+  /** The most one request may cost, in whole satoshis; a dearer invoice is refused (PRICE_ABOVE_MAXIMUM) before paying. */
+  maxPriceSats: number;
+  /** A spending limit shared with other calls (createBudget). */
+  budget?: Budget;
+  /** Routing fee limit per payment, whole satoshis; default 10. Passed to wallets that take one. */
+  maxFeeSats?: number;
+  /** Overrides the wallet's network. */
+  network?: Network;
+  /** Where reusable credentials are kept; default one store for the process; false: none. */
+  tokens?: TokenStore | false;
+  /** The fetch to send requests with; default globalThis.fetch. */
+  fetch?: Fetch;
+}
+
+/** What a call paid, for the response it returned. */
+export interface L402Receipt {
+  url: string;
+  host: string;
+  paymentHash: string;
+  /** The invoice's amount, integer msat. */
+  amountMsat: number;
+  /** Routing fee reported by the wallet, integer msat. */
+  feeMsat: number;
+  /** False when another call had already paid this invoice and this call used its proof. */
+  paidByThisCall: boolean;
+}
+
+const DEFAULT_MAX_FEE_SATS = 10;
+const receipts = new WeakMap<Response, L402Receipt>();
+
+/** What the call that returned this response paid; undefined when it paid nothing (free, or served with a stored credential). */
+export function getL402Receipt(response: Response): L402Receipt | undefined {
+  return receipts.get(response);
+}
+
+export async function fetchWithL402(input: string | URL | Request, init: RequestInit | undefined, options: FetchWithL402Options): Promise<Response> {
+  checkOptions(options);
+  const doFetch: Fetch = options.fetch ?? ((i, r) => globalThis.fetch(i, r));
+  const request = new Request(input, init);
+  const url = new URL(request.url);
+  const store = options.tokens === false ? undefined : (options.tokens ?? defaultTokenStore);
+  const key = tokenKey(url);
+
+  // 1. send
+  const stored = store && !request.headers.has('authorization') ? usableCredential(store, key) : undefined;
+  const first = await send(doFetch, request, stored?.authorization);
+  if (stored && store) {
+    if (first.status !== 402 && first.status !== 401) {
+      if (first.status < 500) countUse(store, key, stored);
+      return first;
+    }
+    store.delete(key); // refused: used up, expired, or not for this route any more
+  }
+  if (first.status !== 402 && first.status !== 401) return first;
+
+  // 2. challenge received
+  const challenges = await readChallenges(first);
+  if (challenges.length === 0) return first;
+  await first.body?.cancel().catch(() => {});
+
+  // 3. choose an acceptable invoice, or refuse
+  const chosen = chooseInvoice(challenges, options, url);
+
+  // 4. pay (at most once per invoice)
+  const { proof, paidByThisCall } = await payInvoice(chosen, options, url.host);
+
+  // 5. retry with the credential
+  const authorization = `${chosen.challenge.scheme} ${chosen.challenge.token}:${proof.preimage}`;
+  const response = await send(doFetch, request, authorization);
+
+  // 6. served
+  if (store && response.status < 400) {
+    const keep = reusable(authorization, chosen.challenge.token);
+    if (keep) store.set(key, keep);
+  }
+  receipts.set(response, {
+    url: request.url,
+    host: url.host,
+    paymentHash: chosen.invoice.paymentHash,
+    amountMsat: chosen.invoice.amountMsat!,
+    feeMsat: paidByThisCall ? proof.feeMsat : 0,
+    paidByThisCall,
+  });
+  return response;
+}
+
+function checkOptions(options: FetchWithL402Options): void {
+  if (!options || typeof options.wallet?.payInvoice !== 'function') throw new TypeError('fetchWithL402 needs options.wallet with payInvoice({ invoice })');
+  if (!Number.isSafeInteger(options.maxPriceSats) || options.maxPriceSats <= 0) {
+    throw new TypeError(`fetchWithL402: options.maxPriceSats must be a positive whole number of satoshis, got ${options.maxPriceSats}`);
+  }
+  if (options.maxFeeSats !== undefined && (!Number.isSafeInteger(options.maxFeeSats) || options.maxFeeSats < 0)) {
+    throw new TypeError(`fetchWithL402: options.maxFeeSats must be a whole number of satoshis, got ${options.maxFeeSats}`);
+  }
+}
+
+function send(doFetch: Fetch, request: Request, authorization: string | undefined): Promise<Response> {
+  // A clone each time: the request (and its body) may have to go out twice.
+  const attempt = request.clone();
+  if (authorization) attempt.headers.set('authorization', authorization);
+  return doFetch(attempt);
+}
+
+async function readChallenges(response: Response): Promise<L402Challenge[]> {
+  const fromHeader = l402Challenges(response.headers.get('www-authenticate'));
+  if (fromHeader.length > 0 || response.status !== 402) return fromHeader;
+  // No readable header (a browser that was not allowed to see it): the body may carry the same facts.
+  if (!/json/i.test(response.headers.get('content-type') ?? '')) return [];
+  try {
+    const fromBody = bodyChallenge(await response.clone().json());
+    return fromBody ? [fromBody] : [];
+  } catch {
+    return [];
+  }
+}
+
+interface Chosen {
+  challenge: L402Challenge;
+  invoice: DecodedInvoice & { amountMsat: number };
+}
+
+/** The cheapest challenge whose invoice passes every check, or the first one's refusal. */
+function chooseInvoice(challenges: L402Challenge[], options: FetchWithL402Options, url: URL): Chosen {
+  let refusal: L402ClientError | undefined;
+  let best: Chosen | undefined;
+  for (const challenge of challenges) {
+    try {
+      const invoice = acceptableInvoice(challenge, options, url);
+      if (!best || invoice.amountMsat < best.invoice.amountMsat) best = { challenge, invoice };
+    } catch (error) {
+      if (!(error instanceof L402ClientError)) throw error;
+      refusal ??= error;
+    }
+  }
+  if (best) return best;
+  throw refusal!;
+}
+
+function acceptableInvoice(challenge: L402Challenge, options: FetchWithL402Options, url: URL): DecodedInvoice & { amountMsat: number } {
+  const where = { url: url.href };
+  let invoice: DecodedInvoice;
+  try {
+    invoice = decodeInvoice(challenge.invoice.trim().replace(/^lightning:/i, ''));
+  } catch (error) {
+    if (error instanceof InvalidInvoice) throw new L402ClientError('INVOICE_INVALID', `Not paid: the server's invoice is not a valid BOLT11 invoice (${error.reason})`, where, { cause: error });
+    throw error;
+  }
+  const facts = { ...where, paymentHash: invoice.paymentHash, amountMsat: invoice.amountMsat, network: invoice.network, expiresAt: invoice.expiresAt };
+  const walletNetwork = options.network ?? options.wallet.network ?? 'bitcoin';
+  if (invoice.network !== walletNetwork) {
+    throw new L402ClientError('WRONG_NETWORK', `Not paid: the invoice is for ${invoice.network}, the wallet pays on ${walletNetwork}`, { ...facts, walletNetwork });
+  }
+  if (invoice.amountMsat === null) throw new L402ClientError('INVOICE_WITHOUT_AMOUNT', 'Not paid: the invoice does not say how much (the price must be in the invoice)', facts);
+  if (invoice.expiresAt <= Date.now() / 1000) throw new L402ClientError('INVOICE_EXPIRED', `Not paid: the invoice expired at ${new Date(invoice.expiresAt * 1000).toISOString()}`, facts);
+  const maxPriceMsat = options.maxPriceSats * 1000;
+  if (invoice.amountMsat > maxPriceMsat) {
+    throw new L402ClientError('PRICE_ABOVE_MAXIMUM', `Not paid: the invoice asks ${invoice.amountMsat / 1000} sats, above the maximum of ${options.maxPriceSats}`, { ...facts, maxPriceMsat });
+  }
+  // A token that names a payment hash (this project's) must name this invoice's, or paying would buy nothing.
+  const token = decodeToken(challenge.token);
+  if (token && token.hash !== invoice.paymentHash) {
+    throw new L402ClientError('TOKEN_INVOICE_MISMATCH', 'Not paid: the token in the challenge is for another payment than its invoice', facts);
+  }
+  return invoice as DecodedInvoice & { amountMsat: number };
+}
+
+async function payInvoice(chosen: Chosen, options: FetchWithL402Options, host: string): Promise<{ proof: Proof; paidByThisCall: boolean }> {
+  const { invoice, challenge } = chosen;
+  const { proof, first } = payOnce(
+    invoice.paymentHash,
+    invoice.expiresAt,
+    async () => {
+      // Runs synchronously up to the wallet call: the budget's check and charge are one step (createBudget).
+      const reservation: BudgetReservation | undefined = options.budget?.reserve(host, invoice.amountMsat);
+      try {
+        const paid = await walletPayment(options, challenge.invoice, invoice);
+        reservation?.commit();
+        return paid;
+      } catch (error) {
+        // Money that may have left stays counted; money that surely did not is given back.
+        if (error instanceof L402ClientError && error.code === 'PAYMENT_FAILED') reservation?.release();
+        else reservation?.commit();
+        throw error;
+      }
+    },
+    // Only a payment that surely did not happen may be tried again by a later call.
+    (error) => error instanceof L402ClientError && (error.code === 'PAYMENT_FAILED' || error.code === 'BUDGET_EXCEEDED'),
+  );
+  return { proof: await proof, paidByThisCall: first };
+}
+
+async function walletPayment(options: FetchWithL402Options, bolt11: string, invoice: DecodedInvoice): Promise<Proof> {
+  const facts = { paymentHash: invoice.paymentHash, amountMsat: invoice.amountMsat };
+  let answer: { preimage: string; feeMsat?: number };
+  try {
+    answer = await options.wallet.payInvoice({ invoice: bolt11, maxFeeMsat: (options.maxFeeSats ?? DEFAULT_MAX_FEE_SATS) * 1000 });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (outcomeUnknown(error)) throw new L402ClientError('PAYMENT_OUTCOME_UNKNOWN', `The wallet could not say whether it paid: ${message}`, facts, { cause: error });
+    throw new L402ClientError('PAYMENT_FAILED', `The wallet did not pay: ${message}`, facts, { cause: error });
+  }
+  const preimage = typeof answer?.preimage === 'string' ? answer.preimage.toLowerCase() : '';
+  if (!isPreimageOf(preimage, invoice.paymentHash)) {
+    throw new L402ClientError('PREIMAGE_MISMATCH', 'The wallet answered a preimage that does not match the invoice; it was not used', facts);
+  }
+  const feeMsat = Number.isSafeInteger(answer.feeMsat) && answer.feeMsat! >= 0 ? answer.feeMsat! : 0;
+  return { preimage, feeMsat };
+}
+
+function isPreimageOf(preimage: string, paymentHash: string): boolean {
+  if (!/^[0-9a-f]{64}$/.test(preimage)) return false;
+  const digest = sha256(hexToBytes(preimage));
+  const expected = hexToBytes(paymentHash);
+  let diff = 0;
+  for (let i = 0; i < 32; i++) diff |= digest[i]! ^ expected[i]!;
+  return diff === 0;
+}

@@ -1,0 +1,67 @@
+// Credentials that may open more requests: a server can sell several requests
+// per payment (this project's `uses` option, Aperture's time-limited tokens).
+// Kept per origin and path; sent with the next request there until the server
+// refuses them (any 402, e.g. TOKEN_ALREADY_USED or TOKEN_EXPIRED) or they are
+// known to be used up or expired. Tokens this project mints say how many uses
+// they carry and when they expire; other servers' tokens are opaque, so they
+// are tried until refused (a refusal costs no round trip: its 402 carries the
+// fresh challenge that is paid instead).
+import { decodeToken } from '../l402/token.js';
+
+export interface StoredCredential {
+  /** The Authorization header value. */
+  authorization: string;
+  /** Uses left as far as the client knows; Infinity when the token does not say. */
+  usesLeft: number;
+  /** Unix seconds, when the token says. */
+  expiresAt?: number;
+}
+
+export interface TokenStore {
+  get(key: string): StoredCredential | undefined;
+  set(key: string, credential: StoredCredential): void;
+  delete(key: string): void;
+}
+
+/** An in-memory token store (the default one is shared by every call in the process). */
+export function createTokenStore(): TokenStore {
+  const map = new Map<string, StoredCredential>();
+  return {
+    get: (key) => map.get(key),
+    set: (key, credential) => void map.set(key, credential),
+    delete: (key) => void map.delete(key),
+  };
+}
+
+export const defaultTokenStore = createTokenStore();
+
+export function tokenKey(url: URL): string {
+  return url.origin + url.pathname;
+}
+
+/** What a just-paid token allows beyond the request it was paid for: the credential to keep, or undefined when it is used up. */
+export function reusable(authorization: string, token: string): StoredCredential | undefined {
+  const ours = decodeToken(token);
+  if (!ours) return { authorization, usesLeft: Infinity };
+  const uses = ours.caveats.find((c) => c.startsWith('uses='));
+  const total = uses ? Number(uses.slice(5)) : 1;
+  if (!(total > 1)) return undefined;
+  return { authorization, usesLeft: total - 1, expiresAt: ours.exp };
+}
+
+/** The credential to send with a request to key, if one is known to be usable. */
+export function usableCredential(store: TokenStore, key: string): StoredCredential | undefined {
+  const credential = store.get(key);
+  if (!credential) return undefined;
+  if (credential.usesLeft <= 0 || (credential.expiresAt !== undefined && credential.expiresAt <= Date.now() / 1000)) {
+    store.delete(key);
+    return undefined;
+  }
+  return credential;
+}
+
+/** Counts a use the server accepted; forgets the token once it has none left. */
+export function countUse(store: TokenStore, key: string, credential: StoredCredential): void {
+  credential.usesLeft -= 1;
+  if (credential.usesLeft <= 0) store.delete(key);
+}

@@ -1,0 +1,140 @@
+// Wallets for fetchWithL402: `{ payInvoice({ invoice, maxFeeMsat }) -> { preimage }, network }`.
+// The Lightning backends' wallets reuse the backends' own payInvoice (the same
+// transport, answer checks and error mapping as the service uses): a backend
+// that surely did not pay throws PaymentFailed; one whose outcome is unknown
+// throws ProviderUnavailable, which the client treats as possibly paid
+// (budget kept charged, invoice never paid again). NWC lives in
+// `l402-paywall/nwc` (it needs @getalby/sdk).
+import type { Network } from '../lightning/bolt11.js';
+import type { LightningProvider } from '../lightning/provider.js';
+import { createBlinkProvider, type BlinkOptions } from '../lightning/providers/blink.js';
+import { createClnProvider, type ClnOptions } from '../lightning/providers/cln.js';
+import { createLnbitsProvider } from '../lightning/providers/lnbits.js';
+import { createLndProvider, type LndOptions } from '../lightning/providers/lnd.js';
+import { createPhoenixdProvider, type PhoenixdOptions } from '../lightning/providers/phoenixd.js';
+import type { Fetch, PayInvoiceArgs, Wallet } from './fetch.js';
+
+type WithDefaultNetwork<T> = Omit<T, 'network'> & { /** Default bitcoin. */ network?: Network };
+
+/** A wallet that pays through a Lightning backend's payInvoice (any LightningProvider). */
+export function providerWallet(provider: Pick<LightningProvider, 'payInvoice'>, network: Network = 'bitcoin'): Wallet {
+  return {
+    network,
+    async payInvoice({ invoice, maxFeeMsat }: PayInvoiceArgs) {
+      const paid = await provider.payInvoice({ invoice, maxFeeMsat: maxFeeMsat ?? 10_000 });
+      return { preimage: paid.preimage, feeMsat: paid.feeMsat };
+    },
+  };
+}
+
+export interface LnbitsWalletOptions {
+  url: string;
+  /** The wallet's admin key (the invoice key cannot pay). */
+  adminKey: string;
+  network?: Network;
+  timeoutMs?: number;
+  fetch?: Fetch;
+}
+
+/** LNbits: pays with the wallet's admin key. LNbits takes no per-payment fee limit (its fee reserve applies). */
+export function lnbitsWallet(options: LnbitsWalletOptions): Wallet {
+  const network = options.network ?? 'bitcoin';
+  return providerWallet(createLnbitsProvider({ ...options, apiKey: options.adminKey, network }), network);
+}
+
+/** Phoenixd: HTTP password. Phoenixd takes no per-payment fee limit (its own fee policy applies). */
+export function phoenixdWallet(options: WithDefaultNetwork<Omit<PhoenixdOptions, 'webhookSecret'>>): Wallet {
+  const network = options.network ?? 'bitcoin';
+  return providerWallet(createPhoenixdProvider({ ...options, network }), network);
+}
+
+/** LND over REST with a macaroon that may pay (admin.macaroon); the fee limit is sent with each payment. */
+export function lndWallet(options: WithDefaultNetwork<LndOptions>): Wallet {
+  const network = options.network ?? 'bitcoin';
+  return providerWallet(createLndProvider({ ...options, network }), network);
+}
+
+/** Core Lightning over CLNRest with a rune that may `pay`; the fee limit is sent with each payment. */
+export function clnWallet(options: WithDefaultNetwork<ClnOptions>): Wallet {
+  const network = options.network ?? 'bitcoin';
+  return providerWallet(createClnProvider({ ...options, network }), network);
+}
+
+/** Blink (GraphQL API key with the Write scope); a payment whose probed fee is above the limit is not sent. */
+export function blinkWallet(options: WithDefaultNetwork<Omit<BlinkOptions, 'webhookSecret' | 'apiUrl'>> & { apiUrl?: string }): Wallet {
+  const network = options.network ?? 'bitcoin';
+  return providerWallet(createBlinkProvider({ ...options, apiUrl: options.apiUrl ?? 'https://api.blink.sv/graphql', network }), network);
+}
+
+export interface DevWalletOptions {
+  /** The local service (`npm start`), e.g. http://127.0.0.1:3000. */
+  serviceUrl: string;
+  fetch?: Fetch;
+  /** Default 10000 ms. */
+  timeoutMs?: number;
+}
+
+/**
+ * The local service's dev wallet (POST /api/dev/pay): pays invoices of its
+ * embedded dev node (regtest, fake money). For trying things out against `npm start`.
+ */
+export function devWallet(options: DevWalletOptions): Wallet {
+  const endpoint = new URL('/api/dev/pay', options.serviceUrl).href;
+  const doFetch: Fetch = options.fetch ?? ((i, r) => globalThis.fetch(i, r));
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  return {
+    network: 'regtest',
+    async payInvoice({ invoice }) {
+      let answer: Response;
+      try {
+        answer = await doFetch(endpoint, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ invoice }),
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      } catch (error) {
+        throw Object.assign(new Error(`the dev wallet at ${endpoint} did not answer`, { cause: error }), { outcomeUnknown: true });
+      }
+      const body = (await answer.json().catch(() => ({}))) as { preimage?: unknown; code?: unknown; error?: unknown };
+      if (!answer.ok) {
+        const reason = typeof body.error === 'string' ? body.error : `HTTP ${answer.status}`;
+        // 4xx: refused (unknown, expired, already paid); 5xx: it may have settled.
+        throw Object.assign(new Error(`the dev wallet refused: ${reason}`), { outcomeUnknown: answer.status >= 500, code: body.code });
+      }
+      if (typeof body.preimage !== 'string') throw Object.assign(new Error('the dev wallet answered without a preimage'), { outcomeUnknown: true });
+      return { preimage: body.preimage, feeMsat: 0 };
+    },
+  };
+}
+
+/** The WebLN provider a browser extension (Alby, …) puts on `window.webln`. */
+export interface WebLNProvider {
+  enable(): Promise<void>;
+  sendPayment(paymentRequest: string): Promise<{ preimage: string }>;
+}
+
+/**
+ * WebLN, in a browser: the extension asks its user to approve each payment
+ * (or pays within the allowance they set). WebLN takes no fee limit.
+ */
+export function weblnWallet(options: { webln?: WebLNProvider; network?: Network } = {}): Wallet {
+  let enabled: Promise<WebLNProvider> | undefined;
+  const provider = () =>
+    (enabled ??= (async () => {
+      const webln = options.webln ?? (globalThis as { webln?: WebLNProvider }).webln;
+      if (!webln) throw new Error('No WebLN provider: install a WebLN wallet extension (e.g. Alby) or pass options.webln');
+      await webln.enable();
+      return webln;
+    })().catch((error: unknown) => {
+      enabled = undefined;
+      throw error;
+    }));
+  return {
+    network: options.network ?? 'bitcoin',
+    async payInvoice({ invoice }) {
+      const { preimage } = await (await provider()).sendPayment(invoice);
+      return { preimage };
+    },
+  };
+}

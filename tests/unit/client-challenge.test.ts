@@ -1,0 +1,46 @@
+// Every challenge form real servers send, read the same way.
+import { describe, expect, it } from 'vitest';
+import { l402Challenges, parseAuthenticate } from 'l402-paywall/client';
+import { challengeHeaders } from 'l402-paywall';
+
+const MAC = 'AgEEbHNhdAJCAAD8h0dm+/0kJ5Kb4Bq2LkH8eLhS7h0=';
+const INV = 'lnbcrt10n1pjexample';
+
+describe('l402Challenges', () => {
+  it("reads this project's two forms, joined by Headers.get(), as one challenge", () => {
+    const headers = new Headers();
+    for (const value of challengeHeaders('eyJ2IjoxfQ', INV)) headers.append('WWW-Authenticate', value);
+    expect(l402Challenges(headers.get('www-authenticate'))).toEqual([{ scheme: 'L402', token: 'eyJ2IjoxfQ', invoice: INV }]);
+  });
+
+  it('reads the bare form alone, standard base64 with padding included', () => {
+    expect(l402Challenges(`L402 ${MAC}, invoice="${INV}"`)).toEqual([{ scheme: 'L402', token: MAC, invoice: INV }]);
+  });
+
+  it('reads macaroon= and token= in any order, quoted or not, with unknown parameters ignored', () => {
+    expect(l402Challenges(`L402 version="0", token="${MAC}", invoice="${INV}"`)).toEqual([{ scheme: 'L402', token: MAC, invoice: INV }]);
+    expect(l402Challenges(`l402 invoice=${INV}, macaroon=${MAC}, foo="a, b"`)).toEqual([{ scheme: 'L402', token: MAC, invoice: INV }]);
+  });
+
+  it('reads Aperture: LSAT then L402 for the same payment, answering with L402', () => {
+    const header = `LSAT macaroon="${MAC}", invoice="${INV}", L402 macaroon="${MAC}", invoice="${INV}"`;
+    expect(l402Challenges(header)).toEqual([{ scheme: 'L402', token: MAC, invoice: INV }]);
+    expect(l402Challenges(`LSAT macaroon="${MAC}", invoice="${INV}"`)).toEqual([{ scheme: 'LSAT', token: MAC, invoice: INV }]);
+  });
+
+  it('keeps distinct challenges apart and skips other schemes and incomplete ones', () => {
+    const header = `Bearer realm="api", error="invalid_token", L402 macaroon="a1", invoice="lnbc1", Basic YWxhZGRpbjpvcGVuc2VzYW1l, L402 token="b2", L402 macaroon="c3", invoice="lnbc3"`;
+    expect(l402Challenges(header)).toEqual([
+      { scheme: 'L402', token: 'a1', invoice: 'lnbc1' },
+      { scheme: 'L402', token: 'c3', invoice: 'lnbc3' },
+    ]);
+  });
+
+  it('reads escaped quotes and never throws on garbage', () => {
+    expect(parseAuthenticate('L402 macaroon="a\\"b", invoice="x"')[0]!.params.get('macaroon')).toBe('a"b');
+    for (const junk of ['', ',,,', '"', 'L402', 'L402 =', '=x', 'L402 macaroon="unterminated', '\u0000\u00ff L402 ,, ="']) {
+      expect(() => l402Challenges(junk)).not.toThrow();
+    }
+    expect(l402Challenges(null)).toEqual([]);
+  });
+});
