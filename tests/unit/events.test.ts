@@ -25,21 +25,11 @@ import {
 import { payChallenge, recordingProvider, type RecordingProvider } from '../support/l402.js';
 import { plainHeaders, startEventReceiver, type EventReceiver } from '../support/event-receiver.js';
 import type { ChallengeBody } from '../support/server.js';
+import { expectValidCloudEvent } from '../support/cloudevents.js';
 
 const SECRET = 'events-test-secret-0123456789abcdef0123456789abcdef';
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const INCOMING_TRACEPARENT = `00-${TRACE_ID}-00f067aa0ba902b7-01`;
-
-/** The cloudevents SDK takes the event as it is (strict validation) and gets it back from both HTTP modes unchanged. */
-export function expectValidCloudEvent(event: L402Event): void {
-  const ce = new CloudEvent<unknown>(event as unknown as Partial<CloudEvent<unknown>>, true);
-  expect(ce.validate()).toBe(true);
-  for (const message of [HTTP.structured(ce), HTTP.binary(ce)]) {
-    const back = HTTP.toEvent(message) as CloudEvent<unknown>;
-    expect(back.validate()).toBe(true);
-    expect({ ...back.toJSON() }).toEqual({ ...event });
-  }
-}
 
 function paywall(options: Partial<L402Options> = {}) {
   const provider = recordingProvider();
@@ -434,7 +424,7 @@ describe('httpEventSink', () => {
   it('bounded memory: a full queue drops its oldest events and counts them', async () => {
     receiver.answer((_d, i) => (i === 0 ? 'hang' : 204));
     const onError = vi.fn();
-    const sink = httpEventSink({ url: receiver.url, secret, maxQueue: 2, concurrency: 1, timeoutMs: 2000, maxAttempts: 1, onError });
+    const sink = httpEventSink({ url: receiver.url, secret, maxQueue: 2, concurrency: 1, timeoutMs: 300, maxAttempts: 1, onError });
     const event = await oneEvent();
     sink({ ...event, id: 'a' });
     await vi.waitFor(() => expect(receiver.deliveries).toHaveLength(1));

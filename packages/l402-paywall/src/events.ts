@@ -4,6 +4,7 @@ export { EVENT_TYPES, EVENT_TYPE_PREFIX, AGENT_ID_HEADER, SESSION_ID_HEADER, PAY
 export type { L402Event, L402EventType, L402EventData, AgentIdentity, Causation, PaymentProof } from './events/types.js';
 export { serverEvents, challengeEventId } from './events/server.js';
 export type { ServerEventOptions, ServerEvents } from './events/server.js';
+export type { ClientEventOptions } from './events/client.js';
 export { dispatcher, DEFAULT_MAX_PENDING_EVENTS } from './events/dispatch.js';
 export type { EventHandler, Dispatcher } from './events/dispatch.js';
 export { traceFrom, newTraceparent, childSpan } from './events/cloudevent.js';

@@ -81,7 +81,11 @@ export interface PaymentProof {
 
 export interface L402EventData {
   agent: AgentIdentity;
-  /** `declared` when the client sent l402-session-id (or the client set one); otherwise `payment`: the payment hash ties challenge, payment and use. */
+  /**
+   * Server: `declared` when the client sent l402-session-id, otherwise `payment`
+   * (the payment hash ties challenge, payment and use). Client: `declared` when
+   * the caller set sessionId, otherwise `client` (one per onEvent handler).
+   */
   session?: { id: string; kind: 'declared' | 'payment' | 'client' };
   causation: Causation;
   payment?: PaymentProof;
@@ -89,6 +93,10 @@ export interface L402EventData {
   reason?: string;
   /** token.rejected: the payment hash the refused token names, when it could be read (a claim, not a proof). */
   claimedPaymentHash?: string;
+  /** payment.sent: the routing fee the wallet reported, msat. */
+  feeMsat?: number;
+  /** Client request.served: another concurrent call paid this invoice and this one used its proof. */
+  paidByAnotherCall?: true;
   /** Milliseconds. */
   timing: {
     /** Request arrival (server) or first send (client) to the challenge. */
@@ -104,9 +112,9 @@ export interface L402EventData {
     status?: number;
     /** Client: msat paid through this client so far and what its budget still allows (absent: no budget). */
     budget?: { spentMsat: number; leftMsat?: number };
-    /** Client: paid retries that got a 402 again in this session. */
+    /** Client: paid retries sent in this session (on request.served, this one included). */
     retries?: number;
-    /** Client: invoices refused in this session. */
+    /** Client: invoices refused in this session (on invoice.refused, this one included). */
     refusals?: number;
   };
 }
