@@ -177,8 +177,9 @@ export function httpEventSink(options: HttpEventSinkOptions): HttpEventSink {
     queue.push(item);
     if (active < concurrency) {
       active += 1;
-      // Started in a microtask: the caller's request is not made to wait for a fetch to begin.
-      queueMicrotask(() => void work());
+      // Started in a later task: serialising, signing and starting a fetch
+      // never run in the microtasks of the request that sent the event.
+      setTimeout(() => void work(), 0);
     }
   }
 

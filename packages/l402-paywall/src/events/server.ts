@@ -6,9 +6,9 @@ import { parseCredential } from '../l402/credential.js';
 import { decodeToken } from '../l402/token.js';
 import type { L402Options, Paid, Refusal } from '../l402/paywall.js';
 import type { PaywallAudit } from '../l402/audit.js';
-import { declaredId, elapsedMs, makeEvent, traceFrom } from './cloudevent.js';
+import { declaredId, elapsedMs, makeEvent, originOf, traceFrom } from './cloudevent.js';
 import { dispatcher, type ErrorReporter, type EventHandler } from './dispatch.js';
-import { AGENT_ID_HEADER, EVENT_TYPES, PAYMENT_VERIFICATION, SESSION_ID_HEADER, type L402EventData } from './types.js';
+import { AGENT_ID_HEADER, EVENT_TYPES, PAYMENT_VERIFICATION, SESSION_ID_HEADER, type L402EventData, type PaymentProof } from './types.js';
 
 export interface ServerEventOptions {
   /** This service's id, as the operator names it (data.agent.id). */
@@ -49,16 +49,29 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
   const factsOf = (request: Request): RequestFacts => {
     const headers = request.headers;
     const declaredAgent = declaredId(headers.get(AGENT_ID_HEADER));
+    const agent: L402EventData['agent'] = {};
+    if (agentId) agent.id = agentId;
+    if (declaredAgent) agent.declared = { id: declaredAgent, proven: false };
     return {
-      source: options.source ?? new URL(request.url).origin,
+      source: options.source ?? originOf(request.url),
       method: request.method,
-      agent: { ...(agentId ? { id: agentId } : {}), ...(declaredAgent ? { declared: { id: declaredAgent, proven: false as const } } : {}) },
+      agent,
       declaredSession: declaredId(headers.get(SESSION_ID_HEADER)),
       trace: traceFrom(headers.get('traceparent')),
     };
   };
   const session = (facts: RequestFacts, paymentHash: string | undefined): L402EventData['session'] =>
     facts.declaredSession ? { id: facts.declaredSession, kind: 'declared' } : paymentHash ? { id: paymentHash, kind: 'payment' } : undefined;
+  const causation = (facts: RequestFacts, causationId: string | undefined): L402EventData['causation'] => {
+    const c: L402EventData['causation'] = { traceparent: facts.trace.traceparent, traceStarted: facts.trace.traceStarted };
+    if (causationId) c.causationId = causationId;
+    return c;
+  };
+  const proof = (paymentHash: string, amountMsat: number, invoice?: string): PaymentProof => {
+    const p: PaymentProof = { paymentHash, amountMsat, verification: PAYMENT_VERIFICATION };
+    if (invoice) p.invoice = invoice;
+    return p;
+  };
 
   return {
     factsOf,
@@ -73,8 +86,8 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
           data: {
             agent: facts.agent,
             session: session(facts, fields.paymentHash),
-            causation: { ...facts.trace, ...(fields.causationId ? { causationId: fields.causationId } : {}) },
-            payment: { paymentHash: fields.paymentHash, amountMsat: fields.amountMsat, ...(fields.invoice ? { invoice: fields.invoice } : {}), verification: PAYMENT_VERIFICATION },
+            causation: causation(facts, fields.causationId),
+            payment: proof(fields.paymentHash, fields.amountMsat, fields.invoice),
             timing: { challengeMs: elapsedMs(fields.startedAt) },
             context: { method: facts.method, status: fields.status ?? 402 },
           },
@@ -83,28 +96,25 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
       return id;
     },
     tokenRejected(request, fields, facts = factsOf(request)) {
-      const event = makeEvent({
-        type: EVENT_TYPES.tokenRejected,
-        source: facts.source,
-        subject: fields.route,
-        data: {
-          agent: facts.agent,
-          session: session(facts, fields.claimedPaymentHash),
-          causation: facts.trace,
-          reason: fields.reason,
-          // Only the hash the refused token names (not proof of anything): never the token itself.
-          ...(fields.claimedPaymentHash ? { claimedPaymentHash: fields.claimedPaymentHash } : {}),
-          timing: { challengeMs: elapsedMs(fields.startedAt) },
-          context: { method: facts.method, status: fields.status ?? 402 },
-        },
-      });
+      const data: L402EventData = {
+        agent: facts.agent,
+        session: session(facts, fields.claimedPaymentHash),
+        causation: causation(facts, undefined),
+        reason: fields.reason,
+        timing: { challengeMs: elapsedMs(fields.startedAt) },
+        context: { method: facts.method, status: fields.status ?? 402 },
+      };
+      // Only the hash the refused token names (not proof of anything): never the token itself.
+      if (fields.claimedPaymentHash) data.claimedPaymentHash = fields.claimedPaymentHash;
+      const event = makeEvent({ type: EVENT_TYPES.tokenRejected, source: facts.source, subject: fields.route, data });
       emit(event);
       return event.id;
     },
     requestServed(request, fields) {
       const facts = factsOf(request);
       const serveMs = elapsedMs(fields.startedAt);
-      const payMs = fields.issuedAtSeconds !== undefined ? Math.max(0, Date.now() - serveMs - fields.issuedAtSeconds * 1000) : undefined;
+      const timing: L402EventData['timing'] = { serveMs };
+      if (fields.issuedAtSeconds !== undefined) timing.payMs = Math.max(0, Date.now() - serveMs - fields.issuedAtSeconds * 1000);
       emit(
         makeEvent({
           type: EVENT_TYPES.serverRequestServed,
@@ -113,9 +123,9 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
           data: {
             agent: facts.agent,
             session: session(facts, fields.paymentHash),
-            causation: { ...facts.trace, causationId: challengeEventId(fields.paymentHash) },
-            payment: { paymentHash: fields.paymentHash, amountMsat: fields.amountMsat, verification: PAYMENT_VERIFICATION },
-            timing: { ...(payMs !== undefined ? { payMs } : {}), serveMs },
+            causation: causation(facts, challengeEventId(fields.paymentHash)),
+            payment: proof(fields.paymentHash, fields.amountMsat),
+            timing,
             context: { method: facts.method, status: fields.status },
           },
         }),
@@ -126,7 +136,7 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
 
 /** The paywall's hook (l402/audit.ts): what withL402 and the adapters call when onEvent is set. */
 export function serverAudit(options: L402Options & { onEvent: EventHandler }, onError: ErrorReporter): PaywallAudit {
-  const events = serverEvents(options.onEvent, { ...options.events, onError });
+  const events = serverEvents(options.onEvent, { agentId: options.events?.agentId, source: options.events?.source, maxPending: options.events?.maxPending, onError });
   const ttl = options.tokenTtlSeconds ?? 3600;
   return {
     refused(request, refusal: Refusal, startedAt) {

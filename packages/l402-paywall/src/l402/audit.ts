@@ -14,17 +14,28 @@ export interface PaywallAudit {
 export function paywallAudit(options: L402Options, onError: (error: unknown, context: string) => void): PaywallAudit | undefined {
   const onEvent = options.onEvent;
   if (!onEvent) return undefined;
+  let loaded: PaywallAudit | undefined;
   const loading: Promise<PaywallAudit | undefined> = import('../events/server.js').then(
-    (events) => events.serverAudit({ ...options, onEvent }, onError),
+    (events) => (loaded = events.serverAudit({ ...options, onEvent }, onError)),
     (error) => {
       onError(error, 'loading the audit event builder failed; no events will be sent');
       return undefined;
     },
   );
-  // Each event is built after the current request's work, never in its way;
-  // a builder that throws is reported, not passed to the response.
-  const run = (work: (audit: PaywallAudit) => void) =>
-    void loading.then((audit) => audit && work(audit)).catch((error) => onError(error, 'building an audit event failed'));
+  // Each event is built after the current request's work (a microtask), never
+  // in its way; a builder that throws is reported, not passed to the response.
+  const build = (audit: PaywallAudit | undefined, work: (audit: PaywallAudit) => void) => {
+    if (!audit) return;
+    try {
+      work(audit);
+    } catch (error) {
+      onError(error, 'building an audit event failed');
+    }
+  };
+  const run = (work: (audit: PaywallAudit) => void) => {
+    if (loaded) queueMicrotask(() => build(loaded, work));
+    else void loading.then((audit) => build(audit, work));
+  };
   return {
     refused: (request, refusal, startedAt) => run((audit) => audit.refused(request, refusal, startedAt)),
     served: (request, paid, status, startedAt) => run((audit) => audit.served(request, paid, status, startedAt)),
