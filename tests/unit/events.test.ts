@@ -93,7 +93,7 @@ describe('server events from withL402', () => {
         context: { method: 'GET', status: 200 },
       },
     });
-    expect(done.data.payment!.verification).toMatch(/SHA-256/);
+    expect(done.data.payment!.verification).toMatch(/sha256\(preimage\) = paymentHash/);
     expect(done.data.timing.serveMs).toBeGreaterThanOrEqual(0);
     expect(done.data.timing.payMs).toBeGreaterThanOrEqual(0);
     expect(done.id).not.toBe(issued.id);

@@ -114,7 +114,7 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
       const facts = factsOf(request);
       const serveMs = elapsedMs(fields.startedAt);
       const timing: L402EventData['timing'] = { serveMs };
-      if (fields.issuedAtSeconds !== undefined) timing.payMs = Math.max(0, Date.now() - serveMs - fields.issuedAtSeconds * 1000);
+      if (fields.issuedAtSeconds !== undefined) timing.payMs = Math.max(0, Math.round(Date.now() - serveMs - fields.issuedAtSeconds * 1000));
       emit(
         makeEvent({
           type: EVENT_TYPES.serverRequestServed,

@@ -29,7 +29,7 @@ export const SESSION_ID_HEADER = 'l402-session-id';
 
 /** How a receiver checks a payment proof without the preimage. */
 export const PAYMENT_VERIFICATION =
-  'The payment hash is SHA-256 of the preimage the payee released on settlement: look the hash up on the payee\'s Lightning node (settled, for amountMsat), or have the payer show a preimage whose SHA-256 is the hash. The BOLT11 invoice, when given, is signed by the payee\'s node and names the same hash and amount.';
+  "sha256(preimage) = paymentHash. The payee's Lightning node reports the hash settled for amountMsat; only the payer holds the preimage; an invoice, when given, is signed by the payee's node and names both.";
 
 export interface L402Event<Data = L402EventData> {
   specversion: '1.0';
