@@ -11,6 +11,8 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { withL402, type L402Options } from 'l402-paywall';
 import { l402Middleware } from 'l402-paywall/express';
+import { withL402 as withL402Managed } from 'l402-paywall/managed';
+import { createDevNode } from 'l402-paywall/backends';
 import {
   AGENT_ID_HEADER,
   EVENT_TYPES,
@@ -245,6 +247,37 @@ describe('server events from l402Middleware (Express)', () => {
     ]);
     expect(events[1]!.data).toMatchObject({ payment: { paymentHash: hash, amountMsat: 4000 }, context: { status: 201 } });
     expect(events[2]!.data.reason).toBe('MALFORMED_CREDENTIAL');
+    for (const event of events) expectValidCloudEvent(event);
+  });
+});
+
+describe('server events in managed mode', () => {
+  it('onEvent passes through: the invoice comes from the service, the events are the paywall owner\'s', async () => {
+    const node = createDevNode();
+    // The hosted service's POST /api/invoice, answered in process with a real regtest invoice.
+    const service = async (_input: string | URL | Request, init?: RequestInit) => {
+      const { amountSats } = JSON.parse(String(init!.body)) as { amountSats: number };
+      const created = await node.createInvoice({ amountMsat: amountSats * 1000 });
+      return Response.json({ paymentRequest: created.invoice, paymentHash: created.paymentHash });
+    };
+    const events: L402Event[] = [];
+    const handler = withL402Managed(() => Response.json({ ok: true }), {
+      priceSats: 3,
+      secret: SECRET,
+      managed: { lightningAddress: 'owner@example.com', serviceUrl: 'https://l402.example', fetch: service as typeof fetch },
+      onEvent: (e) => void events.push(e),
+      events: { agentId: 'managed-api' },
+    });
+    const challenge = await handler(request());
+    const body = (await challenge.json()) as ChallengeBody;
+    const { preimage } = await node.pay(body.invoice);
+    expect((await handler(request({ authorization: `L402 ${body.macaroon}:${preimage}` }))).status).toBe(200);
+    await vi.waitFor(() => expect(events).toHaveLength(2));
+    expect(events.map((e) => [e.type, e.data.agent.id, e.data.payment?.paymentHash, e.data.payment?.amountMsat])).toEqual([
+      [EVENT_TYPES.challengeIssued, 'managed-api', body.paymentHash, 3000],
+      [EVENT_TYPES.serverRequestServed, 'managed-api', body.paymentHash, 3000],
+    ]);
+    expect(JSON.stringify(events)).not.toContain(preimage);
     for (const event of events) expectValidCloudEvent(event);
   });
 });
