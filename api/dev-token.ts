@@ -10,9 +10,9 @@ import { activatePro, offerPro } from '../lib/service/pro.js';
 const address = (where: string) =>
   z.string({ error: (issue) => (issue.input === undefined ? `${where} is required (a Lightning Address like name@example.com)` : `${where} must be a Lightning Address`) }).pipe(LightningAddress);
 
-const Query = z.object({ address: address('address') });
+export const Query = z.object({ address: address('address') });
 
-const Body = z.strictObject({
+export const Body = z.strictObject({
   macaroon: z.string({ error: 'macaroon is required (from GET /api/dev-token)' }).trim().min(1, 'macaroon is required (from GET /api/dev-token)').max(8192),
   preimage: z
     .string({ error: 'preimage is required (32 bytes of hex, from paying the invoice)' })

@@ -15,7 +15,7 @@ const bodySchema = (allowLoopback: boolean) => z.object({
   /** Managed mode: the paid route, kept with the payment in the log. */
   endpoint: z.string().max(2048).optional(),
 });
-const Body = bodySchema(false);
+export const Body = bodySchema(false);
 const DevBody = bodySchema(true);
 
 export default route({

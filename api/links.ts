@@ -22,7 +22,7 @@ const bodySchemas = (allowLoopback: boolean) => {
     unlink: z.strictObject({ address }),
   };
 };
-const schemas = { production: bodySchemas(false), development: bodySchemas(true) };
+export const schemas = { production: bodySchemas(false), development: bodySchemas(true) };
 const schemasFor = (ctx: ServiceContext) => (ctx.config.production ? schemas.production : schemas.development);
 
 // Lightning Addresses linked to the session's key (Authorization: Bearer <token>):

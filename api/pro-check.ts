@@ -6,7 +6,7 @@ import { LightningAddress } from 'l402-paywall/lightning';
 import { serviceContext } from '../lib/service/context.js';
 import { proStatus } from '../lib/service/pro.js';
 
-const Query = z.object({
+export const Query = z.object({
   address: z.string({ error: 'address is required (a Lightning Address like name@example.com)' }).pipe(LightningAddress),
 });
 

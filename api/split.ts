@@ -20,7 +20,7 @@ const bodySchema = (allowLoopback: boolean) => z.strictObject({
   paymentHash: z.string().regex(/^[0-9a-fA-F]{64}$/, 'paymentHash must be 64 hex characters').transform((s) => s.toLowerCase()).optional(),
   idempotencyKey: z.string().trim().min(1).max(200).optional(),
 });
-const Body = bodySchema(false);
+export const Body = bodySchema(false);
 // Owner addresses on this machine exactly when payouts may reach them (development).
 const DevBody = bodySchema(true);
 

@@ -6,7 +6,7 @@ import { requireSession } from '../lib/service/auth.js';
 import { serviceContext } from '../lib/service/context.js';
 import { statsCsvFor, statsFor } from '../lib/service/stats.js';
 
-const Query = z.object({
+export const Query = z.object({
   format: z.enum(['json', 'csv'], { error: 'format must be json or csv' }).default('json'),
 });
 

@@ -5,7 +5,7 @@ import { route } from '../lib/http/route.js';
 import { serviceContext } from '../lib/service/context.js';
 import { verifyTokenString } from '../lib/service/verify.js';
 
-const Body = z.object({
+export const Body = z.object({
   token: z.string({ error: 'token is required: "<macaroon>:<preimage>"' }).min(1).max(8192),
   consume: z.boolean().default(false),
 });

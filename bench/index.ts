@@ -1,4 +1,5 @@
 // npm run bench: the speed targets, measured side by side in one run.
+import { benchClient } from './client.js';
 import { benchDirectory, type DirectoryBench } from './directory.js';
 import { benchEvents } from './events.js';
 import { benchHttp } from './http.js';
@@ -29,6 +30,12 @@ console.log(`  paid, sink     ${events.paidSinkMicros.toFixed(1)} us   (+${event
 console.log(`  402, unset     ${events.challengeUnsetMicros.toFixed(1)} us`);
 console.log(`  402, sink      ${events.challengeSinkMicros.toFixed(1)} us   (+${events.challengeAddedMicros.toFixed(1)} us: challenge.issued built and queued)`);
 console.log(`  delivery       ${fmt(events.deliveredPerSecond)} signed events/s posted in the background (${fmt(events.delivered)} delivered, ${events.failed} failed, ${events.dropped} dropped)`);
+const client = await benchClient();
+console.log('\nfetchWithL402, its own work per paid call (in process, precomputed answers, instant wallet; CPU time):');
+console.log(`  bare call      ${client.bareMicros.toFixed(1)} us   (the same route, answered)`);
+console.log(`  paid call      ${client.paidMicros.toFixed(1)} us   (402, challenge read, invoice decoded and checked, budget, pay, preimage checked, retry)`);
+console.log(`  client's own   ${client.clientMicros.toFixed(1)} us   (paid - 2 x bare; goal < 1000 us; wall time ${client.clientWallMicros.toFixed(1)} us)`);
+console.log(`  of which       ${client.decodeMicros.toFixed(1)} us   decoding the BOLT11 invoice with its signature recovered (secp256k1)`);
 
 const http = await benchHttp();
 console.log('\nLocal server, GET with the same Authorization headers, paywalled vs not:');

@@ -4,7 +4,7 @@ import { route } from '../../lib/http/route.js';
 import { serviceContext } from '../../lib/service/context.js';
 import { demoPreimage } from '../../lib/service/demo.js';
 
-const Query = z.object({
+export const Query = z.object({
   hash: z.string({ error: 'hash is required (the payment hash, 64 hex characters)' }).trim().toLowerCase().regex(/^[0-9a-f]{64}$/, 'hash must be 64 hex characters'),
 });
 

@@ -5,7 +5,7 @@ import { route } from '../../lib/http/route.js';
 import { DevPaymentError } from 'l402-paywall/backends';
 import { serviceConfig, serviceContext } from '../../lib/service/context.js';
 
-const Body = z.object({ invoice: z.string({ error: 'invoice is required (a BOLT11 invoice of the dev node)' }).min(1).max(4096) });
+export const Body = z.object({ invoice: z.string({ error: 'invoice is required (a BOLT11 invoice of the dev node)' }).min(1).max(4096) });
 
 const STATUS: Record<DevPaymentError['code'], number> = {
   INVALID_INVOICE: 400,

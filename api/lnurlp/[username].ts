@@ -5,7 +5,7 @@ import { route } from '../../lib/http/route.js';
 import { serviceContext } from '../../lib/service/context.js';
 import { answerLnurlp } from '../../lib/service/lnurlp.js';
 
-const Query = z.object({ username: z.string().optional(), amount: z.string().optional(), comment: z.string().optional() });
+export const Query = z.object({ username: z.string().optional(), amount: z.string().optional(), comment: z.string().optional() });
 
 export default route({
   async GET(request) {

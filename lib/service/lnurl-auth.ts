@@ -70,7 +70,7 @@ const hex = (bytes: number, what: string) =>
 
 export const K1 = hex(32, 'k1');
 export const PollQuery = z.object({ k1: K1, pollToken: z.string({ error: 'pollToken is required' }).trim().regex(/^[A-Za-z0-9_-]{43}$/, 'pollToken must be the one GET /api/lnurl-auth gave') });
-const WalletQuery = z.object({
+export const WalletQuery = z.object({
   k1: K1,
   sig: z.string({ error: 'sig is required' }).trim().max(200),
   key: z.string({ error: 'key is required' }).trim().max(200),

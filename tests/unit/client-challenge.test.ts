@@ -1,4 +1,5 @@
 // Every challenge form real servers send, read the same way.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { l402Challenges, parseAuthenticate } from 'l402-paywall/client';
 import { challengeHeaders } from 'l402-paywall';
@@ -42,5 +43,25 @@ describe('l402Challenges', () => {
       expect(() => l402Challenges(junk)).not.toThrow();
     }
     expect(l402Challenges(null)).toEqual([]);
+  });
+
+  it('reads any token and invoice back from every form a server may send, alone or joined with others', () => {
+    const base64 = fc.stringMatching(/^[A-Za-z0-9+/_-]{1,60}={0,2}$/);
+    const bolt11 = fc.stringMatching(/^ln(bc|tb|bcrt)[0-9a-z]{10,80}$/);
+    fc.assert(
+      fc.property(base64, bolt11, fc.constantFrom('L402', 'LSAT', 'l402'), fc.integer({ min: 0, max: 3 }), (token, invoice, scheme, form) => {
+        const header = [
+          `${scheme} ${token}, invoice="${invoice}"`,
+          `${scheme} macaroon="${token}", invoice="${invoice}"`,
+          `${scheme} version="0", token="${token}", invoice="${invoice}"`,
+          `Bearer realm="x", ${scheme} invoice=${invoice}, macaroon="${token}", Basic abc==`,
+        ][form]!;
+        expect(l402Challenges(header)).toEqual([{ scheme: scheme.toUpperCase(), token, invoice }]);
+      }),
+    );
+  });
+
+  it('never throws, whatever the header', () => {
+    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (header) => void l402Challenges(header)));
   });
 });

@@ -157,7 +157,7 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
     url: request.url,
     host: url.host,
     paymentHash: chosen.invoice.paymentHash,
-    amountMsat: chosen.invoice.amountMsat!,
+    amountMsat: chosen.invoice.amountMsat,
     feeMsat: paidByThisCall ? proof.feeMsat : 0,
     paidByThisCall,
   });

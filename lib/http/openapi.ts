@@ -1,0 +1,143 @@
+// Builds the service's OpenAPI 3.1 document from the zod schemas its routes
+// validate with (z.toJSONSchema, JSON Schema 2020-12, which OpenAPI 3.1
+// uses): request schemas are the routes' own, never restated. Every
+// operation answers errors as {error, code}; paid operations carry the L402
+// security scheme and their 402 challenge.
+import { z } from 'zod';
+
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+type JsonSchema = Record<string, unknown>;
+
+export interface ResponseSpec {
+  description: string;
+  /** JSON body; absent: no body described. */
+  schema?: z.ZodType;
+  /** Default application/json. */
+  contentType?: string;
+  /** Response headers worth naming. */
+  headers?: Record<string, string>;
+}
+
+export interface OperationSpec {
+  summary: string;
+  description?: string;
+  tags?: string[];
+  /** The route's own query schema (a z.object): one parameter per key. */
+  query?: z.ZodObject;
+  /** Path parameters: name -> description. */
+  pathParameters?: Record<string, string>;
+  /** The route's own JSON body schema. */
+  body?: z.ZodType;
+  /** Paid with L402: adds the security requirement and the 402 challenge answer. */
+  paid?: boolean;
+  /** Other credentials the operation needs (names of securitySchemes). */
+  security?: string[];
+  responses: Record<number, ResponseSpec>;
+}
+
+export type PathSpec = Partial<Record<Method, OperationSpec>>;
+
+export const ErrorBody = z
+  .object({
+    error: z.string().describe('What went wrong, for a person'),
+    code: z.string().regex(/^[A-Z][A-Z0-9_]*$/).describe('What went wrong, for a program (UPPER_SNAKE)'),
+    retryAfter: z.number().int().optional().describe('Seconds, on 429 and 503 (also in the Retry-After header)'),
+  })
+  .loose();
+
+const hex64 = /^[0-9a-f]{64}$/;
+export const L402Challenge = z
+  .object({
+    error: z.string(),
+    code: z.string().describe('PAYMENT_REQUIRED, or why the credential sent was refused (TOKEN_ALREADY_USED, TOKEN_EXPIRED, …)'),
+    macaroon: z.string().describe('The token to send back: Authorization: L402 <macaroon>:<preimage>'),
+    invoice: z.string().describe('BOLT11 invoice to pay; its preimage is the proof of payment'),
+    paymentHash: z.string().regex(hex64),
+    priceSats: z.number().int().positive(),
+    expiresAt: z.iso.datetime(),
+  })
+  .loose();
+
+const toJson = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
+  const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', reused: 'inline' }) as JsonSchema;
+  delete json.$schema;
+  return json;
+};
+
+export function openApiDocument(info: { title: string; version: string; description: string }, paths: Record<string, PathSpec>): JsonSchema {
+  const documentPaths: Record<string, JsonSchema> = {};
+  for (const [path, methods] of Object.entries(paths)) {
+    const item: JsonSchema = {};
+    for (const [method, spec] of Object.entries(methods) as [Method, OperationSpec][]) item[method.toLowerCase()] = operation(method, spec);
+    documentPaths[path] = item;
+  }
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info,
+    paths: documentPaths,
+    components: {
+      schemas: { Error: toJson(ErrorBody, 'output'), L402Challenge: toJson(L402Challenge, 'output') },
+      securitySchemes: {
+        L402: {
+          type: 'http',
+          scheme: 'L402',
+          description:
+            'Pay per request over Lightning. Without a valid credential the answer is 402 with `WWW-Authenticate: L402 macaroon="…", invoice="…"` (also `L402 <macaroon>, invoice="…"`, and the same facts in the JSON body). ' +
+            'Pay the invoice, then send `Authorization: L402 <macaroon>:<preimage hex>`. A token buys one request; a used, expired or invalid one gets a fresh 402 challenge.',
+        },
+        session: { type: 'http', scheme: 'bearer', description: 'Dashboard session token from the LNURL-auth login (GET /api/lnurl-auth)' },
+        cron: { type: 'http', scheme: 'bearer', description: 'CRON_SECRET (Vercel Cron sends it)' },
+        splitSecret: { type: 'apiKey', in: 'header', name: 'x-split-secret', description: 'SPLIT_SECRET' },
+      },
+    },
+  };
+}
+
+function operation(method: Method, spec: OperationSpec): JsonSchema {
+  const parameters: JsonSchema[] = [];
+  for (const [name, description] of Object.entries(spec.pathParameters ?? {})) parameters.push({ name, in: 'path', required: true, description, schema: { type: 'string' } });
+  if (spec.query) {
+    const query = toJson(spec.query, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
+    for (const [name, schema] of Object.entries(query.properties ?? {})) {
+      if (spec.pathParameters?.[name]) continue;
+      parameters.push({ name, in: 'query', required: query.required?.includes(name) ?? false, schema });
+    }
+  }
+  const responses: Record<string, JsonSchema> = {};
+  for (const [status, response] of Object.entries(spec.responses)) {
+    responses[status] = {
+      description: response.description,
+      ...(response.headers && { headers: Object.fromEntries(Object.entries(response.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) }),
+      ...(response.schema && { content: { [response.contentType ?? 'application/json']: { schema: toJson(response.schema, 'output') } } }),
+    };
+  }
+  if (spec.paid) {
+    responses['402'] = {
+      description: 'Payment required: pay the invoice and retry with Authorization: L402 <macaroon>:<preimage>',
+      headers: { 'WWW-Authenticate': { description: 'L402 challenges: `L402 <macaroon>, invoice="…"` and `L402 macaroon="…", invoice="…", token="…", version="0"`', schema: { type: 'string' } } },
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/L402Challenge' } } },
+    };
+  }
+  if (spec.query || spec.body) responses['400'] ??= errorResponse('The request is not valid (INVALID_REQUEST, INVALID_JSON, …)');
+  if (method !== 'GET') responses['413'] ??= errorResponse('Body too large (BODY_TOO_LARGE)');
+  responses['405'] ??= errorResponse('Method not allowed (METHOD_NOT_ALLOWED); the Allow header lists the methods');
+  responses['503'] ??= { ...errorResponse('Temporarily unavailable or not configured; Retry-After says when to try again'), headers: { 'Retry-After': { schema: { type: 'string' } } } };
+  responses.default = errorResponse('Any other error');
+
+  const security = [...(spec.paid ? ['L402'] : []), ...(spec.security ?? [])];
+  return {
+    summary: spec.summary,
+    ...(spec.description && { description: spec.description }),
+    ...(spec.tags && { tags: spec.tags }),
+    operationId: `${method.toLowerCase()}${spec.summary.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+    ...(parameters.length > 0 && { parameters }),
+    ...(spec.body && { requestBody: { required: true, content: { 'application/json': { schema: toJson(spec.body, 'input') } } } }),
+    ...(security.length > 0 && { security: security.map((name) => ({ [name]: [] })) }),
+    responses,
+  };
+}
+
+function errorResponse(description: string): JsonSchema {
+  return { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+}

@@ -1,0 +1,140 @@
+/// <reference types="node" />
+// `l402-paywall <url>`: one request, paid if it must be, within --max-sats.
+// The body goes to stdout (bytes as received), what was paid to stderr.
+import { fetchWithL402, getL402Receipt } from '../client/fetch.js';
+import { L402ClientError } from '../client/errors.js';
+import { EXIT, NO_WALLET, parse, sats, SESSION_OPTIONS, sessionBudget, sessionFlags, UsageError, walletConfigured, walletWhenNeeded } from './settings.js';
+
+export const FETCH_USAGE = `Usage: l402-paywall <url> [options]
+       l402-paywall mcp [options]          (MCP server on stdio; l402-paywall mcp --help)
+
+Fetches <url>, paying its L402 challenge (Lightning invoice) within --max-sats.
+The body goes to stdout; what was paid goes to stderr.
+
+Options:
+  --max-sats N        most one request may cost, whole sats (default 10)
+  --max-fee-sats N    routing fee limit per payment, for wallets that take one (default 10)
+  --dev URL           pay with the dev wallet of a local service (npm start), e.g. http://127.0.0.1:3000
+  -X, --request M     HTTP method (default GET, or POST with -d)
+  -d, --data BODY     request body (@file reads a file, @- reads stdin)
+  -H, --header H      extra header "Name: value" (repeatable)
+  -i, --include       print the status line and headers before the body (to stdout)
+  -h, --help          this help
+
+Wallet (needed only when a payment is due; without --dev, the first one set): NWC_URL; LNBITS_URL + LNBITS_ADMIN_KEY;
+PHOENIXD_URL + PHOENIXD_PASSWORD; LND_REST_URL + LND_MACAROON [+ LND_TLS_CERT];
+CLN_REST_URL + CLN_RUNE; BLINK_API_KEY [+ BLINK_WALLET_ID, BLINK_API_URL].
+LIGHTNING_NETWORK (default bitcoin) is the network the wallet pays on.
+
+Exit codes: 0 served; 1 the server answered an error status; 2 usage or
+configuration error; 3 refused to pay (price, budget, invalid, expired or
+wrong-network invoice); 4 payment failed; 5 the URL could not be reached.
+`;
+
+export interface Io {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream;
+  env: Record<string, string | undefined>;
+  readFile(path: string): Promise<Uint8Array>;
+}
+
+export async function fetchCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse({
+    args,
+    allowPositionals: true,
+    options: {
+      ...SESSION_OPTIONS,
+      request: { type: 'string', short: 'X' },
+      data: { type: 'string', short: 'd' },
+      header: { type: 'string', short: 'H', multiple: true },
+      include: { type: 'boolean', short: 'i' },
+    },
+  });
+  if (values.help) {
+    io.stdout.write(FETCH_USAGE);
+    return EXIT.SERVED;
+  }
+  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? 'Which URL? l402-paywall <url> (--help for options)' : `One URL at a time, got ${positionals.length}`);
+  let url: URL;
+  try {
+    url = new URL(positionals[0]!);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error();
+  } catch {
+    throw new UsageError(`Not an http(s) URL: "${positionals[0]}"`);
+  }
+  const flags = sessionFlags(values, 0);
+  const headers = new Headers();
+  for (const header of values.header ?? []) {
+    const colon = header.indexOf(':');
+    if (colon <= 0) throw new UsageError(`-H takes "Name: value", got "${header}"`);
+    try {
+      headers.append(header.slice(0, colon).trim(), header.slice(colon + 1).trim());
+    } catch {
+      throw new UsageError(`Not a valid header: "${header}"`);
+    }
+  }
+  const body = values.data === undefined ? undefined : await readData(values.data, io);
+  const method = (values.request ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase();
+  if (body !== undefined && !headers.has('content-type')) headers.set('content-type', looksLikeJson(body) ? 'application/json' : 'application/x-www-form-urlencoded');
+
+  const { wallet, chosen } = walletWhenNeeded(io.env, flags.dev);
+  try {
+    let response: Response;
+    try {
+      response = await fetchWithL402(url, { method, headers, ...(body !== undefined && { body }) }, { wallet, maxPriceSats: flags.maxSats, maxFeeSats: flags.maxFeeSats, budget: sessionBudget(flags), tokens: false });
+    } catch (error) {
+      if (error instanceof L402ClientError && error.cause instanceof UsageError) throw error.cause;
+      // Something was to be paid and there is nothing to pay with: say that, not why this invoice would be refused.
+      if (error instanceof L402ClientError && !walletConfigured(io.env, flags.dev)) throw new UsageError(NO_WALLET);
+      if (error instanceof L402ClientError) {
+        io.stderr.write(`l402-paywall: ${error.message} [${error.code}]\n`);
+        return error.refused ? EXIT.REFUSED : EXIT.PAYMENT_FAILED;
+      }
+      if (error instanceof TypeError) {
+        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+        io.stderr.write(`l402-paywall: could not reach ${url.origin}${cause?.code ? ` (${cause.code})` : cause?.message ? ` (${cause.message})` : ''}\n`);
+        return EXIT.NETWORK_ERROR;
+      }
+      throw error;
+    }
+    const receipt = getL402Receipt(response);
+    const description = (await chosen())?.description ?? 'the wallet';
+    io.stderr.write(
+      receipt
+        ? `l402-paywall: paid ${sats(receipt.amountMsat)} (routing fee ${sats(receipt.feeMsat)}) with ${description} to ${receipt.host}, payment hash ${receipt.paymentHash}; HTTP ${response.status}\n`
+        : `l402-paywall: paid nothing; HTTP ${response.status}\n`,
+    );
+    if (values.include) {
+      io.stdout.write(`HTTP ${response.status} ${response.statusText}\n`);
+      for (const [name, value] of response.headers) io.stdout.write(`${name}: ${value}\n`);
+      io.stdout.write('\n');
+    }
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    await new Promise<void>((resolve, reject) => io.stdout.write(bytes, (error) => (error ? reject(error) : resolve())));
+    return response.status < 400 ? EXIT.SERVED : EXIT.HTTP_ERROR;
+  } finally {
+    (await chosen()?.catch(() => undefined))?.wallet.close?.();
+  }
+}
+
+async function readData(data: string, io: Io): Promise<string> {
+  if (data === '@-') {
+    const chunks: Buffer[] = [];
+    for await (const chunk of io.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  if (data.startsWith('@')) {
+    try {
+      return new TextDecoder().decode(await io.readFile(data.slice(1)));
+    } catch {
+      throw new UsageError(`Cannot read ${data.slice(1)}`);
+    }
+  }
+  return data;
+}
+
+function looksLikeJson(text: string): boolean {
+  const t = text.trim();
+  return (t.startsWith('{') && t.endsWith('}')) || (t.startsWith('[') && t.endsWith(']'));
+}
