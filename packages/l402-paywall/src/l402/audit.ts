@@ -11,6 +11,8 @@ export interface PaywallAudit {
   served(request: Request, paid: Paid, status: number, startedAt: number): void;
 }
 
+const settled = Promise.resolve();
+
 export function paywallAudit(options: L402Options, onError: (error: unknown, context: string) => void): PaywallAudit | undefined {
   const onEvent = options.onEvent;
   if (!onEvent) return undefined;
@@ -32,9 +34,10 @@ export function paywallAudit(options: L402Options, onError: (error: unknown, con
       onError(error, 'building an audit event failed');
     }
   };
+  // A settled promise's then(), not queueMicrotask: Node wraps each
+  // queueMicrotask callback in an AsyncResource, which cost more than the event.
   const run = (work: (audit: PaywallAudit) => void) => {
-    if (loaded) queueMicrotask(() => build(loaded, work));
-    else void loading.then((audit) => build(audit, work));
+    void (loaded ? settled : loading).then(() => build(loaded, work));
   };
   return {
     refused: (request, refusal, startedAt) => run((audit) => audit.refused(request, refusal, startedAt)),
