@@ -6,7 +6,7 @@ export { serverEvents, challengeEventId } from './events/server.js';
 export type { ServerEventOptions, ServerEvents } from './events/server.js';
 export type { ClientEventOptions } from './events/client.js';
 export { dispatcher, DEFAULT_MAX_PENDING_EVENTS } from './events/dispatch.js';
-export type { EventHandler, Dispatcher } from './events/dispatch.js';
+export type { EventHandler, Dispatcher, ErrorReporter } from './events/dispatch.js';
 export { traceFrom, newTraceparent, childSpan } from './events/cloudevent.js';
 export { signEvent, verifyEvent, generateEventSecret, EventVerificationError, SECRET_PREFIX, DEFAULT_TOLERANCE_SECONDS } from './events/signing.js';
 export type { SignatureHeaders, EventVerificationCode } from './events/signing.js';
