@@ -32,10 +32,10 @@ export default route({
     const ctx = serviceContext();
     await enforceInvoiceRateLimit(ctx, clientIp(request));
     const { address } = readQuery(request, Query);
-    return json(await offerPro(ctx, address), { headers: { 'Cache-Control': 'no-store' } });
+    return json(await offerPro(ctx, address, request), { headers: { 'Cache-Control': 'no-store' } });
   },
   async POST(request) {
     const body = await readJson(request, Body);
-    return json(await activatePro(serviceContext(), body), { headers: { 'Cache-Control': 'no-store' } });
+    return json(await activatePro(serviceContext(), body, request), { headers: { 'Cache-Control': 'no-store' } });
   },
 });

@@ -2,6 +2,7 @@
 import { benchChallenges } from './challenge.js';
 import { benchClient } from './client.js';
 import { benchDirectory, type DirectoryBench } from './directory.js';
+import { benchEvents } from './events.js';
 import { benchHttp } from './http.js';
 import { benchOverhead } from './overhead.js';
 import { benchPaymentLog } from './payment-log.js';
@@ -38,6 +39,13 @@ console.log('\nPaywall cost per request, in process (fresh paid credential each,
 console.log(`  bare handler   ${overhead.bareMicros.toFixed(1)} us`);
 console.log(`  withL402       ${overhead.paidMicros.toFixed(1)} us   (+${overhead.overheadMicros.toFixed(1)} us: parse, verify, caveats, replay claim)`);
 
+const events = await benchEvents();
+console.log('\nAudit events: onEvent unset vs an httpEventSink to a local receiver (CPU time per request, same requests):');
+console.log(`  paid, unset    ${events.paidUnsetMicros.toFixed(1)} us`);
+console.log(`  paid, sink     ${events.paidSinkMicros.toFixed(1)} us   (+${events.paidAddedMicros.toFixed(1)} us: request.served built and queued; goal < 2 us)`);
+console.log(`  402, unset     ${events.challengeUnsetMicros.toFixed(1)} us`);
+console.log(`  402, sink      ${events.challengeSinkMicros.toFixed(1)} us   (+${events.challengeAddedMicros.toFixed(1)} us: challenge.issued built and queued)`);
+console.log(`  delivery       ${fmt(events.deliveredPerSecond)} signed events/s posted in the background (${fmt(events.delivered)} delivered, ${events.failed} failed, ${events.dropped} dropped)`);
 const client = await benchClient();
 console.log('\nfetchWithL402, its own work per paid call (in process, precomputed answers, instant wallet; CPU time):');
 console.log(`  bare call      ${client.bareMicros.toFixed(1)} us   (the same route, answered)`);

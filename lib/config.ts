@@ -110,6 +110,11 @@ const EnvSchema = z.object({
   LINK_CODE_TTL_MINUTES: wholeNumber({ max: 24 * 60 }).default(15),
   /** Wrong entries allowed per link code before it is void. */
   LINK_CODE_ATTEMPTS: wholeNumber({ max: 20 }).default(5),
+  // --- Audit events ---
+  /** Where the paid routes (demo, Pro) post signed audit events (CloudEvents); https, a public host (http to loopback in development). */
+  EVENTS_WEBHOOK_URL: z.string().url().optional(),
+  /** The Standard Webhooks secret the events are signed with: whsec_ + base64 of 24 to 64 bytes. */
+  EVENTS_WEBHOOK_SECRET: z.string().trim().regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, 'must be whsec_ followed by base64 (24 to 64 random bytes)').optional(),
   DATA_DIR: z.string().default('.data'),
   PORT: wholeNumber({ max: 65535 }).default(3000),
   HOST: z.string().default('127.0.0.1'),
@@ -152,6 +157,8 @@ export interface Config {
   lnurlp: { usernames: string[] | null };
   /** Fetches to user-supplied hosts (lib/http/outbound.ts). */
   outbound: { timeoutMs: number; maxBytes: number };
+  /** Signed audit events of the paid routes, posted here; unset = none produced. */
+  events?: { webhookUrl: string; webhookSecret: string };
   // payouts
   /** The split and payouts to owners (lib/service/payouts.ts). */
   payouts: {
@@ -302,6 +309,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // lnurl
     lnurlp: { usernames: e.LNURLP_USERNAMES !== undefined ? splitList(e.LNURLP_USERNAMES) : production ? [] : null },
     outbound: { timeoutMs: e.OUTBOUND_TIMEOUT_MS, maxBytes: e.OUTBOUND_MAX_BYTES },
+    events: eventsConfig(e, production),
     // payouts
     payouts: {
       splitSecret: e.SPLIT_SECRET,
@@ -369,6 +377,19 @@ function withoutEmptyValues(env: Record<string, string | undefined>): Record<str
   const set: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) if (value !== undefined && value.trim() !== '') set[key] = value;
   return set;
+}
+
+function eventsConfig(e: Env, production: boolean): Config['events'] {
+  const url = e.EVENTS_WEBHOOK_URL;
+  const secret = e.EVENTS_WEBHOOK_SECRET;
+  if (!url && !secret) return undefined;
+  if (!url || !secret) throw new ConfigError('Set both EVENTS_WEBHOOK_URL and EVENTS_WEBHOOK_SECRET (or neither: no audit events)');
+  const protocol = new URL(url).protocol;
+  // The outbound policy checks every address at send time; the scheme can be refused now.
+  if (protocol !== 'https:' && (production || protocol !== 'http:')) throw new ConfigError('EVENTS_WEBHOOK_URL must be an https URL (http only to loopback, in development)');
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  if (key.length < 24 || key.length > 64) throw new ConfigError(`EVENTS_WEBHOOK_SECRET must hold 24 to 64 bytes after whsec_, not ${key.length}`);
+  return { webhookUrl: url, webhookSecret: secret };
 }
 
 function databaseConfig(url: string | undefined, production: boolean, dataDir: string): Config['database'] {

@@ -1,4 +1,5 @@
-// GET requests to hosts someone else chose (Lightning Address servers), made so
+// Requests to hosts someone else chose (Lightning Address servers, operators'
+// webhook receivers), made so
 // that they cannot be turned against us (docs/architecture.md decision 7): https only
 // (plain http only to loopback, and only in development); every address the
 // name resolves to must be public; the connection goes to an address we
@@ -67,12 +68,31 @@ export async function guardedGet(
   policy: OutboundPolicy,
   options: { accept?: string; resolve?: Resolver; headers?: Record<string, string>; followRedirects?: boolean } = {},
 ): Promise<OutboundResponse> {
+  return guardedRequest(url, policy, options);
+}
+
+export interface GuardedRequestOptions {
+  /** Default GET. Only GET follows redirects; any other method gets the 3xx as its answer. */
+  method?: string;
+  accept?: string;
+  /** Sent besides accept and user-agent (never cookies or credentials of ours). */
+  headers?: Record<string, string>;
+  body?: string;
+  resolve?: Resolver;
+  /** false: a redirect is an error (an answer that must come from this very URL, such as a proof of control). */
+  followRedirects?: boolean;
+}
+
+/** guardedGet for any method: the same checks, and a body sent as given. */
+export async function guardedRequest(url: string, policy: OutboundPolicy, options: GuardedRequestOptions = {}): Promise<OutboundResponse> {
   const resolve = options.resolve ?? systemResolver;
   const deadline = Date.now() + policy.timeoutMs;
+  const method = options.method ?? 'GET';
+  const headers = { ...options.headers, accept: options.accept ?? 'application/json', 'user-agent': 'l402-paywall (+LNURL)' };
   let target = parseTarget(url);
   for (let hop = 0; ; hop++) {
     const addresses = await withDeadline(deadline, policy, checkTarget(target, policy, resolve));
-    const response = await fetchPinned(target, addresses, policy, deadline, { ...options.headers, accept: options.accept ?? 'application/json' });
+    const response = await fetchPinned(target, addresses, policy, deadline, { method, headers, body: options.body });
     if (!('location' in response)) return response;
     // An answer that must come from this very URL (a proof of control) cannot be handed on.
     if (options.followRedirects === false) throw new OutboundError('BAD_RESPONSE', `${target.host} answered with a redirect`, false);
@@ -127,7 +147,13 @@ async function checkTarget(url: URL, policy: OutboundPolicy, resolve: Resolver):
 
 type Answer = OutboundResponse | { location: string };
 
-function fetchPinned(url: URL, addresses: ResolvedAddress[], policy: OutboundPolicy, deadline: number, headers: Record<string, string>): Promise<Answer> {
+interface Outgoing {
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+function fetchPinned(url: URL, addresses: ResolvedAddress[], policy: OutboundPolicy, deadline: number, outgoing: Outgoing): Promise<Answer> {
   // The socket connects only to addresses checkTarget passed: this lookup never asks DNS again.
   const pinned: LookupFunction = (_hostname, options, callback) => {
     const allowed = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
@@ -148,9 +174,9 @@ function fetchPinned(url: URL, addresses: ResolvedAddress[], policy: OutboundPol
       fn();
     };
     const request = send(url, {
-      method: 'GET',
+      method: outgoing.method,
       // No Cookie, no Authorization: nothing but what the protocol needs.
-      headers: { ...headers, 'user-agent': 'l402-paywall (+LNURL)' },
+      headers: outgoing.body !== undefined ? { ...outgoing.headers, 'content-length': String(Buffer.byteLength(outgoing.body)) } : outgoing.headers,
       lookup: pinned,
       agent: false,
     });
@@ -164,7 +190,7 @@ function fetchPinned(url: URL, addresses: ResolvedAddress[], policy: OutboundPol
     request.on('response', (response: IncomingMessage) => {
       const status = response.statusCode ?? 0;
       const location = response.headers.location;
-      if (REDIRECT_STATUSES.has(status) && location) {
+      if (REDIRECT_STATUSES.has(status) && location && outgoing.method === 'GET') {
         response.resume();
         request.destroy();
         return finish(() => resolve({ location }));
@@ -192,8 +218,29 @@ function fetchPinned(url: URL, addresses: ResolvedAddress[], policy: OutboundPol
         finish(() => resolve({ status, headers: response.headers, url: url.href, body }));
       });
     });
-    request.end();
+    request.end(outgoing.body);
   });
+}
+
+/**
+ * A fetch for code that takes one (httpEventSink's `fetch` option) that sends
+ * through guardedRequest: the same policy for every hop, its time budget in
+ * place of the caller's signal. String bodies only.
+ */
+export function guardedFetch(policy: OutboundPolicy, options: { resolve?: Resolver } = {}): (input: string, init?: RequestInit) => Promise<Response> {
+  return async (input, init = {}) => {
+    if (init.body !== undefined && init.body !== null && typeof init.body !== 'string') throw new TypeError('guardedFetch sends string bodies only');
+    const headers = Object.fromEntries(new Headers(init.headers).entries());
+    const { accept = '*/*', ...rest } = headers;
+    const answer = await guardedRequest(input, policy, { method: init.method ?? 'GET', accept, headers: rest, body: init.body ?? undefined, resolve: options.resolve });
+    const responseHeaders = new Headers();
+    for (const [key, value] of Object.entries(answer.headers)) {
+      if (value === undefined) continue;
+      for (const v of Array.isArray(value) ? value : [value]) responseHeaders.append(key, v);
+    }
+    const empty = answer.status === 204 || answer.status === 304 || answer.body === '';
+    return new Response(empty ? null : answer.body, { status: answer.status, headers: responseHeaders });
+  };
 }
 
 function timeoutError(policy: OutboundPolicy): OutboundError {

@@ -24,7 +24,7 @@ export function route(methods: Partial<Record<Method, Handler>>): { fetch(reques
             status: 204,
             headers: {
               'Access-Control-Allow-Methods': allow,
-              'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept-Authenticate, X-Split-Secret',
+              'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept-Authenticate, X-Split-Secret, traceparent, L402-Agent-Id, L402-Session-Id',
               'Access-Control-Max-Age': '86400',
               Allow: allow,
             },

@@ -12,6 +12,7 @@ import { kvReplayStore, type KvReplayStore } from '../store/replay.js';
 import type { KeyValueStore, RateLimiter } from '../store/types.js';
 import { HttpError } from '../http/errors.js';
 import { openMigratedDatabase, type Database } from '../db/index.js';
+import { createServiceEvents, type ServiceEvents } from './events.js';
 
 export interface ServiceContext {
   config: Config;
@@ -26,6 +27,8 @@ export interface ServiceContext {
   registerLimiter: RateLimiter;
   /** The database, opened on first use; throws HttpError 503 when none is configured. */
   database(): Promise<Database>;
+  /** Audit events of the paid routes; absent unless EVENTS_WEBHOOK_URL and EVENTS_WEBHOOK_SECRET are set. */
+  events?: ServiceEvents;
 }
 
 let config: Config | undefined;
@@ -106,5 +109,6 @@ function buildContext(config: Config): ServiceContext {
     devNode,
     invoiceLimiter: backend.rateLimiter({ limit: config.invoices.ratePerMinute, windowMs: 60_000, prefix: 'ratelimit:invoice' }),
     registerLimiter: backend.rateLimiter({ limit: config.directory.registerRatePerMinute, windowMs: 60_000, prefix: 'ratelimit:register' }),
+    events: createServiceEvents(config),
   };
 }

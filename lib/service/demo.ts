@@ -40,6 +40,8 @@ export function demoBtcPrice(ctx: ServiceContext): (request: Request) => Promise
       onPaid: servicePaymentLog(ctx)?.onPaid,
       // Every 402 makes (and stores) an invoice: the same per-client budget as POST /api/invoice.
       limitInvoices: (request) => invoiceLimit(ctx, clientIp(request)),
+      // Signed audit events, only when the operator set a webhook (lib/service/events.ts).
+      ...ctx.events?.paywall,
     });
     handlers.set(ctx, handler);
   }

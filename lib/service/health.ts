@@ -7,6 +7,7 @@ import { HttpError } from '../http/errors.js';
 import { ProviderUnavailable } from 'l402-paywall/lightning';
 import { ProviderConfigError } from '../lightning/providers/index.js';
 import { serviceConfig, serviceContext, type ServiceContext } from './context.js';
+import type { EventSinkStats } from 'l402-paywall/events';
 
 export interface CheckResult {
   ok: boolean;
@@ -19,6 +20,12 @@ export interface HealthReport {
   provider: { name: string; network?: string } & CheckResult;
   store: { kind: string } & CheckResult;
   database: { kind: string; configured: boolean } & CheckResult;
+  /**
+   * Audit events (EVENTS_WEBHOOK_URL): whether they are sent, to which host,
+   * and this instance's delivery counts. Not part of `ok`: a receiver that is
+   * down does not stop the paywall.
+   */
+  events: { configured: false } | ({ configured: true; host: string } & Partial<EventSinkStats>);
   /** What to fix: `set <setting>` for each missing one (as a 503 NOT_CONFIGURED's `error` says it), or why the configuration does not load. */
   problems: string[];
   /** The settings production cannot run without: the same list a 503 NOT_CONFIGURED answer carries in `missing`. */
@@ -38,12 +45,13 @@ export async function checkHealth(): Promise<HealthReport> {
     config = serviceConfig();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    return { ok: false, provider: { name: 'unknown', ...notChecked }, store: { kind: 'unknown', ...notChecked }, database: { kind: 'unknown', configured: false, ...notChecked }, problems: [error.message], missing: [], checkedAt };
+    return { ok: false, provider: { name: 'unknown', ...notChecked }, store: { kind: 'unknown', ...notChecked }, database: { kind: 'unknown', configured: false, ...notChecked }, events: { configured: false }, problems: [error.message], missing: [], checkedAt };
   }
   const names = {
     provider: { name: config.lightning.provider, network: config.lightning.network },
     store: { kind: config.store.upstash ? 'upstash' : 'memory' },
     database: { kind: config.database ? describeDatabase(config.database) : 'none', configured: Boolean(config.database) },
+    events: config.events ? { configured: true as const, host: new URL(config.events.webhookUrl).host } : { configured: false as const },
   };
   let ctx: ServiceContext;
   try {
@@ -52,7 +60,7 @@ export async function checkHealth(): Promise<HealthReport> {
     if (!(error instanceof HttpError)) throw error;
     // In words, with how to set each: the landing page of a fresh deployment shows these.
     const problems = config.problems.length > 0 ? config.problems.map((p) => `missing ${describeProblem(p)}`) : [error.message];
-    return { ok: false, provider: { ...names.provider, ...notChecked }, store: { ...names.store, ...notChecked }, database: { ...names.database, ...notChecked }, problems, missing: config.problems, checkedAt };
+    return { ok: false, provider: { ...names.provider, ...notChecked }, store: { ...names.store, ...notChecked }, database: { ...names.database, ...notChecked }, events: names.events, problems, missing: config.problems, checkedAt };
   }
 
   const timeoutMs = config.lightning.timeoutMs;
@@ -68,6 +76,7 @@ export async function checkHealth(): Promise<HealthReport> {
     provider: { ...names.provider, ...provider },
     store: { ...names.store, ...store },
     database: { ...names.database, ...database },
+    events: ctx.events?.describe() ?? names.events,
     problems: [],
     missing: [],
     checkedAt,

@@ -8,7 +8,7 @@
 // fails in the database, whatever the key-value store remembers or forgets.
 import { HttpError } from '../http/errors.js';
 import type { Rejection } from 'l402-paywall';
-import { checkCaveats, mintToken, verifyToken } from 'l402-paywall';
+import { checkCaveats, decodeToken, mintToken, verifyToken } from 'l402-paywall';
 import { providerUnavailable } from './provider-errors.js';
 import type { ServiceContext } from './context.js';
 
@@ -23,6 +23,8 @@ export const PRO_ACTIVATION_WINDOW_SECONDS = 7 * 86_400;
 // Exactly 30 × 24 hours, not "30 days" (which moves with daylight saving in the session time zone).
 const TERM = `interval '${PRO_TERM_DAYS * 24} hours'`;
 const PRO_CAVEAT_KEYS = ['address', 'price_msat', 'purpose'];
+/** The subject of Pro's audit events. */
+const PRO_ROUTE = '/api/dev-token';
 
 export interface ProOffer {
   priceSats: number;
@@ -38,8 +40,13 @@ export interface ProStatus {
   expiresAt?: string;
 }
 
-/** An invoice for 30 days of Pro for `address` (normalised), and the token that activates it once paid. */
-export async function offerPro(ctx: ServiceContext, address: string): Promise<ProOffer> {
+/**
+ * An invoice for 30 days of Pro for `address` (normalised), and the token that
+ * activates it once paid. With audit events configured, `request` (the GET)
+ * is what challenge.issued describes.
+ */
+export async function offerPro(ctx: ServiceContext, address: string, request?: Request): Promise<ProOffer> {
+  const startedAt = performance.now();
   // Do not sell what cannot be delivered: a database that does not answer is a
   // 503 before any invoice exists (a payment made anyway still has a week to activate).
   await (await ctx.database()).query('SELECT 1');
@@ -58,7 +65,9 @@ export async function offerPro(ctx: ServiceContext, address: string): Promise<Pr
     expiresAt: invoiceExpiresAt + PRO_ACTIVATION_WINDOW_SECONDS,
     caveats: { purpose: PRO_PURPOSE, address, price_msat: amountMsat },
   });
-  return { priceSats, invoice: created.invoice, macaroon, paymentHash: created.paymentHash.toLowerCase(), expiresAt: new Date(invoiceExpiresAt * 1000).toISOString() };
+  const paymentHash = created.paymentHash.toLowerCase();
+  if (ctx.events && request) ctx.events.server.challengeIssued(request, { route: PRO_ROUTE, paymentHash, amountMsat, invoice: created.invoice, startedAt, status: 200 });
+  return { priceSats, invoice: created.invoice, macaroon, paymentHash, expiresAt: new Date(invoiceExpiresAt * 1000).toISOString() };
 }
 
 /**
@@ -72,7 +81,27 @@ export async function offerPro(ctx: ServiceContext, address: string): Promise<Pr
  *   403 WRONG_ADDRESS                         a Pro token for another address
  *   409 ALREADY_ACTIVATED                     this payment already activated Pro
  */
-export async function activatePro(ctx: ServiceContext, input: { macaroon: string; preimage: string; address?: string }): Promise<{ access: true; expiresAt: string }> {
+export async function activatePro(ctx: ServiceContext, input: { macaroon: string; preimage: string; address?: string }, request?: Request): Promise<{ access: true; expiresAt: string }> {
+  const events = request && ctx.events;
+  if (!events) return activate(ctx, input);
+  const startedAt = performance.now();
+  try {
+    const activated = await activate(ctx, input);
+    const token = decodeToken(input.macaroon)!; // verified by activate
+    const amountMsat = Number(token.caveats.find((c) => c.startsWith('price_msat='))!.slice('price_msat='.length));
+    const issuedAtSeconds = token.exp - PRO_ACTIVATION_WINDOW_SECONDS - ctx.config.l402.tokenTtlSeconds;
+    events.server.requestServed(request, { route: PRO_ROUTE, paymentHash: token.hash, amountMsat, status: 200, startedAt, issuedAtSeconds });
+    return activated;
+  } catch (error) {
+    // A refused proof of payment (not an outage: 5xx is no verdict on the token).
+    if (error instanceof HttpError && error.status < 500) {
+      events.server.tokenRejected(request, { route: PRO_ROUTE, reason: error.code, startedAt, claimedPaymentHash: decodeToken(input.macaroon)?.hash, status: error.status });
+    }
+    throw error;
+  }
+}
+
+async function activate(ctx: ServiceContext, input: { macaroon: string; preimage: string; address?: string }): Promise<{ access: true; expiresAt: string }> {
   const verified = verifyToken(ctx.keyring, input.macaroon, input.preimage);
   if (!verified.ok) throw refused(verified.rejection);
   const { hash, caveats } = verified.token;

@@ -586,6 +586,8 @@ describe('every function: CORS, methods, unknown paths', () => {
     expect(allowHeaders).toContain('authorization');
     expect(allowHeaders).toContain('content-type');
     expect(allowHeaders).toContain('accept-authenticate');
+    // What fetchWithL402 sends with audit events on (a trace, the declared agent and session).
+    expect(allowHeaders).toEqual(expect.arrayContaining(['traceparent', 'l402-agent-id', 'l402-session-id']));
     expect(response.headers.get('access-control-allow-methods')).toContain(method);
     expect(await response.text()).toBe('');
   });

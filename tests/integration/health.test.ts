@@ -21,6 +21,7 @@ describe('with the embedded dev node (npm start defaults)', () => {
       provider: { name: 'dev', network: 'regtest', ok: true },
       store: { kind: 'memory', ok: true },
       database: { kind: 'PGlite in memory', configured: true, ok: true },
+      events: { configured: false },
       problems: [],
     });
   });

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { guardedGet, OutboundError, type OutboundPolicy, type ResolvedAddress } from '../../lib/http/outbound.js';
+import { guardedFetch, guardedGet, OutboundError, type OutboundPolicy, type ResolvedAddress } from '../../lib/http/outbound.js';
 import { recordOutgoingSockets } from '../support/owner-server.js';
 import { rejection } from '../support/l402.js';
 
@@ -204,5 +204,43 @@ describe('guardedGet', () => {
     const closedPort = (closed.address() as AddressInfo).port;
     await new Promise((done) => closed.close(done));
     expect(await refusal(() => guardedGet(`http://127.0.0.1:${closedPort}/`, DEV))).toMatchObject({ code: 'UNREACHABLE', retryable: true });
+  });
+});
+
+describe('guardedFetch (webhook deliveries: POST through the same policy)', () => {
+  it('posts the body and headers given to loopback in development, and hands back the status without following a redirect', async () => {
+    let received = '';
+    routes.set('/hook', (res) => {
+      res.writeHead(204);
+      res.end();
+    });
+    routes.set('/moved', redirect(`${base}/hook`));
+    server.prependOnceListener('request', (req) => {
+      req.setEncoding('utf8');
+      req.on('data', (chunk: string) => (received += chunk));
+    });
+    const send = guardedFetch(DEV);
+    const answer = await send(`${base}/hook`, { method: 'POST', headers: { 'content-type': 'application/cloudevents+json', 'webhook-id': 'evt-1' }, body: '{"id":"evt-1"}' });
+    expect(answer.status).toBe(204);
+    expect(received).toBe('{"id":"evt-1"}');
+    expect(seen[0]!.headers).toMatchObject({ 'content-type': 'application/cloudevents+json', 'webhook-id': 'evt-1', 'content-length': '14' });
+    expect(seen[0]!.headers.cookie).toBeUndefined();
+    const moved = await send(`${base}/moved`, { method: 'POST', body: '{}' });
+    expect(moved.status).toBe(302);
+    expect(seen.map((s) => s.path)).toEqual(['/hook', '/moved']);
+  });
+
+  it('production refuses loopback, private and plain-http receivers without opening a socket', async () => {
+    const sockets = recordOutgoingSockets();
+    try {
+      const send = guardedFetch(PRODUCTION);
+      for (const url of [`${base}/hook`, 'https://127.0.0.1/hook', 'https://10.0.0.8/hook', 'https://169.254.169.254/latest', 'http://hooks.example.com/']) {
+        const error = await refusal(() => send(url, { method: 'POST', body: '{}' }));
+        expect(error.code, url).toBe('HOST_REFUSED');
+      }
+      expect(sockets.opened).toBe(0);
+    } finally {
+      sockets.stop();
+    }
   });
 });

@@ -60,6 +60,20 @@ describe('loadConfig', () => {
     expect(config.store.upstash).toEqual({ url: 'https://example.upstash.io', token: 't' });
   });
 
+  it('audit events: both EVENTS_WEBHOOK_URL and EVENTS_WEBHOOK_SECRET or neither; https outside development; a whsec_ secret of 24 to 64 bytes', () => {
+    const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    const local = { L402_SECRET: 's'.repeat(32), DATA_DIR: dataDir() };
+    expect(loadConfig(local).events).toBeUndefined();
+    expect(loadConfig({ ...local, EVENTS_WEBHOOK_URL: 'http://127.0.0.1:9000/hook', EVENTS_WEBHOOK_SECRET: secret }).events).toEqual({ webhookUrl: 'http://127.0.0.1:9000/hook', webhookSecret: secret });
+    expect(() => loadConfig({ ...local, EVENTS_WEBHOOK_URL: 'https://hooks.example.com/l402' })).toThrow(/both EVENTS_WEBHOOK_URL and EVENTS_WEBHOOK_SECRET/);
+    expect(() => loadConfig({ ...local, EVENTS_WEBHOOK_SECRET: secret })).toThrow(/both/);
+    expect(() => loadConfig({ ...local, EVENTS_WEBHOOK_URL: 'https://hooks.example.com/l402', EVENTS_WEBHOOK_SECRET: 'hunter2' })).toThrow(/whsec_/);
+    expect(() => loadConfig({ ...local, EVENTS_WEBHOOK_URL: 'https://hooks.example.com/l402', EVENTS_WEBHOOK_SECRET: `whsec_${Buffer.alloc(8).toString('base64')}` })).toThrow(/24 to 64 bytes/);
+    expect(() => loadConfig({ ...local, EVENTS_WEBHOOK_URL: 'ftp://hooks.example.com/', EVENTS_WEBHOOK_SECRET: secret })).toThrow(/https/);
+    expect(() => loadConfig({ ...local, NODE_ENV: 'production', EVENTS_WEBHOOK_URL: 'http://hooks.example.com/', EVENTS_WEBHOOK_SECRET: secret })).toThrow(/https/);
+    expect(loadConfig({ ...local, NODE_ENV: 'production', EVENTS_WEBHOOK_URL: 'https://hooks.example.com/', EVENTS_WEBHOOK_SECRET: secret }).events?.webhookUrl).toBe('https://hooks.example.com/');
+  });
+
   it('explains invalid settings instead of running with them', () => {
     expect(() => loadConfig({ L402_SECRET: 'short' })).toThrow(/at least 32 characters/);
     expect(() => loadConfig({ L402_TOKEN_TTL_SECONDS: 'soon' })).toThrow(ConfigError);

@@ -13,3 +13,4 @@ export type { StoredCredential, TokenStore } from './client/tokens.js';
 export { blinkWallet, clnWallet, devWallet, lnbitsWallet, lndWallet, phoenixdWallet, providerWallet, weblnWallet } from './client/wallets.js';
 export type { DevWalletOptions, LnbitsWalletOptions, WebLNProvider } from './client/wallets.js';
 export type { Network } from './lightning/bolt11.js';
+export type { ClientEventOptions } from './events/client.js';

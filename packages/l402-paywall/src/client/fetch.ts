@@ -18,6 +18,8 @@ import { bodyChallenge, l402Challenges, type L402Challenge } from './challenge.j
 import { L402ClientError, outcomeUnknown } from './errors.js';
 import { payOnce, type Proof } from './proofs.js';
 import { countUse, defaultTokenStore, reusable, tokenKey, usableCredential, type TokenStore } from './tokens.js';
+import { clientCall, type ClientCall, type ClientEventOptions } from '../events/client.js';
+import type { L402Event } from '../events/types.js';
 
 export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
@@ -53,6 +55,15 @@ export interface FetchWithL402Options {
   tokens?: TokenStore | false;
   /** The fetch to send requests with; default globalThis.fetch. */
   fetch?: Fetch;
+  /**
+   * Audit events (CloudEvents 1.0, see l402-paywall/events): challenge.received,
+   * invoice.refused, payment.sent, request.served. Unset: none is built and no
+   * header is added. Set: requests carry a traceparent (unless they have one)
+   * so the server's events join the trace. Never awaited; a throw is reported.
+   */
+  onEvent?: (event: L402Event) => unknown;
+  /** agentId (sent as l402-agent-id), sessionId (sent as l402-session-id), source, maxPending, onError. */
+  events?: ClientEventOptions;
 }
 
 /** What a call paid, for the response it returned. */
@@ -83,6 +94,10 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
   const url = new URL(request.url);
   const store = options.tokens === false ? undefined : (options.tokens ?? defaultTokenStore);
   const key = tokenKey(url);
+  const budget = options.budget;
+  const events: ClientCall | undefined = options.onEvent
+    ? clientCall(options.onEvent, options.events ?? {}, request, budget && { spentMsat: () => budget.spent().totalMsat, leftMsat: () => budget.remainingMsat(url.host) })
+    : undefined;
 
   // 1. send
   const stored = store && !request.headers.has('authorization') ? usableCredential(store, key) : undefined;
@@ -102,14 +117,36 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
   await first.body?.cancel().catch(() => {});
 
   // 3. choose an acceptable invoice, or refuse
-  const chosen = chooseInvoice(challenges, options, url);
+  let chosen: Chosen;
+  try {
+    chosen = chooseInvoice(challenges, options, url);
+  } catch (error) {
+    if (events && error instanceof L402ClientError) {
+      const facts = { ...error.details, invoice: challenges[0]!.invoice };
+      events.invoiceRefused(error.code, facts, events.challengeReceived(facts));
+    }
+    throw error;
+  }
+  const facts = { paymentHash: chosen.invoice.paymentHash, amountMsat: chosen.invoice.amountMsat, invoice: chosen.challenge.invoice };
+  let cause = events?.challengeReceived(facts);
 
   // 4. pay (at most once per invoice)
-  const { proof, paidByThisCall } = await payInvoice(chosen, options, url.host);
+  const payStartedAt = events ? performance.now() : 0;
+  let paid: { proof: Proof; paidByThisCall: boolean };
+  try {
+    paid = await payInvoice(chosen, options, url.host);
+  } catch (error) {
+    if (events && error instanceof L402ClientError && error.refused) events.invoiceRefused(error.code, facts, cause!);
+    throw error;
+  }
+  const { proof, paidByThisCall } = paid;
+  if (events && paidByThisCall) cause = events.paymentSent({ ...facts, feeMsat: proof.feeMsat, payStartedAt }, cause!);
 
   // 5. retry with the credential
   const authorization = `${chosen.challenge.scheme} ${chosen.challenge.token}:${proof.preimage}`;
+  const retryStartedAt = events ? performance.now() : 0;
   const response = await send(doFetch, request, authorization);
+  events?.requestServed({ ...facts, status: response.status, retryStartedAt, paidByThisCall }, cause!);
 
   // 6. served
   if (store && response.status < 400) {

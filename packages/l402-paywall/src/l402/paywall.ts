@@ -6,6 +6,8 @@ import { verifyAuthorization } from './credential.js';
 import { REJECTIONS, type Rejection } from './reasons.js';
 import { UseTable, memoryReplayStore, type ReplayStore } from './replay.js';
 import { Keyring, checkCaveats, mintToken, type CaveatExpectations, type VerifiedToken } from './token.js';
+import type { L402Event } from '../events/types.js';
+import type { ServerEventOptions } from '../events/server.js';
 
 /** What the paywall needs from a Lightning backend (lib/lightning providers fit it). */
 export interface InvoiceProvider {
@@ -42,6 +44,14 @@ export interface L402Options {
    * e.g. a per-client limit. Paid requests never ask. If it throws, 503.
    */
   limitInvoices?: (request: Request) => MaybePromise<InvoiceLimit | undefined | void>;
+  /**
+   * Audit events (CloudEvents 1.0, see l402-paywall/events): challenge.issued,
+   * token.rejected, request.served. Unset: none is built. Called after the
+   * request's work and never awaited; a throw goes to onError.
+   */
+  onEvent?: (event: L402Event) => unknown;
+  /** Who the events say emitted them: `agentId`, `source`, and `maxPending` (onEvent promises). */
+  events?: ServerEventOptions;
 }
 
 /** What limitInvoices answers when a request may not have an invoice now. */
@@ -64,11 +74,15 @@ export interface Refusal {
   /** Pairs, because WWW-Authenticate appears twice. */
   headers: [string, string][];
   body: Record<string, unknown>;
+  /** What the challenge's token is bound to (402 only). */
+  route?: string;
 }
 
 export interface Paid {
   kind: 'paid';
   payment: Payment;
+  /** When the token expires (unix seconds). */
+  readonly expiresAt: number;
   /** Give the use back: the handler failed, the client may retry. */
   release(): Promise<void>;
 }
@@ -151,6 +165,7 @@ export function createPaywall(options: L402Options): Paywall {
         ['Cache-Control', 'no-store'],
         ...challengeHeaders(macaroon, invoice.invoice).map((value): [string, string] => ['WWW-Authenticate', value]),
       ],
+      route,
       body: {
         error: rejection.message,
         code: rejection.code,
@@ -222,6 +237,10 @@ class PaidUse implements Paid {
     private readonly onError: (error: unknown, context: string) => void,
   ) {}
 
+  get expiresAt(): number {
+    return this.token.exp;
+  }
+
   get payment(): Payment {
     return (this.#payment ??= { paymentHash: this.token.hash, route: this.route, amountMsat: this.amountMsat });
   }
@@ -279,7 +298,8 @@ function checkOptions(options: L402Options): void {
   if (!(secret instanceof Keyring) && typeof secret !== 'string' && !Array.isArray(secret)) fail('secret', 'a string, an array of strings (newest first) or a Keyring', secret);
   if (options.replayStore !== undefined && (!isFunction(options.replayStore?.claim) || !isFunction(options.replayStore?.release))) fail('replayStore', 'a replay store with claim() and release()', options.replayStore);
   if (options.route !== undefined && typeof options.route !== 'string' && !isFunction(options.route)) fail('route', 'a string or a function of the request', options.route);
-  for (const name of ['memo', 'caveats', 'onPaid', 'onError'] as const) {
+  if (options.events !== undefined && (typeof options.events !== 'object' || options.events === null)) fail('events', 'an object { agentId?, source?, maxPending? }', options.events);
+  for (const name of ['memo', 'caveats', 'onPaid', 'onError', 'onEvent', 'limitInvoices'] as const) {
     if (options[name] !== undefined && !isFunction(options[name])) fail(name, 'a function', options[name]);
   }
 }

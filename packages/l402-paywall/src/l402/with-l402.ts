@@ -1,6 +1,7 @@
 // withL402: wraps any Web-standard handler (Next.js route handlers, Vercel
 // functions, Hono, Bun, Deno, Workers) in the paywall.
 import { logError, refusalResponse, createPaywall, type L402Options, type Paid, type Payment } from './paywall.js';
+import { paywallAudit } from './audit.js';
 
 // A private symbol on the Request rather than a WeakMap: no ephemeron for the
 // garbage collector to trace per paid request. It holds the decision, whose
@@ -18,10 +19,16 @@ export function withL402<Rest extends unknown[]>(
 ): (request: Request, ...rest: Rest) => Promise<Response> {
   const paywall = createPaywall(options);
   const onError = options.onError ?? logError;
+  // Undefined without onEvent: then no clock is read and no event is built.
+  const audit = paywallAudit(options, onError);
 
   return async (request, ...rest) => {
+    const startedAt = audit ? performance.now() : 0;
     const decision = await paywall.decide(request);
-    if (decision.kind === 'refused') return refusalResponse(decision);
+    if (decision.kind === 'refused') {
+      audit?.refused(request, decision, startedAt);
+      return refusalResponse(decision);
+    }
 
     (request as { [PAID]?: Paid })[PAID] = decision;
     let response: Response;
@@ -38,6 +45,7 @@ export function withL402<Rest extends unknown[]>(
       return response;
     }
     response = withNoStore(response);
+    audit?.served(request, decision, response.status, startedAt);
     if (options.onPaid) {
       const paid = response;
       Promise.resolve()

@@ -1,7 +1,8 @@
 // Express/Connect adapter: `app.get('/paid', l402Middleware(options), handler)`.
 // Only the request line and headers are read, so body parsers downstream still
 // see an untouched stream. Typed structurally so lib/l402 needs no node: import.
-import { createPaywall, type L402Options } from '../paywall.js';
+import { createPaywall, logError, type L402Options } from '../paywall.js';
+import { paywallAudit } from '../audit.js';
 import type { Payment } from '../paywall.js';
 
 interface NodeRequest {
@@ -26,7 +27,9 @@ type Next = (error?: unknown) => void;
 
 export function l402Middleware(options: L402Options): (req: NodeRequest, res: NodeResponse, next: Next) => void {
   const paywall = createPaywall(options);
+  const audit = paywallAudit(options, options.onError ?? logError);
   return (req, res, next) => {
+    const startedAt = audit ? performance.now() : 0;
     let request: Request;
     try {
       request = toWebRequest(req);
@@ -40,6 +43,7 @@ export function l402Middleware(options: L402Options): (req: NodeRequest, res: No
     paywall.decide(request).then(
       (decision) => {
         if (decision.kind === 'refused') {
+          audit?.refused(request, decision, startedAt);
           res.statusCode = decision.status;
           const grouped = new Map<string, string[]>();
           for (const [key, value] of decision.headers) grouped.set(key, [...(grouped.get(key) ?? []), value]);
@@ -52,6 +56,7 @@ export function l402Middleware(options: L402Options): (req: NodeRequest, res: No
         // Express error handlers answer 5xx after next(err): give the use back then.
         res.once('finish', () => {
           if (res.statusCode >= 500) void decision.release();
+          else audit?.served(request, decision, res.statusCode, startedAt);
         });
         next();
       },

@@ -1,0 +1,44 @@
+// The service's own audit events (README "Audit events"): when the operator
+// sets EVENTS_WEBHOOK_URL and EVENTS_WEBHOOK_SECRET, the paid routes (the demo
+// through withL402's onEvent, Pro through serverEvents) post signed CloudEvents
+// there. Delivery follows the outbound policy (https, public hosts; loopback
+// only in development) and is kept alive after the answer with Vercel's
+// waitUntil. Unset, nothing here exists and no event is built.
+import { waitUntil as vercelWaitUntil } from '@vercel/functions';
+import { httpEventSink, serverEvents, type EventSinkStats, type HttpEventSink, type ServerEvents } from 'l402-paywall/events';
+import type { Config } from '../config.js';
+import { guardedFetch } from '../http/outbound.js';
+import { outboundPolicy } from '../lightning/lnurl.js';
+
+/** data.agent.id of the service's events. */
+export const SERVICE_AGENT_ID = 'l402-paywall-service';
+
+export interface ServiceEvents {
+  /** withL402 options: the sink as onEvent, and who emits. */
+  paywall: { onEvent: HttpEventSink; events: { agentId: string } };
+  /** For paid flows that are not withL402 (Pro activation). */
+  server: ServerEvents;
+  /** Waits for every event sent so far to be delivered or given up (tests, shutdown). */
+  flush(): Promise<void>;
+  /** For GET /api/health: where (host only: a path or query can hold a token) and how delivery goes in this instance. */
+  describe(): { configured: true; host: string } & EventSinkStats;
+}
+
+export function createServiceEvents(config: Config): ServiceEvents | undefined {
+  if (!config.events) return undefined;
+  const report = (error: unknown, context: string) => console.error(`[events] ${context}: ${error instanceof Error ? error.message : String(error)}`);
+  const sink = httpEventSink({
+    url: config.events.webhookUrl,
+    secret: config.events.webhookSecret,
+    fetch: guardedFetch(outboundPolicy(config)),
+    waitUntil: vercelWaitUntil,
+    onError: report,
+  });
+  const host = new URL(config.events.webhookUrl).host;
+  return {
+    paywall: { onEvent: sink, events: { agentId: SERVICE_AGENT_ID } },
+    server: serverEvents(sink, { agentId: SERVICE_AGENT_ID, onError: report }),
+    flush: () => sink.flush(),
+    describe: () => ({ configured: true, host, ...sink.stats() }),
+  };
+}

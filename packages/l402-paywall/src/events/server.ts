@@ -1,0 +1,160 @@
+// Server events: challenge.issued, token.rejected and request.served, built
+// from a request and what the paywall decided. withL402 and the adapters load
+// this module only when `onEvent` is set (l402/audit.ts); an operator's own
+// paid flow can use serverEvents() directly.
+import { parseCredential } from '../l402/credential.js';
+import { decodeToken } from '../l402/token.js';
+import type { L402Options, Paid, Refusal } from '../l402/paywall.js';
+import type { PaywallAudit } from '../l402/audit.js';
+import { declaredId, elapsedMs, makeEvent, originOf, traceFrom } from './cloudevent.js';
+import { dispatcher, type ErrorReporter, type EventHandler } from './dispatch.js';
+import { AGENT_ID_HEADER, EVENT_TYPES, PAYMENT_VERIFICATION, SESSION_ID_HEADER, type L402EventData, type PaymentProof } from './types.js';
+
+export interface ServerEventOptions {
+  /** This service's id, as the operator names it (data.agent.id). */
+  agentId?: string;
+  /** The CloudEvents `source`; default the origin of each request (e.g. https://api.example.com). */
+  source?: string;
+  /** onEvent promises that may be pending at once before new events are dropped (default 1000). */
+  maxPending?: number;
+}
+
+/** What one request says about who sent it and where it sits in a trace. */
+interface RequestFacts {
+  source: string;
+  method: string;
+  agent: L402EventData['agent'];
+  declaredSession?: string;
+  trace: ReturnType<typeof traceFrom>;
+}
+
+export interface ServerEvents {
+  /** Emits challenge.issued; answers its id. */
+  challengeIssued(request: Request, fields: { route: string; paymentHash: string; amountMsat: number; invoice?: string; startedAt: number; causationId?: string; status?: number }, facts?: RequestFacts): string;
+  /** Emits token.rejected; answers its id. */
+  tokenRejected(request: Request, fields: { route: string; reason: string; startedAt: number; claimedPaymentHash?: string; status?: number }, facts?: RequestFacts): string;
+  /** Emits request.served, caused by the challenge of the same payment hash. */
+  requestServed(request: Request, fields: { route: string; paymentHash: string; amountMsat: number; status: number; startedAt: number; issuedAtSeconds?: number }): void;
+  /** The per-request facts, read once when one request emits several events. */
+  factsOf(request: Request): RequestFacts;
+}
+
+/** The id of a payment hash's challenge.issued: the served event names it as its cause, whichever instance issued it. */
+export const challengeEventId = (paymentHash: string): string => `challenge-${paymentHash}`;
+
+export function serverEvents(onEvent: EventHandler, options: ServerEventOptions & { onError: ErrorReporter }): ServerEvents {
+  const emit = dispatcher(onEvent, options.onError, options.maxPending);
+  const agentId = options.agentId;
+
+  const factsOf = (request: Request): RequestFacts => {
+    const headers = request.headers;
+    const declaredAgent = declaredId(headers.get(AGENT_ID_HEADER));
+    const agent: L402EventData['agent'] = {};
+    if (agentId) agent.id = agentId;
+    if (declaredAgent) agent.declared = { id: declaredAgent, proven: false };
+    return {
+      source: options.source ?? originOf(request.url),
+      method: request.method,
+      agent,
+      declaredSession: declaredId(headers.get(SESSION_ID_HEADER)),
+      trace: traceFrom(headers.get('traceparent')),
+    };
+  };
+  const session = (facts: RequestFacts, paymentHash: string | undefined): L402EventData['session'] =>
+    facts.declaredSession ? { id: facts.declaredSession, kind: 'declared' } : paymentHash ? { id: paymentHash, kind: 'payment' } : undefined;
+  const causation = (facts: RequestFacts, causationId: string | undefined): L402EventData['causation'] => {
+    const c: L402EventData['causation'] = { traceparent: facts.trace.traceparent, traceStarted: facts.trace.traceStarted };
+    if (causationId) c.causationId = causationId;
+    return c;
+  };
+  const proof = (paymentHash: string, amountMsat: number, invoice?: string): PaymentProof => {
+    const p: PaymentProof = { paymentHash, amountMsat, verification: PAYMENT_VERIFICATION };
+    if (invoice) p.invoice = invoice;
+    return p;
+  };
+
+  return {
+    factsOf,
+    challengeIssued(request, fields, facts = factsOf(request)) {
+      const id = challengeEventId(fields.paymentHash);
+      emit(
+        makeEvent({
+          id,
+          type: EVENT_TYPES.challengeIssued,
+          source: facts.source,
+          subject: fields.route,
+          data: {
+            agent: facts.agent,
+            session: session(facts, fields.paymentHash),
+            causation: causation(facts, fields.causationId),
+            payment: proof(fields.paymentHash, fields.amountMsat, fields.invoice),
+            timing: { challengeMs: elapsedMs(fields.startedAt) },
+            context: { method: facts.method, status: fields.status ?? 402 },
+          },
+        }),
+      );
+      return id;
+    },
+    tokenRejected(request, fields, facts = factsOf(request)) {
+      const data: L402EventData = {
+        agent: facts.agent,
+        session: session(facts, fields.claimedPaymentHash),
+        causation: causation(facts, undefined),
+        reason: fields.reason,
+        timing: { challengeMs: elapsedMs(fields.startedAt) },
+        context: { method: facts.method, status: fields.status ?? 402 },
+      };
+      // Only the hash the refused token names (not proof of anything): never the token itself.
+      if (fields.claimedPaymentHash) data.claimedPaymentHash = fields.claimedPaymentHash;
+      const event = makeEvent({ type: EVENT_TYPES.tokenRejected, source: facts.source, subject: fields.route, data });
+      emit(event);
+      return event.id;
+    },
+    requestServed(request, fields) {
+      const facts = factsOf(request);
+      const serveMs = elapsedMs(fields.startedAt);
+      const timing: L402EventData['timing'] = { serveMs };
+      if (fields.issuedAtSeconds !== undefined) timing.payMs = Math.max(0, Math.round(Date.now() - serveMs - fields.issuedAtSeconds * 1000));
+      emit(
+        makeEvent({
+          type: EVENT_TYPES.serverRequestServed,
+          source: facts.source,
+          subject: fields.route,
+          data: {
+            agent: facts.agent,
+            session: session(facts, fields.paymentHash),
+            causation: causation(facts, challengeEventId(fields.paymentHash)),
+            payment: proof(fields.paymentHash, fields.amountMsat),
+            timing,
+            context: { method: facts.method, status: fields.status },
+          },
+        }),
+      );
+    },
+  };
+}
+
+/** The paywall's hook (l402/audit.ts): what withL402 and the adapters call when onEvent is set. */
+export function serverAudit(options: L402Options & { onEvent: EventHandler }, onError: ErrorReporter): PaywallAudit {
+  const events = serverEvents(options.onEvent, { agentId: options.events?.agentId, source: options.events?.source, maxPending: options.events?.maxPending, onError });
+  const ttl = options.tokenTtlSeconds ?? 3600;
+  return {
+    refused(request, refusal: Refusal, startedAt) {
+      // A 503 sold nothing and checked nothing: no event.
+      if (refusal.status !== 402 || !refusal.route) return;
+      const body = refusal.body as { code: string; paymentHash: string; priceSats: number; invoice: string };
+      const facts = events.factsOf(request);
+      let causationId: string | undefined;
+      if (body.code !== 'PAYMENT_REQUIRED') {
+        const parsed = parseCredential(request.headers.get('authorization'));
+        const claimedPaymentHash = parsed.ok ? decodeToken(parsed.credential.token)?.hash : undefined;
+        causationId = events.tokenRejected(request, { route: refusal.route, reason: body.code, startedAt, claimedPaymentHash }, facts);
+      }
+      events.challengeIssued(request, { route: refusal.route, paymentHash: body.paymentHash, amountMsat: body.priceSats * 1000, invoice: body.invoice, startedAt, causationId }, facts);
+    },
+    served(request, paid: Paid, status, startedAt) {
+      const { paymentHash, amountMsat, route } = paid.payment;
+      events.requestServed(request, { route, paymentHash, amountMsat, status, startedAt, issuedAtSeconds: paid.expiresAt - ttl });
+    },
+  };
+}

@@ -1,0 +1,125 @@
+// The hosted service's audit events against the real local server: with
+// EVENTS_WEBHOOK_URL and EVENTS_WEBHOOK_SECRET pointing at a local receiver, a
+// paid demo request and a Pro activation post signed CloudEvents there (the
+// standardwebhooks library verifies them, the cloudevents SDK reads them),
+// carrying the payment hash and amount and never the preimage or macaroon.
+// Unset, the service has no event sink at all.
+import { CloudEvent, HTTP } from 'cloudevents';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { EVENT_TYPES, generateEventSecret, verifyEvent, type L402Event } from 'l402-paywall/events';
+import { serviceContext } from '../../lib/service/context.js';
+import { plainHeaders, startEventReceiver, type EventReceiver } from '../support/event-receiver.js';
+import { useDevServer, type ChallengeBody } from '../support/server.js';
+
+const SECRET = generateEventSecret();
+
+async function payDemoInvoice(base: string, invoice: string): Promise<string> {
+  const response = await fetch(`${base}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice }) });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { preimage: string }).preimage;
+}
+
+describe('EVENTS_WEBHOOK_URL set to a local receiver', () => {
+  let receiver: EventReceiver;
+  beforeAll(async () => {
+    receiver = await startEventReceiver();
+  });
+  afterAll(() => receiver.close());
+  const server = useDevServer(() => ({ EVENTS_WEBHOOK_URL: receiver.url, EVENTS_WEBHOOK_SECRET: SECRET }));
+
+  /** Every delivery so far, verified with standardwebhooks and read back with the cloudevents SDK. */
+  async function delivered(): Promise<L402Event[]> {
+    await serviceContext().events!.flush();
+    return receiver.deliveries.map((delivery) => {
+      expect(delivery.headers['content-type']).toBe('application/cloudevents+json; charset=utf-8');
+      const headers = plainHeaders(delivery.headers);
+      const event = new Webhook(SECRET).verify(delivery.body, headers) as L402Event;
+      expect(verifyEvent(delivery.body, headers, SECRET)).toEqual(event);
+      const ce = HTTP.toEvent({ headers, body: delivery.body }) as CloudEvent<unknown>;
+      expect(ce.validate()).toBe(true);
+      return event;
+    });
+  }
+
+  it('a paid demo request yields signed challenge.issued and request.served with the payment hash and amount, never the preimage or macaroon', async () => {
+    const base = server.url;
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const challenge = await fetch(`${base}/api/demo/btc-price`, { headers: { traceparent, 'l402-agent-id': 'test-agent' } });
+    expect(challenge.status).toBe(402);
+    const body = (await challenge.json()) as ChallengeBody;
+    const preimage = await payDemoInvoice(base, body.invoice);
+    const paid = await fetch(`${base}/api/demo/btc-price`, { headers: { authorization: `L402 ${body.macaroon}:${preimage}`, traceparent } });
+    expect(paid.status).toBe(200);
+
+    await vi.waitFor(() => expect(receiver.deliveries.length).toBeGreaterThanOrEqual(2));
+    const events = (await delivered()).filter((e) => e.data.payment?.paymentHash === body.paymentHash);
+    expect(events.map((e) => e.type)).toEqual([EVENT_TYPES.challengeIssued, EVENT_TYPES.serverRequestServed]);
+    const [issued, served] = events as [L402Event, L402Event];
+    expect(issued).toMatchObject({
+      source: base,
+      subject: '/api/demo/btc-price',
+      data: {
+        agent: { id: 'l402-paywall-service', declared: { id: 'test-agent', proven: false } },
+        payment: { paymentHash: body.paymentHash, amountMsat: 1000, invoice: body.invoice },
+        causation: { traceStarted: false },
+      },
+    });
+    expect(issued.traceparent.slice(0, 36)).toBe(traceparent.slice(0, 36));
+    expect(served).toMatchObject({
+      subject: '/api/demo/btc-price',
+      data: { payment: { paymentHash: body.paymentHash, amountMsat: 1000 }, causation: { causationId: issued.id }, context: { method: 'GET', status: 200 } },
+    });
+
+    for (const delivery of receiver.deliveries) {
+      const wire = JSON.stringify(delivery);
+      expect(wire).not.toContain(preimage);
+      expect(wire).not.toContain(body.macaroon);
+    }
+  });
+
+  it('Pro: the offer is challenge.issued, the activation request.served, a second activation token.rejected ALREADY_ACTIVATED', async () => {
+    const base = server.url;
+    receiver.deliveries.length = 0;
+    const offer = (await (await fetch(`${base}/api/dev-token?address=events@example.com`)).json()) as { invoice: string; macaroon: string; paymentHash: string };
+    const preimage = await payDemoInvoice(base, offer.invoice);
+    const activate = () => fetch(`${base}/api/dev-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ macaroon: offer.macaroon, preimage }) });
+    expect((await activate()).status).toBe(200);
+    expect((await activate()).status).toBe(409);
+
+    await vi.waitFor(() => expect(receiver.deliveries.length).toBeGreaterThanOrEqual(3));
+    const events = await delivered();
+    expect(events.map((e) => [e.type, e.subject])).toEqual([
+      [EVENT_TYPES.challengeIssued, '/api/dev-token'],
+      [EVENT_TYPES.serverRequestServed, '/api/dev-token'],
+      [EVENT_TYPES.tokenRejected, '/api/dev-token'],
+    ]);
+    expect(events[0]!.data).toMatchObject({ payment: { paymentHash: offer.paymentHash, amountMsat: 9_000_000 }, context: { status: 200 } });
+    expect(events[1]!.data).toMatchObject({ payment: { paymentHash: offer.paymentHash, amountMsat: 9_000_000 }, causation: { causationId: events[0]!.id } });
+    expect(events[2]!.data).toMatchObject({ reason: 'ALREADY_ACTIVATED', claimedPaymentHash: offer.paymentHash, context: { status: 409 } });
+    const wire = JSON.stringify(receiver.deliveries);
+    expect(wire).not.toContain(preimage);
+    expect(wire).not.toContain(offer.macaroon);
+  });
+
+  it('/api/health names the receiver host (never its path) and the delivery counts', async () => {
+    const report = (await (await fetch(`${server.url}/api/health`)).json()) as { events: Record<string, unknown> };
+    expect(report.events).toMatchObject({ configured: true, host: new URL(receiver.url).host, failed: 0, dropped: 0 });
+    expect(report.events.delivered).toBeGreaterThanOrEqual(5);
+    expect(JSON.stringify(report)).not.toContain('/hooks/l402');
+    expect(JSON.stringify(report)).not.toContain(SECRET);
+  });
+});
+
+describe('EVENTS_WEBHOOK_URL unset', () => {
+  const server = useDevServer();
+
+  it('the service has no event sink, health says so, and the paid demo works as before', async () => {
+    const base = server.url;
+    const challenge = (await (await fetch(`${base}/api/demo/btc-price`)).json()) as ChallengeBody;
+    const preimage = await payDemoInvoice(base, challenge.invoice);
+    expect((await fetch(`${base}/api/demo/btc-price`, { headers: { authorization: `L402 ${challenge.macaroon}:${preimage}` } })).status).toBe(200);
+    expect(serviceContext().events).toBeUndefined();
+    expect(((await (await fetch(`${base}/api/health`)).json()) as { events: unknown }).events).toEqual({ configured: false });
+  });
+});
