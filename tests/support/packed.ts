@@ -1,0 +1,200 @@
+// The library as its users get it: `npm pack` of packages/l402-paywall, installed
+// from the tarball into fresh copies of the fixture apps in tests/fixtures/packed-*
+// (in a temporary directory, never the source tree). Used by tests/package and
+// by the bench. Installs reach the npm registry only, through npm's cache.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+export const REPO_DIR = fileURLToPath(new URL('../../', import.meta.url));
+export const LIBRARY_DIR = join(REPO_DIR, 'packages/l402-paywall');
+export const FIXTURES_DIR = join(REPO_DIR, 'tests/fixtures');
+
+/**
+ * The environment for npm and the fixtures' tools: ours, less what an outer
+ * `npm test` or `npm run` sets for its own project (workspace, package,
+ * lifecycle), which would point a nested npm back at this repository. npm's
+ * cache (npm_config_cache, default ~/.npm) is kept: repeated installs are local.
+ */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  const keep = new Set(['npm_config_cache', 'npm_config_registry', 'npm_config_userconfig', 'npm_config_globalconfig', 'npm_config_cafile']);
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^npm_/i.test(key) && !keep.has(key.toLowerCase())) continue;
+    if (key === 'INIT_CWD' || key === 'NODE_OPTIONS' || key.startsWith('VITEST') || key === 'TEST') continue;
+    env[key] = value;
+  }
+  return { ...env, NEXT_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1', ...extra };
+}
+
+export interface RunResult {
+  code: number | null;
+  output: string;
+}
+
+/** Runs a command to its end; rejects with its output when it fails. */
+export function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; allowFailure?: boolean }): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code === 0 || options.allowFailure) resolve({ code, output });
+      else reject(new Error(`${command} ${args.join(' ')} (in ${options.cwd}) exited ${code}:\n${output.slice(-6000)}`));
+    });
+  });
+}
+
+export interface PackedLibrary {
+  tarball: string;
+  /** Size of the .tgz in bytes. */
+  bytes: number;
+  /** Paths inside the package. */
+  files: string[];
+}
+
+/** `npm pack` into `dest`: runs the package's prepack (tsup), as `npm publish` would. */
+export async function packLibrary(dest: string): Promise<PackedLibrary> {
+  mkdirSync(dest, { recursive: true });
+  const { output } = await run('npm', ['pack', '--json', '--pack-destination', dest], { cwd: LIBRARY_DIR });
+  // prepack's build log comes first on stdout; the JSON report is the last thing printed.
+  const report = JSON.parse(output.slice(output.lastIndexOf('\n[') + 1)) as { filename: string; files: { path: string }[] }[];
+  const tarball = join(dest, report[0]!.filename);
+  return { tarball, bytes: statSync(tarball).size, files: report[0]!.files.map((file) => file.path) };
+}
+
+/**
+ * Copies tests/fixtures/<fixture> to `into`, points its `l402-paywall`
+ * dependency at the tarball and runs `npm install` there. Returns the directory.
+ */
+export async function installFixture(fixture: string, tarball: string, into: string): Promise<string> {
+  cpSync(join(FIXTURES_DIR, fixture), into, { recursive: true, filter: (source) => !/[\\/](node_modules|\.next)$/.test(source) });
+  const manifestPath = join(into, 'package.json');
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { dependencies?: Record<string, string> };
+  manifest.dependencies = { ...manifest.dependencies, 'l402-paywall': `file:${tarball}` };
+  writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: into });
+  return into;
+}
+
+/** The packages npm installed in a project (its lockfile's node_modules entries). */
+export function installedPackages(project: string): string[] {
+  const lock = JSON.parse(readFileSync(join(project, 'node_modules/.package-lock.json'), 'utf8')) as { packages: Record<string, { link?: boolean }> };
+  return Object.keys(lock.packages)
+    .filter((path) => path.startsWith('node_modules/'))
+    .map((path) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length))
+    .sort();
+}
+
+/**
+ * The core as a cold start pays for it: `withL402` and the credential
+ * verification, bundled from the installed package with esbuild for a browser
+ * platform (what an edge function ships), minified, then gzipped.
+ */
+export async function coreBundleSize(project: string): Promise<{ minifiedBytes: number; gzippedBytes: number }> {
+  const { build } = await import('esbuild');
+  const result = await build({
+    stdin: { contents: "export { withL402, getPayment, verifyAuthorization } from 'l402-paywall';", resolveDir: project, loader: 'js' },
+    bundle: true,
+    minify: true,
+    write: false,
+    format: 'esm',
+    platform: 'browser',
+    logLevel: 'silent',
+  });
+  const code = result.outputFiles[0]!.contents;
+  return { minifiedBytes: code.byteLength, gzippedBytes: gzipSync(code, { level: 9 }).byteLength };
+}
+
+/** A free TCP port on 127.0.0.1 (for servers that cannot report the one they took). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface RunningServer {
+  url: string;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a long-running server in a process group of its own and waits until
+ * it prints `listening <url>` (or matches `ready`, then `url` is given).
+ * stop() ends that group: the server and whatever it started (workerd, deno).
+ */
+export function startServer(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv; ready?: RegExp; url?: string; startupMs?: number },
+): Promise<RunningServer> {
+  return new Promise((resolve, reject) => {
+    const child: ChildProcess = spawn(command, args, { cwd: options.cwd, env: options.env ?? cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    let settled = false;
+    const exited = new Promise<void>((done) => child.once('exit', () => done()));
+    const stop = async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        try {
+          process.kill(-child.pid!, 'SIGTERM');
+        } catch {
+          // already gone
+        }
+        const timer = setTimeout(() => {
+          try {
+            process.kill(-child.pid!, 'SIGKILL');
+          } catch {
+            // already gone
+          }
+        }, 5_000);
+        await exited;
+        clearTimeout(timer);
+      }
+    };
+    // A server that never comes up must not hold the suite until its timeout unexplained.
+    const giveUp = setTimeout(() => fail(new Error(`${command} ${args.join(' ')} did not start in ${options.startupMs ?? 60_000} ms:\n${output}`)), options.startupMs ?? 60_000);
+    const fail = (error: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(giveUp);
+      void stop().then(() => reject(error));
+    };
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      if (settled) return;
+      const url = options.ready ? (options.ready.test(output) ? options.url : undefined) : /listening (http:\/\/\S+)/.exec(output)?.[1];
+      if (url) {
+        settled = true;
+        clearTimeout(giveUp);
+        resolve({ url, output: () => output, stop });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('error', (error) => fail(error));
+    child.once('exit', (code, signal) => fail(new Error(`${command} ${args.join(' ')} exited (${code ?? signal}) before it was ready:\n${output}`)));
+  });
+}
+
+/** Total size of a directory tree in bytes (what an install put on disk). */
+export function directoryBytes(path: string): number {
+  if (!existsSync(path)) return 0;
+  let total = 0;
+  for (const entry of readdirSync(path, { withFileTypes: true })) {
+    const full = join(path, entry.name);
+    if (entry.isDirectory()) total += directoryBytes(full);
+    else if (entry.isFile()) total += statSync(full).size;
+  }
+  return total;
+}
