@@ -2,6 +2,7 @@
 import { benchDirectory, type DirectoryBench } from './directory.js';
 import { benchHttp } from './http.js';
 import { benchOverhead } from './overhead.js';
+import { benchPackage, printPackageBench } from './package.js';
 import { benchPaymentLog } from './payment-log.js';
 import { benchStats, printStatsBench } from './stats.js';
 import { benchTokens } from './token.js';
@@ -50,3 +51,6 @@ for (const r of paymentLog) console.log(`  ${r.backend.padEnd(52)} ${fmt(r.write
 for (const note of notes) console.log(`  ${note}`);
 
 printStatsBench(await benchStats());
+
+// Last: it runs npm (pack, install from the registry's cache) rather than the code under test.
+printPackageBench(await benchPackage());
