@@ -170,6 +170,40 @@ describe('the packed tarball', () => {
     expect(packages.filter((name) => SERVICE_ONLY.includes(name))).toEqual([]);
   }, 3 * MINUTE);
 
+  it('each entry but l402-paywall/node, as built, bundles for the browser with no Node built-in', async () => {
+    const { build } = await import('esbuild');
+    const project = await installed('packed-consumer');
+    const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+    const entries = Object.keys(manifest.exports).filter((subpath) => subpath !== './node' && subpath !== './package.json');
+    expect(entries.length).toBeGreaterThanOrEqual(8);
+    for (const subpath of entries) {
+      const specifier = `l402-paywall${subpath.slice(1)}`;
+      const found: string[] = [];
+      await build({
+        stdin: { contents: `export * from '${specifier}';`, resolveDir: project, loader: 'js' },
+        bundle: true,
+        write: false,
+        format: 'esm',
+        platform: 'browser',
+        logLevel: 'silent',
+        // Optional peers, not installed here (the source-level test in edge-safe.test.ts bundles them in).
+        external: ['ws', '@getalby/sdk', '@upstash/redis'],
+        plugins: [
+          {
+            name: 'node-builtins',
+            setup(b) {
+              b.onResolve({ filter: /^node:|^(fs|path|crypto|http|https|net|tls|stream|events|zlib|buffer|url|util|os|dns|child_process|worker_threads|module)$/ }, (args) => {
+                found.push(`${args.path} (from ${args.importer})`);
+                return { path: args.path, external: true };
+              });
+            },
+          },
+        ],
+      });
+      expect(found, specifier).toEqual([]);
+    }
+  }, 3 * MINUTE);
+
   it('the core (withL402 and verification) bundles to at most 25 KB minified and gzipped', async () => {
     const { gzippedBytes } = await coreBundleSize(await installed('packed-consumer'));
     expect(gzippedBytes).toBeGreaterThan(1000);

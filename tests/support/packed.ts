@@ -24,10 +24,12 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   const keep = new Set(['npm_config_cache', 'npm_config_registry', 'npm_config_userconfig', 'npm_config_globalconfig', 'npm_config_cafile']);
   for (const [key, value] of Object.entries(process.env)) {
     if (/^npm_/i.test(key) && !keep.has(key.toLowerCase())) continue;
-    if (key === 'INIT_CWD' || key === 'NODE_OPTIONS' || key.startsWith('VITEST') || key === 'TEST') continue;
+    // vitest's own variables (NODE_ENV=test among them) are not the apps': next build sets its own NODE_ENV.
+    if (key === 'INIT_CWD' || key === 'NODE_OPTIONS' || key === 'NODE_ENV' || key.startsWith('VITEST') || key === 'TEST') continue;
     env[key] = value;
   }
-  return { ...env, NEXT_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1', ...extra };
+  // No tool phones home: telemetry and update checks off (tests never reach the internet).
+  return { ...env, NEXT_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1', DENO_NO_UPDATE_CHECK: '1', DENO_NO_PROMPT: '1', ...extra };
 }
 
 export interface RunResult {
