@@ -1,39 +1,39 @@
 // The library as its users get it, proven from the packed tarball (never the
 // source tree): `npm pack` once, then fresh copies of the fixture apps in
-// tests/fixtures/packed-* install it from the registry's way in (npm, cache
-// allowed) in a temporary directory:
+// tests/fixtures/packed-* install it the way users do (npm, registry cache
+// allowed), in a temporary directory:
 // - package checks: the tarball's contents, publint, are-the-types-wrong
-//   (ESM-only profile), the footprint of an install, the core's gzipped size;
+//   (ESM-only profile), the footprint of an install, edge-safe entries as
+//   built, the core's gzipped size;
 // - a consumer file type-checks under `bundler` (strict off) and `nodenext` (strict);
 // - the paid flow (402 -> pay with the dev wallet -> 200 -> the same
 //   credential refused) on a plain node:http server, Express and Hono, in
 //   Vercel's edge-runtime, workerd (miniflare), Deno and Bun, and in a Next.js
 //   App Router app (next build, next start) on the Node and edge runtimes.
-// Everything is started at once in beforeAll (installs in parallel, the
-// Next.js build behind them) and each test waits for the part it needs.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// The pack, the installs and the Next.js build are started with the run by
+// tests/package/prepare.ts (the `package` project's globalSetup) and happen
+// beside the other suites; each test waits for the step it needs.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { decodeInvoice } from 'l402-paywall/lightning';
 import {
   LIBRARY_DIR,
   REPO_DIR,
+  awaitStep,
   cleanEnv,
   coreBundleSize,
   freePort,
-  installFixture,
   installedPackages,
-  packLibrary,
   run,
   startServer,
+  stepTimings,
   type PackedLibrary,
   type RunningServer,
 } from '../support/packed.js';
+import type { PACKED_FIXTURES } from './prepare.js';
 
-const FIXTURES = ['packed-consumer', 'packed-node-http', 'packed-express', 'packed-hono', 'packed-runtimes', 'packed-next'] as const;
-type Fixture = (typeof FIXTURES)[number];
+type Fixture = (typeof PACKED_FIXTURES)[number];
 
 /** What an install of the library alone may add (the library included). */
 const MAX_PACKAGES_ADDED = 15;
@@ -41,53 +41,18 @@ const MAX_CORE_GZIP_BYTES = 25 * 1024;
 /** Parts of the hosted service that must never come with the library. */
 const SERVICE_ONLY = ['pg', '@electric-sql/pglite', '@neondatabase/serverless', 'hono', '@hono/node-server', 'qrcode', '@upstash/redis', '@upstash/ratelimit', '@vercel/functions', '@getalby/sdk', 'ws', 'path-to-regexp'];
 
-const SECRET = randomBytes(32).toString('hex');
+const WORK = inject('packedWork');
+const SECRET = inject('packedSecret');
 const MINUTE = 60_000;
-
-let work = '';
-let packed: PackedLibrary;
-const installs = new Map<Fixture, Promise<string>>();
-let nextBuild: Promise<string>;
 const servers: RunningServer[] = [];
 const startedAt = Date.now();
-const timings: string[] = [];
 
-/** A promise whose failure is reported by the test that awaits it, not as an unhandled rejection. */
-function quiet<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => undefined);
-  return promise;
-}
-
-function timed<T>(label: string, work: Promise<T>): Promise<T> {
-  const start = Date.now();
-  return work.then((value) => {
-    timings.push(`${label} ${((Date.now() - start) / 1000).toFixed(1)} s`);
-    return value;
-  });
-}
-
-function installed(fixture: Fixture): Promise<string> {
-  return installs.get(fixture)!;
-}
-
-beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'l402-packed-'));
-  packed = await timed('npm pack (tsup build)', packLibrary(join(work, 'pack')));
-  for (const fixture of FIXTURES) installs.set(fixture, quiet(timed(`install ${fixture}`, installFixture(fixture, packed.tarball, join(work, fixture)))));
-  // The slow part, started first: a production build, as Vercel runs it.
-  nextBuild = quiet(
-    installed('packed-next').then((app) =>
-      timed('next build', run(process.execPath, ['node_modules/next/dist/bin/next', 'build'], { cwd: app, env: cleanEnv({ L402_SECRET: SECRET }) })).then(() => app),
-    ),
-  );
-}, 3 * MINUTE);
+const packedLibrary = () => awaitStep<PackedLibrary>(WORK, 'pack');
+const installed = (fixture: Fixture) => awaitStep<string>(WORK, `install-${fixture}`);
 
 afterAll(async () => {
   await Promise.all(servers.map((server) => server.stop()));
-  // Wait for what is still running before deleting the directory it runs in.
-  await Promise.allSettled([...installs.values(), nextBuild]);
-  if (work) rmSync(work, { recursive: true, force: true });
-  console.log(`packed-tarball suite: ${((Date.now() - startedAt) / 1000).toFixed(0)} s in all (${timings.join(', ')})`);
+  console.log(`packed-tarball suite: ${((Date.now() - startedAt) / 1000).toFixed(0)} s in its worker; preparation steps so far: ${stepTimings(WORK).join(', ')}`);
 }, 2 * MINUTE);
 
 async function serve(command: string, args: string[], cwd: string, options: { ready?: RegExp; url?: string } = {}): Promise<string> {
@@ -133,7 +98,8 @@ async function provePaidFlow(paidUrl: string, payUrl: string): Promise<void> {
 }
 
 describe('the packed tarball', () => {
-  it('holds each exported entry built, with its declarations, and no sources or tests', () => {
+  it('holds each exported entry built, with its declarations, and no sources or tests', async () => {
+    const packed = await packedLibrary();
     const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as { exports: Record<string, string | { types: string; default: string }> };
     for (const [subpath, target] of Object.entries(manifest.exports)) {
       if (typeof target === 'string') continue; // ./package.json
@@ -146,6 +112,7 @@ describe('the packed tarball', () => {
   });
 
   it('publint finds nothing to fix (strict)', async () => {
+    const packed = await packedLibrary();
     const { publint } = await import('publint');
     const { formatMessage } = await import('publint/utils');
     const bytes = readFileSync(packed.tarball);
@@ -154,6 +121,7 @@ describe('the packed tarball', () => {
   });
 
   it('are-the-types-wrong finds no problem under the ESM-only profile', async () => {
+    const packed = await packedLibrary();
     const attw = join(REPO_DIR, 'node_modules/@arethetypeswrong/cli/dist/index.js');
     const { code, output } = await run(process.execPath, [attw, packed.tarball, '--profile', 'esm-only', '--no-color'], { cwd: REPO_DIR, allowFailure: true });
     expect(code, output).toBe(0);
@@ -253,20 +221,18 @@ describe('the paid flow inside other runtimes, from the packed core', () => {
 });
 
 describe('Next.js App Router (create-next-app defaults, no transpilePackages): next build, next start', () => {
-  let base: Promise<string>;
-  beforeAll(() => {
-    base = quiet(
-      nextBuild.then(async (app) => {
-        const port = await freePort();
-        const next = join(app, 'node_modules/next/dist/bin/next');
-        return serve(process.execPath, [next, 'start', '-p', String(port), '-H', '127.0.0.1'], app, { ready: /Ready in/, url: `http://127.0.0.1:${port}` });
-      }),
-    );
-  });
+  let base: Promise<string> | undefined;
+  // `next start` once for both routes, after the build the preparation ran.
+  const nextServer = () =>
+    (base ??= awaitStep<string>(WORK, 'next-build').then(async (app) => {
+      const port = await freePort();
+      const next = join(app, 'node_modules/next/dist/bin/next');
+      return serve(process.execPath, [next, 'start', '-p', String(port), '-H', '127.0.0.1'], app, { ready: /Ready in/, url: `http://127.0.0.1:${port}` });
+    }));
 
   for (const runtime of ['node', 'edge']) {
     it(`a paid route on the ${runtime} runtime`, async () => {
-      const url = `${await base}/api/${runtime}`;
+      const url = `${await nextServer()}/api/${runtime}`;
       await provePaidFlow(url, url);
     }, 10 * MINUTE);
   }

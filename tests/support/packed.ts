@@ -3,8 +3,9 @@
 // (in a temporary directory, never the source tree). Used by tests/package and
 // by the bench. Installs reach the npm registry only, through npm's cache.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -37,16 +38,46 @@ export interface RunResult {
   output: string;
 }
 
-/** Runs a command to its end; rejects with its output when it fails. */
-export function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; allowFailure?: boolean }): Promise<RunResult> {
+/**
+ * Runs a command to its end; rejects with its output when it fails. A command
+ * still running after `timeoutMs` (default 10 minutes) is ended with whatever
+ * it started (its own process group), so a hung install or build cannot hold CI.
+ */
+export function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv; allowFailure?: boolean; timeoutMs?: number; lowPriority?: boolean },
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    // Work done beside other tests yields the CPU to them (what it starts inherits the niceness).
+    if (options.lowPriority && child.pid !== undefined) {
+      try {
+        setPriority(child.pid, 10);
+      } catch {
+        // not permitted here: run at normal priority
+      }
+    }
     let output = '';
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }, options.timeoutMs ?? 10 * 60_000);
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
-    child.on('error', reject);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
     child.on('close', (code) => {
-      if (code === 0 || options.allowFailure) resolve({ code, output });
+      clearTimeout(timer);
+      if (timedOut) reject(new Error(`${command} ${args.join(' ')} (in ${options.cwd}) did not end in ${options.timeoutMs ?? 10 * 60_000} ms:\n${output.slice(-6000)}`));
+      else if (code === 0 || options.allowFailure) resolve({ code, output });
       else reject(new Error(`${command} ${args.join(' ')} (in ${options.cwd}) exited ${code}:\n${output.slice(-6000)}`));
     });
   });
@@ -61,9 +92,9 @@ export interface PackedLibrary {
 }
 
 /** `npm pack` into `dest`: runs the package's prepack (tsup), as `npm publish` would. */
-export async function packLibrary(dest: string): Promise<PackedLibrary> {
+export async function packLibrary(dest: string, options: { lowPriority?: boolean } = {}): Promise<PackedLibrary> {
   mkdirSync(dest, { recursive: true });
-  const { output } = await run('npm', ['pack', '--json', '--pack-destination', dest], { cwd: LIBRARY_DIR });
+  const { output } = await run('npm', ['pack', '--json', '--pack-destination', dest], { cwd: LIBRARY_DIR, ...options });
   // prepack's build log comes first on stdout; the JSON report is the last thing printed.
   const report = JSON.parse(output.slice(output.lastIndexOf('\n[') + 1)) as { filename: string; files: { path: string }[] }[];
   const tarball = join(dest, report[0]!.filename);
@@ -74,13 +105,13 @@ export async function packLibrary(dest: string): Promise<PackedLibrary> {
  * Copies tests/fixtures/<fixture> to `into`, points its `l402-paywall`
  * dependency at the tarball and runs `npm install` there. Returns the directory.
  */
-export async function installFixture(fixture: string, tarball: string, into: string): Promise<string> {
+export async function installFixture(fixture: string, tarball: string, into: string, options: { lowPriority?: boolean } = {}): Promise<string> {
   cpSync(join(FIXTURES_DIR, fixture), into, { recursive: true, filter: (source) => !/[\\/](node_modules|\.next)$/.test(source) });
   const manifestPath = join(into, 'package.json');
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { dependencies?: Record<string, string> };
   manifest.dependencies = { ...manifest.dependencies, 'l402-paywall': `file:${tarball}` };
   writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
-  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: into });
+  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: into, ...options });
   return into;
 }
 
@@ -199,4 +230,63 @@ export function directoryBytes(path: string): number {
     else if (entry.isFile()) total += statSync(full).size;
   }
   return total;
+}
+
+// The slow preparation (pack, installs, the Next.js build) runs in vitest's main
+// process, started by tests/package/prepare.ts when the run begins, while the
+// other suites use the worker; each step leaves its result in a file that
+// tests/package/packed.test.ts waits for.
+
+export interface StepResult<T> {
+  ok: boolean;
+  seconds: number;
+  value?: T;
+  error?: string;
+}
+
+const stepFile = (work: string, name: string) => join(work, 'steps', `${name.replace(/[^a-z0-9-]/gi, '_')}.json`);
+
+/**
+ * Runs one step once `after` (the step it needs) has ended, and records how it
+ * ended and how long it took itself (written whole: a reader never sees half a file).
+ */
+export async function recordStep<T, A>(work: string, name: string, after: Promise<A>, step: (input: A) => Promise<T>): Promise<T> {
+  let start = Date.now();
+  const write = (result: StepResult<T>) => {
+    mkdirSync(join(work, 'steps'), { recursive: true });
+    const file = stepFile(work, name);
+    writeFileSync(`${file}.tmp`, JSON.stringify(result));
+    renameSync(`${file}.tmp`, file);
+  };
+  try {
+    const input = await after;
+    start = Date.now();
+    const value = await step(input);
+    write({ ok: true, seconds: (Date.now() - start) / 1000, value });
+    return value;
+  } catch (error) {
+    write({ ok: false, seconds: (Date.now() - start) / 1000, error: error instanceof Error ? error.message : String(error) });
+    throw error;
+  }
+}
+
+/** Waits until a step recorded by recordStep has ended; its value, or its error thrown. */
+export async function awaitStep<T>(work: string, name: string): Promise<T> {
+  const file = stepFile(work, name);
+  while (!existsSync(file)) await new Promise((resolve) => setTimeout(resolve, 250));
+  const result = JSON.parse(readFileSync(file, 'utf8')) as StepResult<T>;
+  if (!result.ok) throw new Error(`${name} failed: ${result.error}`);
+  return result.value as T;
+}
+
+/** Every recorded step and how long it took, for the log. */
+export function stepTimings(work: string): string[] {
+  const dir = join(work, 'steps');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((file) => file.endsWith('.json'))
+    .map((file) => {
+      const result = JSON.parse(readFileSync(join(dir, file), 'utf8')) as StepResult<unknown>;
+      return `${file.slice(0, -'.json'.length)} ${result.seconds.toFixed(1)} s${result.ok ? '' : ' (failed)'}`;
+    });
 }
