@@ -5,6 +5,7 @@ import { benchDirectory, type DirectoryBench } from './directory.js';
 import { benchEvents } from './events.js';
 import { benchHttp } from './http.js';
 import { benchOverhead } from './overhead.js';
+import { benchPackage, printPackageBench } from './package.js';
 import { benchPaymentLog } from './payment-log.js';
 import { benchPeers } from './peers.js';
 import { benchStats, printStatsBench } from './stats.js';
@@ -82,3 +83,6 @@ for (const r of paymentLog) console.log(`  ${r.backend.padEnd(52)} ${fmt(r.write
 for (const note of notes) console.log(`  ${note}`);
 
 printStatsBench(await benchStats());
+
+// Last: it runs npm (pack, install from the registry's cache) rather than the code under test.
+printPackageBench(await benchPackage());

@@ -1,0 +1,239 @@
+// The library as its users get it, proven from the packed tarball (never the
+// source tree): `npm pack` once, then fresh copies of the fixture apps in
+// tests/fixtures/packed-* install it the way users do (npm, registry cache
+// allowed), in a temporary directory:
+// - package checks: the tarball's contents, publint, are-the-types-wrong
+//   (ESM-only profile), the footprint of an install, edge-safe entries as
+//   built, the core's gzipped size;
+// - a consumer file type-checks under `bundler` (strict off) and `nodenext` (strict);
+// - the paid flow (402 -> pay with the dev wallet -> 200 -> the same
+//   credential refused) on a plain node:http server, Express and Hono, in
+//   Vercel's edge-runtime, workerd (miniflare), Deno and Bun, and in a Next.js
+//   App Router app (next build, next start) on the Node and edge runtimes.
+// The pack, the installs and the Next.js build are started with the run by
+// tests/package/prepare.ts (the `package` project's globalSetup) and happen
+// beside the other suites; each test waits for the step it needs.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { decodeInvoice } from 'l402-paywall/lightning';
+import {
+  LIBRARY_DIR,
+  REPO_DIR,
+  awaitStep,
+  cleanEnv,
+  coreBundleSize,
+  freePort,
+  installedPackages,
+  run,
+  startServer,
+  stepTimings,
+  type PackedLibrary,
+  type RunningServer,
+} from '../support/packed.js';
+import type { PACKED_FIXTURES } from './prepare.js';
+
+type Fixture = (typeof PACKED_FIXTURES)[number];
+
+/** What an install of the library alone may add (the library included). */
+const MAX_PACKAGES_ADDED = 15;
+const MAX_CORE_GZIP_BYTES = 25 * 1024;
+/** Parts of the hosted service that must never come with the library. */
+const SERVICE_ONLY = ['pg', '@electric-sql/pglite', '@neondatabase/serverless', 'hono', '@hono/node-server', 'qrcode', '@upstash/redis', '@upstash/ratelimit', '@vercel/functions', '@getalby/sdk', 'ws', 'path-to-regexp'];
+
+const WORK = inject('packedWork');
+const SECRET = inject('packedSecret');
+const MINUTE = 60_000;
+const servers: RunningServer[] = [];
+const startedAt = Date.now();
+
+const packedLibrary = () => awaitStep<PackedLibrary>(WORK, 'pack');
+const installed = (fixture: Fixture) => awaitStep<string>(WORK, `install-${fixture}`);
+
+afterAll(async () => {
+  await Promise.all(servers.map((server) => server.stop()));
+  console.log(`packed-tarball suite: ${((Date.now() - startedAt) / 1000).toFixed(0)} s in its worker; preparation steps so far: ${stepTimings(WORK).join(', ')}`);
+}, 2 * MINUTE);
+
+async function serve(command: string, args: string[], cwd: string, options: { ready?: RegExp; url?: string } = {}): Promise<string> {
+  const server = await startServer(command, args, { cwd, env: cleanEnv({ L402_SECRET: SECRET }), ...options });
+  servers.push(server);
+  return server.url;
+}
+
+interface Challenge {
+  code: string;
+  macaroon: string;
+  invoice: string;
+  priceSats: number;
+}
+
+/** 402 -> a made-up preimage refused -> pay with the dev wallet -> 200 -> the same credential refused. */
+async function provePaidFlow(paidUrl: string, payUrl: string): Promise<void> {
+  const first = await fetch(paidUrl);
+  expect(first.status).toBe(402);
+  const challenge = (await first.json()) as Challenge;
+  expect(first.headers.get('www-authenticate')).toContain(`L402 ${challenge.macaroon}, invoice="${challenge.invoice}"`);
+  expect(challenge).toMatchObject({ code: 'PAYMENT_REQUIRED', priceSats: 21 });
+  expect(decodeInvoice(challenge.invoice).amountMsat).toBe(21_000);
+
+  const unpaid = await fetch(paidUrl, { headers: { authorization: `L402 ${challenge.macaroon}:${'00'.repeat(32)}` } });
+  expect(unpaid.status).toBe(402);
+  expect(((await unpaid.json()) as Challenge).code).toBe('PREIMAGE_MISMATCH');
+
+  const payment = await fetch(payUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: challenge.invoice }) });
+  expect(payment.status).toBe(200);
+  const { preimage } = (await payment.json()) as { preimage: string };
+  expect(preimage).toMatch(/^[0-9a-f]{64}$/);
+
+  const authorization = `L402 ${challenge.macaroon}:${preimage}`;
+  const paid = await fetch(paidUrl, { headers: { authorization } });
+  expect(paid.status).toBe(200);
+  expect(paid.headers.get('cache-control')).toContain('no-store');
+  expect(await paid.json()).toMatchObject({ answer: 42 });
+
+  const replay = await fetch(paidUrl, { headers: { authorization } });
+  expect(replay.status).toBe(402);
+  expect(((await replay.json()) as Challenge).code).toBe('TOKEN_ALREADY_USED');
+}
+
+describe('the packed tarball', () => {
+  it('holds each exported entry built, with its declarations, and no sources or tests', async () => {
+    const packed = await packedLibrary();
+    const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as { exports: Record<string, string | { types: string; default: string }> };
+    for (const [subpath, target] of Object.entries(manifest.exports)) {
+      if (typeof target === 'string') continue; // ./package.json
+      expect(packed.files, subpath).toContain(target.default.replace(/^\.\//, ''));
+      expect(packed.files, subpath).toContain(target.types.replace(/^\.\//, ''));
+    }
+    expect(packed.files).toContain('package.json');
+    expect(packed.files.filter((file) => !file.startsWith('dist/') && !/^(package\.json|README\.md|LICENSE)$/.test(file))).toEqual([]);
+    expect(packed.files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
+  });
+
+  it('publint finds nothing to fix (strict)', async () => {
+    const packed = await packedLibrary();
+    const { publint } = await import('publint');
+    const { formatMessage } = await import('publint/utils');
+    const bytes = readFileSync(packed.tarball);
+    const result = await publint({ pack: { tarball: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer }, strict: true });
+    expect(result.messages.map((message) => `${message.type}: ${formatMessage(message, result.pkg) ?? message.code}`)).toEqual([]);
+  });
+
+  it('are-the-types-wrong finds no problem under the ESM-only profile', async () => {
+    const packed = await packedLibrary();
+    const attw = join(REPO_DIR, 'node_modules/@arethetypeswrong/cli/dist/index.js');
+    const { code, output } = await run(process.execPath, [attw, packed.tarball, '--profile', 'esm-only', '--no-color'], { cwd: REPO_DIR, allowFailure: true });
+    expect(code, output).toBe(0);
+    // Every entry was analysed and resolved for ESM consumers and bundlers.
+    const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+    for (const subpath of Object.keys(manifest.exports)) expect(output).toContain(`"l402-paywall${subpath.slice(1)}"`);
+    expect(output).not.toMatch(/node16 \(from ESM\): (?!🟢)|bundler: (?!🟢)/);
+  });
+
+  it(`installing it into an empty project adds at most ${MAX_PACKAGES_ADDED} packages, nothing of the hosted service`, async () => {
+    const packages = installedPackages(await installed('packed-consumer'));
+    expect(packages).toContain('l402-paywall');
+    expect(packages.length, packages.join(', ')).toBeLessThanOrEqual(MAX_PACKAGES_ADDED);
+    expect(packages.filter((name) => SERVICE_ONLY.includes(name))).toEqual([]);
+  }, 3 * MINUTE);
+
+  it('each entry but l402-paywall/node, as built, bundles for the browser with no Node built-in', async () => {
+    const { build } = await import('esbuild');
+    const project = await installed('packed-consumer');
+    const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+    const entries = Object.keys(manifest.exports).filter((subpath) => subpath !== './node' && subpath !== './package.json');
+    expect(entries.length).toBeGreaterThanOrEqual(8);
+    for (const subpath of entries) {
+      const specifier = `l402-paywall${subpath.slice(1)}`;
+      const found: string[] = [];
+      await build({
+        stdin: { contents: `export * from '${specifier}';`, resolveDir: project, loader: 'js' },
+        bundle: true,
+        write: false,
+        format: 'esm',
+        platform: 'browser',
+        logLevel: 'silent',
+        // Optional peers, not installed here (the source-level test in edge-safe.test.ts bundles them in).
+        external: ['ws', '@getalby/sdk', '@upstash/redis'],
+        plugins: [
+          {
+            name: 'node-builtins',
+            setup(b) {
+              b.onResolve({ filter: /^node:|^(fs|path|crypto|http|https|net|tls|stream|events|zlib|buffer|url|util|os|dns|child_process|worker_threads|module)$/ }, (args) => {
+                found.push(`${args.path} (from ${args.importer})`);
+                return { path: args.path, external: true };
+              });
+            },
+          },
+        ],
+      });
+      expect(found, specifier).toEqual([]);
+    }
+  }, 3 * MINUTE);
+
+  it('the core (withL402 and verification) bundles to at most 25 KB minified and gzipped', async () => {
+    const { gzippedBytes } = await coreBundleSize(await installed('packed-consumer'));
+    expect(gzippedBytes).toBeGreaterThan(1000);
+    expect(gzippedBytes).toBeLessThanOrEqual(MAX_CORE_GZIP_BYTES);
+  }, 3 * MINUTE);
+});
+
+describe('a consumer type-checks against the packed declarations', () => {
+  const tsc = join(REPO_DIR, 'node_modules/typescript/bin/tsc');
+  for (const config of ['tsconfig.bundler.json', 'tsconfig.nodenext.json']) {
+    it(config === 'tsconfig.bundler.json' ? 'moduleResolution bundler, strict off' : 'moduleResolution nodenext, strict, library declarations checked', async () => {
+      const project = await installed('packed-consumer');
+      const { code, output } = await run(process.execPath, [tsc, '-p', config, '--pretty', 'false'], { cwd: project, allowFailure: true });
+      expect(output).toBe('');
+      expect(code).toBe(0);
+    }, 3 * MINUTE);
+  }
+});
+
+describe('the paid flow on Node servers, from the packed library', () => {
+  for (const [name, fixture] of [
+    ['plain node:http (l402Middleware)', 'packed-node-http'],
+    ['Express (l402-paywall/express)', 'packed-express'],
+    ['Hono on @hono/node-server (withL402)', 'packed-hono'],
+  ] as const) {
+    it(name, async () => {
+      const url = await serve(process.execPath, ['server.js'], await installed(fixture));
+      await provePaidFlow(`${url}/paid`, `${url}/pay`);
+    }, 3 * MINUTE);
+  }
+});
+
+describe('the paid flow inside other runtimes, from the packed core', () => {
+  const runtimes: [string, (app: string) => [string, string[]]][] = [
+    ["Vercel's edge-runtime (Edge Functions VM)", () => [process.execPath, ['serve-edge-runtime.js']]],
+    ['workerd through miniflare (Cloudflare Workers)', () => [process.execPath, ['serve-workerd.js']]],
+    ['Deno', (app) => [join(app, 'node_modules/.bin/deno'), ['run', '--allow-net=127.0.0.1', '--allow-env=L402_SECRET', 'serve-deno.js']]],
+    ['Bun', (app) => [join(app, 'node_modules/.bin/bun'), ['serve-bun.js']]],
+  ];
+  for (const [name, command] of runtimes) {
+    it(name, async () => {
+      const app = await installed('packed-runtimes');
+      const url = await serve(...command(app), app);
+      await provePaidFlow(`${url}/paid`, `${url}/pay`);
+    }, 3 * MINUTE);
+  }
+});
+
+describe('Next.js App Router (create-next-app defaults, no transpilePackages): next build, next start', () => {
+  let base: Promise<string> | undefined;
+  // `next start` once for both routes, after the build the preparation ran.
+  const nextServer = () =>
+    (base ??= awaitStep<string>(WORK, 'next-build').then(async (app) => {
+      const port = await freePort();
+      const next = join(app, 'node_modules/next/dist/bin/next');
+      return serve(process.execPath, [next, 'start', '-p', String(port), '-H', '127.0.0.1'], app, { ready: /Ready in/, url: `http://127.0.0.1:${port}` });
+    }));
+
+  for (const runtime of ['node', 'edge']) {
+    it(`a paid route on the ${runtime} runtime`, async () => {
+      const url = `${await nextServer()}/api/${runtime}`;
+      await provePaidFlow(url, url);
+    }, 10 * MINUTE);
+  }
+});
