@@ -456,14 +456,15 @@ describe('npm start', () => {
     const port = await freePort();
     const { child, exited, env, output } = run(port);
     const url = `http://127.0.0.1:${port}`;
-    await vi.waitFor(() => expect(output().stdout).toContain(url), { timeout: 15_000, interval: 100 });
+    // Start-up opens and migrates PGlite first: on a busy machine that alone can take many seconds.
+    await vi.waitFor(() => expect(output().stdout).toContain(url), { timeout: 60_000, interval: 100 });
     for (const line of describeEmbeddedDefaults(loadConfig(env))) expect(output().stdout).toContain(line);
     const res = await fetch(`${url}/api/dev-server-test-probe-that-does-not-exist`);
     expect(res.status).toBeGreaterThanOrEqual(200);
     await res.arrayBuffer();
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-  });
+  }, 90_000);
 
   it('explains a taken port in one line and exits 1', async () => {
     const blocker = createServer();
