@@ -20,6 +20,8 @@ export default route({
     if (config.production || config.lightning.provider !== 'dev') throw new HttpError(404, 'NOT_FOUND', 'No dev login here: it exists only with the embedded dev node outside production');
     const { k1 } = await readJson(request, Body);
     const answer = await signInWithDevWallet(serviceContext(), k1, clientIp(request));
-    return json(answer, { status: answer.status === 'OK' ? 200 : 400, headers: { 'Cache-Control': 'no-store' } });
+    if (answer.status === 'OK') return json(answer, { headers: { 'Cache-Control': 'no-store' } });
+    // The wallet's LUD-04 refusal, plus the {error, code} every error of this API carries.
+    return json({ ...answer, error: answer.reason, code: 'LOGIN_REFUSED' }, { status: 400, headers: { 'Cache-Control': 'no-store' } });
   },
 });

@@ -38,7 +38,9 @@ export function route(methods: Partial<Record<Method, Handler>>): { fetch(reques
       }
       const handler = methods[request.method as Method];
       if (!handler) {
-        return withCors(errorResponse(405, 'METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed here; use ${allow}`, {}, { Allow: allow }));
+        const refused = withCors(errorResponse(405, 'METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed here; use ${allow}`, {}, { Allow: allow }));
+        // A HEAD answer never has a body, whatever it says.
+        return request.method === 'HEAD' ? new Response(null, { status: 405, headers: refused.headers }) : refused;
       }
       try {
         return withCors(await handler(request));

@@ -39,5 +39,6 @@ export async function signInWithDevWallet(ctx: ServiceContext, k1: string, clien
   const key = devLoginKey(ctx);
   if (!key) throw new HttpError(404, 'NOT_FOUND', 'No dev login here: it exists only with the embedded dev node outside production');
   const sig = bytesToHex(secp256k1.sign(hexToBytes(k1), key.secretKey, { prehash: false, format: 'der' }));
-  return { ...(await answerWallet(ctx, { k1, sig, key: key.pubkey }, clientIp)), pubkey: key.pubkey };
+  // As a wallet echoes the login QR code's callback: a k1 issued for anything but a login (an erasure) is refused there.
+  return { ...(await answerWallet(ctx, { tag: 'login', action: 'login', k1, sig, key: key.pubkey }, clientIp)), pubkey: key.pubkey };
 }
