@@ -465,7 +465,7 @@ describe('npm start', () => {
     await res.arrayBuffer();
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-  }, 90_000);
+  });
 
   it('explains a taken port in one line and exits 1', async () => {
     const blocker = createServer();
