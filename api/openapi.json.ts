@@ -9,6 +9,8 @@ import { route } from '../lib/http/route.js';
 import { PollQuery, WalletQuery } from '../lib/service/lnurl-auth.js';
 import { ApisQuery, Registration } from '../lib/service/directory.js';
 import { Query as PreimageQuery } from './demo/preimage.js';
+import { Query as DevInboxQuery } from './dev/inbox.js';
+import { Body as DevLoginBody } from './dev/login.js';
 import { Body as DevPayBody } from './dev/pay.js';
 import { Body as ProActivationBody, Query as ProOfferQuery } from './dev-token.js';
 import { Body as InvoiceBody } from './invoice.js';
@@ -51,6 +53,24 @@ const PATHS: Record<string, PathSpec> = {
   },
   '/api/dev/pay': {
     POST: { summary: 'Dev wallet: pay a dev-node invoice', description: 'Only with the embedded dev node outside production (404 otherwise). Fake money.', tags: ['demo'], body: DevPayBody, responses: { 200: { description: 'Paid', schema: loose({ preimage: hex64, paymentHash: hex64, amountMsat: z.number().int().positive() }) } } },
+  },
+  '/api/dev/inbox': {
+    GET: {
+      summary: "Dev node: what this server's own Lightning Addresses received",
+      description: 'Only with the embedded dev node outside production (404 otherwise): payouts and link codes sent to the local addresses, comments included.',
+      tags: ['demo'],
+      query: DevInboxQuery,
+      responses: { 200: { description: 'Received payments', schema: loose({ address: z.string(), received: z.array(loose({ paymentHash: hex64, amountMsat: z.number().int(), comment: z.string().nullable().optional(), createdAt: z.union([z.string(), z.number()]) })) }) } },
+    },
+  },
+  '/api/dev/login': {
+    POST: {
+      summary: 'Dev wallet: sign a dashboard login challenge',
+      description: 'Only with the embedded dev node outside production (404 otherwise). Signs the LNURL-auth login k1 with a development key, as a wallet would; the page then polls for its session.',
+      tags: ['demo'],
+      body: DevLoginBody,
+      responses: { 200: { description: 'Signed and accepted', schema: loose({ status: z.literal('OK'), pubkey: z.string() }) }, 400: { description: 'LOGIN_REFUSED (the callback refused it) or INVALID_REQUEST', schema: loose({ error: z.string(), code: z.string() }) } },
+    },
   },
   '/api/invoice': {
     POST: {

@@ -9,7 +9,7 @@ import { route } from '../../lib/http/route.js';
 import { serviceConfig, serviceContext } from '../../lib/service/context.js';
 import { paidToDevAddress } from '../../lib/service/lnurlp.js';
 
-const Query = z.object({
+export const Query = z.object({
   address: z
     .string({ error: 'address is required (a Lightning Address of this server, e.g. alice@127.0.0.1:3000)' })
     .trim()

@@ -11,7 +11,7 @@ import { serviceConfig, serviceContext } from '../../lib/service/context.js';
 import { signInWithDevWallet } from '../../lib/service/dev-login.js';
 import { K1 } from '../../lib/service/lnurl-auth.js';
 
-const Body = z.strictObject({ k1: K1 });
+export const Body = z.strictObject({ k1: K1 });
 
 export default route({
   async POST(request) {

@@ -69,6 +69,8 @@ export function openApiDocument(info: { title: string; version: string; descript
   for (const [path, methods] of Object.entries(paths)) {
     const item: JsonSchema = {};
     for (const [method, spec] of Object.entries(methods) as [Method, OperationSpec][]) item[method.toLowerCase()] = operation(method, spec);
+    // route() answers HEAD wherever it answers GET: the same operation, without a body.
+    if (item.get) item.head = headOf(item.get as JsonSchema);
     documentPaths[path] = item;
   }
   return {
@@ -136,6 +138,11 @@ function operation(method: Method, spec: OperationSpec): JsonSchema {
     ...(security.length > 0 && { security: security.map((name) => ({ [name]: [] })) }),
     responses,
   };
+}
+
+function headOf(get: JsonSchema): JsonSchema {
+  const responses = Object.fromEntries(Object.entries(get.responses as Record<string, JsonSchema>).map(([status, { content: _body, ...response }]) => [status, response]));
+  return { ...get, operationId: `head${String(get.operationId).slice(3)}`, summary: `${get.summary} (headers only)`, responses };
 }
 
 function errorResponse(description: string): JsonSchema {

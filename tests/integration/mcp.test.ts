@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { serviceContext } from '../../lib/service/context.js';
 import { useDevServer } from '../support/server.js';
+import { addressProofHeaders } from '../support/directory.js';
 
 const BIN = fileURLToPath(new URL('../../packages/l402-paywall/src/bin.ts', import.meta.url));
 const server = useDevServer(() => ({ DEMO_PRICE_SATS: '2' }));
@@ -29,7 +30,8 @@ const json = (result: ToolResult) => JSON.parse(result.content[0]!.text) as Reco
 beforeAll(async () => {
   await serviceContext().database(); // opened (and migrated) once, before any test waits on it
   const register = async (body: Record<string, unknown>) => {
-    const answer = await fetch(`${server.url}/api/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const proof = await addressProofHeaders(serviceContext(), String(body.lightning_address));
+    const answer = await fetch(`${server.url}/api/register`, { method: 'POST', headers: { 'content-type': 'application/json', ...proof }, body: JSON.stringify(body) });
     expect(answer.status).toBe(200);
   };
   await register({ url: `${server.url}/api/demo/btc-price`, name: 'BTC price', price_sats: 2, lightning_address: 'demo@example.com', category: 'finance', description: 'Live BTC price' });

@@ -9,6 +9,7 @@ import addFormatsModule from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { serviceContext } from '../../lib/service/context.js';
 import { useDevServer } from '../support/server.js';
+import { addressProofHeaders } from '../support/directory.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 const API_DIR = fileURLToPath(new URL('../../api/', import.meta.url));
@@ -124,7 +125,8 @@ describe('/api/openapi.json', () => {
     expect(notAllowed.status).toBe(405);
     await expectDescribed('/api/verify', 'POST', notAllowed);
 
-    expect((await call('POST', '/api/register', { body: { url: 'https://weather.example/now', name: 'Weather', price_sats: 3, lightning_address: 'a@example.com', category: 'weather' } })).status).toBe(200);
+    const proof = await addressProofHeaders(serviceContext(), 'a@example.com');
+    expect((await call('POST', '/api/register', { headers: proof, body: { url: 'https://weather.example/now', name: 'Weather', price_sats: 3, lightning_address: 'a@example.com', category: 'weather' } })).status).toBe(200);
     expect((await call('POST', '/api/register', { body: { url: 'nope' } })).status).toBe(400);
     expect((await call('GET', '/api/apis.json')).body).toMatchObject({ count: 1 });
     expect((await call('GET', '/api/apis.json', { query: '?category=nonsense' })).status).toBe(400);
