@@ -169,7 +169,7 @@ describe('npm start', () => {
     const vars = Object.fromEntries(lines.filter((line) => /^(HASH|OWNER)=/.test(line)).map((line) => line.split('=', 2) as [string, string]));
     expect(vars.OWNER).toBe(`alice@${first.url.slice('http://'.length)}`);
     const [paid, inbox] = lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(paid).toMatchObject({ paymentHash: vars.HASH, amountMsat: 1_000_000 });
+    expect(paid).toMatchObject({ paymentHash: vars.HASH, amountMsat: 2_000_000 });
     // The payout reached alice's address: 1994 sats (99.7% of 2000).
     expect(inbox).toMatchObject({ address: vars.OWNER, received: [{ amountMsat: 1_994_000 }] });
     // Each step is logged.
@@ -177,7 +177,7 @@ describe('npm start', () => {
       const { stdout } = first.output();
       expect(stdout).toContain(`[managed] payment ${vars.HASH} of 2000000 msat confirmed (webhook): 1994000 msat owed to ${vars.OWNER}`);
       expect(stdout).toMatch(new RegExp(`\\[payouts\\] payout [0-9a-f-]+: 1994000 msat paid to ${vars.OWNER!.replace(/\./g, '\\.')}`));
-      expect(stdout).toContain(`[webhook] payment ${vars.HASH} of 1000000 msat confirmed`);
+      expect(stdout).toContain(`[webhook] payment ${vars.HASH} of 2000000 msat confirmed`);
     });
     await stop(first);
 
