@@ -19,11 +19,11 @@ const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BUILD_TIMEOUT_MS = 20 * 60_000;
 
 /**
- * Build steps Vercel would run before bundling the functions, run in the
- * project root first (e.g., once the library is a workspace package built to
- * dist/: ['npm', ['run', 'build', '--workspace', '<its folder>']]).
+ * Build steps Vercel runs before bundling the functions, run in the project
+ * root first: the root `build` script builds the l402-paywall package to its
+ * dist/, which the functions import by name.
  */
-const BUILD_STEPS: Array<[string, string[]]> = [];
+const BUILD_STEPS: Array<[string, string[]]> = [['npm', ['run', 'build']]];
 
 interface FunctionConfig {
   handler: string;
