@@ -113,7 +113,7 @@ function reasonOf(invoice: string): string {
 
 // Builds and signs an invoice from raw tagged fields, independently of encodeInvoice,
 // to reach the cases encodeInvoice will not write.
-function rawInvoice(hrp: string, fields: [type: number, words: number[]][], opts: { highS?: boolean } = {}): string {
+function rawInvoice(hrp: string, fields: [type: number, words: number[]][], opts: { highS?: boolean; recovery?: number } = {}): string {
   const ts: number[] = [];
   for (let n = TIMESTAMP, i = 0; i < 7; i++, n = Math.floor(n / 32)) ts.unshift(n % 32);
   const data = [...ts, ...fields.flatMap(([type, w]) => [type, w.length >> 5, w.length & 31, ...w])];
@@ -123,7 +123,7 @@ function rawInvoice(hrp: string, fields: [type: number, words: number[]][], opts
   );
   // High-S the way the BOLT 11 vector makes it: s -> n - s, recovery id kept.
   if (opts.highS) sig = new secp256k1.Signature(sig.r, secp256k1.Point.CURVE().n - sig.s, sig.recovery!);
-  const sig65 = concatBytes(sig.toBytes('compact'), Uint8Array.of(sig.recovery!));
+  const sig65 = concatBytes(sig.toBytes('compact'), Uint8Array.of(opts.recovery ?? sig.recovery!));
   return bech32.encode(hrp, [...data, ...bech32.toWords(sig65)], false);
 }
 
@@ -233,6 +233,59 @@ describe('decodeInvoice: rules beyond the vectors', () => {
 
   it('rejects what is not a string', () => {
     expect(() => decodeInvoice(42 as unknown as string)).toThrow(InvalidInvoice);
+  });
+});
+
+describe('decodeInvoice with the payee it expects (the cached-table check instead of recovery)', () => {
+  const otherKey = bytesToHex(secp256k1.getPublicKey(secp256k1.utils.randomSecretKey()));
+
+  it('decodes every valid vector exactly as without it, whether the expected key is right, wrong or not a key', () => {
+    for (const { invoice } of vectors.valid) {
+      const plain = decodeInvoice(invoice);
+      for (const expectedPayee of [PUBKEY, otherKey, '02' + 'ff'.repeat(32), 'not hex']) {
+        expect(decodeInvoice(invoice, { expectedPayee })).toEqual(plain);
+      }
+    }
+  });
+
+  it('refuses every invalid vector as without it', () => {
+    for (const { invoice } of vectors.invalid) {
+      expect(() => decodeInvoice(invoice, { expectedPayee: PUBKEY })).toThrow(InvalidInvoice);
+    }
+  });
+
+  it('never names the expected key when the recovery id points to another key (the check binds the parity and overflow bits)', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.integer({ min: 0, max: 3 }), fc.boolean(), (hash, recovery, highS) => {
+        const invoice = rawInvoice('lnbc10u', [P(bytesToHex(hash)), S, D('x')], { recovery, highS });
+        const recovered = (() => {
+          try {
+            return decodeInvoice(invoice).payeeNodeKey;
+          } catch (error) {
+            expect(error).toBeInstanceOf(InvalidInvoice);
+            return 'unrecoverable';
+          }
+        })();
+        const checked = (() => {
+          try {
+            return decodeInvoice(invoice, { expectedPayee: PUBKEY }).payeeNodeKey;
+          } catch (error) {
+            expect(error).toBeInstanceOf(InvalidInvoice);
+            return 'unrecoverable';
+          }
+        })();
+        expect(checked).toBe(recovered);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('still rejects every one-character change when the right key is expected', () => {
+    const invoice = encodeInvoice({ network: 'regtest', amountMsat: 1000, timestamp: TIMESTAMP, paymentHash: HASH, paymentSecret: SECRET, description: 'x' }, KEY);
+    for (let i = 'lnbcrt10n1'.length; i < invoice.length; i += 3) {
+      const mutated = invoice.slice(0, i) + (invoice[i] === 'q' ? 'p' : 'q') + invoice.slice(i + 1);
+      expect(() => decodeInvoice(mutated, { expectedPayee: PUBKEY })).toThrow(InvalidInvoice);
+    }
   });
 });
 

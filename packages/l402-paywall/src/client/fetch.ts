@@ -216,15 +216,28 @@ function chooseInvoice(challenges: L402Challenge[], options: FetchWithL402Option
   throw refusal!;
 }
 
+// The node key each host's invoices were signed with lately: the next invoice from that
+// host is checked against it (cheaper than recovering the key; same result either way).
+const payeeByHost = new Map<string, string>();
+const PAYEE_HOSTS_MAX = 256;
+
+function rememberPayee(host: string, payee: string): void {
+  if (payeeByHost.get(host) === payee) return;
+  payeeByHost.delete(host);
+  if (payeeByHost.size >= PAYEE_HOSTS_MAX) payeeByHost.delete(payeeByHost.keys().next().value!);
+  payeeByHost.set(host, payee);
+}
+
 function acceptableInvoice(challenge: L402Challenge, options: FetchWithL402Options, url: URL): DecodedInvoice & { amountMsat: number } {
   const where = { url: url.href };
   let invoice: DecodedInvoice;
   try {
-    invoice = decodeInvoice(challenge.invoice.trim().replace(/^lightning:/i, ''));
+    invoice = decodeInvoice(challenge.invoice.trim().replace(/^lightning:/i, ''), { expectedPayee: payeeByHost.get(url.host) });
   } catch (error) {
     if (error instanceof InvalidInvoice) throw new L402ClientError('INVOICE_INVALID', `Not paid: the server's invoice is not a valid BOLT11 invoice (${error.reason})`, where, { cause: error });
     throw error;
   }
+  rememberPayee(url.host, invoice.payeeNodeKey);
   const facts = { ...where, paymentHash: invoice.paymentHash, amountMsat: invoice.amountMsat, network: invoice.network, expiresAt: invoice.expiresAt };
   const walletNetwork = options.network ?? options.wallet.network ?? 'bitcoin';
   if (invoice.network !== walletNetwork) {
