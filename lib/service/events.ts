@@ -15,7 +15,7 @@ export const SERVICE_AGENT_ID = 'l402-paywall-service';
 
 export interface ServiceEvents {
   /** withL402 options: the sink as onEvent, and who emits. */
-  paywall: { onEvent: HttpEventSink; events: { agentId: string } };
+  paywall: { onEvent: HttpEventSink; events: { agentId: string; waitUntil: (promise: Promise<unknown>) => void } };
   /** For paid flows that are not withL402 (Pro activation). */
   server: ServerEvents;
   /** Waits for every event sent so far to be delivered or given up (tests, shutdown). */
@@ -36,7 +36,7 @@ export function createServiceEvents(config: Config): ServiceEvents | undefined {
   });
   const host = new URL(config.events.webhookUrl).host;
   return {
-    paywall: { onEvent: sink, events: { agentId: SERVICE_AGENT_ID } },
+    paywall: { onEvent: sink, events: { agentId: SERVICE_AGENT_ID, waitUntil: vercelWaitUntil } },
     server: serverEvents(sink, { agentId: SERVICE_AGENT_ID, onError: report }),
     flush: () => sink.flush(),
     describe: () => ({ configured: true, host, ...sink.stats() }),

@@ -109,6 +109,41 @@ describe('server events from withL402', () => {
     for (const event of events) expectValidCloudEvent(event);
   });
 
+  it('events are built after the response, in a later task, with the timings and time of the answer', async () => {
+    const { events, handler } = paywall();
+    const answered = Date.now();
+    const challenge = await handler(request());
+    expect(challenge.status).toBe(402);
+    expect(events).toHaveLength(0); // nothing was built on the request path (its microtasks included)
+    const busyUntil = performance.now() + 40;
+    while (performance.now() < busyUntil); // the server goes on working before the event loop turns
+    await vi.waitFor(() => expect(events).toHaveLength(1));
+    expect(events[0]!.data.timing.challengeMs).toBeLessThan(35);
+    expect(Date.parse(events[0]!.time)).toBeLessThan(answered + 35);
+  });
+
+  it('waitUntil receives one promise per batch of requests, settled once their events are handed to onEvent', async () => {
+    const kept: Promise<unknown>[] = [];
+    const { events, handler } = paywall({ events: { agentId: 'price-api', waitUntil: (promise) => void kept.push(promise) } });
+    await Promise.all([handler(request()), handler(request()), handler(request())]);
+    expect(kept).toHaveLength(1);
+    expect(events).toHaveLength(0);
+    await kept[0];
+    expect(events).toHaveLength(3);
+    await handler(request());
+    expect(kept).toHaveLength(2);
+    await kept[1];
+    expect(events).toHaveLength(4);
+  });
+
+  it('a server that never lets the event loop turn loses no event: past 1024 waiting requests a batch is built at once', async () => {
+    const { events, handler } = paywall();
+    for (let i = 0; i < 1100; i++) await handler(request());
+    expect(events.length).toBeGreaterThanOrEqual(1024);
+    await vi.waitFor(() => expect(events).toHaveLength(1100));
+    expect(new Set(events.map((e) => e.id)).size).toBe(1100);
+  });
+
   it('a refused credential: token.rejected with its reason code, then the fresh challenge caused by it', async () => {
     const { provider, events, handler } = paywall();
     const first = await handler(request());

@@ -61,9 +61,8 @@ export function declaredId(value: string | null | undefined): string | undefined
 let isoSecond = -1;
 let isoPrefix = '';
 
-/** new Date().toISOString(), from a prefix kept per second. */
-export function isoNow(): string {
-  const now = Date.now();
+/** new Date(now).toISOString(), from a prefix kept per second. */
+export function isoTime(now: number = Date.now()): string {
   const second = Math.floor(now / 1000);
   if (second !== isoSecond) {
     isoSecond = second;
@@ -81,13 +80,13 @@ export function originOf(url: string): string {
 }
 
 // Written out field by field, without spreads: an event is built per paid request.
-export function makeEvent<Data extends L402EventData>(fields: { type: L402EventType; source: string; subject: string; data: Data; id?: string }): L402Event<Data> {
+export function makeEvent<Data extends L402EventData>(fields: { type: L402EventType; source: string; subject: string; data: Data; id?: string; time?: number }): L402Event<Data> {
   return {
     specversion: '1.0',
     id: fields.id ?? crypto.randomUUID(),
     source: fields.source,
     type: fields.type,
-    time: isoNow(),
+    time: isoTime(fields.time),
     subject: fields.subject,
     datacontenttype: 'application/json',
     traceparent: fields.data.causation.traceparent,
@@ -95,7 +94,7 @@ export function makeEvent<Data extends L402EventData>(fields: { type: L402EventT
   };
 }
 
-/** Milliseconds to 0.1 ms: finer than that is noise, and shorter JSON. */
-export function elapsedMs(since: number): number {
-  return Math.round((performance.now() - since) * 10) / 10;
+/** Milliseconds (performance.now() readings) to 0.1 ms: finer than that is noise, and shorter JSON. */
+export function elapsedMs(since: number, until: number = performance.now()): number {
+  return Math.round((until - since) * 10) / 10;
 }

@@ -5,7 +5,7 @@
 import { parseCredential } from '../l402/credential.js';
 import { decodeToken } from '../l402/token.js';
 import type { L402Options, Paid, Refusal } from '../l402/paywall.js';
-import type { PaywallAudit } from '../l402/audit.js';
+import type { AuditBuilder } from '../l402/audit.js';
 import { declaredId, elapsedMs, makeEvent, originOf, traceFrom } from './cloudevent.js';
 import { dispatcher, type ErrorReporter, type EventHandler } from './dispatch.js';
 import { AGENT_ID_HEADER, EVENT_TYPES, PAYMENT_VERIFICATION, SESSION_ID_HEADER, type L402EventData, type PaymentProof } from './types.js';
@@ -17,6 +17,18 @@ export interface ServerEventOptions {
   source?: string;
   /** onEvent promises that may be pending at once before new events are dropped (default 1000). */
   maxPending?: number;
+  /**
+   * withL402 builds its events after the response, in a later task: on a
+   * serverless platform pass its waitUntil (Vercel: from @vercel/functions;
+   * Workers: ctx.waitUntil) so that the function lives until they are built.
+   */
+  waitUntil?: (promise: Promise<unknown>) => void;
+}
+
+/** When an event's moment was: performance.now() for its durations, Date.now() for its time (both default to now). */
+interface Moment {
+  endedAt?: number;
+  time?: number;
 }
 
 /** What one request says about who sent it and where it sits in a trace. */
@@ -30,11 +42,11 @@ interface RequestFacts {
 
 export interface ServerEvents {
   /** Emits challenge.issued; answers its id. */
-  challengeIssued(request: Request, fields: { route: string; paymentHash: string; amountMsat: number; invoice?: string; startedAt: number; causationId?: string; status?: number }, facts?: RequestFacts): string;
+  challengeIssued(request: Request, fields: { route: string; paymentHash: string; amountMsat: number; invoice?: string; startedAt: number; causationId?: string; status?: number } & Moment, facts?: RequestFacts): string;
   /** Emits token.rejected; answers its id. */
-  tokenRejected(request: Request, fields: { route: string; reason: string; startedAt: number; claimedPaymentHash?: string; status?: number }, facts?: RequestFacts): string;
+  tokenRejected(request: Request, fields: { route: string; reason: string; startedAt: number; claimedPaymentHash?: string; status?: number } & Moment, facts?: RequestFacts): string;
   /** Emits request.served, caused by the challenge of the same payment hash. */
-  requestServed(request: Request, fields: { route: string; paymentHash: string; amountMsat: number; status: number; startedAt: number; issuedAtSeconds?: number }): void;
+  requestServed(request: Request, fields: { route: string; paymentHash: string; amountMsat: number; status: number; startedAt: number; issuedAtSeconds?: number } & Moment): void;
   /** The per-request facts, read once when one request emits several events. */
   factsOf(request: Request): RequestFacts;
 }
@@ -80,6 +92,7 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
       emit(
         makeEvent({
           id,
+          time: fields.time,
           type: EVENT_TYPES.challengeIssued,
           source: facts.source,
           subject: fields.route,
@@ -88,7 +101,7 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
             session: session(facts, fields.paymentHash),
             causation: causation(facts, fields.causationId),
             payment: proof(fields.paymentHash, fields.amountMsat, fields.invoice),
-            timing: { challengeMs: elapsedMs(fields.startedAt) },
+            timing: { challengeMs: elapsedMs(fields.startedAt, fields.endedAt) },
             context: { method: facts.method, status: fields.status ?? 402 },
           },
         }),
@@ -101,23 +114,25 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
         session: session(facts, fields.claimedPaymentHash),
         causation: causation(facts, undefined),
         reason: fields.reason,
-        timing: { challengeMs: elapsedMs(fields.startedAt) },
+        timing: { challengeMs: elapsedMs(fields.startedAt, fields.endedAt) },
         context: { method: facts.method, status: fields.status ?? 402 },
       };
       // Only the hash the refused token names (not proof of anything): never the token itself.
       if (fields.claimedPaymentHash) data.claimedPaymentHash = fields.claimedPaymentHash;
-      const event = makeEvent({ type: EVENT_TYPES.tokenRejected, source: facts.source, subject: fields.route, data });
+      const event = makeEvent({ type: EVENT_TYPES.tokenRejected, time: fields.time, source: facts.source, subject: fields.route, data });
       emit(event);
       return event.id;
     },
     requestServed(request, fields) {
       const facts = factsOf(request);
-      const serveMs = elapsedMs(fields.startedAt);
+      const serveMs = elapsedMs(fields.startedAt, fields.endedAt);
+      const time = fields.time ?? Date.now();
       const timing: L402EventData['timing'] = { serveMs };
-      if (fields.issuedAtSeconds !== undefined) timing.payMs = Math.max(0, Math.round(Date.now() - serveMs - fields.issuedAtSeconds * 1000));
+      if (fields.issuedAtSeconds !== undefined) timing.payMs = Math.max(0, Math.round(time - serveMs - fields.issuedAtSeconds * 1000));
       emit(
         makeEvent({
           type: EVENT_TYPES.serverRequestServed,
+          time,
           source: facts.source,
           subject: fields.route,
           data: {
@@ -135,11 +150,11 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
 }
 
 /** The paywall's hook (l402/audit.ts): what withL402 and the adapters call when onEvent is set. */
-export function serverAudit(options: L402Options & { onEvent: EventHandler }, onError: ErrorReporter): PaywallAudit {
+export function serverAudit(options: L402Options & { onEvent: EventHandler }, onError: ErrorReporter): AuditBuilder {
   const events = serverEvents(options.onEvent, { agentId: options.events?.agentId, source: options.events?.source, maxPending: options.events?.maxPending, onError });
   const ttl = options.tokenTtlSeconds ?? 3600;
   return {
-    refused(request, refusal: Refusal, startedAt) {
+    refused(request, refusal: Refusal, { startedAt, endedAt, time }) {
       // A 503 sold nothing and checked nothing: no event.
       if (refusal.status !== 402 || !refusal.route) return;
       const body = refusal.body as { code: string; paymentHash: string; priceSats: number; invoice: string };
@@ -148,13 +163,13 @@ export function serverAudit(options: L402Options & { onEvent: EventHandler }, on
       if (body.code !== 'PAYMENT_REQUIRED') {
         const parsed = parseCredential(request.headers.get('authorization'));
         const claimedPaymentHash = parsed.ok ? decodeToken(parsed.credential.token)?.hash : undefined;
-        causationId = events.tokenRejected(request, { route: refusal.route, reason: body.code, startedAt, claimedPaymentHash }, facts);
+        causationId = events.tokenRejected(request, { route: refusal.route, reason: body.code, startedAt, endedAt, time, claimedPaymentHash }, facts);
       }
-      events.challengeIssued(request, { route: refusal.route, paymentHash: body.paymentHash, amountMsat: body.priceSats * 1000, invoice: body.invoice, startedAt, causationId }, facts);
+      events.challengeIssued(request, { route: refusal.route, paymentHash: body.paymentHash, amountMsat: body.priceSats * 1000, invoice: body.invoice, startedAt, endedAt, time, causationId }, facts);
     },
-    served(request, paid: Paid, status, startedAt) {
+    served(request, paid: Paid, status, { startedAt, endedAt, time }) {
       const { paymentHash, amountMsat, route } = paid.payment;
-      events.requestServed(request, { route, paymentHash, amountMsat, status, startedAt, issuedAtSeconds: paid.expiresAt - ttl });
+      events.requestServed(request, { route, paymentHash, amountMsat, status, startedAt, endedAt, time, issuedAtSeconds: paid.expiresAt - ttl });
     },
   };
 }

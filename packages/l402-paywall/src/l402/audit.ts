@@ -2,6 +2,12 @@
 // the adapters test for it and build nothing. With it set, the event builder
 // (events/server.ts) is loaded on first construction, as its own chunk, so
 // the core stays small for everyone who does not use events.
+//
+// On the request path a request leaves only what its events need later (the
+// Request, the decision, two clock readings) in a list: well under a
+// microsecond. The events are built and handed to onEvent after the response,
+// in a later task, a batch at a time. `events.waitUntil` (Vercel's, a Worker's
+// ctx.waitUntil) keeps a serverless function alive until that has happened.
 import type { L402Options, Paid, Refusal } from './paywall.js';
 
 export interface PaywallAudit {
@@ -11,36 +17,95 @@ export interface PaywallAudit {
   served(request: Request, paid: Paid, status: number, startedAt: number): void;
 }
 
-const settled = Promise.resolve();
+/** When the answer was decided: performance.now() (for durations) and Date.now() (the event's time). */
+export interface AnsweredAt {
+  startedAt: number;
+  endedAt: number;
+  time: number;
+}
 
-export function paywallAudit(options: L402Options, onError: (error: unknown, context: string) => void): PaywallAudit | undefined {
+/** What events/server.ts makes of a request once it is off the request path. */
+export interface AuditBuilder {
+  refused(request: Request, refusal: Refusal, at: AnsweredAt): void;
+  served(request: Request, paid: Paid, status: number, at: AnsweredAt): void;
+}
+
+type Work = (builder: AuditBuilder) => void;
+
+// Past this many requests waiting for their events (a server that never yields
+// to the event loop), the batch is built at once rather than kept growing.
+const MAX_WAITING = 1024;
+
+const later: (run: () => void) => void = typeof setImmediate === 'function' ? (run) => setImmediate(run) : (run) => setTimeout(run, 0);
+
+export function paywallAudit(options: L402Options, reportError: (error: unknown, context: string) => void): PaywallAudit | undefined {
   const onEvent = options.onEvent;
   if (!onEvent) return undefined;
-  let loaded: PaywallAudit | undefined;
-  const loading: Promise<PaywallAudit | undefined> = import('../events/server.js').then(
-    (events) => (loaded = events.serverAudit({ ...options, onEvent }, onError)),
-    (error) => {
-      onError(error, 'loading the audit event builder failed; no events will be sent');
-      return undefined;
-    },
-  );
-  // Each event is built after the current request's work (a microtask), never
-  // in its way; a builder that throws is reported, not passed to the response.
-  const build = (audit: PaywallAudit | undefined, work: (audit: PaywallAudit) => void) => {
-    if (!audit) return;
+  // The operator's onError runs in our timer task here: a throw from it must not escape.
+  const onError = (error: unknown, context: string) => {
     try {
-      work(audit);
-    } catch (error) {
-      onError(error, 'building an audit event failed');
+      reportError(error, context);
+    } catch {
+      // nothing left to tell
     }
   };
-  // A settled promise's then(), not queueMicrotask: Node wraps each
-  // queueMicrotask callback in an AsyncResource, which cost more than the event.
-  const run = (work: (audit: PaywallAudit) => void) => {
-    void (loaded ? settled : loading).then(() => build(loaded, work));
+  const waitUntil = options.events?.waitUntil;
+  let builder: AuditBuilder | undefined;
+  const loading: Promise<unknown> = import('../events/server.js').then(
+    (events) => (builder = events.serverAudit({ ...options, onEvent }, onError)),
+    (error) => onError(error, 'loading the audit event builder failed; no events will be sent'),
+  );
+
+  let waiting: Work[] = [];
+  let batchDone: (() => void) | undefined;
+  let scheduled = false;
+
+  const buildWaiting = () => {
+    scheduled = false;
+    const batch = waiting;
+    const done = batchDone;
+    waiting = [];
+    batchDone = undefined;
+    if (builder) {
+      for (const work of batch) {
+        try {
+          work(builder);
+        } catch (error) {
+          onError(error, 'building an audit event failed');
+        }
+      }
+    }
+    done?.();
   };
+
+  const schedule = () => {
+    scheduled = true;
+    if (waitUntil) {
+      try {
+        waitUntil(new Promise<void>((resolve) => (batchDone = resolve)));
+      } catch (error) {
+        onError(error, 'waitUntil failed');
+      }
+    }
+    // The builder module loads once; until then its import is what the batch waits for.
+    if (builder) later(buildWaiting);
+    else void loading.then(() => later(buildWaiting));
+  };
+
+  const handOff = (work: Work) => {
+    waiting.push(work);
+    if (!scheduled) schedule();
+    else if (waiting.length >= MAX_WAITING && builder) buildWaiting();
+  };
+
   return {
-    refused: (request, refusal, startedAt) => run((audit) => audit.refused(request, refusal, startedAt)),
-    served: (request, paid, status, startedAt) => run((audit) => audit.served(request, paid, status, startedAt)),
+    refused(request, refusal, startedAt) {
+      const at: AnsweredAt = { startedAt, endedAt: performance.now(), time: Date.now() };
+      handOff((b) => b.refused(request, refusal, at));
+    },
+    served(request, paid, status, startedAt) {
+      const at: AnsweredAt = { startedAt, endedAt: performance.now(), time: Date.now() };
+      handOff((b) => b.served(request, paid, status, at));
+    },
   };
 }

@@ -46,11 +46,11 @@ export interface L402Options {
   limitInvoices?: (request: Request) => MaybePromise<InvoiceLimit | undefined | void>;
   /**
    * Audit events (CloudEvents 1.0, see l402-paywall/events): challenge.issued,
-   * token.rejected, request.served. Unset: none is built. Called after the
-   * request's work and never awaited; a throw goes to onError.
+   * token.rejected, request.served. Unset: none is built. Built after the
+   * response, in a later task, and never awaited; a throw goes to onError.
    */
   onEvent?: (event: L402Event) => unknown;
-  /** Who the events say emitted them: `agentId`, `source`, and `maxPending` (onEvent promises). */
+  /** Who the events say emitted them (`agentId`, `source`), `maxPending` (onEvent promises) and `waitUntil` (serverless). */
   events?: ServerEventOptions;
 }
 
@@ -298,7 +298,8 @@ function checkOptions(options: L402Options): void {
   if (!(secret instanceof Keyring) && typeof secret !== 'string' && !Array.isArray(secret)) fail('secret', 'a string, an array of strings (newest first) or a Keyring', secret);
   if (options.replayStore !== undefined && (!isFunction(options.replayStore?.claim) || !isFunction(options.replayStore?.release))) fail('replayStore', 'a replay store with claim() and release()', options.replayStore);
   if (options.route !== undefined && typeof options.route !== 'string' && !isFunction(options.route)) fail('route', 'a string or a function of the request', options.route);
-  if (options.events !== undefined && (typeof options.events !== 'object' || options.events === null)) fail('events', 'an object { agentId?, source?, maxPending? }', options.events);
+  if (options.events !== undefined && (typeof options.events !== 'object' || options.events === null)) fail('events', 'an object { agentId?, source?, maxPending?, waitUntil? }', options.events);
+  if (options.events?.waitUntil !== undefined && !isFunction(options.events.waitUntil)) fail('events.waitUntil', 'a function', options.events.waitUntil);
   for (const name of ['memo', 'caveats', 'onPaid', 'onError', 'onEvent', 'limitInvoices'] as const) {
     if (options[name] !== undefined && !isFunction(options[name])) fail(name, 'a function', options[name]);
   }
