@@ -176,7 +176,9 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
     async createInvoice(request: CreateInvoiceRequest): Promise<CreatedInvoice> {
       if (!Number.isSafeInteger(request.amountMsat) || request.amountMsat <= 0) throw new RangeError('amountMsat must be a positive integer');
       const expirySeconds = Math.min(request.expirySeconds ?? 3600, MAX_EXPIRY_SECONDS);
-      const preimage = randomBytes(32);
+      // One draw for both secrets: each call to the system's random source has a fixed cost.
+      const secrets = randomBytes(64);
+      const preimage = secrets.subarray(0, 32);
       const paymentHash = bytesToHex(sha256(preimage));
       const timestamp = Math.floor(Date.now() / 1000);
       const invoice = encodeInvoice(
@@ -185,7 +187,7 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
           amountMsat: request.amountMsat,
           timestamp,
           paymentHash,
-          paymentSecret: bytesToHex(randomBytes(32)),
+          paymentSecret: bytesToHex(secrets.subarray(32)),
           ...(request.descriptionHash ? { descriptionHash: request.descriptionHash } : { description: request.memo ?? '' }),
           expirySeconds,
         },
