@@ -60,7 +60,7 @@ const http = await benchHttp();
 console.log('\nLocal server, GET with the same Authorization headers, paywalled vs not:');
 console.log(`  unprotected    ${fmt(http.freeRps)} requests/s`);
 console.log(`  paywalled      ${fmt(http.paidRps)} requests/s   (every request a fresh paid token)`);
-console.log(`  ratio          ${http.ratio.toFixed(3)}   (best slice against best slice, median of ${http.ratioPerServer.length} server processes; target >= 0.9)`);
+console.log(`  ratio          ${http.ratio.toFixed(3)}   (best slice against best slice, median of ${http.ratioPerServer.length} server processes; goal >= 0.95)`);
 console.log(`  per process    ${http.ratioPerServer.map((r) => r.toFixed(3)).join(', ')}`);
 console.log(`  server CPU     ${http.freeCpuMicros.toFixed(0)} us/request unprotected, ${http.paidCpuMicros.toFixed(0)} us/request paywalled (least per slice), ratio ${http.cpuRatio.toFixed(3)}`);
 console.log(`  paywall time   ${http.paywallMicros.toFixed(1)} us/request inside the server (parse, verify, caveats, replay claim, awaits)`);
