@@ -110,16 +110,26 @@ describe('server events from withL402', () => {
   });
 
   it('events are built after the response, in a later task, with the timings and time of the answer', async () => {
-    const { events, handler } = paywall();
-    const answered = Date.now();
-    const challenge = await handler(request());
-    expect(challenge.status).toBe(402);
-    expect(events).toHaveLength(0); // nothing was built on the request path (its microtasks included)
-    const busyUntil = performance.now() + 40;
-    while (performance.now() < busyUntil); // the server goes on working before the event loop turns
-    await vi.waitFor(() => expect(events).toHaveLength(1));
-    expect(events[0]!.data.timing.challengeMs).toBeLessThan(35);
-    expect(Date.parse(events[0]!.time)).toBeLessThan(answered + 35);
+    // Clocks under the test's control: 5 ms pass inside the request, then a minute before the event loop turns.
+    let monotonic = 1_000;
+    let wall = Date.parse('2026-11-25T12:00:00.000Z');
+    vi.spyOn(performance, 'now').mockImplementation(() => monotonic);
+    vi.spyOn(Date, 'now').mockImplementation(() => wall);
+    try {
+      const provider = recordingProvider();
+      const slow = { createInvoice: (request: Parameters<typeof provider.createInvoice>[0]) => ((monotonic += 5), (wall += 5), provider.createInvoice(request)) };
+      const { events, handler } = paywall({ provider: slow });
+      const challenge = await handler(request());
+      expect(challenge.status).toBe(402);
+      expect(events).toHaveLength(0); // nothing was built on the request path (its microtasks included)
+      monotonic += 60_000;
+      wall += 60_000;
+      await vi.waitFor(() => expect(events).toHaveLength(1));
+      expect(events[0]!.data.timing.challengeMs).toBe(5);
+      expect(events[0]!.time).toBe('2026-11-25T12:00:00.005Z');
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 
   it('waitUntil receives one promise per batch of requests, settled once their events are handed to onEvent', async () => {
