@@ -13,7 +13,7 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     const path = req.url ?? '';
     hits[path] = (hits[path] ?? 0) + 1;
-    if (path === '/slow') return void setTimeout(() => res.end('{"data":{"amount":"1"}}'), 2_000);
+    if (path === '/slow') return; // never answers: only the feed's timeout gets past it
     if (path === '/error') return void res.writeHead(500).end('{}');
     if (path === '/garbage') return void res.end('<html>not json');
     if (path === '/negative') return void res.end('{"data":{"amount":"-5"}}');
@@ -27,7 +27,10 @@ beforeAll(async () => {
   await new Promise((r) => server.once('listening', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
-afterAll(() => new Promise((r) => server.close(r)));
+afterAll(() => {
+  server.closeAllConnections();
+  return new Promise((r) => server.close(r));
+});
 
 const at = (name: keyof typeof PUBLIC_SOURCES, path = `/${name}`): PriceSource => ({ ...PUBLIC_SOURCES[name]!, url: base + path });
 
@@ -45,10 +48,8 @@ describe('BTC price feed', () => {
       300,
       (m) => errors.push(m),
     );
-    const started = Date.now();
-    const price = await feed.current();
+    const price = await feed.current(); // resolving at all shows the silent source was cut off at its timeout
     expect(price).toMatchObject({ usd: 90001.1, source: 'kraken' });
-    expect(Date.now() - started).toBeLessThan(1_500); // the slow source was cut off at its timeout
     expect(errors).toHaveLength(5);
   });
 
