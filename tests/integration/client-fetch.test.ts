@@ -75,6 +75,33 @@ describe('pays on first try', () => {
     expect(getL402Receipt(response)).toMatchObject({ amountMsat: 1000, feeMsat: 0, paidByThisCall: true, host: new URL(server.url).host });
   });
 
+  it("the demo through a fetch that keeps a tee()'d copy of each answer (Next.js's fetch inside route handlers)", async () => {
+    // Next.js shares GET answers within a request this way (createDedupeFetch): the caller gets one
+    // branch, Next keeps the other unread. Cancelling the caller's branch then never settles, so a
+    // client that waited for it after the 402 hung there, before paying.
+    const kept: ReadableStream<Uint8Array>[] = [];
+    const teeingFetch = async (input: string | URL | Request, init?: RequestInit) => {
+      const answer = await fetch(input, init);
+      if (!answer.body) return answer;
+      const [handedOut, keptBranch] = answer.body.tee();
+      kept.push(keptBranch);
+      return new Response(handedOut, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+    };
+    const call = fetchWithL402(`${server.url}/api/demo/btc-price`, undefined, { wallet: devWallet({ serviceUrl: server.url }), maxPriceSats: 5, tokens: false, fetch: teeingFetch });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stuck = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('fetchWithL402 did not settle within 5 s')), 5_000)));
+    try {
+      const response = await Promise.race([call, stuck]);
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { source: string }).source).toBe('simulated');
+      expect(getL402Receipt(response)).toMatchObject({ amountMsat: 1000, paidByThisCall: true });
+      expect(kept).toHaveLength(2); // the 402 and the paid answer
+    } finally {
+      clearTimeout(timer);
+      await Promise.all(kept.map((branch) => branch.cancel()));
+    }
+  });
+
   it('an Express app using l402Middleware, GET and a POST whose body goes out again on the retry', async () => {
     const got = await fetchWithL402(`${expressApp.url}/paid`, undefined, { wallet, maxPriceSats: 2, tokens });
     expect(got.status).toBe(200);

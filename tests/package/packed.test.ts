@@ -9,13 +9,16 @@
 // - the paid flow (402 -> pay with the dev wallet -> 200 -> the same
 //   credential refused) on a plain node:http server, Express and Hono, in
 //   Vercel's edge-runtime, workerd (miniflare), Deno and Bun, and in a Next.js
-//   App Router app (next build, next start) on the Node and edge runtimes.
+//   App Router app (next build, next start) on the Node and edge runtimes;
+// - the other way round, in the same Next.js app: route handlers on the Node
+//   and edge runtimes pay a paid route of this repository's local service
+//   with fetchWithL402 (an agent inside a Next.js app).
 // The pack, the installs and the Next.js build are started with the run by
 // tests/package/prepare.ts (the `package` project's globalSetup) and happen
 // beside the other suites; each test waits for the step it needs.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { decodeInvoice } from 'l402-paywall/lightning';
 import {
   LIBRARY_DIR,
@@ -32,6 +35,9 @@ import {
   type RunningServer,
 } from '../support/packed.js';
 import type { PACKED_FIXTURES } from './prepare.js';
+import { serviceContext } from '../../lib/service/context.js';
+import type { Database } from '../../lib/db/index.js';
+import { useDevServer } from '../support/server.js';
 
 type Fixture = (typeof PACKED_FIXTURES)[number];
 
@@ -234,6 +240,27 @@ describe('Next.js App Router (create-next-app defaults, no transpilePackages): n
     it(`a paid route on the ${runtime} runtime`, async () => {
       const url = `${await nextServer()}/api/${runtime}`;
       await provePaidFlow(url, url);
+    }, 10 * MINUTE);
+  }
+
+  // An agent in a route handler pays the local service (npm start's code, in this worker) through its dev wallet.
+  const service = useDevServer();
+  let serviceDatabase: Database | undefined;
+  // The demo logs each payment to the service's database (PGlite in memory): opened and migrated here, not during a payment.
+  beforeAll(async () => {
+    serviceDatabase = await serviceContext().database();
+  });
+  afterAll(() => serviceDatabase?.close());
+  for (const runtime of ['node', 'edge']) {
+    it(`a route handler on the ${runtime} runtime pays a paid route of the local service with fetchWithL402`, async () => {
+      const demo = `${service.url}/api/demo/btc-price`;
+      // Paid, or it would not answer 200.
+      expect((await fetch(demo)).status).toBe(402);
+      const answer = await fetch(`${await nextServer()}/api/agent/${runtime}?service=${encodeURIComponent(service.url)}`, { signal: AbortSignal.timeout(MINUTE) });
+      const body = (await answer.json()) as { runtime: string; status: number; body: { usd?: unknown; source?: unknown }; paidMsat: number; paidByThisCall: boolean };
+      expect(answer.status, JSON.stringify(body)).toBe(200);
+      expect(body).toMatchObject({ runtime: runtime === 'node' ? 'nodejs' : 'edge', status: 200, paidMsat: 1000, paidByThisCall: true });
+      expect(body.body).toMatchObject({ usd: expect.any(Number), source: 'simulated' });
     }, 10 * MINUTE);
   }
 });

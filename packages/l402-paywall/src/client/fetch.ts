@@ -12,6 +12,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { hexToBytes } from '@noble/hashes/utils.js';
 import { decodeInvoice, InvalidInvoice, type DecodedInvoice, type Network } from '../lightning/bolt11.js';
+import { discardBody } from '../http/discard-body.js';
 import { decodeToken } from '../l402/token.js';
 import type { Budget, BudgetReservation } from './budget.js';
 import { bodyChallenge, l402Challenges, type L402Challenge } from './challenge.js';
@@ -114,7 +115,7 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
   // 2. challenge received
   const challenges = await readChallenges(first);
   if (challenges.length === 0) return first;
-  await first.body?.cancel().catch(() => {});
+  discardBody(first.body);
 
   // 3. choose an acceptable invoice, or refuse
   let chosen: Chosen;

@@ -4,6 +4,7 @@
 // post, retrying failures with backoff. A full queue drops its oldest event
 // and counts it. Binary mode is not offered: its ce-* headers would sit
 // outside the signature, which covers the body only.
+import { discardBody } from '../http/discard-body.js';
 import { secretKey, signEvent } from './signing.js';
 import type { ErrorReporter } from './dispatch.js';
 import type { L402Event } from './types.js';
@@ -104,7 +105,7 @@ export function httpEventSink(options: HttpEventSinkOptions): HttpEventSink {
     // Signed per attempt: a retry carries a fresh timestamp, so a late one is not stale; the id stays the event's.
     const headers = { 'content-type': 'application/cloudevents+json; charset=utf-8', ...signEvent(body, event.id, key) };
     const response = await doFetch(target, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
-    await response.body?.cancel().catch(() => {});
+    discardBody(response.body);
     if (response.ok) return 'delivered';
     if (response.status >= 500 || RETRYABLE_STATUS.has(response.status)) return 'retry';
     return 'refused';

@@ -13,7 +13,8 @@ export async function readBoundedText(body: ReadableStream<Uint8Array> | null, l
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel().catch(() => {});
+      // Not awaited: a cancellation can wait forever (see discard-body.ts).
+      reader.cancel().catch(() => {});
       return 'too-large';
     }
     chunks.push(value);

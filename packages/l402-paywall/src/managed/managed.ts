@@ -9,6 +9,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes, randomBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
+import { discardBody } from '../http/discard-body.js';
 import { readBoundedText } from '../http/read-bounded.js';
 import { base64UrlEncode } from '../l402/encoding.js';
 import { Keyring } from '../l402/token.js';
@@ -247,7 +248,7 @@ function directoryRegistration(
       signal: AbortSignal.timeout(managed.timeoutMs ?? 10_000),
       redirect: 'error',
     });
-    await response.body?.cancel().catch(() => {});
+    discardBody(response.body);
     if (!response.ok) throw new ManagedServiceError(`directory registration answered ${response.status}`, response.status);
   }
 

@@ -10,6 +10,7 @@ import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
+import { discardBody } from '../../http/discard-body.js';
 import { InvalidInvoice, decodeInvoice, encodeInvoice } from '../bolt11.js';
 import { equalBytes, invoiceToPay } from './checks.js';
 import {
@@ -162,7 +163,7 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
         body,
         signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
       });
-      await response.body?.cancel();
+      discardBody(response.body);
       if (!response.ok) console.error(`[dev-node] webhook to ${url} answered ${response.status}`);
     } catch (error) {
       console.error(`[dev-node] webhook to ${url} failed:`, error instanceof Error ? error.message : error);
