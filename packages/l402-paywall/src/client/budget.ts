@@ -39,11 +39,28 @@ export interface Budget {
   remainingMsat(host?: string): number;
 }
 
-interface Charge {
+/** Millisatoshis overall and per host; hosts at zero are removed, so the map holds only hosts that count. */
+class Tally {
+  total = 0;
+  readonly byHost = new Map<string, number>();
+
+  of(host: string): number {
+    return this.byHost.get(host) ?? 0;
+  }
+
+  add(host: string, msat: number): void {
+    this.total += msat;
+    const left = this.of(host) + msat;
+    if (left === 0) this.byHost.delete(host);
+    else this.byHost.set(host, left);
+  }
+}
+
+interface SettledCharge {
   host: string;
   msat: number;
+  /** Unix ms when it was paid. */
   at: number;
-  settled: boolean;
 }
 
 export function createBudget(options: BudgetOptions): Budget {
@@ -58,73 +75,70 @@ export function createBudget(options: BudgetOptions): Budget {
   const now = options.now ?? Date.now;
   const totalMsat = totalSats * 1000;
   const perHostMsat = perHostSats === undefined ? undefined : perHostSats * 1000;
-  let charges: Charge[] = [];
+  // Running totals, so that a charge costs the same after a million payments as after one.
+  const paid = new Tally();
+  const inFlight = new Tally();
+  // With a window, the paid charges in the order they were paid, to take them off the totals as they leave it.
+  const paidInWindow: SettledCharge[] = [];
+  let windowStart = 0; // paidInWindow[windowStart..] are still inside
 
-  /** Drops settled charges that left the window (in-flight ones stay until settled). */
-  function current(): Charge[] {
-    if (windowSeconds !== undefined) {
-      const since = now() - windowSeconds * 1000;
-      if (charges.some((c) => c.settled && c.at <= since)) charges = charges.filter((c) => !c.settled || c.at > since);
+  function forgetLeftWindow(): void {
+    if (windowSeconds === undefined) return;
+    const since = now() - windowSeconds * 1000;
+    while (windowStart < paidInWindow.length && paidInWindow[windowStart]!.at <= since) {
+      const charge = paidInWindow[windowStart++]!;
+      paid.add(charge.host, -charge.msat);
     }
-    return charges;
-  }
-
-  function sum(list: Charge[], host?: string): number {
-    let msat = 0;
-    for (const c of list) if (host === undefined || c.host === host) msat += c.msat;
-    return msat;
+    if (windowStart > 1024 && windowStart * 2 > paidInWindow.length) {
+      paidInWindow.splice(0, windowStart);
+      windowStart = 0;
+    }
   }
 
   return {
     reserve(host, amountMsat) {
       if (!Number.isSafeInteger(amountMsat) || amountMsat <= 0) throw new RangeError('amountMsat must be a positive integer');
-      const list = current();
-      const overall = sum(list);
+      forgetLeftWindow();
+      const overall = paid.total + inFlight.total;
       if (overall + amountMsat > totalMsat) {
         throw new L402ClientError('BUDGET_EXCEEDED', `Not paid: ${amountMsat / 1000} sats would take the budget past its ${totalSats} sats (${overall / 1000} spent or in flight)`, { amountMsat });
       }
       if (perHostMsat !== undefined) {
-        const forHost = sum(list, host);
+        const forHost = paid.of(host) + inFlight.of(host);
         if (forHost + amountMsat > perHostMsat) {
           throw new L402ClientError('BUDGET_EXCEEDED', `Not paid: ${amountMsat / 1000} sats would take ${host} past its ${perHostSats} sats (${forHost / 1000} spent or in flight)`, { amountMsat });
         }
       }
-      const charge: Charge = { host, msat: amountMsat, at: now(), settled: false };
-      charges.push(charge);
+      inFlight.add(host, amountMsat);
       let done = false;
       return {
         commit() {
           if (done) return;
           done = true;
-          charge.settled = true;
-          charge.at = now();
+          inFlight.add(host, -amountMsat);
+          paid.add(host, amountMsat);
+          if (windowSeconds !== undefined) paidInWindow.push({ host, msat: amountMsat, at: now() });
         },
         release() {
           if (done) return;
           done = true;
-          charges = charges.filter((c) => c !== charge);
+          inFlight.add(host, -amountMsat);
         },
       };
     },
 
     spent() {
+      forgetLeftWindow();
       const byHost: Spending['byHost'] = {};
-      let total = 0;
-      for (const c of current()) {
-        if (!c.settled) continue;
-        total += c.msat;
-        const entry = (byHost[c.host] ??= { msat: 0, sats: 0 });
-        entry.msat += c.msat;
-        entry.sats = entry.msat / 1000;
-      }
-      return { totalMsat: total, totalSats: total / 1000, byHost };
+      for (const [host, msat] of paid.byHost) byHost[host] = { msat, sats: msat / 1000 };
+      return { totalMsat: paid.total, totalSats: paid.total / 1000, byHost };
     },
 
     remainingMsat(host) {
-      const list = current();
-      const overall = totalMsat - sum(list);
+      forgetLeftWindow();
+      const overall = totalMsat - paid.total - inFlight.total;
       if (host === undefined || perHostMsat === undefined) return Math.max(0, overall);
-      return Math.max(0, Math.min(overall, perHostMsat - sum(list, host)));
+      return Math.max(0, Math.min(overall, perHostMsat - paid.of(host) - inFlight.of(host)));
     },
   };
 }
