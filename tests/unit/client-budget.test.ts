@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createBudget, L402ClientError, type BudgetReservation } from 'l402-paywall/client';
+import { createBudget, createTokenStore, L402ClientError, type BudgetReservation } from 'l402-paywall/client';
 
 // The budget's rules in the plainest form: every charge in a list, summed on each question.
 function referenceBudget(totalMsat: number, perHostMsat: number | undefined, windowMs: number | undefined, now: () => number) {
@@ -120,5 +120,18 @@ describe('createBudget', () => {
     expect(() => createBudget({ totalSats: 1.5 })).toThrow(TypeError);
     expect(() => createBudget({ totalSats: 1, windowSeconds: 0 })).toThrow(TypeError);
     expect(() => createBudget({ totalSats: 1 }).reserve('h', 0)).toThrow(RangeError);
+  });
+});
+
+describe('createTokenStore', () => {
+  it('keeps at most maxEntries tokens, dropping the one set longest ago', () => {
+    const store = createTokenStore({ maxEntries: 3 });
+    const credential = (n: number) => ({ authorization: `L402 t${n}:p`, usesLeft: Infinity });
+    for (const n of [1, 2, 3]) store.set(`https://a.example/${n}`, credential(n));
+    store.set('https://a.example/1', credential(11)); // set again: now the newest
+    store.set('https://a.example/4', credential(4));
+    expect(store.get('https://a.example/2')).toBeUndefined();
+    expect(['1', '3', '4'].map((n) => store.get(`https://a.example/${n}`)?.authorization)).toEqual(['L402 t11:p', 'L402 t3:p', 'L402 t4:p']);
+    expect(() => createTokenStore({ maxEntries: 0 })).toThrow(/maxEntries/);
   });
 });

@@ -23,12 +23,22 @@ export interface TokenStore {
   delete(key: string): void;
 }
 
-/** An in-memory token store (the default one is shared by every call in the process). */
-export function createTokenStore(): TokenStore {
+/**
+ * An in-memory token store (the default one is shared by every call in the
+ * process). Other servers' tokens say nothing of their expiry, so an agent
+ * paying many paths would keep them all: past `maxEntries` the oldest goes.
+ */
+export function createTokenStore(options: { maxEntries?: number } = {}): TokenStore {
+  const maxEntries = options.maxEntries ?? 10_000;
+  if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) throw new TypeError(`createTokenStore: maxEntries must be a positive integer, got ${maxEntries}`);
   const map = new Map<string, StoredCredential>();
   return {
     get: (key) => map.get(key),
-    set: (key, credential) => void map.set(key, credential),
+    set: (key, credential) => {
+      map.delete(key); // re-inserted as the newest
+      if (map.size >= maxEntries) map.delete(map.keys().next().value!);
+      map.set(key, credential);
+    },
     delete: (key) => void map.delete(key),
   };
 }
