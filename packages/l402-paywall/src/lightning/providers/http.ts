@@ -8,6 +8,7 @@
 // that trusts it (`l402-paywall/node`'s `fetchTrustingCa`).
 import { z } from 'zod';
 import { ProviderConfigError, ProviderUnavailable } from '../provider.js';
+import { readBoundedText } from '../../http/read-bounded.js';
 import { errorMessage, parseJson, utf8ToBase64 } from './checks.js';
 
 export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -94,8 +95,11 @@ export function backendHttp(options: BackendHttpOptions): BackendHttp {
     try {
       const answer = await doFetch(url, { method: request.method, headers, body, signal: controller.signal, redirect: 'error' });
       const ok = answer.status >= 200 && answer.status < 300;
-      const text = await readText(answer.body, maxBytes, request.firstLineOnly && ok);
-      response = { status: answer.status, body: text };
+      const firstLineOnly = request.firstLineOnly && ok;
+      // Lenient: a backend's stray byte is not worth losing its error message over; the answer's shape is checked after.
+      const text = await readBoundedText(answer.body, maxBytes, { lenient: true, ...(firstLineOnly ? { enough: (soFar) => firstLine(soFar) !== undefined } : {}) });
+      if (text === 'too-large') throw new ProviderUnavailable(`${backend} answered more than ${maxBytes} bytes`);
+      response = { status: answer.status, body: firstLineOnly ? (firstLine(`${text}\n`) ?? '') : text };
     } catch (error) {
       if (error instanceof ProviderUnavailable) throw error;
       if (controller.signal.aborted) throw new ProviderUnavailable(`${backend} did not answer within ${timeoutMs} ms`);
@@ -109,31 +113,6 @@ export function backendHttp(options: BackendHttpOptions): BackendHttp {
       throw new ProviderConfigError(credentialSetting, `${credentialSetting} was refused by ${backend} (HTTP ${response.status})`);
     }
     return response;
-
-    async function readText(stream: ReadableStream<Uint8Array> | null, limit: number, firstLineOnly: boolean | undefined): Promise<string> {
-      if (!stream) return '';
-      const reader = stream.getReader();
-      const decoder = new TextDecoder();
-      let text = '';
-      let size = 0;
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          size += value.byteLength;
-          if (size > limit) throw new ProviderUnavailable(`${backend} answered more than ${limit} bytes`);
-          text += decoder.decode(value, { stream: true });
-          if (firstLineOnly) {
-            const line = firstLine(text);
-            if (line !== undefined) return line;
-          }
-        }
-      } finally {
-        reader.cancel().catch(() => {});
-      }
-      text += decoder.decode();
-      return firstLineOnly ? (firstLine(text + '\n') ?? '') : text;
-    }
   }
 
   function unreachable(error: unknown): ProviderUnavailable {
