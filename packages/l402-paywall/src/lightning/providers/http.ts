@@ -7,17 +7,29 @@
 // backend behind a private CA (LND's self-signed certificate) takes a fetch
 // that trusts it (`l402-paywall/node`'s `fetchTrustingCa`).
 import { z } from 'zod';
+import type { Network } from '../bolt11.js';
 import { ProviderConfigError, ProviderUnavailable } from '../provider.js';
 import { readBoundedText } from '../../http/read-bounded.js';
 import { errorMessage, parseJson, utf8ToBase64 } from './checks.js';
 
 export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
+/** What every HTTP backend's options have besides its address and credentials. */
+export interface CommonBackendOptions {
+  /** Invoices for any other network are refused (LIGHTNING_NETWORK). */
+  network: Network;
+  /** Per call to the backend; default 10000 ms. */
+  timeoutMs?: number;
+  /** Default globalThis.fetch. */
+  fetch?: Fetch;
+}
+
 export interface BackendHttpOptions {
   /** Human name used in messages, e.g. "LNbits". */
   backend: string;
   baseUrl: string;
-  timeoutMs: number;
+  /** Default DEFAULT_TIMEOUT_MS. */
+  timeoutMs?: number;
   headers: Record<string, string>;
   /** The setting named when the backend refuses our credentials, e.g. LNBITS_API_KEY. */
   credentialSetting: string;
@@ -45,6 +57,8 @@ export interface BackendResponse {
 
 export interface BackendHttp {
   readonly backend: string;
+  /** The whole exchange's limit, each call. */
+  readonly timeoutMs: number;
   send(request: BackendRequest): Promise<BackendResponse>;
   /** A 2xx JSON answer of this shape, or ProviderUnavailable. */
   json<S extends z.ZodType>(request: BackendRequest, schema: S): Promise<z.output<S>>;
@@ -53,10 +67,11 @@ export interface BackendHttp {
 }
 
 const DEFAULT_MAX_RESPONSE_BYTES = 1 << 20;
-export const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_TIMEOUT_MS = 10_000;
 
 export function backendHttp(options: BackendHttpOptions): BackendHttp {
-  const { backend, timeoutMs, credentialSetting } = options;
+  const { backend, credentialSetting } = options;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   let base: URL;
   try {
     base = new URL(options.baseUrl);
@@ -139,6 +154,7 @@ export function backendHttp(options: BackendHttpOptions): BackendHttp {
 
   return {
     backend,
+    timeoutMs,
     send,
     parse,
     async json(request, schema) {
