@@ -8,20 +8,8 @@ import { utf8ToBytes } from '@noble/hashes/utils.js';
 import { base64 } from '@scure/base';
 import { z } from 'zod';
 import { decodeInvoice } from '../bolt11.js';
-import {
-  PaymentFailed,
-  ProviderUnavailable,
-  WebhookRejected,
-  type CreateInvoiceRequest,
-  type CreatedInvoice,
-  type InvoiceStatus,
-  type LightningProvider,
-  type PaidInvoice,
-  type PaymentStatus,
-  type WebhookDelivery,
-  type WebhookEvent,
-  ProviderConfigError,
-} from '../provider.js';
+import { PaymentFailed, ProviderUnavailable, WebhookRejected, ProviderConfigError } from '../provider.js';
+import type { CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus, WebhookDelivery, WebhookEvent } from '../provider.js';
 import { checkedPreimage, equalBytes, issuedInvoice, Hex32, invoiceToPay, satToMsat, wholeSats } from './checks.js';
 import { backendHttp, type CommonBackendOptions } from './http.js';
 
@@ -249,7 +237,7 @@ export function createBlinkProvider(options: BlinkOptions): LightningProvider {
   return {
     name: 'blink',
 
-    async createInvoice(request: CreateInvoiceRequest): Promise<CreatedInvoice> {
+    async createInvoice(request): Promise<CreatedInvoice> {
       const amountSats = wholeSats(request.amountMsat, 'Blink');
       const descriptionHash = request.descriptionHash?.toLowerCase();
       const input = {

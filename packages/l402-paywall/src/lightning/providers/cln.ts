@@ -3,16 +3,8 @@
 // (HTTP 4xx/5xx). Amounts are msat (integers; "123msat" strings before v23).
 // CLN sends no webhooks.
 import { z } from 'zod';
-import {
-  PaymentFailed,
-  ProviderUnavailable,
-  type CreatedInvoice,
-  type InvoiceStatus,
-  type LightningProvider,
-  type PaidInvoice,
-  type PaymentStatus,
-  ProviderUnsupported,
-} from '../provider.js';
+import { PaymentFailed, ProviderUnavailable, ProviderUnsupported } from '../provider.js';
+import type { CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
 import { checkedPreimage, issuedInvoice, errorMessage, Hex32, parseJson, sha256OfText } from './checks.js';
 import { backendHttp, type CommonBackendOptions } from './http.js';
 
@@ -93,12 +85,7 @@ export function createClnProvider(options: ClnOptions): LightningProvider {
         },
         Created,
       );
-      return issuedInvoice(BACKEND, created.bolt11, {
-        amountMsat: request.amountMsat,
-        paymentHash: created.payment_hash,
-        descriptionHash: request.descriptionHash,
-        network: options.network,
-      });
+      return issuedInvoice(BACKEND, created.bolt11, { ...request, paymentHash: created.payment_hash, network: options.network });
     },
 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {

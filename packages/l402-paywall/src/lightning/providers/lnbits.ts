@@ -4,17 +4,8 @@
 // readWebhook only says which hash the delivery is about and the caller
 // confirms it with lookupInvoice.
 import { z } from 'zod';
-import {
-  PaymentFailed,
-  ProviderUnavailable,
-  WebhookRejected,
-  type CreatedInvoice,
-  type InvoiceStatus,
-  type LightningProvider,
-  type PaidInvoice,
-  type PaymentStatus,
-  ProviderConfigError,
-} from '../provider.js';
+import { PaymentFailed, ProviderUnavailable, WebhookRejected, ProviderConfigError } from '../provider.js';
+import type { CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
 import { checkedPreimage, issuedInvoice, errorMessage, Hex32, IntLike, parseJson, wholeSats } from './checks.js';
 import { backendHttp, type BackendHttp, type CommonBackendOptions } from './http.js';
 
@@ -78,12 +69,7 @@ export function createLnbitsProvider(options: LnbitsOptions): LightningProvider 
         Created,
       );
       const invoice = (created.bolt11 ?? created.payment_request)!;
-      return issuedInvoice(BACKEND, invoice, {
-        amountMsat: request.amountMsat,
-        paymentHash: created.payment_hash,
-        descriptionHash: request.descriptionHash,
-        network: options.network,
-      });
+      return issuedInvoice(BACKEND, invoice, { ...request, paymentHash: created.payment_hash, network: options.network });
     },
 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {

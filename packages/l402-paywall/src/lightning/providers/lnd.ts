@@ -4,15 +4,8 @@
 // update; with no_inflight_updates the first line is final) and
 // /v2/router/track for look-ups. LND sends no webhooks.
 import { z } from 'zod';
-import {
-  PaymentFailed,
-  ProviderUnavailable,
-  type CreatedInvoice,
-  type InvoiceStatus,
-  type LightningProvider,
-  type PaidInvoice,
-  type PaymentStatus,
-} from '../provider.js';
+import { PaymentFailed, ProviderUnavailable } from '../provider.js';
+import type { CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
 import { base64ToHex, checkedPreimage, issuedInvoice, errorMessage, hexToBase64, IntLike, parseJson } from './checks.js';
 import { backendHttp, type BackendResponse, type CommonBackendOptions, type Fetch } from './http.js';
 
@@ -98,12 +91,7 @@ export function createLndProvider(options: LndOptions): LightningProvider {
         },
         Created,
       );
-      return issuedInvoice(BACKEND, created.payment_request, {
-        amountMsat: request.amountMsat,
-        paymentHash: base64ToHex(created.r_hash),
-        descriptionHash: request.descriptionHash,
-        network: options.network,
-      });
+      return issuedInvoice(BACKEND, created.payment_request, { ...request, paymentHash: base64ToHex(created.r_hash), network: options.network });
     },
 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {

@@ -7,16 +7,8 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
 import { decodeInvoice } from '../bolt11.js';
-import {
-  PaymentFailed,
-  ProviderUnavailable,
-  WebhookRejected,
-  type CreatedInvoice,
-  type InvoiceStatus,
-  type LightningProvider,
-  type PaidInvoice,
-  type PaymentStatus,
-} from '../provider.js';
+import { PaymentFailed, ProviderUnavailable, WebhookRejected } from '../provider.js';
+import type { CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
 import { checkedPreimage, equalBytes, issuedInvoice, errorMessage, Hex32, IntLike, parseJson, satToMsat, utf8ToBase64, wholeSats } from './checks.js';
 import { backendHttp, type CommonBackendOptions } from './http.js';
 
@@ -82,12 +74,7 @@ export function createPhoenixdProvider(options: PhoenixdOptions): LightningProvi
         Created,
       );
       if (created.amountSat != null && created.amountSat !== amountSat) throw new ProviderUnavailable(`Phoenixd reported ${created.amountSat} sat instead of ${amountSat}`);
-      return issuedInvoice(BACKEND, created.serialized, {
-        amountMsat: request.amountMsat,
-        paymentHash: created.paymentHash,
-        descriptionHash: request.descriptionHash,
-        network: options.network,
-      });
+      return issuedInvoice(BACKEND, created.serialized, { ...request, paymentHash: created.paymentHash, network: options.network });
     },
 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {
