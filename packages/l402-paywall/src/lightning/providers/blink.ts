@@ -168,7 +168,14 @@ export function createBlinkProvider(options: BlinkOptions): LightningProvider {
   const webhookKey = options.webhookSecret ? parseSvixSecret(options.webhookSecret) : undefined;
   let walletIdPromise: Promise<string> | undefined;
 
-  const http = backendHttp({ backend: 'Blink', baseUrl: apiUrl, timeoutMs: options.timeoutMs, fetch: options.fetch, headers: { 'x-api-key': apiKey }, credentialSetting: 'BLINK_API_KEY' });
+  const http = backendHttp({
+    backend: 'Blink',
+    baseUrl: apiUrl,
+    timeoutMs: options.timeoutMs,
+    fetch: options.fetch,
+    headers: { 'x-api-key': apiKey },
+    credentialSetting: 'BLINK_API_KEY',
+  });
 
   /** One GraphQL operation: transport failures, HTTP errors and top-level `errors` become provider errors. */
   async function graphql<T>(operation: string, query: string, variables: Record<string, unknown>, schema: z.ZodType<T>): Promise<T> {

@@ -111,8 +111,9 @@ export function backendHttp(options: BackendHttpOptions): BackendHttp {
       const answer = await doFetch(url, { method: request.method, headers, body, signal: controller.signal, redirect: 'error' });
       const ok = answer.status >= 200 && answer.status < 300;
       const firstLineOnly = request.firstLineOnly && ok;
+      const enough = firstLineOnly ? (soFar: string) => firstLine(soFar) !== undefined : undefined;
       // Lenient: a backend's stray byte is not worth losing its error message over; the answer's shape is checked after.
-      const text = await readBoundedText(answer.body, maxBytes, { lenient: true, ...(firstLineOnly ? { enough: (soFar) => firstLine(soFar) !== undefined } : {}) });
+      const text = await readBoundedText(answer.body, maxBytes, { lenient: true, enough });
       if (text === 'too-large') throw new ProviderUnavailable(`${backend} answered more than ${maxBytes} bytes`);
       response = { status: answer.status, body: firstLineOnly ? (firstLine(`${text}\n`) ?? '') : text };
     } catch (error) {
