@@ -1,10 +1,13 @@
 // The operators' dashboard: LNURL-auth login, private stats, linked addresses,
-// right to erasure. A plain ES module with no build step and no dependencies.
+// right to erasure. A plain ES module with no build step and no dependencies
+// (but json-answer.js, shared with the landing page).
 //
 // Safety rules this file keeps: every text from the server goes in with
 // textContent (never innerHTML); the QR code (our server's SVG) becomes a
 // data: image, where an SVG cannot run scripts; the session token lives in
 // sessionStorage (gone with the tab) and travels only as a Bearer header.
+
+import { jsonBody } from '/json-answer.js';
 
 const SESSION_KEY = 'l402.dashboard.session';
 const POLL_MS = 1500;
@@ -115,14 +118,7 @@ async function api(path, { method = 'GET', body, auth = false, expect = 'json' }
       return { ok: false, status: 0, error: 'The download was interrupted; try again', code: 'NETWORK' };
     }
   }
-  let data = null;
-  if ((response.headers.get('content-type') ?? '').includes('json')) {
-    try {
-      data = await response.json();
-    } catch {
-      data = null;
-    }
-  }
+  const data = await jsonBody(response);
   if (response.ok && data !== null && typeof data === 'object') return { ok: true, status: response.status, data, headers: response.headers };
   const result = {
     ok: false,

@@ -3,6 +3,8 @@
 // build step; the QR code library (uqr, vendored in /vendor/) is loaded only
 // when an invoice is shown.
 
+import { jsonBody } from '/json-answer.js';
+
 const $ = (id) => document.getElementById(id);
 const POLL_MS = 1000;
 const origin = window.location.origin;
@@ -19,14 +21,7 @@ async function request(path, init = {}) {
   } catch {
     return { ok: false, status: 0, data: null, error: 'The server cannot be reached; check your connection.' };
   }
-  let data = null;
-  if ((response.headers.get('content-type') ?? '').includes('json')) {
-    try {
-      data = await response.json();
-    } catch {
-      data = null;
-    }
-  }
+  const data = await jsonBody(response);
   const error = typeof data?.error === 'string' ? data.error : `The server answered ${response.status}`;
   return { ok: response.ok, status: response.status, data, error };
 }

@@ -2,8 +2,12 @@
 // One policy for every JSON body: its schema is a z.strictObject, so a key the
 // endpoint does not know is refused (400 INVALID_REQUEST `Unrecognized key: "x"`)
 // rather than silently ignored: a misspelt optional field would otherwise pass.
+import { readBoundedText } from 'l402-paywall/lightning';
 import type { z } from 'zod';
 import { HttpError } from './errors.js';
+
+// The library's bounded reader serves requests as well as backends' answers; named here for the service's other readers.
+export { readBoundedText };
 
 export const DEFAULT_BODY_LIMIT = 16 * 1024;
 /**
@@ -47,7 +51,7 @@ export async function readRequestText(request: Request, { limit = DEFAULT_BODY_L
   const deadline = AbortSignal.timeout(timeoutMs);
   let text: Awaited<ReturnType<typeof readBoundedText>>;
   try {
-    text = await readBoundedText(request.body, limit, deadline);
+    text = await readBoundedText(request.body, limit, { signal: deadline });
   } catch {
     if (deadline.aborted) throw new HttpError(408, 'REQUEST_TIMEOUT', `Request body did not arrive within ${timeoutMs / 1000} s`, {}, { Connection: 'close' });
     // The client went away mid-body: nobody reads this answer, but it is no server error.
@@ -56,48 +60,6 @@ export async function readRequestText(request: Request, { limit = DEFAULT_BODY_L
   if (text === 'too-large') throw tooLarge();
   if (text === 'not-utf8') throw new HttpError(400, 'INVALID_JSON', 'Request body is not valid UTF-8');
   return text;
-}
-
-/**
- * Reads a body stream as UTF-8 up to `limit` bytes, cancelling it past that:
- * for hostile requests and for answers from hosts we do not control. When
- * `signal` aborts first, the stream is cancelled and its reason thrown.
- */
-export async function readBoundedText(body: ReadableStream<Uint8Array> | null, limit: number, signal?: AbortSignal): Promise<string | 'too-large' | 'not-utf8'> {
-  if (!body) return '';
-  signal?.throwIfAborted();
-  const reader = body.getReader();
-  // Cancelling ends a pending read as if the stream were done; the check after the loop tells the two apart.
-  const stop = () => void reader.cancel(signal?.reason).catch(() => {});
-  signal?.addEventListener('abort', stop, { once: true });
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        await reader.cancel().catch(() => {});
-        return 'too-large';
-      }
-      chunks.push(value);
-    }
-  } finally {
-    signal?.removeEventListener('abort', stop);
-  }
-  signal?.throwIfAborted();
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return 'not-utf8';
-  }
 }
 
 /**

@@ -11,6 +11,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { withTimeout } from '../util/async.js';
 
 export interface OutboundPolicy {
   /** Development only: allow http:// and loopback hosts (127.0.0.0/8, ::1, localhost). Never in production. */
@@ -23,10 +24,13 @@ export interface OutboundPolicy {
 
 export type OutboundErrorCode = 'HOST_REFUSED' | 'UNREACHABLE' | 'TIMEOUT' | 'RESPONSE_TOO_LARGE' | 'BAD_RESPONSE';
 
-export class OutboundError extends Error {
-  override readonly name = 'OutboundError';
+/**
+ * A host someone else chose did not give what we needed: a code the caller
+ * answers or records, and whether asking again later may help.
+ */
+export class RemoteHostError<Code extends string> extends Error {
   constructor(
-    readonly code: OutboundErrorCode,
+    readonly code: Code,
     message: string,
     /** Worth trying again later: the host may answer next time. */
     readonly retryable: boolean,
@@ -34,6 +38,10 @@ export class OutboundError extends Error {
   ) {
     super(message, options);
   }
+}
+
+export class OutboundError extends RemoteHostError<OutboundErrorCode> {
+  override readonly name = 'OutboundError';
 }
 
 export interface OutboundResponse {
@@ -91,7 +99,7 @@ export async function guardedRequest(url: string, policy: OutboundPolicy, option
   const headers = { ...options.headers, accept: options.accept ?? 'application/json', 'user-agent': 'l402-paywall (+LNURL)' };
   let target = parseTarget(url);
   for (let hop = 0; ; hop++) {
-    const addresses = await withDeadline(deadline, policy, checkTarget(target, policy, resolve));
+    const addresses = await withTimeout(checkTarget(target, policy, resolve), Math.max(0, deadline - Date.now()), () => timeoutError(policy));
     const response = await fetchPinned(target, addresses, policy, deadline, { method, headers, body: options.body });
     if (!('location' in response)) return response;
     // An answer that must come from this very URL (a proof of control) cannot be handed on.
@@ -245,18 +253,6 @@ export function guardedFetch(policy: OutboundPolicy, options: { resolve?: Resolv
 
 function timeoutError(policy: OutboundPolicy): OutboundError {
   return new OutboundError('TIMEOUT', `No complete answer within ${policy.timeoutMs} ms`, true);
-}
-
-async function withDeadline<T>(deadline: number, policy: OutboundPolicy, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(timeoutError(policy)), Math.max(0, deadline - Date.now()));
-  });
-  try {
-    return await Promise.race([work, expired]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 // ---------------------------------------------------------------------------

@@ -9,24 +9,28 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { bech32 } from '@scure/base';
 import { z } from 'zod';
 import type { Config } from '../config.js';
-import { guardedGet, OutboundError, type OutboundPolicy, type Resolver } from '../http/outbound.js';
+import { guardedGet, OutboundError, RemoteHostError, type OutboundErrorCode, type OutboundPolicy, type Resolver } from '../http/outbound.js';
 import { decodeInvoice, InvalidInvoice, type DecodedInvoice, type Network } from 'l402-paywall/lightning';
 import { lightningAddressSchema, splitLightningAddress } from 'l402-paywall/lightning';
 
 export type { OutboundPolicy } from '../http/outbound.js';
 
-export class LnurlError extends Error {
+export type LnurlErrorCode =
+  | OutboundErrorCode
+  | 'ADDRESS_INVALID'
+  | 'INVALID_LNURL'
+  | 'REMOTE_ERROR'
+  | 'AMOUNT_OUT_OF_RANGE'
+  | 'COMMENT_NOT_ALLOWED'
+  | 'INVOICE_AMOUNT_MISMATCH'
+  | 'DESCRIPTION_HASH_MISMATCH'
+  | 'INVOICE_EXPIRED'
+  | 'WRONG_NETWORK'
+  | 'INVALID_INVOICE';
+
+/** `retryable`: true for transient faults (unreachable, timeout, 5xx); false when the owner's server answers something we will never pay. */
+export class LnurlError extends RemoteHostError<LnurlErrorCode> {
   override readonly name = 'LnurlError';
-  constructor(
-    /** UPPER_SNAKE: ADDRESS_INVALID, HOST_REFUSED, UNREACHABLE, TIMEOUT, RESPONSE_TOO_LARGE, BAD_RESPONSE, REMOTE_ERROR, AMOUNT_OUT_OF_RANGE, COMMENT_NOT_ALLOWED, INVOICE_AMOUNT_MISMATCH, DESCRIPTION_HASH_MISMATCH, INVOICE_EXPIRED, WRONG_NETWORK, INVALID_INVOICE. */
-    readonly code: string,
-    message: string,
-    /** True for transient faults (unreachable, timeout, 5xx); false when the owner's server answers something we will never pay. */
-    readonly retryable: boolean,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 export interface AddressInvoice {

@@ -6,14 +6,8 @@ import { createMemoryRateLimiter, createMemoryStore } from './memory.js';
 import { createUpstashBackend, type UpstashConfig } from './upstash.js';
 import type { KeyValueStore, RateLimiter, RateLimiterOptions } from './types.js';
 
-export { StoreUnavailable } from './types.js';
-export type {
-  KeyValueStore,
-  RateLimiter,
-  RateLimiterOptions,
-  RateLimitResult,
-  SetOptions,
-} from './types.js';
+// The store's port (its interfaces and StoreUnavailable), whole.
+export * from './types.js';
 export type { UpstashConfig } from './upstash.js';
 export { createMemoryRateLimiter, createMemoryStore } from './memory.js';
 export { createUpstashBackend, createUpstashRateLimiter, createUpstashStore } from './upstash.js';

@@ -3,13 +3,7 @@
 // async wrapper, so no other caller can interleave: that is what makes
 // incrementBelow, decrementToZero and set-if-absent atomic here.
 
-import type {
-  KeyValueStore,
-  RateLimiter,
-  RateLimiterOptions,
-  RateLimitResult,
-  SetOptions,
-} from './types.js';
+import type { KeyValueStore, RateLimiter, RateLimiterOptions, RateLimitResult, SetOptions } from './types.js';
 
 // Same wording as Redis, so callers see one message whichever store runs.
 const NOT_AN_INTEGER = 'ERR value is not an integer or out of range';

@@ -106,7 +106,7 @@ describe('vercel build (offline, the pinned CLI)', () => {
     const apiHeaders = config.routes.find((route) => route.headers?.['Access-Control-Allow-Origin'] === '*');
     expect(new RegExp(apiHeaders!.src!).test('/api/does-not-exist')).toBe(true);
     // The pages are static files, served as they are.
-    for (const file of ['index.html', 'landing.js', 'dashboard.html', 'favicon.svg', 'vendor/uqr-0.1.3.mjs']) expect(existsSync(join(output, 'static', file))).toBe(true);
+    for (const file of ['index.html', 'landing.js', 'json-answer.js', 'dashboard.html', 'favicon.svg', 'vendor/uqr-0.1.3.mjs']) expect(existsSync(join(output, 'static', file))).toBe(true);
   });
 
   it('bundles every migration with every function (they are read at run time)', () => {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { postgresServerMissing, startThrowawayPostgres, type ThrowawayServer } from '../support/throwaway.js';
-import { useDevServer, type ChallengeBody } from '../support/server.js';
+import { payDemoChallenge, useDevServer } from '../support/server.js';
 
 const CRON_SECRET = 'database-outage-cron-secret-0123456789';
 const missing = postgresServerMissing();
@@ -32,15 +32,7 @@ describe.skipIf(missing !== undefined)('PostgreSQL stopped for real under the lo
     }
   }
 
-  async function paidCredential(): Promise<{ authorization: string; paymentHash: string }> {
-    const challenge = await fetch(`${server.url}/api/demo/btc-price`);
-    expect(challenge.status).toBe(402);
-    const body = (await challenge.json()) as ChallengeBody;
-    const paid = await fetch(`${server.url}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: body.invoice }) });
-    expect(paid.status).toBe(200);
-    const { preimage } = (await paid.json()) as { preimage: string };
-    return { authorization: `L402 ${body.macaroon}:${preimage}`, paymentHash: body.paymentHash };
-  }
+  const paidCredential = () => payDemoChallenge(server.url);
 
   const paidRequest = (authorization: string) => fetch(`${server.url}/api/demo/btc-price`, { headers: { authorization } });
   const loggedTimes = (hashes: string[]) =>

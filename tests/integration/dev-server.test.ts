@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { describeEmbeddedDefaults, loadConfig } from '../../lib/config.js';
 import { startDevServer } from '../../scripts/dev-server.js';
+import { closedPort } from '../support/postgres.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = resolve(here, '../..');
@@ -445,16 +446,8 @@ describe('npm start', () => {
     return { child, exited, env, output: () => ({ stdout, stderr }) };
   }
 
-  async function freePort(): Promise<number> {
-    const probe = createServer();
-    await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
-    const { port } = probe.address() as AddressInfo;
-    await new Promise<void>((done) => probe.close(() => done()));
-    return port;
-  }
-
   it('prints the URL and the embedded defaults, serves, and exits cleanly on SIGTERM', { timeout: 120_000 }, async () => {
-    const port = await freePort();
+    const port = await closedPort();
     const { child, exited, env, output } = run(port);
     const url = `http://127.0.0.1:${port}`;
     // Generous: a busy machine takes long to start tsx and migrate a fresh PGlite; this is no speed test.

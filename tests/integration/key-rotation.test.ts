@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeToken } from 'l402-paywall';
 import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
-import { useDevServer, type ChallengeBody } from '../support/server.js';
+import { payDemoChallenge, useDevServer, type ChallengeBody, type DemoCredential } from '../support/server.js';
 
 const OLD = 'rotation-old-secret-0123456789abcdef0123456789abcdef';
 const NEW = 'rotation-new-secret-fedcba9876543210fedcba9876543210';
@@ -23,14 +23,9 @@ describe('L402_SECRET_PREVIOUS end to end', () => {
     resetServiceContext({ store, replay, provider, devNode });
   }
 
-  async function paidCredential(): Promise<{ authorization: string; kid: string; token: string; preimage: string }> {
-    const challenge = await fetch(`${server.url}/api/demo/btc-price`);
-    expect(challenge.status).toBe(402);
-    const body = (await challenge.json()) as ChallengeBody;
-    const paid = await fetch(`${server.url}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: body.invoice }) });
-    expect(paid.status).toBe(200);
-    const { preimage } = (await paid.json()) as { preimage: string };
-    return { authorization: `L402 ${body.macaroon}:${preimage}`, kid: decodeToken(body.macaroon)!.kid, token: body.macaroon, preimage };
+  async function paidCredential(): Promise<DemoCredential & { kid: string }> {
+    const credential = await payDemoChallenge(server.url);
+    return { ...credential, kid: decodeToken(credential.token)!.kid };
   }
   const demo = (authorization: string) => fetch(`${server.url}/api/demo/btc-price`, { headers: { authorization } });
   const verify = async (c: { token: string; preimage: string }) =>

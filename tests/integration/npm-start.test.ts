@@ -4,25 +4,17 @@
 // signalling npm stops the whole process tree.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ENV_KEYS } from '../../lib/config.js';
+import { closedPort } from '../support/postgres.js';
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const offlineFetch = pathToFileURL(join(projectRoot, 'tests/support/offline-fetch.mjs')).href;
 const TIMEOUT = { timeout: 120_000 };
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((done) => probe.close(() => done()));
-  return port;
-}
 
 /** The environment of a shell with none of the service's settings, plus `env`. */
 function cleanEnv(env: Record<string, string>): NodeJS.ProcessEnv {
@@ -43,7 +35,7 @@ interface Started {
 const running: Started[] = [];
 
 async function npmStart(env: Record<string, string>): Promise<Started> {
-  const port = await freePort();
+  const port = await closedPort();
   const child = spawn('npm', ['start'], { cwd: projectRoot, env: cleanEnv({ PORT: String(port), ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';

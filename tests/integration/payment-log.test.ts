@@ -15,7 +15,7 @@ import type { KeyValueStore, SetOptions } from '../../lib/store/types.js';
 import { newPreimage } from '../support/l402.js';
 import { createTestDatabase, postgresReachable, TEST_DATABASE_URL } from '../support/postgres.js';
 import { REDIS_URL, redisReachable } from '../support/redis.js';
-import { useDevServer } from '../support/server.js';
+import { payDemoChallenge, useDevServer } from '../support/server.js';
 import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -545,12 +545,6 @@ describe('payment log: faults and inputs', () => {
 
 const CRON_SECRET = 'cron-secret-for-tests-0123456789';
 
-interface Challenge {
-  macaroon: string;
-  invoice: string;
-  paymentHash: string;
-}
-
 describe('the hosted demo logs its payments', () => {
   const server = useDevServer(() => ({ CRON_SECRET, INVOICE_RATE_LIMIT_PER_MINUTE: '100000' }));
   let db: FaultyDatabase;
@@ -567,16 +561,7 @@ describe('the hosted demo logs its payments', () => {
     vi.restoreAllMocks();
   });
 
-  /** 402, dev-wallet payment: the Authorization value of one paid demo request. */
-  async function paidCredential(): Promise<{ authorization: string; paymentHash: string; preimage: string }> {
-    const challenge = await fetch(`${server.url}/api/demo/btc-price`);
-    expect(challenge.status).toBe(402);
-    const body = (await challenge.json()) as Challenge;
-    const paid = await fetch(`${server.url}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: body.invoice }) });
-    expect(paid.status).toBe(200);
-    const { preimage } = (await paid.json()) as { preimage: string };
-    return { authorization: `L402 ${body.macaroon}:${preimage}`, paymentHash: body.paymentHash, preimage };
-  }
+  const paidCredential = () => payDemoChallenge(server.url);
 
   async function paidRequest(authorization: string): Promise<{ status: number }> {
     const response = await fetch(`${server.url}/api/demo/btc-price`, { headers: { authorization } });

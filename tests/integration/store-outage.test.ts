@@ -11,7 +11,7 @@ import { createUpstashBackend } from '../../lib/store/upstash.js';
 import { kvReplayStore } from '../../lib/store/replay.js';
 import { serviceContext } from '../../lib/service/context.js';
 import { payChallenge, recordingProvider } from '../support/l402.js';
-import { useDevServer, type ChallengeBody } from '../support/server.js';
+import { payDemoChallenge, useDevServer } from '../support/server.js';
 import { redisServerMissing, startThrowawayRedis, type ThrowawayServer } from '../support/throwaway.js';
 import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
 
@@ -34,15 +34,7 @@ describe.skipIf(missing !== undefined)('the shared store down for real (own redi
   });
   const server = useDevServer(() => ({ UPSTASH_REDIS_REST_URL: rest.url, UPSTASH_REDIS_REST_TOKEN: TOKEN, INVOICE_RATE_LIMIT_PER_MINUTE: '1000' }));
 
-  async function paidCredential(): Promise<{ authorization: string; paymentHash: string }> {
-    const challenge = await fetch(`${server.url}/api/demo/btc-price`);
-    expect(challenge.status).toBe(402);
-    const body = (await challenge.json()) as ChallengeBody;
-    const paid = await fetch(`${server.url}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: body.invoice }) });
-    expect(paid.status).toBe(200);
-    const { preimage } = (await paid.json()) as { preimage: string };
-    return { authorization: `L402 ${body.macaroon}:${preimage}`, paymentHash: body.paymentHash };
-  }
+  const paidCredential = () => payDemoChallenge(server.url);
 
   const demo = (authorization: string) => fetch(`${server.url}/api/demo/btc-price`, { headers: { authorization } });
   const invoice = () => fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 5 }) });

@@ -8,8 +8,9 @@ import pg from 'pg';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-export async function postgresReachable(url = TEST_DATABASE_URL): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+/** Whether a server at `url` answers a query (connecting within `timeoutMs`). */
+export async function postgresReachable(url = TEST_DATABASE_URL, timeoutMs = 2_000): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
   client.on('error', () => {});
   try {
     await client.connect();

@@ -1,6 +1,6 @@
 // The real local server (scripts/dev-server.ts) for a test file, on an
 // ephemeral port, with the environment the file asks for and restored after.
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,25 @@ export interface ChallengeBody {
   paymentHash: string;
   priceSats: number;
   expiresAt: string;
+}
+
+/** What paying the demo's challenge gives: the Authorization value of one paid request, and its parts. */
+export interface DemoCredential {
+  authorization: string;
+  token: string;
+  preimage: string;
+  paymentHash: string;
+}
+
+/** The demo route's 402 challenge, paid with the dev wallet (POST /api/dev/pay) of the server at `serverUrl`. */
+export async function payDemoChallenge(serverUrl: string): Promise<DemoCredential> {
+  const challenge = await fetch(`${serverUrl}/api/demo/btc-price`);
+  expect(challenge.status).toBe(402);
+  const body = (await challenge.json()) as ChallengeBody;
+  const paid = await fetch(`${serverUrl}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: body.invoice }) });
+  expect(paid.status).toBe(200);
+  const { preimage } = (await paid.json()) as { preimage: string };
+  return { authorization: `L402 ${body.macaroon}:${preimage}`, token: body.macaroon, preimage, paymentHash: body.paymentHash };
 }
 
 export function useDevServer(env: () => Record<string, string> = () => ({}), serverOptions: DevServerOptions = {}): { readonly url: string } {

@@ -6,10 +6,8 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis as IORedis } from 'ioredis';
-import pg from 'pg';
-import { closedPort } from './postgres.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { sleep } from '../../lib/util/async.js';
+import { closedPort, postgresReachable } from './postgres.js';
 
 async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -66,6 +64,12 @@ export async function startThrowawayRedis(): Promise<ThrowawayServer> {
     running.kill('SIGKILL');
     await exited;
   };
+  return started({ url, port, dir, start, stop });
+}
+
+/** Starts a throwaway server and hands it out; destroying it stops it and removes its directory. */
+async function started(server: { url: string; port: number; dir: string; start(): Promise<void>; stop(): Promise<void> }): Promise<ThrowawayServer> {
+  const { url, port, dir, start, stop } = server;
   await start();
   return {
     url,
@@ -118,39 +122,16 @@ export async function startThrowawayPostgres(): Promise<ThrowawayServer> {
   const data = join(dir, 'data');
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--no-locale']);
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  const answers = async () => {
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
-    client.on('error', () => {});
-    try {
-      await client.connect();
-      await client.query('SELECT 1');
-      return true;
-    } catch {
-      return false;
-    } finally {
-      await client.end().catch(() => {});
-    }
-  };
   // fsync off costs nothing here: a killed server's writes are still in the OS cache. synchronous_commit
   // stays on: with it off, a commit acknowledged before the crash could be lost, which no real server does.
   const options = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c full_page_writes=off`;
   const start = async () => {
     run('pg_ctl', ['-D', data, '-l', join(dir, 'postgres.log'), '-w', '-s', '-o', options, 'start']);
-    await until(`PostgreSQL on port ${port}`, answers);
+    await until(`PostgreSQL on port ${port}`, () => postgresReachable(url, 1_000));
   };
   // Immediate: every connection is cut at once, as when the server crashes or the network goes.
   const stop = async () => {
     if (existsSync(join(data, 'postmaster.pid'))) run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', '-s', 'stop']);
   };
-  await start();
-  return {
-    url,
-    port,
-    start,
-    stop,
-    async destroy() {
-      await stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return started({ url, port, dir, start, stop });
 }

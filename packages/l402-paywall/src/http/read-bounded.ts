@@ -1,33 +1,65 @@
-// Reading an answer from a host we do not control: never more than we asked for.
+// Reading a body we do not control (a hostile request, an answer from someone
+// else's host): never more than we asked for, never longer than we wait.
+// The one bounded reader of the library and the service (lib/http/input.ts).
+
+export interface ReadBoundedOptions {
+  /** When it aborts first, the stream is cancelled and the signal's reason thrown. */
+  signal?: AbortSignal;
+  /**
+   * Ends the read before the stream does, once this says the text so far is
+   * enough (a streamed answer whose first line is all we need); the rest is
+   * cancelled and the text so far returned.
+   */
+  enough?: (textSoFar: string) => boolean;
+  /** Bytes that are not UTF-8 become U+FFFD instead of the answer 'not-utf8'. */
+  lenient?: boolean;
+}
+
 /**
- * Reads a body stream as UTF-8 up to `limit` bytes, cancelling it past that:
- * for hostile requests and for answers from hosts we do not control.
+ * Reads a body stream as UTF-8 up to `limit` bytes, cancelling it past that
+ * ('too-large'). Not UTF-8 gives 'not-utf8' (unless `lenient`); no body, ''.
  */
-export async function readBoundedText(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string | 'too-large' | 'not-utf8'> {
+export async function readBoundedText(
+  body: ReadableStream<Uint8Array> | null,
+  limit: number,
+  { signal, enough, lenient = false }: ReadBoundedOptions = {},
+): Promise<string | 'too-large' | 'not-utf8'> {
   if (!body) return '';
+  signal?.throwIfAborted();
   const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
+  // Cancelling ends a pending read as if the stream were done; the check after the loop tells the two apart.
+  const stop = () => void reader.cancel(signal?.reason).catch(() => {});
+  signal?.addEventListener('abort', stop, { once: true });
+  const decoder = new TextDecoder('utf-8', { fatal: !lenient });
+  let text = '';
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      // Not awaited: a cancellation can wait forever (see discard-body.ts).
-      reader.cancel().catch(() => {});
-      return 'too-large';
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) return 'too-large';
+      const decoded = decode(decoder, value);
+      if (decoded === undefined) return 'not-utf8';
+      text += decoded;
+      if (enough?.(text)) return text;
+    }
+  } finally {
+    signal?.removeEventListener('abort', stop);
+    // Hang up on whatever is still coming (a refused size, an early end); after the end it does nothing.
+    // Not awaited: a cancellation can wait forever (see discard-body.ts).
+    reader.cancel().catch(() => {});
+  }
+  signal?.throwIfAborted();
+  const rest = decode(decoder);
+  return rest === undefined ? 'not-utf8' : text + rest;
+}
+
+/** A chunk decoded (the end of the stream without one), or undefined when the bytes are not UTF-8. */
+function decode(decoder: TextDecoder, chunk?: Uint8Array): string | undefined {
+  try {
+    return chunk ? decoder.decode(chunk, { stream: true }) : decoder.decode();
   } catch {
-    return 'not-utf8';
+    return undefined;
   }
 }

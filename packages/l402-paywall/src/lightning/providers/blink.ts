@@ -7,25 +7,13 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
 import { base64 } from '@scure/base';
 import { z } from 'zod';
-import { decodeInvoice, type Network } from '../bolt11.js';
-import {
-  PaymentFailed,
-  ProviderUnavailable,
-  WebhookRejected,
-  type CreateInvoiceRequest,
-  type CreatedInvoice,
-  type InvoiceStatus,
-  type LightningProvider,
-  type PaidInvoice,
-  type PaymentStatus,
-  type WebhookDelivery,
-  type WebhookEvent,
-  ProviderConfigError,
-} from '../provider.js';
+import { decodeInvoice } from '../bolt11.js';
+import { PaymentFailed, ProviderUnavailable, WebhookRejected, ProviderConfigError } from '../provider.js';
+import type { CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus, WebhookDelivery, WebhookEvent } from '../provider.js';
 import { checkedPreimage, equalBytes, issuedInvoice, Hex32, invoiceToPay, satToMsat, wholeSats } from './checks.js';
-import { backendHttp, DEFAULT_TIMEOUT_MS, type Fetch } from './http.js';
+import { backendHttp, type CommonBackendOptions } from './http.js';
 
-export interface BlinkOptions {
+export interface BlinkOptions extends CommonBackendOptions {
   apiKey: string;
   /** The BTC wallet to use; by default the account's first BTC wallet. */
   walletId?: string;
@@ -33,12 +21,6 @@ export interface BlinkOptions {
   apiUrl: string;
   /** Svix signing secret of the callback endpoint (`whsec_…`); without it every webhook is refused. */
   webhookSecret?: string;
-  /** Invoices for any other network are refused (LIGHTNING_NETWORK). */
-  network: Network;
-  /** Per call to the backend; default 10000 ms. */
-  timeoutMs?: number;
-  /** Default globalThis.fetch. */
-  fetch?: Fetch;
 }
 
 const WEBHOOK_TOLERANCE_SECONDS = 5 * 60;
@@ -183,11 +165,17 @@ const isAuthError = (code: string | undefined | null, message: string) =>
 
 export function createBlinkProvider(options: BlinkOptions): LightningProvider {
   const { apiKey, apiUrl } = options;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const webhookKey = options.webhookSecret ? parseSvixSecret(options.webhookSecret) : undefined;
   let walletIdPromise: Promise<string> | undefined;
 
-  const http = backendHttp({ backend: 'Blink', baseUrl: apiUrl, timeoutMs, ...(options.fetch ? { fetch: options.fetch } : {}), headers: { 'x-api-key': apiKey }, credentialSetting: 'BLINK_API_KEY' });
+  const http = backendHttp({
+    backend: 'Blink',
+    baseUrl: apiUrl,
+    timeoutMs: options.timeoutMs,
+    fetch: options.fetch,
+    headers: { 'x-api-key': apiKey },
+    credentialSetting: 'BLINK_API_KEY',
+  });
 
   /** One GraphQL operation: transport failures, HTTP errors and top-level `errors` become provider errors. */
   async function graphql<T>(operation: string, query: string, variables: Record<string, unknown>, schema: z.ZodType<T>): Promise<T> {
@@ -256,7 +244,7 @@ export function createBlinkProvider(options: BlinkOptions): LightningProvider {
   return {
     name: 'blink',
 
-    async createInvoice(request: CreateInvoiceRequest): Promise<CreatedInvoice> {
+    async createInvoice(request): Promise<CreatedInvoice> {
       const amountSats = wholeSats(request.amountMsat, 'Blink');
       const descriptionHash = request.descriptionHash?.toLowerCase();
       const input = {

@@ -97,6 +97,7 @@ export function checkedPreimage(backend: string, paymentHash: string, preimage: 
   return hex;
 }
 
+/** What an issued invoice must be: the request as asked (`{ ...request, paymentHash, network }`), the hash the backend claims, our network. */
 export interface ExpectedInvoice {
   amountMsat: number;
   /** The hash the backend claims the invoice has. */

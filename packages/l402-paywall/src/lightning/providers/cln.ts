@@ -3,28 +3,14 @@
 // (HTTP 4xx/5xx). Amounts are msat (integers; "123msat" strings before v23).
 // CLN sends no webhooks.
 import { z } from 'zod';
-import type { Network } from '../bolt11.js';
-import {
-  PaymentFailed,
-  ProviderUnavailable,
-  type CreatedInvoice,
-  type InvoiceStatus,
-  type LightningProvider,
-  type PaidInvoice,
-  type PaymentStatus,
-  ProviderUnsupported,
-} from '../provider.js';
+import { PaymentFailed, ProviderUnavailable, ProviderUnsupported } from '../provider.js';
+import type { CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
 import { checkedPreimage, issuedInvoice, errorMessage, Hex32, parseJson, sha256OfText } from './checks.js';
-import { backendHttp, DEFAULT_TIMEOUT_MS, type Fetch } from './http.js';
+import { backendHttp, type CommonBackendOptions } from './http.js';
 
-export interface ClnOptions {
+export interface ClnOptions extends CommonBackendOptions {
   url: string;
   rune: string;
-  network: Network;
-  /** Per call to the backend; default 10000 ms. */
-  timeoutMs?: number;
-  /** Default globalThis.fetch. */
-  fetch?: Fetch;
 }
 
 const BACKEND = 'Core Lightning';
@@ -65,12 +51,11 @@ const RpcError = z.object({ code: z.number().int(), message: z.string() });
 const PAY_DEFINITELY_FAILED = new Set([201, 202, 203, 205, 206, 207, 210, 212, 213, -32602]);
 
 export function createClnProvider(options: ClnOptions): LightningProvider {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const http = backendHttp({
     backend: BACKEND,
     baseUrl: options.url,
-    timeoutMs,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    timeoutMs: options.timeoutMs,
+    fetch: options.fetch,
     headers: { Rune: options.rune },
     credentialSetting: 'CLN_RUNE',
     isAuthFailure: (status, body) => status >= 400 && /not authorized|rune/i.test(errorMessage(body)),
@@ -100,12 +85,7 @@ export function createClnProvider(options: ClnOptions): LightningProvider {
         },
         Created,
       );
-      return issuedInvoice(BACKEND, created.bolt11, {
-        amountMsat: request.amountMsat,
-        paymentHash: created.payment_hash,
-        descriptionHash: request.descriptionHash,
-        network: options.network,
-      });
+      return issuedInvoice(BACKEND, created.bolt11, { ...request, paymentHash: created.payment_hash, network: options.network });
     },
 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {
@@ -124,7 +104,7 @@ export function createClnProvider(options: ClnOptions): LightningProvider {
       const response = await http.send({
         method: 'POST',
         path: '/v1/pay',
-        json: { bolt11: invoice, maxfee: maxFeeMsat, retry_for: Math.max(1, Math.floor((timeoutMs * 0.8) / 1000)) },
+        json: { bolt11: invoice, maxfee: maxFeeMsat, retry_for: Math.max(1, Math.floor((http.timeoutMs * 0.8) / 1000)) },
       });
       if (response.status >= 400) {
         const error = RpcError.safeParse(parseJson(response.body) ?? {});

@@ -12,7 +12,7 @@ import { bytesToHex, hexToBytes, randomBytes, utf8ToBytes } from '@noble/hashes/
 import { z } from 'zod';
 import { discardBody } from '../../http/discard-body.js';
 import { InvalidInvoice, decodeInvoice, encodeInvoice } from '../bolt11.js';
-import { equalBytes, invoiceToPay } from './checks.js';
+import { equalBytes, invoiceToPay, parseJson } from './checks.js';
 import {
   PaymentFailed,
   WebhookRejected,
@@ -263,19 +263,11 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
       const timestampMs = Number(match[1]);
       if (!equalBytes(hexToBytes(signWebhook(body, timestampMs)), hexToBytes(match[2]!))) throw new WebhookRejected('Webhook signature does not match');
       if (Math.abs(now - timestampMs) > WEBHOOK_TOLERANCE_MS) throw new WebhookRejected('Webhook timestamp is outside the 5-minute tolerance');
-      const parsed = DevWebhookBody.safeParse(safeJson(body));
+      const parsed = DevWebhookBody.safeParse(parseJson(body));
       if (!parsed.success) throw new WebhookRejected('Webhook body is not a dev-node payment_received event');
       return { paymentHash: parsed.data.paymentHash };
     },
 
     signWebhook,
   };
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

@@ -7,16 +7,29 @@
 // backend behind a private CA (LND's self-signed certificate) takes a fetch
 // that trusts it (`l402-paywall/node`'s `fetchTrustingCa`).
 import { z } from 'zod';
+import type { Network } from '../bolt11.js';
 import { ProviderConfigError, ProviderUnavailable } from '../provider.js';
+import { readBoundedText } from '../../http/read-bounded.js';
 import { errorMessage, parseJson, utf8ToBase64 } from './checks.js';
 
 export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** What every HTTP backend's options have besides its address and credentials. */
+export interface CommonBackendOptions {
+  /** Invoices for any other network are refused (LIGHTNING_NETWORK). */
+  network: Network;
+  /** Per call to the backend; default 10000 ms. */
+  timeoutMs?: number;
+  /** Default globalThis.fetch. */
+  fetch?: Fetch;
+}
 
 export interface BackendHttpOptions {
   /** Human name used in messages, e.g. "LNbits". */
   backend: string;
   baseUrl: string;
-  timeoutMs: number;
+  /** Default DEFAULT_TIMEOUT_MS. */
+  timeoutMs?: number;
   headers: Record<string, string>;
   /** The setting named when the backend refuses our credentials, e.g. LNBITS_API_KEY. */
   credentialSetting: string;
@@ -44,6 +57,8 @@ export interface BackendResponse {
 
 export interface BackendHttp {
   readonly backend: string;
+  /** The whole exchange's limit, each call. */
+  readonly timeoutMs: number;
   send(request: BackendRequest): Promise<BackendResponse>;
   /** A 2xx JSON answer of this shape, or ProviderUnavailable. */
   json<S extends z.ZodType>(request: BackendRequest, schema: S): Promise<z.output<S>>;
@@ -52,10 +67,11 @@ export interface BackendHttp {
 }
 
 const DEFAULT_MAX_RESPONSE_BYTES = 1 << 20;
-export const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_TIMEOUT_MS = 10_000;
 
 export function backendHttp(options: BackendHttpOptions): BackendHttp {
-  const { backend, timeoutMs, credentialSetting } = options;
+  const { backend, credentialSetting } = options;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   let base: URL;
   try {
     base = new URL(options.baseUrl);
@@ -94,8 +110,12 @@ export function backendHttp(options: BackendHttpOptions): BackendHttp {
     try {
       const answer = await doFetch(url, { method: request.method, headers, body, signal: controller.signal, redirect: 'error' });
       const ok = answer.status >= 200 && answer.status < 300;
-      const text = await readText(answer.body, maxBytes, request.firstLineOnly && ok);
-      response = { status: answer.status, body: text };
+      const firstLineOnly = request.firstLineOnly && ok;
+      const enough = firstLineOnly ? (soFar: string) => firstLine(soFar) !== undefined : undefined;
+      // Lenient: a backend's stray byte is not worth losing its error message over; the answer's shape is checked after.
+      const text = await readBoundedText(answer.body, maxBytes, { lenient: true, enough });
+      if (text === 'too-large') throw new ProviderUnavailable(`${backend} answered more than ${maxBytes} bytes`);
+      response = { status: answer.status, body: firstLineOnly ? (firstLine(`${text}\n`) ?? '') : text };
     } catch (error) {
       if (error instanceof ProviderUnavailable) throw error;
       if (controller.signal.aborted) throw new ProviderUnavailable(`${backend} did not answer within ${timeoutMs} ms`);
@@ -109,31 +129,6 @@ export function backendHttp(options: BackendHttpOptions): BackendHttp {
       throw new ProviderConfigError(credentialSetting, `${credentialSetting} was refused by ${backend} (HTTP ${response.status})`);
     }
     return response;
-
-    async function readText(stream: ReadableStream<Uint8Array> | null, limit: number, firstLineOnly: boolean | undefined): Promise<string> {
-      if (!stream) return '';
-      const reader = stream.getReader();
-      const decoder = new TextDecoder();
-      let text = '';
-      let size = 0;
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          size += value.byteLength;
-          if (size > limit) throw new ProviderUnavailable(`${backend} answered more than ${limit} bytes`);
-          text += decoder.decode(value, { stream: true });
-          if (firstLineOnly) {
-            const line = firstLine(text);
-            if (line !== undefined) return line;
-          }
-        }
-      } finally {
-        reader.cancel().catch(() => {});
-      }
-      text += decoder.decode();
-      return firstLineOnly ? (firstLine(text + '\n') ?? '') : text;
-    }
   }
 
   function unreachable(error: unknown): ProviderUnavailable {
@@ -160,6 +155,7 @@ export function backendHttp(options: BackendHttpOptions): BackendHttp {
 
   return {
     backend,
+    timeoutMs,
     send,
     parse,
     async json(request, schema) {

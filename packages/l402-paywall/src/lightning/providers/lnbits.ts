@@ -4,32 +4,17 @@
 // readWebhook only says which hash the delivery is about and the caller
 // confirms it with lookupInvoice.
 import { z } from 'zod';
-import type { Network } from '../bolt11.js';
-import {
-  PaymentFailed,
-  ProviderUnavailable,
-  WebhookRejected,
-  type CreatedInvoice,
-  type InvoiceStatus,
-  type LightningProvider,
-  type PaidInvoice,
-  type PaymentStatus,
-  ProviderConfigError,
-} from '../provider.js';
+import { PaymentFailed, ProviderUnavailable, WebhookRejected, ProviderConfigError } from '../provider.js';
+import type { CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
 import { checkedPreimage, issuedInvoice, errorMessage, Hex32, IntLike, parseJson, wholeSats } from './checks.js';
-import { backendHttp, DEFAULT_TIMEOUT_MS, type BackendHttp, type Fetch } from './http.js';
+import { backendHttp, type BackendHttp, type CommonBackendOptions } from './http.js';
 
-export interface LnbitsOptions {
+export interface LnbitsOptions extends CommonBackendOptions {
   url: string;
   /** Invoice/read key: creates and looks up invoices, reads the balance. */
   apiKey: string;
   /** Admin key: needed only to pay. */
   adminKey?: string;
-  network: Network;
-  /** Per call to the backend; default 10000 ms. */
-  timeoutMs?: number;
-  /** Default globalThis.fetch. */
-  fetch?: Fetch;
 }
 
 const BACKEND = 'LNbits';
@@ -51,7 +36,7 @@ const Wallet = z.object({ balance: IntLike });
 const WebhookBody = z.object({ payment_hash: Hex32, amount: IntLike.optional() });
 
 export function createLnbitsProvider(options: LnbitsOptions): LightningProvider {
-  const common = { backend: BACKEND, baseUrl: options.url, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, ...(options.fetch ? { fetch: options.fetch } : {}) };
+  const common = { backend: BACKEND, baseUrl: options.url, timeoutMs: options.timeoutMs, fetch: options.fetch };
   const invoiceKey = backendHttp({ ...common, headers: { 'X-Api-Key': options.apiKey }, credentialSetting: 'LNBITS_API_KEY' });
   const adminKey = options.adminKey ? backendHttp({ ...common, headers: { 'X-Api-Key': options.adminKey }, credentialSetting: 'LNBITS_ADMIN_KEY' }) : undefined;
 
@@ -84,12 +69,7 @@ export function createLnbitsProvider(options: LnbitsOptions): LightningProvider 
         Created,
       );
       const invoice = (created.bolt11 ?? created.payment_request)!;
-      return issuedInvoice(BACKEND, invoice, {
-        amountMsat: request.amountMsat,
-        paymentHash: created.payment_hash,
-        descriptionHash: request.descriptionHash,
-        network: options.network,
-      });
+      return issuedInvoice(BACKEND, invoice, { ...request, paymentHash: created.payment_hash, network: options.network });
     },
 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {

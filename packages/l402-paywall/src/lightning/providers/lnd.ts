@@ -4,26 +4,15 @@
 // update; with no_inflight_updates the first line is final) and
 // /v2/router/track for look-ups. LND sends no webhooks.
 import { z } from 'zod';
-import type { Network } from '../bolt11.js';
-import {
-  PaymentFailed,
-  ProviderUnavailable,
-  type CreatedInvoice,
-  type InvoiceStatus,
-  type LightningProvider,
-  type PaidInvoice,
-  type PaymentStatus,
-} from '../provider.js';
+import { PaymentFailed, ProviderUnavailable } from '../provider.js';
+import type { CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
 import { base64ToHex, checkedPreimage, issuedInvoice, errorMessage, hexToBase64, IntLike, parseJson } from './checks.js';
-import { backendHttp, DEFAULT_TIMEOUT_MS, type BackendResponse, type Fetch } from './http.js';
+import { backendHttp, type BackendResponse, type CommonBackendOptions, type Fetch } from './http.js';
 
-export interface LndOptions {
+export interface LndOptions extends CommonBackendOptions {
   url: string;
   /** Hex. */
   macaroon: string;
-  network: Network;
-  /** Default 10000 ms. */
-  timeoutMs?: number;
   /**
    * Default globalThis.fetch. lnd's REST port has a self-signed certificate
    * unless it sits behind a proxy with a public one: on Node, pass
@@ -58,14 +47,13 @@ const NOT_FOUND = /unable to locate invoice|there are no existing invoices|payme
 const REFUSED_BEFORE_SENDING = /invoice expired|invalid|checksum|amount must be specified|self-payment|self payment|no route|insufficient|unknown network|not enough/i;
 
 export function createLndProvider(options: LndOptions): LightningProvider {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const http = backendHttp({
     backend: BACKEND,
     baseUrl: options.url,
-    timeoutMs,
+    timeoutMs: options.timeoutMs,
+    fetch: options.fetch,
     headers: { 'Grpc-Metadata-macaroon': options.macaroon },
     credentialSetting: 'LND_MACAROON',
-    ...(options.fetch ? { fetch: options.fetch } : {}),
     // LND reports a bad macaroon as gRPC Unknown (HTTP 500), not 401.
     isAuthFailure: (status, body) => status >= 400 && /macaroon|verification failed|permission denied|signature mismatch/i.test(errorMessage(body)),
   });
@@ -103,12 +91,7 @@ export function createLndProvider(options: LndOptions): LightningProvider {
         },
         Created,
       );
-      return issuedInvoice(BACKEND, created.payment_request, {
-        amountMsat: request.amountMsat,
-        paymentHash: base64ToHex(created.r_hash),
-        descriptionHash: request.descriptionHash,
-        network: options.network,
-      });
+      return issuedInvoice(BACKEND, created.payment_request, { ...request, paymentHash: base64ToHex(created.r_hash), network: options.network });
     },
 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {
@@ -130,7 +113,7 @@ export function createLndProvider(options: LndOptions): LightningProvider {
           payment_request: invoice,
           fee_limit_msat: String(maxFeeMsat),
           // LND stops trying new routes before our deadline, so a clear failure can still reach us.
-          timeout_seconds: Math.max(1, Math.floor((timeoutMs * 0.8) / 1000)),
+          timeout_seconds: Math.max(1, Math.floor((http.timeoutMs * 0.8) / 1000)),
           no_inflight_updates: true,
         },
         firstLineOnly: true,

@@ -13,17 +13,8 @@
 import { Nip47Error, Nip47WalletError, NWCClient } from '@getalby/sdk/nwc';
 import { z } from 'zod';
 import type { Network } from '../bolt11.js';
-import {
-  PaymentFailed,
-  ProviderUnavailable,
-  type CreateInvoiceRequest,
-  type CreatedInvoice,
-  type InvoiceStatus,
-  type LightningProvider,
-  type PaidInvoice,
-  type PaymentStatus,
-  ProviderConfigError,
-} from '../provider.js';
+import { PaymentFailed, ProviderUnavailable, ProviderConfigError } from '../provider.js';
+import type { CreateInvoiceRequest, CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
 import { checkedPreimage, issuedInvoice, Hex32, invoiceToPay } from './checks.js';
 
 /** Relay connections idle this long are closed (the next call reconnects and re-reads the wallet's info event). */

@@ -6,29 +6,16 @@ import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
-import { decodeInvoice, type Network } from '../bolt11.js';
-import {
-  PaymentFailed,
-  ProviderUnavailable,
-  WebhookRejected,
-  type CreatedInvoice,
-  type InvoiceStatus,
-  type LightningProvider,
-  type PaidInvoice,
-  type PaymentStatus,
-} from '../provider.js';
+import { decodeInvoice } from '../bolt11.js';
+import { PaymentFailed, ProviderUnavailable, WebhookRejected } from '../provider.js';
+import type { CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
 import { checkedPreimage, equalBytes, issuedInvoice, errorMessage, Hex32, IntLike, parseJson, satToMsat, utf8ToBase64, wholeSats } from './checks.js';
-import { backendHttp, DEFAULT_TIMEOUT_MS, type Fetch } from './http.js';
+import { backendHttp, type CommonBackendOptions } from './http.js';
 
-export interface PhoenixdOptions {
+export interface PhoenixdOptions extends CommonBackendOptions {
   url: string;
   password: string;
   webhookSecret?: string;
-  network: Network;
-  /** Per call to the backend; default 10000 ms. */
-  timeoutMs?: number;
-  /** Default globalThis.fetch. */
-  fetch?: Fetch;
 }
 
 const BACKEND = 'Phoenixd';
@@ -62,8 +49,8 @@ export function createPhoenixdProvider(options: PhoenixdOptions): LightningProvi
   const http = backendHttp({
     backend: BACKEND,
     baseUrl: options.url,
-    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    timeoutMs: options.timeoutMs,
+    fetch: options.fetch,
     headers: { authorization: `Basic ${utf8ToBase64(`:${options.password}`)}` },
     credentialSetting: 'PHOENIXD_PASSWORD',
   });
@@ -87,12 +74,7 @@ export function createPhoenixdProvider(options: PhoenixdOptions): LightningProvi
         Created,
       );
       if (created.amountSat != null && created.amountSat !== amountSat) throw new ProviderUnavailable(`Phoenixd reported ${created.amountSat} sat instead of ${amountSat}`);
-      return issuedInvoice(BACKEND, created.serialized, {
-        amountMsat: request.amountMsat,
-        paymentHash: created.paymentHash,
-        descriptionHash: request.descriptionHash,
-        network: options.network,
-      });
+      return issuedInvoice(BACKEND, created.serialized, { ...request, paymentHash: created.paymentHash, network: options.network });
     },
 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {

@@ -1,0 +1,65 @@
+// The one bounded reader (requests in lib/http/input.ts, backends' answers in
+// providers/http.ts, the managed service's answers): size cap, UTF-8, early end, deadline.
+import { describe, expect, it } from 'vitest';
+import { readBoundedText } from 'l402-paywall/lightning';
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+/** A stream of these chunks; `endless` keeps it open afterwards. Records whether the reader hung up. */
+function stream(chunks: Uint8Array[], { endless = false } = {}) {
+  const state = { cancelled: false, pulled: 0 };
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const chunk = chunks[state.pulled++];
+      if (chunk) controller.enqueue(chunk);
+      else if (!endless) controller.close();
+      else return new Promise(() => {}); // never another byte
+    },
+    cancel() {
+      state.cancelled = true;
+    },
+  });
+  return { body, state };
+}
+
+describe('readBoundedText', () => {
+  it('reads a body whole, a character split across chunks included; no body is empty text', async () => {
+    const euro = bytes('€'); // three bytes
+    const { body } = stream([bytes('price: 5 '), euro.slice(0, 1), euro.slice(1), bytes(' each')]);
+    expect(await readBoundedText(body, 100)).toBe('price: 5 € each');
+    expect(await readBoundedText(null, 100)).toBe('');
+  });
+
+  it('answers too-large past the limit and hangs up on the rest', async () => {
+    const exact = stream([bytes('12345'), bytes('67890')]);
+    expect(await readBoundedText(exact.body, 10)).toBe('1234567890');
+    const over = stream([bytes('12345'), bytes('678901')], { endless: true });
+    expect(await readBoundedText(over.body, 10)).toBe('too-large');
+    expect(over.state.cancelled).toBe(true);
+  });
+
+  it('answers not-utf8 for bytes that are not UTF-8, unless lenient', async () => {
+    const broken = () => stream([bytes('ok '), new Uint8Array([0xff, 0xfe]), bytes(' end')]).body;
+    expect(await readBoundedText(broken(), 100)).toBe('not-utf8');
+    expect(await readBoundedText(broken(), 100, { lenient: true })).toBe('ok \uFFFD\uFFFD end');
+    // A multi-byte character cut off by the end of the stream is not UTF-8 either.
+    expect(await readBoundedText(stream([bytes('€').slice(0, 2)]).body, 100)).toBe('not-utf8');
+  });
+
+  it('stops as soon as the text is enough, on a stream that never ends', async () => {
+    const { body, state } = stream([bytes('{"a":'), bytes('1}\n{"b"'), bytes(':2}\n')], { endless: true });
+    const text = await readBoundedText(body, 1000, { enough: (soFar) => soFar.includes('\n') });
+    expect(text).toBe('{"a":1}\n{"b"');
+    expect(state.cancelled).toBe(true);
+  });
+
+  it('throws the signal reason when it aborts before the body is whole, and hangs up', async () => {
+    const { body, state } = stream([bytes('half a bo')], { endless: true });
+    const reason = new Error('deadline');
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(reason), 20);
+    await expect(readBoundedText(body, 1000, { signal: controller.signal })).rejects.toBe(reason);
+    expect(state.cancelled).toBe(true);
+    await expect(readBoundedText(stream([]).body, 10, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+  });
+});
