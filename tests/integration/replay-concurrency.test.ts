@@ -84,10 +84,12 @@ describe.skipIf(!redisUp)('the hosted demo on Redis, over HTTP', () => {
     const { preimage } = (await paid.json()) as { preimage: string };
     const headers = { authorization: `L402 ${macaroon}:${preimage}` };
     const statuses = await Promise.all(Array.from({ length: 100 }, () => fetch(`${server.url}/api/demo/btc-price`, { headers }).then((r) => r.status)));
-    expect(statuses.filter((s) => s !== 200 && s !== 402), 'answers other than 200 and 402').toEqual([]);
-    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
-    // The rest are refused: 402 (used), or 503 when a loaded machine makes the shared store time out (fail closed). Never a second 200.
-    expect(statuses.filter((s) => s !== 402 && s !== 503), `statuses: ${JSON.stringify(statuses)}`).toEqual([200]);
+    // Refused: 402 (used), or 503 when a loaded machine makes the shared store time out (fail closed). Never a second 200.
+    expect(statuses.filter((s) => s !== 200 && s !== 402 && s !== 503), `statuses: ${JSON.stringify(statuses)}`).toEqual([]);
+    const served = statuses.filter((s) => s === 200).length;
+    // A timed-out claim may still have landed in Redis, so only an answer without 503s must hold the one 200.
+    if (statuses.includes(503)) expect(served).toBeLessThanOrEqual(1);
+    else expect(served).toBe(1);
     expect(statuses.filter((s) => s === 402).length).toBeGreaterThan(0);
   });
 });
