@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { json } from '../lib/http/errors.js';
 import { readQuery } from '../lib/http/input.js';
-import { route } from '../lib/http/route.js';
 import { LightningAddress } from 'l402-paywall/lightning';
-import { serviceContext } from '../lib/service/context.js';
+import { serviceRoute } from '../lib/service/deployment.js';
 import { proStatus } from '../lib/service/pro.js';
 
 export const Query = z.object({
@@ -11,9 +10,9 @@ export const Query = z.object({
 });
 
 // GET /api/pro-check?address= -> {active: true, expiresAt} | {active: false}; 400; 503.
-export default route({
-  async GET(request) {
+export default serviceRoute({
+  async GET(request, deployment) {
     const { address } = readQuery(request, Query);
-    return json(await proStatus(serviceContext(), address), { headers: { 'Cache-Control': 'no-store' } });
+    return json(await proStatus(deployment.context(), address), { headers: { 'Cache-Control': 'no-store' } });
   },
 });

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { json } from '../lib/http/errors.js';
 import { readQuery } from '../lib/http/input.js';
-import { route } from '../lib/http/route.js';
 import { requireSession } from '../lib/service/auth.js';
-import { serviceContext } from '../lib/service/context.js';
+import { serviceRoute } from '../lib/service/deployment.js';
 import { statsCsvFor, statsFor } from '../lib/service/stats.js';
 
 export const Query = z.object({
@@ -13,9 +12,9 @@ export const Query = z.object({
 const PRIVATE = { 'Cache-Control': 'no-store' };
 
 // GET /api/stats[?format=csv] with Authorization: Bearer <session> -> the stats object | CSV; 400; 401; 403 (CSV, free tier); 503.
-export default route({
-  async GET(request) {
-    const ctx = serviceContext();
+export default serviceRoute({
+  async GET(request, deployment) {
+    const ctx = deployment.context();
     const session = await requireSession(ctx, request);
     const { format } = readQuery(request, Query);
     if (format === 'csv') {
