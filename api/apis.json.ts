@@ -1,6 +1,6 @@
 import { readQuery } from '../lib/http/input.js';
 import { serviceRoute } from '../lib/service/deployment.js';
-import { ApisQuery, listApisJson } from '../lib/service/directory.js';
+import { ApisQuery, listApisJson } from '../lib/service/directory/registration.js';
 
 // GET /api/apis.json[?category=]: the directory for agents, newest first.
 // Shared caches may keep it a minute: a new entry shows up within 60 s.

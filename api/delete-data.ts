@@ -1,7 +1,7 @@
 import { json } from '../lib/http/errors.js';
 import { clientIp } from '../lib/http/input.js';
 import { serviceRoute } from '../lib/service/deployment.js';
-import { collectErasure, createChallenge } from '../lib/service/lnurl-auth.js';
+import { collectErasure, createChallenge } from '../lib/service/accounts/lnurl-auth.js';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 

@@ -3,8 +3,8 @@ import { json } from '../lib/http/errors.js';
 import { clientIp, readJson, readQuery } from '../lib/http/input.js';
 import { LightningAddress } from 'l402-paywall/lightning';
 import { serviceRoute } from '../lib/service/deployment.js';
-import { enforceInvoiceRateLimit } from '../lib/service/invoices.js';
-import { activatePro, offerPro } from '../lib/service/pro.js';
+import { enforceInvoiceRateLimit } from '../lib/service/money/invoices.js';
+import { activatePro, offerPro } from '../lib/service/accounts/pro.js';
 
 const address = (where: string) =>
   z.string({ error: (issue) => (issue.input === undefined ? `${where} is required (a Lightning Address like name@example.com)` : `${where} must be a Lightning Address`) }).pipe(LightningAddress);
@@ -24,7 +24,7 @@ export const Body = z.strictObject({
 
 // GET  /api/dev-token?address=  -> {priceSats, invoice, macaroon, paymentHash, expiresAt}
 // POST /api/dev-token {macaroon, preimage[, address]} -> {access: true, expiresAt}
-// Errors: see activatePro (lib/service/pro.ts); 429 RATE_LIMITED and 503 as /api/invoice;
+// Errors: see activatePro (lib/service/accounts/pro.ts); 429 RATE_LIMITED and 503 as /api/invoice;
 // 503 DATABASE_UNAVAILABLE.
 export default serviceRoute({
   async GET(request, deployment) {

@@ -4,7 +4,7 @@ import { clientIp, readJson } from '../lib/http/input.js';
 import { lightningAddressSchema } from 'l402-paywall/lightning';
 import { outboundPolicy } from '../lib/lightning/lnurl.js';
 import { publicBaseUrl, serviceRoute } from '../lib/service/deployment.js';
-import { enforceInvoiceRateLimit, issueInvoice } from '../lib/service/invoices.js';
+import { enforceInvoiceRateLimit, issueInvoice } from '../lib/service/money/invoices.js';
 
 // Owner addresses on this machine are accepted exactly when payouts may reach them (development).
 const bodySchema = (allowLoopback: boolean) =>

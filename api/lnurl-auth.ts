@@ -1,7 +1,7 @@
 import { HttpError, json } from '../lib/http/errors.js';
 import { clientIp } from '../lib/http/input.js';
 import { serviceRoute } from '../lib/service/deployment.js';
-import { answerWallet, collectLogin, createChallenge } from '../lib/service/lnurl-auth.js';
+import { answerWallet, collectLogin, createChallenge } from '../lib/service/accounts/lnurl-auth.js';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 

@@ -3,7 +3,7 @@ import { json } from '../lib/http/errors.js';
 import { readQuery } from '../lib/http/input.js';
 import { LightningAddress } from 'l402-paywall/lightning';
 import { serviceRoute } from '../lib/service/deployment.js';
-import { proStatus } from '../lib/service/pro.js';
+import { proStatus } from '../lib/service/accounts/pro.js';
 
 export const Query = z.object({
   address: z.string({ error: 'address is required (a Lightning Address like name@example.com)' }).pipe(LightningAddress),

@@ -6,7 +6,7 @@
 // when the provider or database is down, so the provider delivers again.
 import { json } from '../lib/http/errors.js';
 import { serviceRoute } from '../lib/service/deployment.js';
-import { handleProviderWebhook } from '../lib/service/webhook.js';
+import { handleProviderWebhook } from '../lib/service/money/webhook.js';
 
 export default serviceRoute({
   async POST(request, deployment) {

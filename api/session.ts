@@ -1,5 +1,5 @@
 import { json } from '../lib/http/errors.js';
-import { linkedAddresses, readSession, revokeSession } from '../lib/service/auth.js';
+import { linkedAddresses, readSession, revokeSession } from '../lib/service/accounts/auth.js';
 import { serviceRoute } from '../lib/service/deployment.js';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };

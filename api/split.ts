@@ -1,7 +1,7 @@
 // POST /api/split: manual recovery. Header x-split-secret (401 when
 // missing or wrong, 503 NOT_CONFIGURED when SPLIT_SECRET is unset); body
 // {amountSats, ownerAddress, paymentHash?, idempotencyKey?} (400). The same
-// ledger as the webhook (lib/service/managed.ts manualSplit), so it cannot
+// ledger as the webhook (lib/service/money/managed.ts manualSplit), so it cannot
 // split or pay a payment hash twice. 200 {ok, ownerSats, ...} or
 // {ok, skipped: true, ...} when the owner's accrued shares are still below the payout
 // minimum (SPLIT_MIN_SATS, and a fee earned on them of PAYOUT_MIN_FEE_MSAT): it accrues.
@@ -12,7 +12,7 @@ import { sameSecret } from '../lib/http/secrets.js';
 import { lightningAddressSchema } from 'l402-paywall/lightning';
 import { outboundPolicy } from '../lib/lightning/lnurl.js';
 import { serviceRoute } from '../lib/service/deployment.js';
-import { manualSplit } from '../lib/service/managed.js';
+import { manualSplit } from '../lib/service/money/managed.js';
 
 const bodySchema = (allowLoopback: boolean) => z.strictObject({
   amountSats: z.number({ error: 'amountSats is required and must be a number of satoshis' }).int('amountSats must be a whole number of satoshis').min(1, 'amountSats must be at least 1').max(100_000_000, 'amountSats must be at most 100000000'),

@@ -12,10 +12,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import type { Database } from '../lib/db/index.js';
-import type { Session } from '../lib/service/auth.js';
+import type { Session } from '../lib/service/accounts/auth.js';
 import { loadConfig } from '../lib/config.js';
 import { createServiceContext, type ServiceContext } from '../lib/service/context.js';
-import { RECENT_LIMIT, statsFor, type Stats } from '../lib/service/stats.js';
+import { RECENT_LIMIT, statsFor, type Stats } from '../lib/service/records/stats.js';
 import { scratchDatabase } from '../tests/support/postgres.js';
 
 export const STATS_ROWS = 1_000_000;

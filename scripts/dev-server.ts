@@ -605,7 +605,7 @@ async function main(): Promise<void> {
 async function describeBtcPrice(config: Config): Promise<string | undefined> {
   const names = config.demo.priceSources;
   if (names.length === 0) return undefined;
-  const { PUBLIC_SOURCES, createPriceFeed } = await import('../lib/service/price.js');
+  const { PUBLIC_SOURCES, createPriceFeed } = await import('../lib/service/records/price.js');
   const unknown = names.filter((name) => !PUBLIC_SOURCES[name]);
   if (unknown.length > 0) return `BTC price: unknown source ${unknown.join(', ')} in BTC_PRICE_SOURCES (known: ${Object.keys(PUBLIC_SOURCES).join(', ')}, or none)`;
   const price = await createPriceFeed(names.map((name) => PUBLIC_SOURCES[name]!), config.demo.priceTimeoutMs).current();

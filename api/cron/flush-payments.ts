@@ -1,10 +1,10 @@
 // Scheduled by vercel.json "crons": writes the payments kept in the key-value
-// store while the database was down (lib/service/payment-log.ts). Vercel
+// store while the database was down (lib/service/records/payment-log.ts). Vercel
 // calls it with `Authorization: Bearer <CRON_SECRET>`; nothing else may.
 import { HttpError, json } from '../../lib/http/errors.js';
 import { requireCronSecret } from '../../lib/http/secrets.js';
 import { serviceRoute } from '../../lib/service/deployment.js';
-import { servicePaymentLog } from '../../lib/service/payment-log.js';
+import { servicePaymentLog } from '../../lib/service/records/payment-log.js';
 
 export default serviceRoute({
   async GET(request, deployment) {

@@ -1,12 +1,12 @@
 // Scheduled by vercel.json "crons": confirms managed payments whose webhook
-// never came, then retries due payouts with backoff (lib/service/payouts.ts).
+// never came, then retries due payouts with backoff (lib/service/money/payouts.ts).
 // Vercel calls it with `Authorization: Bearer <CRON_SECRET>`; nothing else may.
 // Bounded: it starts no new work after BUDGET_MS.
 import { json } from '../../lib/http/errors.js';
 import { requireCronSecret } from '../../lib/http/secrets.js';
 import { serviceRoute } from '../../lib/service/deployment.js';
-import { reconcileManagedInvoices } from '../../lib/service/managed.js';
-import { runDuePayouts } from '../../lib/service/payouts.js';
+import { reconcileManagedInvoices } from '../../lib/service/money/managed.js';
+import { runDuePayouts } from '../../lib/service/money/payouts.js';
 
 const BUDGET_MS = 20_000;
 

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { HttpError, json } from '../../lib/http/errors.js';
 import { readQuery } from '../../lib/http/input.js';
 import { serviceRoute } from '../../lib/service/deployment.js';
-import { paidToDevAddress } from '../../lib/service/lnurlp.js';
+import { paidToDevAddress } from '../../lib/service/money/lnurlp.js';
 
 export const Query = z.object({
   address: z

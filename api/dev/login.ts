@@ -7,8 +7,8 @@ import { z } from 'zod';
 import { HttpError, json } from '../../lib/http/errors.js';
 import { clientIp, readJson } from '../../lib/http/input.js';
 import { serviceRoute } from '../../lib/service/deployment.js';
-import { signInWithDevWallet } from '../../lib/service/dev-login.js';
-import { K1 } from '../../lib/service/lnurl-auth.js';
+import { signInWithDevWallet } from '../../lib/service/accounts/dev-login.js';
+import { K1 } from '../../lib/service/accounts/lnurl-auth.js';
 
 export const Body = z.strictObject({ k1: K1 });
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { json } from '../../lib/http/errors.js';
 import { clientIp } from '../../lib/http/input.js';
 import { serviceRoute } from '../../lib/service/deployment.js';
-import { answerLnurlp } from '../../lib/service/lnurlp.js';
+import { answerLnurlp } from '../../lib/service/money/lnurlp.js';
 
 export const Query = z.object({ username: z.string().optional(), amount: z.string().optional(), comment: z.string().optional() });
 

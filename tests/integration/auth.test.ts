@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/index.js';
 import { decodeLnurl } from '../../lib/lightning/lnurl.js';
 import type { ServiceContext } from '../../lib/service/context.js';
-import { createChallenge } from '../../lib/service/lnurl-auth.js';
+import { createChallenge } from '../../lib/service/accounts/lnurl-auth.js';
 import { callBack, testWallet, type ChallengeBody } from '../support/lnurl-wallet.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';

@@ -6,7 +6,7 @@ import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { describe, expect, it } from 'vitest';
 import { route } from '../../lib/http/route.js';
-import { createSession } from '../../lib/service/auth.js';
+import { createSession } from '../../lib/service/accounts/auth.js';
 import { useDevServer } from '../support/server.js';
 
 const SPLIT_SECRET = 'consistency-split-secret-0123456789abcdef';

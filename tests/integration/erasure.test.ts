@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailable, type Database } from '../../lib/db/index.js';
 import { decodeLnurl, encodeLnurl } from '../../lib/lightning/lnurl.js';
-import { eraseKey } from '../../lib/service/erasure.js';
+import { eraseKey } from '../../lib/service/accounts/erasure.js';
 import { testWallet, type ChallengeBody, type TestWallet } from '../support/lnurl-wallet.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';

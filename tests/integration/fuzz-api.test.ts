@@ -20,7 +20,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession } from '../../lib/service/auth.js';
+import { createSession } from '../../lib/service/accounts/auth.js';
 import { loadConfig } from '../../lib/config.js';
 import { createDeployment, type Deployment } from '../../lib/service/deployment.js';
 import { DEV_WEBHOOK_SIGNATURE_HEADER } from 'l402-paywall/backends';

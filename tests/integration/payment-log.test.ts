@@ -1,4 +1,4 @@
-// The payment log (lib/service/payment-log.ts): paid requests are logged off
+// The payment log (lib/service/records/payment-log.ts): paid requests are logged off
 // the request path, nothing is lost while the database is down, nothing is
 // written twice, and the preimage is stored nowhere. The log itself runs
 // against PGlite and, when one is reachable, a real PostgreSQL server, with
@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDatabase, DatabaseUnavailable, migrate, type Database, type DatabaseConfig, type Row } from '../../lib/db/index.js';
 import type { Payment } from 'l402-paywall';
-import { createPaymentLog, servicePaymentLog, type PaymentLog, type PaymentLogEntry, type PaymentLogOptions } from '../../lib/service/payment-log.js';
+import { createPaymentLog, servicePaymentLog, type PaymentLog, type PaymentLogEntry, type PaymentLogOptions } from '../../lib/service/records/payment-log.js';
 import { createMemoryStore, createUpstashStore } from '../../lib/store/index.js';
 import type { KeyValueStore, SetOptions } from '../../lib/store/types.js';
 import { newPreimage } from '../support/l402.js';

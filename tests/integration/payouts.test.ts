@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PaymentFailed, ProviderConfigError, ProviderUnavailable, type LightningProvider } from 'l402-paywall/lightning';
 import type { ServiceContext } from '../../lib/service/context.js';
-import { issueInvoice } from '../../lib/service/invoices.js';
-import { confirmPayment } from '../../lib/service/managed.js';
+import { issueInvoice } from '../../lib/service/money/invoices.js';
+import { confirmPayment } from '../../lib/service/money/managed.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
 import { startOwnerServer, type OwnerBehaviour, type OwnerServer } from '../support/owner-server.js';
@@ -247,7 +247,7 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
       await server.db.query("INSERT INTO splits (payment_hash, owner_address, amount_msat, owner_msat, fee_msat, state) VALUES ($1, $2, 20000, 19940, 60, 'accrued')", [`race-${i}-${Date.now()}`, address]);
     }
     const before = await ownerBalance();
-    const { settleOwner } = await import('../../lib/service/payouts.js');
+    const { settleOwner } = await import('../../lib/service/money/payouts.js');
     await Promise.all(Array.from({ length: 20 }, () => settleOwner(server.ctx, address)));
     const payouts = await payoutsOf(address);
     const covered = await server.db.query('SELECT count(*)::int AS n, count(DISTINCT payout_id)::int AS payouts FROM splits WHERE owner_address = $1 AND state = $2', [address, 'paid']);

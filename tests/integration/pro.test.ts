@@ -10,7 +10,7 @@ import { DatabaseUnavailable, type Database } from '../../lib/db/index.js';
 import { Keyring, decodeToken, mintToken } from 'l402-paywall';
 import { decodeInvoice } from 'l402-paywall/lightning';
 import type { ServiceContext } from '../../lib/service/context.js';
-import { PRO_ACTIVATION_WINDOW_SECONDS } from '../../lib/service/pro.js';
+import { PRO_ACTIVATION_WINDOW_SECONDS } from '../../lib/service/accounts/pro.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn, type Settings, type TestServer } from '../support/server.js';
 import { unreachableProvider } from '../support/l402.js';

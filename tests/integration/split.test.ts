@@ -3,8 +3,8 @@
 // validated, and the same ledger as the webhook so nothing is paid twice.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { issueInvoice } from '../../lib/service/invoices.js';
-import { ownerShareMsat, serviceFeeMsat } from '../../lib/service/split.js';
+import { issueInvoice } from '../../lib/service/money/invoices.js';
+import { ownerShareMsat, serviceFeeMsat } from '../../lib/service/money/split.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
 import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
@@ -162,7 +162,7 @@ describe.skipIf(postgres.skip)('POST /api/split (local server, PostgreSQL)', () 
     await ctx.devNode!.pay(issued.paymentRequest);
     const before = await balance();
     expect(await (await split({ amountSats: 1000, ownerAddress: address, paymentHash: issued.paymentHash })).json()).toMatchObject({ ok: true, ownerSats: 997, duplicate: false, state: 'paid' });
-    const { confirmPayment } = await import('../../lib/service/managed.js');
+    const { confirmPayment } = await import('../../lib/service/money/managed.js');
     await confirmPayment(ctx, issued.paymentHash, 'webhook');
     expect(await balance()).toBe(before + 997_000);
   });

@@ -13,9 +13,9 @@ import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, migrate, type Database, type Queryable } from '../../lib/db/index.js';
 import { MIGRATIONS_DIR } from '../../lib/db/migrate.js';
-import { createSession } from '../../lib/service/auth.js';
-import { eraseKey } from '../../lib/service/erasure.js';
-import { csvField, csvLine, CSV_COLUMNS, owedMsat, paymentsCsv, paymentStats, RECENT_LIMIT, statsView, usdCents, type PaymentRecord, type PaymentStats } from '../../lib/service/stats.js';
+import { createSession } from '../../lib/service/accounts/auth.js';
+import { eraseKey } from '../../lib/service/accounts/erasure.js';
+import { csvField, csvLine, CSV_COLUMNS, owedMsat, paymentsCsv, paymentStats, RECENT_LIMIT, statsView, usdCents, type PaymentRecord, type PaymentStats } from '../../lib/service/records/stats.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
 

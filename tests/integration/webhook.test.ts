@@ -5,7 +5,7 @@ import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevNode, DEV_WEBHOOK_SIGNATURE_HEADER } from 'l402-paywall/backends';
 import { ProviderUnavailable, type LightningProvider } from 'l402-paywall/lightning';
-import { issueInvoice } from '../../lib/service/invoices.js';
+import { issueInvoice } from '../../lib/service/money/invoices.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
 import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';

@@ -2,8 +2,8 @@
 // each with a timeout and a validated answer, cached briefly; offline the
 // answer says "simulated" instead of pretending.
 import { z } from 'zod';
-import { readBoundedText } from '../http/input.js';
-import type { ServiceContext } from './context.js';
+import { readBoundedText } from '../../http/input.js';
+import type { ServiceContext } from '../context.js';
 
 export interface BtcPrice {
   usd: number;

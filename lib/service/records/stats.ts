@@ -22,11 +22,11 @@
 // over the visible payments' splits; walletSats = floor(msat / 1000);
 // walletUsdCents = walletSats at the current BTC price, to the nearest cent,
 // or null when no live price is available (never a made-up figure).
-import { HttpError } from '../http/errors.js';
-import type { Queryable } from '../db/types.js';
-import { linkedAddresses, type Session } from './auth.js';
-import type { ServiceContext } from './context.js';
-import { providerUnavailable } from './provider-errors.js';
+import { HttpError } from '../../http/errors.js';
+import type { Queryable } from '../../db/types.js';
+import { linkedAddresses, type Session } from '../accounts/auth.js';
+import type { ServiceContext } from '../context.js';
+import { providerUnavailable } from '../money/provider-errors.js';
 import { servicePriceFeed, type BtcPrice } from './price.js';
 
 export const FREE_HISTORY_DAYS = 7;

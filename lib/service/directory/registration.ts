@@ -12,12 +12,12 @@
 //   address linked. This may create an entry or update one of that address,
 //   never take over another address's entry.
 import { z } from 'zod';
-import { HttpError, retryLater } from '../http/errors.js';
-import { guardedGet, OutboundError } from '../http/outbound.js';
+import { HttpError, retryLater } from '../../http/errors.js';
+import { guardedGet, OutboundError } from '../../http/outbound.js';
 import { LightningAddress } from 'l402-paywall/lightning';
-import { outboundPolicy } from '../lightning/lnurl.js';
-import { linkedAddresses, requireSession } from './auth.js';
-import type { ServiceContext } from './context.js';
+import { outboundPolicy } from '../../lightning/lnurl.js';
+import { linkedAddresses, requireSession } from '../accounts/auth.js';
+import type { ServiceContext } from '../context.js';
 
 /** Header carrying the proof token when the service asks the registered url itself. */
 export const PROOF_HEADER = 'L402-Directory-Proof';

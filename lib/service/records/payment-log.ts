@@ -26,12 +26,12 @@
 // the way. Flushers claim slots with set-if-absent before writing them, so
 // concurrent flushers split the work instead of repeating it.
 import { waitUntil as vercelWaitUntil } from '@vercel/functions';
-import { DatabaseUnavailable, type Database } from '../db/index.js';
+import { DatabaseUnavailable, type Database } from '../../db/index.js';
 import type { Payment } from 'l402-paywall';
-import type { KeyValueStore } from '../store/types.js';
-import type { ServiceContext } from './context.js';
-import { sleep, withTimeout } from '../util/async.js';
-import { describeError } from '../util/describe-error.js';
+import type { KeyValueStore } from '../../store/types.js';
+import type { ServiceContext } from '../context.js';
+import { sleep, withTimeout } from '../../util/async.js';
+import { describeError } from '../../util/describe-error.js';
 
 /** One paid request, as logged. */
 export interface PaymentLogEntry {
