@@ -15,7 +15,8 @@ import type { Database } from '../lib/db/index.js';
 import type { Session } from '../lib/service/accounts/auth.js';
 import { loadConfig } from '../lib/config.js';
 import { createServiceContext, type ServiceContext } from '../lib/service/context.js';
-import { RECENT_LIMIT, statsFor, type Stats } from '../lib/service/records/stats.js';
+import { statsFor, type Stats } from '../lib/service/records/stats.js';
+import { RECENT_LIMIT } from '../lib/service/records/stats-queries.js';
 import { scratchDatabase } from '../tests/support/postgres.js';
 
 export const STATS_ROWS = 1_000_000;

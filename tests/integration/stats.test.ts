@@ -15,7 +15,10 @@ import { createDatabase, migrate, type Database, type Queryable } from '../../li
 import { MIGRATIONS_DIR } from '../../lib/db/migrate.js';
 import { createSession } from '../../lib/service/accounts/auth.js';
 import { eraseKey } from '../../lib/service/accounts/erasure.js';
-import { csvField, csvLine, CSV_COLUMNS, owedMsat, paymentsCsv, paymentStats, RECENT_LIMIT, statsView, usdCents, type PaymentRecord, type PaymentStats } from '../../lib/service/records/stats.js';
+import { csvField, csvLine, CSV_COLUMNS, paymentsCsv } from '../../lib/service/records/csv.js';
+import { usdCents } from '../../lib/service/records/price.js';
+import { statsView } from '../../lib/service/records/stats.js';
+import { owedMsat, paymentStats, RECENT_LIMIT, type PaymentRecord, type PaymentStats } from '../../lib/service/records/stats-queries.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
 

@@ -37,6 +37,12 @@ export const PUBLIC_SOURCES: Record<string, PriceSource> = {
   },
 };
 
+/** US cents for `sats` at `price`, to the nearest cent; null when the price is not a live one (never a made-up figure). */
+export function usdCents(sats: number, price: BtcPrice): number | null {
+  if (price.source === 'simulated') return null;
+  return Math.round((sats * price.usd) / 1_000_000);
+}
+
 /** Shown when no source answers: a round figure, labelled as such. */
 export const SIMULATED_USD = 100_000;
 const CACHE_MS = 30_000;

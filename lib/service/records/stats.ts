@@ -1,5 +1,6 @@
 // GET /api/stats (docs/architecture.md decision 11): payment
-// analytics over the payments a session may see, computed in SQL.
+// analytics over the payments a session may see. The SQL is in
+// stats-queries.ts, the CSV export in csv.ts, the BTC price in price.ts.
 //
 // Who sees what: admin keys see every payment (ownerless ones too), the
 // service fee and the service wallet; any other key sees the payments of the
@@ -8,13 +9,6 @@
 // subscription on any linked address) and admins see everything and may
 // export CSV.
 //
-// Speed: totals, byDay, byOwner and the fee come from the stats_daily roll-up
-// (migration 005, exact and kept by triggers), so an admin's stats read one
-// row per day and owner instead of every payment. A window that starts inside
-// a day (now - 7 days) takes whole days from the roll-up and the first,
-// partial day from the payments themselves. What owners are owed comes from
-// the stats_owed roll-up (one row per owner).
-//
 // walletSats is a balance, not history: a free owner sees everything the
 // service still owes them, however old the payments it came from.
 //
@@ -22,58 +16,15 @@
 // over the visible payments' splits; walletSats = floor(msat / 1000);
 // walletUsdCents = walletSats at the current BTC price, to the nearest cent,
 // or null when no live price is available (never a made-up figure).
-import { HttpError } from '../../http/errors.js';
 import type { Queryable } from '../../db/types.js';
 import { linkedAddresses, type Session } from '../accounts/auth.js';
 import type { ServiceContext } from '../context.js';
 import { providerUnavailable } from '../money/provider-errors.js';
-import { servicePriceFeed, type BtcPrice } from './price.js';
+import { servicePriceFeed, usdCents, type BtcPrice } from './price.js';
+import { owedMsat, paymentStats, type PaymentStats, type StatsScope } from './stats-queries.js';
 
 export const FREE_HISTORY_DAYS = 7;
-export const TREND_DAYS = 7;
-export const RECENT_LIMIT = 50;
 const DAY_MS = 86_400_000;
-const CSV_BATCH = 5_000;
-
-/** docs/architecture.md "The hosted interface's records". Columns the payment log may leave empty are null. */
-export interface PaymentRecord {
-  id: string;
-  endpoint: string | null;
-  payment_hash: string;
-  amount_sats: number | null;
-  owner_address: string | null;
-  paid_at: string;
-}
-
-export interface CountAndSats {
-  count: number;
-  sats: number;
-}
-
-/** The history part of the stats object: everything computed from payments and splits. */
-export interface PaymentStats {
-  totalPayments: number;
-  totalSats: number;
-  /** floor(sum of the visible payments' splits.fee_msat / 1000). */
-  serviceFee: number;
-  /** Payments without an owner (sovereign mode, the demo) count in the totals, not here. */
-  byOwner: Record<string, CountAndSats>;
-  /** UTC days, YYYY-MM-DD, ascending. */
-  byDay: Record<string, CountAndSats>;
-  /** The visible payments of the last 7 × 24 hours. */
-  trend: { payments7d: number; sats7d: number };
-  /** Newest first (paid_at, then id), at most RECENT_LIMIT. */
-  recent: PaymentRecord[];
-}
-
-/** Which payments a caller sees. */
-export interface StatsScope {
-  /** 'all' (admins) or the linked addresses (possibly none). */
-  addresses: 'all' | string[];
-  /** Start of the window (inclusive), or null for the full history. */
-  since: Date | null;
-  now: Date;
-}
 
 export type Tier = 'admin' | 'pro' | 'free';
 
@@ -103,163 +54,7 @@ export async function statsView(db: Queryable, session: Session, now: Date = new
 }
 
 // ---------------------------------------------------------------------------
-// The computation
-
-/** Totals, byOwner, byDay, fee, trend and recent over the payments of `scope`. */
-export async function paymentStats(db: Queryable, scope: StatsScope): Promise<PaymentStats> {
-  const trendSince = new Date(scope.now.getTime() - TREND_DAYS * DAY_MS);
-  const trendIsWindow = scope.since !== null && scope.since.getTime() === trendSince.getTime();
-  const [groups, trend, recent] = await Promise.all([
-    groupedTotals(db, scope),
-    trendIsWindow ? null : windowTotals(db, { ...scope, since: trendSince }),
-    recentPayments(db, scope, RECENT_LIMIT),
-  ]);
-  return {
-    ...groups,
-    trend: trend ?? { payments7d: groups.totalPayments, sats7d: groups.totalSats },
-    recent,
-  };
-}
-
-/** What the service still owes these owners: their splits not yet paid out (accrued, pending, failed), in msat. */
-export async function owedMsat(db: Queryable, addresses: string[]): Promise<number> {
-  if (addresses.length === 0) return 0;
-  // The stats_owed roll-up (migration 005): one row per owner, however many splits wait.
-  const [row] = await db.query('SELECT coalesce(sum(owed_msat), 0)::int8 AS msat FROM stats_owed WHERE owner_address = ANY($1::text[])', [addresses]);
-  return int(row?.msat);
-}
-
-interface Sql {
-  text: string;
-  params: unknown[];
-}
-
-/** Appends a parameter and returns its placeholder. */
-function param(params: unknown[], value: unknown): string {
-  params.push(value);
-  return `$${params.length}`;
-}
-
-/**
- * One row per (UTC day, owner) with payments, sats and fee_msat, over the
- * scope: whole days from the roll-up, the partial first day of a window
- * from payments ⋈ splits.
- */
-function cells(scope: StatsScope, params: unknown[]): string {
-  const addresses = scope.addresses === 'all' ? null : param(params, scope.addresses);
-  const owned = (column: string) => (addresses === null ? 'TRUE' : `${column} = ANY(${addresses}::text[])`);
-  const rolled = `SELECT day, owner_address, payments, sats, fee_msat FROM stats_daily WHERE payments > 0 AND ${owned('owner_address')}`;
-  if (scope.since === null) return rolled;
-  const since = param(params, scope.since);
-  const firstDay = `(${since}::timestamptz AT TIME ZONE 'UTC')::date`;
-  return `${rolled} AND day > ${firstDay}
-    UNION ALL
-    SELECT (p.paid_at AT TIME ZONE 'UTC')::date, p.owner_address, count(*), coalesce(sum(p.amount_sats), 0), coalesce(sum(s.fee_msat), 0)
-    FROM payments p LEFT JOIN splits s ON s.payment_hash = p.payment_hash
-    WHERE ${owned('p.owner_address')} AND p.paid_at >= ${since} AND p.paid_at < (${firstDay} + 1)::timestamp AT TIME ZONE 'UTC'
-    GROUP BY 1, 2`;
-}
-
-async function groupedTotals(db: Queryable, scope: StatsScope): Promise<Pick<PaymentStats, 'totalPayments' | 'totalSats' | 'serviceFee' | 'byOwner' | 'byDay'>> {
-  const params: unknown[] = [];
-  // grouping(): 1 = the (day) set, 2 = the (owner) set, 3 = the grand total.
-  const rows = await db.query(
-    `WITH cells AS (${cells(scope, params)})
-     SELECT grouping(day, owner_address) AS set, to_char(day, 'YYYY-MM-DD') AS day, owner_address AS owner,
-            coalesce(sum(payments), 0)::int8 AS count, coalesce(sum(sats), 0)::int8 AS sats, coalesce(sum(fee_msat), 0)::int8 AS fee_msat
-     FROM cells GROUP BY GROUPING SETS ((day), (owner_address), ())
-     ORDER BY set, day, owner`,
-    params,
-  );
-  const byDay: Record<string, CountAndSats> = {};
-  const byOwner: Record<string, CountAndSats> = {};
-  let total = { count: 0, sats: 0, feeMsat: 0 };
-  for (const row of rows) {
-    const set = int(row.set);
-    const entry = { count: int(row.count), sats: int(row.sats) };
-    if (set === 1) byDay[String(row.day)] = entry;
-    else if (set === 2 && row.owner !== null) byOwner[String(row.owner)] = entry;
-    else if (set === 3) total = { ...entry, feeMsat: int(row.fee_msat) };
-  }
-  return { totalPayments: total.count, totalSats: total.sats, serviceFee: Math.floor(total.feeMsat / 1000), byOwner, byDay };
-}
-
-async function windowTotals(db: Queryable, scope: StatsScope): Promise<PaymentStats['trend']> {
-  const params: unknown[] = [];
-  const [row] = await db.query(`WITH cells AS (${cells(scope, params)}) SELECT coalesce(sum(payments), 0)::int8 AS count, coalesce(sum(sats), 0)::int8 AS sats FROM cells`, params);
-  return { payments7d: int(row?.count), sats7d: int(row?.sats) };
-}
-
-const RECORD_COLUMNS = 'id, endpoint, payment_hash, amount_sats, owner_address, paid_at';
-
-/**
- * Payments of the scope in (paid_at, id) order, `limit` of them, after (or before,
- * newest first) the cursor. Owners' addresses are read one index range each and
- * merged, so a few addresses never mean a scan of every payment.
- */
-function pageOfPayments(scope: StatsScope, options: { newestFirst: boolean; limit: number; after?: Cursor }): Sql {
-  const params: unknown[] = [];
-  const direction = options.newestFirst ? 'DESC' : 'ASC';
-  const conditions: string[] = [];
-  if (scope.since !== null) conditions.push(`paid_at >= ${param(params, scope.since)}`);
-  if (options.after) {
-    const at = param(params, options.after.paidAt);
-    const id = param(params, options.after.id);
-    const op = options.newestFirst ? '<' : '>';
-    // The plain comparison lets the paid_at index bound the scan; the row comparison breaks ties.
-    conditions.push(`paid_at ${op}= ${at}::timestamptz AND (paid_at, id) ${op} (${at}::timestamptz, ${id}::uuid)`);
-  }
-  const limit = param(params, options.limit);
-  const order = `ORDER BY paid_at ${direction}, id ${direction} LIMIT ${limit}`;
-  const columns = `${RECORD_COLUMNS}, paid_at::text AS cursor_at`;
-  if (scope.addresses === 'all') {
-    return { text: `SELECT ${columns} FROM payments ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''} ${order}`, params };
-  }
-  const addresses = param(params, scope.addresses);
-  const where = ['owner_address = a.address', ...conditions].join(' AND ');
-  return {
-    text: `SELECT r.* FROM unnest(${addresses}::text[]) AS a(address)
-           CROSS JOIN LATERAL (SELECT ${columns} FROM payments WHERE ${where} ${order}) AS r
-           ORDER BY r.paid_at ${direction}, r.id ${direction} LIMIT ${limit}`,
-    params,
-  };
-}
-
-interface Cursor {
-  /** paid_at as PostgreSQL printed it: microseconds survive the round trip (a Date would lose them). */
-  paidAt: string;
-  id: string;
-}
-
-async function recentPayments(db: Queryable, scope: StatsScope, limit: number): Promise<PaymentRecord[]> {
-  const sql = pageOfPayments(scope, { newestFirst: true, limit });
-  return (await db.query(sql.text, sql.params)).map(toRecord);
-}
-
-function toRecord(row: Record<string, unknown>): PaymentRecord {
-  return {
-    id: String(row.id),
-    endpoint: row.endpoint === null ? null : String(row.endpoint),
-    payment_hash: String(row.payment_hash),
-    amount_sats: row.amount_sats === null ? null : int(row.amount_sats),
-    owner_address: row.owner_address === null ? null : String(row.owner_address),
-    paid_at: toIso(row.paid_at),
-  };
-}
-
-// ---------------------------------------------------------------------------
 // The stats object for a session
-
-/** The BTC price the demo uses (BTC_PRICE_SOURCES). */
-function btcPrice(ctx: ServiceContext): Promise<BtcPrice> {
-  return servicePriceFeed(ctx).current();
-}
-
-/** US cents for `sats` at `usd` per BTC, to the nearest cent; null when the price is not a live one. */
-export function usdCents(sats: number, price: BtcPrice): number | null {
-  if (price.source === 'simulated') return null;
-  return Math.round((sats * price.usd) / 1_000_000);
-}
 
 export interface StatsOptions {
   now?: Date;
@@ -273,7 +68,7 @@ export async function statsFor(ctx: ServiceContext, session: Session, options: S
   const [history, walletMsat, price] = await Promise.all([
     paymentStats(db, view),
     view.addresses === 'all' ? serviceBalanceMsat(ctx) : owedMsat(db, view.addresses),
-    options.price ? options.price() : btcPrice(ctx),
+    options.price ? options.price() : servicePriceFeed(ctx).current(),
   ]);
   const walletSats = Math.floor(walletMsat / 1000);
   return {
@@ -302,91 +97,4 @@ async function serviceBalanceMsat(ctx: ServiceContext): Promise<number> {
   } catch (error) {
     throw providerUnavailable(error);
   }
-}
-
-// ---------------------------------------------------------------------------
-// CSV export (Pro owners and admins)
-
-export const CSV_COLUMNS = ['id', 'endpoint', 'payment_hash', 'amount_sats', 'owner_address', 'paid_at'] as const;
-
-export interface CsvExport {
-  filename: string;
-  /** UTF-8 CSV (RFC 4180, CRLF), oldest payment first, streamed in batches. */
-  body: ReadableStream<Uint8Array>;
-}
-
-/** Every visible payment as CSV; 403 PRO_REQUIRED for free owners. */
-export async function statsCsvFor(ctx: ServiceContext, session: Session, options: { now?: Date } = {}): Promise<CsvExport> {
-  const db = await ctx.database();
-  const view = await statsView(db, session, options.now);
-  if (view.tier === 'free') {
-    throw new HttpError(403, 'PRO_REQUIRED', 'CSV export belongs to the Pro tier: activate Pro for one of your linked Lightning Addresses (GET /api/dev-token?address=...)');
-  }
-  return { filename: `payments-${view.now.toISOString().slice(0, 10)}.csv`, body: await paymentsCsv(db, view) };
-}
-
-/**
- * The scope's payments as a CSV stream. The first batch is read before this
- * resolves, so a database that is down is a 503, not a truncated download.
- */
-export async function paymentsCsv(db: Queryable, scope: StatsScope, batch = CSV_BATCH): Promise<ReadableStream<Uint8Array>> {
-  const encoder = new TextEncoder();
-  const readPage = async (after?: Cursor) => {
-    const sql = pageOfPayments(scope, { newestFirst: false, limit: batch, after });
-    return db.query(sql.text, sql.params);
-  };
-  let page: Array<Record<string, unknown>> | null = await readPage();
-  let header = true;
-  return new ReadableStream<Uint8Array>({
-    // Every pull enqueues or closes: a pull that did neither would leave the reader waiting forever.
-    async pull(controller) {
-      const rows = page ?? [];
-      const lines = rows.map((row) => csvLine(csvFields(toRecord(row))));
-      if (header) lines.unshift(csvLine([...CSV_COLUMNS]));
-      header = false;
-      if (lines.length > 0) controller.enqueue(encoder.encode(lines.join('')));
-      const last = rows.at(-1);
-      page = rows.length === batch && last ? await readPage({ paidAt: String(last.cursor_at), id: String(last.id) }) : null;
-      if (page === null || page.length === 0) controller.close();
-    },
-  });
-}
-
-function csvFields(record: PaymentRecord): string[] {
-  return CSV_COLUMNS.map((column) => {
-    const value = record[column];
-    return value === null ? '' : String(value);
-  });
-}
-
-/** One RFC 4180 line. */
-export function csvLine(fields: string[]): string {
-  return `${fields.map(csvField).join(',')}\r\n`;
-}
-
-/**
- * Quotes what needs quoting (comma, quote, CR, LF). A formula trigger (=, +,
- * -, @) gets an apostrophe right before it wherever a spreadsheet may start a
- * cell: at the start, and after a separator, quote or line break inside the
- * field, since a ";" locale or a tab split starts cells there; and past any
- * whitespace or control characters there, which spreadsheets trim before
- * reading a formula ("\t=1+1" -> "\t'=1+1") (OWASP "CSV injection"):
- * endpoints are chosen by third parties.
- */
-export function csvField(value: string): string {
-  const safe = value.replace(/(^|[,;\t\r\n"])([\s\u0000-\u001f\u007f-\u009f]*)(?=[=+\-@])/g, "$1$2'");
-  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
-}
-
-// ---------------------------------------------------------------------------
-
-/** int8 arrives as a number (or bigint past 2^53); sums are cast to int8 in SQL. */
-function int(value: unknown): number {
-  const n = typeof value === 'bigint' ? Number(value) : Number(value ?? 0);
-  if (!Number.isSafeInteger(n)) throw new Error(`stats: ${String(value)} is not a safe integer`);
-  return n;
-}
-
-function toIso(value: unknown): string {
-  return (value instanceof Date ? value : new Date(String(value))).toISOString();
 }
