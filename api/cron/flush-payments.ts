@@ -1,5 +1,5 @@
 // Scheduled by vercel.json "crons": writes the payments kept in the key-value
-// store while the database was down (lib/service/records/payment-log.ts). Vercel
+// store while the database was down (lib/service/records/payment-outbox.ts). Vercel
 // calls it with `Authorization: Bearer <CRON_SECRET>`; nothing else may.
 import { HttpError, json } from '../../lib/http/errors.js';
 import { requireCronSecret } from '../../lib/http/secrets.js';
