@@ -1,6 +1,7 @@
 import { readQuery } from '../lib/http/input.js';
 import { serviceRoute } from '../lib/service/deployment.js';
-import { ApisQuery, listApisJson } from '../lib/service/directory/registration.js';
+import { ApisQuery } from '../lib/service/directory/entry.js';
+import { listApisJson } from '../lib/service/directory/listing.js';
 
 // GET /api/apis.json[?category=]: the directory for agents, newest first.
 // Shared caches may keep it a minute: a new entry shows up within 60 s.

@@ -1,7 +1,8 @@
 import { json } from '../lib/http/errors.js';
 import { clientIp, readJson } from '../lib/http/input.js';
 import { serviceRoute } from '../lib/service/deployment.js';
-import { Registration, enforceRegisterRateLimit, registerApi } from '../lib/service/directory/registration.js';
+import { Registration } from '../lib/service/directory/entry.js';
+import { enforceRegisterRateLimit, registerApi } from '../lib/service/directory/registration.js';
 
 // POST /api/register: add or update an entry of the public directory, proving
 // control of the url (proof_token) or of the address (Authorization: Bearer <session>).

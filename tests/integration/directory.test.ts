@@ -10,7 +10,7 @@ import { DatabaseUnavailable, type Database } from '../../lib/db/index.js';
 import type { ServiceContext } from '../../lib/service/context.js';
 import { LightningAddress } from 'l402-paywall/lightning';
 import { sha256Hex } from '../../lib/service/accounts/auth.js';
-import { CATEGORIES, MAX_PRICE_SATS } from '../../lib/service/directory/registration.js';
+import { CATEGORIES, MAX_PRICE_SATS } from '../../lib/service/directory/entry.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn, type Settings, type TestServer } from '../support/server.js';
 
