@@ -1,15 +1,15 @@
 import { readQuery } from '../lib/http/input.js';
-import { route } from '../lib/http/route.js';
-import { serviceContext } from '../lib/service/context.js';
-import { ApisQuery, listApisJson } from '../lib/service/directory.js';
+import { serviceRoute } from '../lib/service/deployment.js';
+import { ApisQuery } from '../lib/service/directory/entry.js';
+import { listApisJson } from '../lib/service/directory/listing.js';
 
 // GET /api/apis.json[?category=]: the directory for agents, newest first.
 // Shared caches may keep it a minute: a new entry shows up within 60 s.
-export default route({
-  async GET(request) {
+export default serviceRoute({
+  async GET(request, deployment) {
     const started = performance.now();
     const { category } = readQuery(request, ApisQuery);
-    const listing = await listApisJson(serviceContext(), category);
+    const listing = await listApisJson(deployment.context(), category);
     return new Response(listing.json, {
       headers: {
         'Content-Type': 'application/json',

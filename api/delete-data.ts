@@ -1,8 +1,7 @@
 import { json } from '../lib/http/errors.js';
 import { clientIp } from '../lib/http/input.js';
-import { route } from '../lib/http/route.js';
-import { serviceContext } from '../lib/service/context.js';
-import { collectErasure, createChallenge } from '../lib/service/lnurl-auth.js';
+import { serviceRoute } from '../lib/service/deployment.js';
+import { collectErasure, createChallenge } from '../lib/service/accounts/lnurl-auth.js';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
@@ -11,12 +10,12 @@ const NO_STORE = { 'Cache-Control': 'no-store' };
 //   GET  /api/delete-data?k1&pollToken     -> 202 {status: "pending", expiresAt}
 //                                             200 {status: "ok", deleted: {payments, links, sessions}} (once)
 //                                             401 POLL_TOKEN_INVALID, 404 CHALLENGE_NOT_FOUND, 410 ALREADY_COLLECTED
-export default route({
-  async POST(request) {
-    return json(await createChallenge(serviceContext(), request.url, clientIp(request), 'erase'), { headers: NO_STORE });
+export default serviceRoute({
+  async POST(request, deployment) {
+    return json(await createChallenge(deployment.context(), request.url, clientIp(request), 'erase'), { headers: NO_STORE });
   },
-  async GET(request) {
-    const result = await collectErasure(serviceContext(), Object.fromEntries(new URL(request.url).searchParams));
+  async GET(request, deployment) {
+    const result = await collectErasure(deployment.context(), Object.fromEntries(new URL(request.url).searchParams));
     return json(result, { status: result.status === 'pending' ? 202 : 200, headers: NO_STORE });
   },
 });

@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { json } from '../lib/http/errors.js';
 import { clientIp, readJson, readQuery } from '../lib/http/input.js';
-import { route } from '../lib/http/route.js';
 import { LightningAddress } from 'l402-paywall/lightning';
-import { serviceContext } from '../lib/service/context.js';
-import { enforceInvoiceRateLimit } from '../lib/service/invoices.js';
-import { activatePro, offerPro } from '../lib/service/pro.js';
+import { serviceRoute } from '../lib/service/deployment.js';
+import { enforceInvoiceRateLimit } from '../lib/service/money/invoices.js';
+import { activatePro, offerPro } from '../lib/service/accounts/pro.js';
 
 const address = (where: string) =>
   z.string({ error: (issue) => (issue.input === undefined ? `${where} is required (a Lightning Address like name@example.com)` : `${where} must be a Lightning Address`) }).pipe(LightningAddress);
@@ -25,17 +24,17 @@ export const Body = z.strictObject({
 
 // GET  /api/dev-token?address=  -> {priceSats, invoice, macaroon, paymentHash, expiresAt}
 // POST /api/dev-token {macaroon, preimage[, address]} -> {access: true, expiresAt}
-// Errors: see activatePro (lib/service/pro.ts); 429 RATE_LIMITED and 503 as /api/invoice;
+// Errors: see activatePro (lib/service/accounts/pro.ts); 429 RATE_LIMITED and 503 as /api/invoice;
 // 503 DATABASE_UNAVAILABLE.
-export default route({
-  async GET(request) {
-    const ctx = serviceContext();
+export default serviceRoute({
+  async GET(request, deployment) {
+    const ctx = deployment.context();
     await enforceInvoiceRateLimit(ctx, clientIp(request));
     const { address } = readQuery(request, Query);
     return json(await offerPro(ctx, address, request), { headers: { 'Cache-Control': 'no-store' } });
   },
-  async POST(request) {
+  async POST(request, deployment) {
     const body = await readJson(request, Body);
-    return json(await activatePro(serviceContext(), body, request), { headers: { 'Cache-Control': 'no-store' } });
+    return json(await activatePro(deployment.context(), body, request), { headers: { 'Cache-Control': 'no-store' } });
   },
 });

@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { json } from '../lib/http/errors.js';
 import { clientIp, readJson } from '../lib/http/input.js';
-import { route } from '../lib/http/route.js';
 import { lightningAddressSchema } from 'l402-paywall/lightning';
 import { outboundPolicy } from '../lib/lightning/lnurl.js';
-import { publicBaseUrl, serviceContext } from '../lib/service/context.js';
-import { enforceInvoiceRateLimit, issueInvoice } from '../lib/service/invoices.js';
+import { publicBaseUrl, serviceRoute } from '../lib/service/deployment.js';
+import { enforceInvoiceRateLimit, issueInvoice } from '../lib/service/money/invoices.js';
 
 // Owner addresses on this machine are accepted exactly when payouts may reach them (development).
 const bodySchema = (allowLoopback: boolean) =>
@@ -22,13 +21,13 @@ const bodySchema = (allowLoopback: boolean) =>
 export const Body = bodySchema(false);
 const DevBody = bodySchema(true);
 
-export default route({
-  async POST(request) {
-    const ctx = serviceContext();
+export default serviceRoute({
+  async POST(request, deployment) {
+    const ctx = deployment.context();
     await enforceInvoiceRateLimit(ctx, clientIp(request));
     const body = await readJson(request, outboundPolicy(ctx.config).allowLoopback ? DevBody : Body);
     // From configuration, never from the request: a client's Host header must not choose where the signed webhook goes.
-    const base = publicBaseUrl(ctx);
+    const base = publicBaseUrl(deployment);
     const webhookUrl = base ? new URL('/api/provider-webhook', base).toString() : undefined;
     return json(await issueInvoice(ctx, { ...body, webhookUrl }), { headers: { 'Cache-Control': 'no-store' } });
   },

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { json } from '../lib/http/errors.js';
 import { readJson } from '../lib/http/input.js';
-import { route } from '../lib/http/route.js';
 import { lightningAddressSchema } from 'l402-paywall/lightning';
-import { linkedAddresses, requireSession } from '../lib/service/auth.js';
-import { serviceContext, type ServiceContext } from '../lib/service/context.js';
-import { confirmLink, startLink, unlink } from '../lib/service/links.js';
+import { linkedAddresses, requireSession } from '../lib/service/accounts/auth.js';
+import { type ServiceContext } from '../lib/service/context.js';
+import { serviceRoute } from '../lib/service/deployment.js';
+import { confirmLink, startLink, unlink } from '../lib/service/accounts/links.js';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
@@ -34,21 +34,21 @@ const schemasFor = (ctx: ServiceContext) => (ctx.config.production ? schemas.pro
 //          400 WRONG_CODE {attemptsLeft}; 404 LINK_CODE_NOT_FOUND; 429 TOO_MANY_ATTEMPTS
 //   DELETE /api/links {address}        -> 200 {address, removed}
 //   401 without a valid session.
-export default route({
-  async GET(request) {
-    const ctx = serviceContext();
+export default serviceRoute({
+  async GET(request, deployment) {
+    const ctx = deployment.context();
     const session = await requireSession(ctx, request);
     return json({ addresses: await linkedAddresses(await ctx.database(), session.pubkey) }, { headers: NO_STORE });
   },
-  async POST(request) {
-    const ctx = serviceContext();
+  async POST(request, deployment) {
+    const ctx = deployment.context();
     const session = await requireSession(ctx, request);
     const body = await readJson(request, schemasFor(ctx).link);
     const result = body.code === undefined ? await startLink(ctx, session, body.address) : await confirmLink(ctx, session, body.address, body.code);
     return json(result, { headers: NO_STORE });
   },
-  async DELETE(request) {
-    const ctx = serviceContext();
+  async DELETE(request, deployment) {
+    const ctx = deployment.context();
     const session = await requireSession(ctx, request);
     const { address } = await readJson(request, schemasFor(ctx).unlink);
     return json({ address, removed: await unlink(ctx, session, address) }, { headers: NO_STORE });

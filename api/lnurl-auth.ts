@@ -1,8 +1,7 @@
 import { HttpError, json } from '../lib/http/errors.js';
 import { clientIp } from '../lib/http/input.js';
-import { route } from '../lib/http/route.js';
-import { serviceContext } from '../lib/service/context.js';
-import { answerWallet, collectLogin, createChallenge } from '../lib/service/lnurl-auth.js';
+import { serviceRoute } from '../lib/service/deployment.js';
+import { answerWallet, collectLogin, createChallenge } from '../lib/service/accounts/lnurl-auth.js';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
@@ -12,9 +11,9 @@ const NO_STORE = { 'Cache-Control': 'no-store' };
 //   GET ?k1&pollToken (the page that asked)     -> 202 {status: "pending", expiresAt}
 //                                                  200 {status: "ok", token, pubkey, admin, expiresAt} (once)
 //                                                  401 POLL_TOKEN_INVALID, 404 CHALLENGE_NOT_FOUND, 410 ALREADY_COLLECTED
-export default route({
-  async GET(request) {
-    const ctx = serviceContext();
+export default serviceRoute({
+  async GET(request, deployment) {
+    const ctx = deployment.context();
     const query = Object.fromEntries(new URL(request.url).searchParams);
     if ('sig' in query || 'key' in query || ('k1' in query && !('pollToken' in query))) {
       try {

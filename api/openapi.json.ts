@@ -6,8 +6,8 @@
 import { z } from 'zod';
 import { openApiDocument, type PathSpec } from '../lib/http/openapi.js';
 import { route } from '../lib/http/route.js';
-import { PollQuery, WalletQuery } from '../lib/service/lnurl-auth.js';
-import { ApisQuery, Registration } from '../lib/service/directory.js';
+import { PollQuery, WalletQuery } from '../lib/service/accounts/lnurl-auth.js';
+import { ApisQuery, Registration } from '../lib/service/directory/entry.js';
 import { Query as PreimageQuery } from './demo/preimage.js';
 import { Query as DevInboxQuery } from './dev/inbox.js';
 import { Body as DevLoginBody } from './dev/login.js';

@@ -1,19 +1,18 @@
 import { z } from 'zod';
 import { json } from '../lib/http/errors.js';
 import { readQuery } from '../lib/http/input.js';
-import { route } from '../lib/http/route.js';
 import { LightningAddress } from 'l402-paywall/lightning';
-import { serviceContext } from '../lib/service/context.js';
-import { proStatus } from '../lib/service/pro.js';
+import { serviceRoute } from '../lib/service/deployment.js';
+import { proStatus } from '../lib/service/accounts/pro.js';
 
 export const Query = z.object({
   address: z.string({ error: 'address is required (a Lightning Address like name@example.com)' }).pipe(LightningAddress),
 });
 
 // GET /api/pro-check?address= -> {active: true, expiresAt} | {active: false}; 400; 503.
-export default route({
-  async GET(request) {
+export default serviceRoute({
+  async GET(request, deployment) {
     const { address } = readQuery(request, Query);
-    return json(await proStatus(serviceContext(), address), { headers: { 'Cache-Control': 'no-store' } });
+    return json(await proStatus(deployment.context(), address), { headers: { 'Cache-Control': 'no-store' } });
   },
 });

@@ -5,13 +5,12 @@
 // nothing moves); 501 when the provider sends no webhooks; 503 + Retry-After
 // when the provider or database is down, so the provider delivers again.
 import { json } from '../lib/http/errors.js';
-import { route } from '../lib/http/route.js';
-import { serviceContext } from '../lib/service/context.js';
-import { handleProviderWebhook } from '../lib/service/webhook.js';
+import { serviceRoute } from '../lib/service/deployment.js';
+import { handleProviderWebhook } from '../lib/service/money/webhook.js';
 
-export default route({
-  async POST(request) {
-    const confirmed = await handleProviderWebhook(serviceContext(), request);
+export default serviceRoute({
+  async POST(request, deployment) {
+    const confirmed = await handleProviderWebhook(deployment.context(), request);
     if (!confirmed) return json({ ok: true, ignored: true }, { headers: { 'Cache-Control': 'no-store' } });
     return json(
       {

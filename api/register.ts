@@ -1,16 +1,16 @@
 import { json } from '../lib/http/errors.js';
 import { clientIp, readJson } from '../lib/http/input.js';
-import { route } from '../lib/http/route.js';
-import { serviceContext } from '../lib/service/context.js';
-import { Registration, enforceRegisterRateLimit, registerApi } from '../lib/service/directory.js';
+import { serviceRoute } from '../lib/service/deployment.js';
+import { Registration } from '../lib/service/directory/entry.js';
+import { enforceRegisterRateLimit, registerApi } from '../lib/service/directory/registration.js';
 
 // POST /api/register: add or update an entry of the public directory, proving
 // control of the url (proof_token) or of the address (Authorization: Bearer <session>).
 // 200 {ok, id, proof}; 400 invalid field; 401 SESSION_*; 403 OWNERSHIP_UNPROVEN, ADDRESS_NOT_LINKED;
 // 409 URL_OWNED; 413; 429; 503 DATABASE_UNAVAILABLE.
-export default route({
-  async POST(request) {
-    const ctx = serviceContext();
+export default serviceRoute({
+  async POST(request, deployment) {
+    const ctx = deployment.context();
     await enforceRegisterRateLimit(ctx, clientIp(request));
     const entry = await readJson(request, Registration);
     const { id, proof } = await registerApi(ctx, entry, request);

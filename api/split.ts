@@ -1,19 +1,18 @@
 // POST /api/split: manual recovery. Header x-split-secret (401 when
 // missing or wrong, 503 NOT_CONFIGURED when SPLIT_SECRET is unset); body
 // {amountSats, ownerAddress, paymentHash?, idempotencyKey?} (400). The same
-// ledger as the webhook (lib/service/managed.ts manualSplit), so it cannot
+// ledger as the webhook (lib/service/money/managed.ts manualSplit), so it cannot
 // split or pay a payment hash twice. 200 {ok, ownerSats, ...} or
 // {ok, skipped: true, ...} when the owner's accrued shares are still below the payout
 // minimum (SPLIT_MIN_SATS, and a fee earned on them of PAYOUT_MIN_FEE_MSAT): it accrues.
 import { z } from 'zod';
 import { HttpError, json } from '../lib/http/errors.js';
 import { readJson } from '../lib/http/input.js';
-import { route } from '../lib/http/route.js';
 import { sameSecret } from '../lib/http/secrets.js';
 import { lightningAddressSchema } from 'l402-paywall/lightning';
 import { outboundPolicy } from '../lib/lightning/lnurl.js';
-import { serviceConfig, serviceContext } from '../lib/service/context.js';
-import { manualSplit } from '../lib/service/managed.js';
+import { serviceRoute } from '../lib/service/deployment.js';
+import { manualSplit } from '../lib/service/money/managed.js';
 
 const bodySchema = (allowLoopback: boolean) => z.strictObject({
   amountSats: z.number({ error: 'amountSats is required and must be a number of satoshis' }).int('amountSats must be a whole number of satoshis').min(1, 'amountSats must be at least 1').max(100_000_000, 'amountSats must be at most 100000000'),
@@ -25,12 +24,12 @@ export const Body = bodySchema(false);
 // Owner addresses on this machine exactly when payouts may reach them (development).
 const DevBody = bodySchema(true);
 
-export default route({
-  async POST(request) {
-    const secret = serviceConfig().payouts.splitSecret;
+export default serviceRoute({
+  async POST(request, deployment) {
+    const secret = deployment.config().payouts.splitSecret;
     if (!secret) throw new HttpError(503, 'NOT_CONFIGURED', 'Manual splits are not configured: set SPLIT_SECRET', { missing: ['SPLIT_SECRET'] }, { 'Retry-After': '3600' });
     if (!sameSecret(request.headers.get('x-split-secret'), secret)) throw new HttpError(401, 'UNAUTHORIZED', 'Missing or wrong x-split-secret header');
-    const ctx = serviceContext();
+    const ctx = deployment.context();
     const body = await readJson(request, outboundPolicy(ctx.config).allowLoopback ? DevBody : Body);
     const result = await manualSplit(ctx, body);
     const payout = result.payouts.find((p) => p.outcome !== 'skipped');

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { json } from '../lib/http/errors.js';
 import { readQuery } from '../lib/http/input.js';
-import { route } from '../lib/http/route.js';
-import { requireSession } from '../lib/service/auth.js';
-import { serviceContext } from '../lib/service/context.js';
-import { statsCsvFor, statsFor } from '../lib/service/stats.js';
+import { requireSession } from '../lib/service/accounts/auth.js';
+import { serviceRoute } from '../lib/service/deployment.js';
+import { statsCsvFor } from '../lib/service/records/csv.js';
+import { statsFor } from '../lib/service/records/stats.js';
 
 export const Query = z.object({
   format: z.enum(['json', 'csv'], { error: 'format must be json or csv' }).default('json'),
@@ -13,9 +13,9 @@ export const Query = z.object({
 const PRIVATE = { 'Cache-Control': 'no-store' };
 
 // GET /api/stats[?format=csv] with Authorization: Bearer <session> -> the stats object | CSV; 400; 401; 403 (CSV, free tier); 503.
-export default route({
-  async GET(request) {
-    const ctx = serviceContext();
+export default serviceRoute({
+  async GET(request, deployment) {
+    const ctx = deployment.context();
     const session = await requireSession(ctx, request);
     const { format } = readQuery(request, Query);
     if (format === 'csv') {

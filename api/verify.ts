@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { json } from '../lib/http/errors.js';
 import { readJson } from '../lib/http/input.js';
-import { route } from '../lib/http/route.js';
-import { serviceContext } from '../lib/service/context.js';
+import { serviceRoute } from '../lib/service/deployment.js';
 import { verifyTokenString } from '../lib/service/verify.js';
 
 // Every body refuses keys it does not know, naming them (lib/http/input.ts).
@@ -22,9 +21,9 @@ export const Body = z.strictObject({
 // POST /api/verify {token, consume?, route?, priceSats?, caveats?}
 //   -> 200 {valid: true, paymentHash, expiresAt, amountSats, amountMsat, route, caveats, uses}
 //   -> 200 {valid: false, error, code}; 400 for a bad body.
-export default route({
-  async POST(request) {
+export default serviceRoute({
+  async POST(request, deployment) {
     const { token, consume, ...expect } = await readJson(request, Body);
-    return json(await verifyTokenString(serviceContext(), token, consume, expect), { headers: { 'Cache-Control': 'no-store' } });
+    return json(await verifyTokenString(deployment.context(), token, consume, expect), { headers: { 'Cache-Control': 'no-store' } });
   },
 });

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Database } from '../lib/db/index.js';
-import { resetServiceContext, serviceContext } from '../lib/service/context.js';
+import { loadConfig } from '../lib/config.js';
+import { createDeployment } from '../lib/service/deployment.js';
 import { startDevServer } from '../scripts/dev-server.js';
 
 export const DIRECTORY_ENTRIES = 10_000;
@@ -47,17 +48,15 @@ export async function benchDirectory(): Promise<DirectoryBench> {
 }
 
 async function measure(databaseUrl: string): Promise<Omit<DirectoryBench, 'postgres'>> {
-  const saved = { ...process.env };
   const dataDir = mkdtempSync(join(tmpdir(), 'l402-bench-directory-'));
-  Object.assign(process.env, { L402_SECRET: 'bench-directory-secret-0123456789abcdef0123456789', BTC_PRICE_SOURCES: 'none', DATA_DIR: dataDir, DATABASE_URL: databaseUrl });
-  resetServiceContext();
+  const deployment = createDeployment(loadConfig({ L402_SECRET: 'bench-directory-secret-0123456789abcdef0123456789', BTC_PRICE_SOURCES: 'none', DATA_DIR: dataDir, DATABASE_URL: databaseUrl }));
   const run = `bench-${randomUUID().slice(0, 8)}`;
   let db: Database | undefined;
   let server: Awaited<ReturnType<typeof startDevServer>> | undefined;
   try {
-    db = await serviceContext().database(); // migrated on open
+    db = await deployment.context().database(); // migrated on open
     await seed(db, run);
-    server = await startDevServer({ port: 0 });
+    server = await startDevServer({ port: 0, deployment });
     const serverMs: number[] = [];
     const roundTripMs: number[] = [];
     let entries = 0;
@@ -81,8 +80,6 @@ async function measure(databaseUrl: string): Promise<Omit<DirectoryBench, 'postg
   } finally {
     await server?.close();
     await db?.close().catch(() => {});
-    process.env = saved;
-    resetServiceContext();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -9,7 +9,7 @@ import { scratchDatabase } from '../tests/support/postgres.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { createDatabase, DatabaseUnavailable, migrate, type Database, type Row } from '../lib/db/index.js';
-import { createPaymentLog, type PaymentLogEntry } from '../lib/service/payment-log.js';
+import { createPaymentLog, type PaymentLogEntry } from '../lib/service/records/payment-log.js';
 import { createMemoryStore } from '../lib/store/memory.js';
 
 export interface PaymentLogBenchResult {

@@ -12,9 +12,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import type { Database } from '../lib/db/index.js';
-import type { Session } from '../lib/service/auth.js';
-import { resetServiceContext, serviceContext } from '../lib/service/context.js';
-import { RECENT_LIMIT, statsFor, type Stats } from '../lib/service/stats.js';
+import type { Session } from '../lib/service/accounts/auth.js';
+import { loadConfig } from '../lib/config.js';
+import { createServiceContext, type ServiceContext } from '../lib/service/context.js';
+import { statsFor, type Stats } from '../lib/service/records/stats.js';
+import { RECENT_LIMIT } from '../lib/service/records/stats-queries.js';
 import { scratchDatabase } from '../tests/support/postgres.js';
 
 export const STATS_ROWS = 1_000_000;
@@ -46,19 +48,17 @@ export interface StatsBench {
 export async function benchStats(): Promise<StatsBench | { skipped: string }> {
   const scratch = await scratchDatabase();
   if (typeof scratch === 'string') return { skipped: scratch };
-  const saved = { ...process.env };
   const dataDir = mkdtempSync(join(tmpdir(), 'l402-bench-stats-'));
-  Object.assign(process.env, {
+  const config = loadConfig({
     L402_SECRET: 'bench-stats-secret-0123456789abcdef0123456789abcdef',
     BTC_PRICE_SOURCES: 'none',
     DATA_DIR: dataDir,
     DATABASE_URL: scratch.url,
     ADMIN_PUBKEYS: ADMIN.pubkey,
   });
-  resetServiceContext();
   let db: Database | undefined;
   try {
-    const ctx = serviceContext();
+    const ctx = createServiceContext(config);
     db = await ctx.database(); // migrated on open
     const started = performance.now();
     await seed(db);
@@ -106,8 +106,6 @@ export async function benchStats(): Promise<StatsBench | { skipped: string }> {
     };
   } finally {
     await db?.close().catch(() => {});
-    process.env = saved;
-    resetServiceContext();
     rmSync(dataDir, { recursive: true, force: true });
     await scratch.drop();
   }
@@ -151,7 +149,7 @@ function pick(stats: Stats): Compared {
 }
 
 /** The stats object from payments ⋈ splits directly: no roll-up, no partial-day split. */
-async function bruteForce(db: Database, session: Session, now: Date, ctx: ReturnType<typeof serviceContext>): Promise<Compared> {
+async function bruteForce(db: Database, session: Session, now: Date, ctx: ServiceContext): Promise<Compared> {
   const addresses = session.admin ? null : (await db.query<{ address: string }>('SELECT address FROM address_links WHERE pubkey = $1', [session.pubkey])).map((r) => r.address);
   const pro = addresses !== null && (await db.query('SELECT 1 FROM pro_subscriptions WHERE address = ANY($1) AND expires_at > $2', [addresses, now])).length > 0;
   const since = session.admin || pro ? null : new Date(now.getTime() - 7 * DAY_MS);

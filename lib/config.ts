@@ -29,7 +29,7 @@ const EnvSchema = z.object({
   UPSTASH_REDIS_REST_TOKEN: optionalText,
   KV_REST_API_URL: z.string().url().optional(),
   KV_REST_API_TOKEN: optionalText,
-  /** Invoices per minute per client IP, every route that makes one together (lib/service/invoices.ts invoiceLimit). */
+  /** Invoices per minute per client IP, every route that makes one together (lib/service/money/invoices.ts invoiceLimit). */
   INVOICE_RATE_LIMIT_PER_MINUTE: wholeNumber().default(20),
   MAX_INVOICE_SATS: wholeNumber().default(1_000_000),
   DEMO_PRICE_SATS: wholeNumber().default(1),
@@ -160,7 +160,7 @@ export interface Config {
   /** Signed audit events of the paid routes, posted here; unset = none produced. */
   events?: { webhookUrl: string; webhookSecret: string };
   // payouts
-  /** The split and payouts to owners (lib/service/payouts.ts). */
+  /** The split and payouts to owners (lib/service/money/payouts.ts). */
   payouts: {
     /** POST /api/split; unset = NOT_CONFIGURED. */
     splitSecret?: string;

@@ -31,7 +31,12 @@
 // encoded `/` stays inside its segment, and a query is decoded once, when parsed.
 //
 // API functions use the fetch Web-standard export
-// (`export default { fetch(request) }`). They are found at start-up and imported
+// (`export default { fetch(request) }`). The service's own functions (made by
+// serviceRoute, lib/service/deployment.ts) also have `fetchWith(request,
+// deployment)`: the server calls that with the deployment it was given (npm
+// start: the one built from the banner's config; a test: its own), so every
+// function of one server runs with the same configuration and service context.
+// They are found at start-up and imported
 // on first use, so start-up stays fast and a broken file only breaks its route;
 // Node caches each import, so edits need a restart. As on Vercel, a `[name]`
 // segment reaches the function as the query parameter `name` (the path's value
@@ -53,7 +58,8 @@ import { Hono } from 'hono';
 import { parse, pathToRegexp, tokensToFunction, type Key, type PathFunction } from 'path-to-regexp';
 import { z } from 'zod';
 import { ConfigError, describeEmbeddedDefaults, describeMissingSettings, loadConfig, type Config } from '../lib/config.js';
-import { setLocalServerUrl } from '../lib/service/context.js';
+import { createDeployment, defaultDeployment, type Deployment } from '../lib/service/deployment.js';
+import { checkHealth } from '../lib/service/health.js';
 import { DatabaseUnavailable, describeDatabase, MigrationError, openMigratedDatabase, type AppliedMigration, type Database } from '../lib/db/index.js';
 
 export interface DevServerOptions {
@@ -66,6 +72,12 @@ export interface DevServerOptions {
   headersTimeoutMs?: number;
   /** ... and its whole request, body included, within this time (default 60 s). */
   requestTimeoutMs?: number;
+  /**
+   * The configuration and service context the service's functions run with
+   * (their `fetchWith`); default: the instance's own, from the environment
+   * (defaultDeployment()), as on Vercel.
+   */
+  deployment?: Deployment;
 }
 
 // Counted from the connection, so the server's own lag counts too: generous
@@ -95,7 +107,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
 
   // overrideGlobalObjects: false keeps the real global Request/Response, which
   // is what the functions get on Vercel too.
-  const handler = createHandler({ root, api, vercel, statics });
+  const deployment = options.deployment ?? defaultDeployment();
+  const handler = createHandler({ root, api, vercel, statics, deployment });
   // A client that trickles its request (slowloris) is cut off: Node answers 408 and
   // closes the connection. Its defaults (60 s for the head, 300 s in all, checked
   // every 30 s) let slow clients hold the server far longer.
@@ -110,7 +123,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const { port } = server.address() as AddressInfo;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   // Where backends (the dev node) send webhooks when PUBLIC_URL is unset.
-  setLocalServerUrl(url);
+  deployment.localUrl = url;
   return {
     url,
     close: () =>
@@ -126,16 +139,20 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
 // Request handling
 
 type Bindings = HttpBindings | Http2Bindings;
-type FetchHandler = { fetch(request: Request): Response | Promise<Response> };
+type FetchHandler = {
+  fetch(request: Request): Response | Promise<Response>;
+  fetchWith?(request: Request, deployment: Deployment): Response | Promise<Response>;
+};
 
 interface HandlerParts {
   root: string;
   api: ApiRoutes;
   vercel: VercelRules;
   statics: Hono | undefined;
+  deployment: Deployment;
 }
 
-function createHandler({ root, api, vercel, statics }: HandlerParts) {
+function createHandler({ root, api, vercel, statics, deployment }: HandlerParts) {
   const modules = new Map<string, Promise<{ default?: Partial<FetchHandler> }>>();
 
   async function invoke(file: string, request: Request): Promise<Response> {
@@ -154,7 +171,7 @@ function createHandler({ root, api, vercel, statics }: HandlerParts) {
       return internalError();
     }
     try {
-      const response: unknown = await handler.fetch(request);
+      const response: unknown = typeof handler.fetchWith === 'function' ? await handler.fetchWith(request, deployment) : await handler.fetch(request);
       if (response instanceof Response) return response;
       console.error(`dev-server: ${name} returned something other than a Response:`, response);
     } catch (err) {
@@ -501,9 +518,11 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const { port, host } = config.server;
+  // The service's functions run with this configuration (the one the banner describes).
+  const deployment = createDeployment(config);
   let server: DevServer;
   try {
-    server = await startDevServer({ port, host });
+    server = await startDevServer({ port, host, deployment });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') console.error(`Port ${port} is in use; set PORT=... to use another one`);
@@ -569,9 +588,7 @@ async function main(): Promise<void> {
   if (priceLine) console.log(`  ${priceLine}`);
   console.log(`  ${databaseLine}`);
   if (config.lightning.provider !== 'dev' && config.problems.length === 0) {
-    // Loaded here so that importing startDevServer (tests) does not build the service.
-    const { checkHealth } = await import('../lib/service/health.js');
-    const { provider } = await checkHealth();
+    const { provider } = await checkHealth(deployment);
     console.log(
       provider.ok
         ? `  Lightning: ${provider.name} (${provider.network}) answers (${provider.latencyMs} ms)`
@@ -588,7 +605,7 @@ async function main(): Promise<void> {
 async function describeBtcPrice(config: Config): Promise<string | undefined> {
   const names = config.demo.priceSources;
   if (names.length === 0) return undefined;
-  const { PUBLIC_SOURCES, createPriceFeed } = await import('../lib/service/price.js');
+  const { PUBLIC_SOURCES, createPriceFeed } = await import('../lib/service/records/price.js');
   const unknown = names.filter((name) => !PUBLIC_SOURCES[name]);
   if (unknown.length > 0) return `BTC price: unknown source ${unknown.join(', ')} in BTC_PRICE_SOURCES (known: ${Object.keys(PUBLIC_SOURCES).join(', ')}, or none)`;
   const price = await createPriceFeed(names.map((name) => PUBLIC_SOURCES[name]!), config.demo.priceTimeoutMs).current();

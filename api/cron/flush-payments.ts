@@ -1,16 +1,15 @@
 // Scheduled by vercel.json "crons": writes the payments kept in the key-value
-// store while the database was down (lib/service/payment-log.ts). Vercel
+// store while the database was down (lib/service/records/payment-outbox.ts). Vercel
 // calls it with `Authorization: Bearer <CRON_SECRET>`; nothing else may.
 import { HttpError, json } from '../../lib/http/errors.js';
-import { route } from '../../lib/http/route.js';
 import { requireCronSecret } from '../../lib/http/secrets.js';
-import { serviceConfig, serviceContext } from '../../lib/service/context.js';
-import { servicePaymentLog } from '../../lib/service/payment-log.js';
+import { serviceRoute } from '../../lib/service/deployment.js';
+import { servicePaymentLog } from '../../lib/service/records/payment-log.js';
 
-export default route({
-  async GET(request) {
-    requireCronSecret(serviceConfig().cron.secret, request.headers.get('authorization'));
-    const paymentLog = servicePaymentLog(serviceContext());
+export default serviceRoute({
+  async GET(request, deployment) {
+    requireCronSecret(deployment.config().cron.secret, request.headers.get('authorization'));
+    const paymentLog = servicePaymentLog(deployment.context());
     if (!paymentLog) return json({ written: 0, pending: 0, note: 'No database is configured, so no payments are logged' }, { headers: { 'Cache-Control': 'no-store' } });
     const result = await paymentLog.drain({ budgetMs: 20_000 });
     if (result.error !== undefined) {

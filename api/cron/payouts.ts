@@ -1,20 +1,19 @@
 // Scheduled by vercel.json "crons": confirms managed payments whose webhook
-// never came, then retries due payouts with backoff (lib/service/payouts.ts).
+// never came, then retries due payouts with backoff (lib/service/money/payouts.ts).
 // Vercel calls it with `Authorization: Bearer <CRON_SECRET>`; nothing else may.
 // Bounded: it starts no new work after BUDGET_MS.
 import { json } from '../../lib/http/errors.js';
-import { route } from '../../lib/http/route.js';
 import { requireCronSecret } from '../../lib/http/secrets.js';
-import { serviceConfig, serviceContext } from '../../lib/service/context.js';
-import { reconcileManagedInvoices } from '../../lib/service/managed.js';
-import { runDuePayouts } from '../../lib/service/payouts.js';
+import { serviceRoute } from '../../lib/service/deployment.js';
+import { reconcileManagedInvoices } from '../../lib/service/money/managed.js';
+import { runDuePayouts } from '../../lib/service/money/payouts.js';
 
 const BUDGET_MS = 20_000;
 
-export default route({
-  async GET(request) {
-    requireCronSecret(serviceConfig().cron.secret, request.headers.get('authorization'));
-    const ctx = serviceContext();
+export default serviceRoute({
+  async GET(request, deployment) {
+    requireCronSecret(deployment.config().cron.secret, request.headers.get('authorization'));
+    const ctx = deployment.context();
     const started = Date.now();
     const reconciled = await reconcileManagedInvoices(ctx, { deadline: started + BUDGET_MS / 2 });
     const payouts = await runDuePayouts(ctx, { budgetMs: Math.max(1000, BUDGET_MS - (Date.now() - started)) });

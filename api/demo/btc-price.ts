@@ -1,7 +1,6 @@
-import { route } from '../../lib/http/route.js';
-import { serviceContext } from '../../lib/service/context.js';
+import { serviceRoute } from '../../lib/service/deployment.js';
 import { demoBtcPrice } from '../../lib/service/demo.js';
 
-export default route({
-  GET: (request) => demoBtcPrice(serviceContext())(request),
+export default serviceRoute({
+  GET: (request, deployment) => demoBtcPrice(deployment.context())(request),
 });

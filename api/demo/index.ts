@@ -1,12 +1,11 @@
 import { json } from '../../lib/http/errors.js';
-import { route } from '../../lib/http/route.js';
-import { serviceContext } from '../../lib/service/context.js';
+import { serviceRoute } from '../../lib/service/deployment.js';
 import { DEMO_ROUTE } from '../../lib/service/demo.js';
-import { devLoginKey } from '../../lib/service/dev-login.js';
+import { devLoginKey } from '../../lib/service/accounts/dev-login.js';
 
-export default route({
-  GET(request) {
-    const ctx = serviceContext();
+export default serviceRoute({
+  GET(request, deployment) {
+    const ctx = deployment.context();
     const base = new URL(request.url).origin;
     return json({
       description: 'A live L402 paywall: pay a Lightning invoice, retry with the proof, get the answer.',

@@ -5,9 +5,8 @@
 import { z } from 'zod';
 import { HttpError, json } from '../../lib/http/errors.js';
 import { readQuery } from '../../lib/http/input.js';
-import { route } from '../../lib/http/route.js';
-import { serviceConfig, serviceContext } from '../../lib/service/context.js';
-import { paidToDevAddress } from '../../lib/service/lnurlp.js';
+import { serviceRoute } from '../../lib/service/deployment.js';
+import { paidToDevAddress } from '../../lib/service/money/lnurlp.js';
 
 export const Query = z.object({
   address: z
@@ -18,12 +17,12 @@ export const Query = z.object({
     .regex(/^[a-z0-9\-_.]{1,64}@[a-z0-9\-.:[\]]+$/, 'address must be a Lightning Address of this server (user@host)'),
 });
 
-export default route({
-  async GET(request) {
-    const config = serviceConfig();
+export default serviceRoute({
+  async GET(request, deployment) {
+    const config = deployment.config();
     if (config.production || config.lightning.provider !== 'dev') throw new HttpError(404, 'NOT_FOUND', 'No dev inbox here: it exists only with the embedded dev node outside production');
     const { address } = readQuery(request, Query);
-    const received = await paidToDevAddress(serviceContext(), address);
+    const received = await paidToDevAddress(deployment.context(), address);
     return json(
       { address, received: received.map((entry) => ({ paymentHash: entry.paymentHash, amountMsat: entry.amountMsat, comment: entry.comment, createdAt: entry.createdAt })) },
       { headers: { 'Cache-Control': 'no-store' } },

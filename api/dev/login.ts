@@ -6,20 +6,19 @@
 import { z } from 'zod';
 import { HttpError, json } from '../../lib/http/errors.js';
 import { clientIp, readJson } from '../../lib/http/input.js';
-import { route } from '../../lib/http/route.js';
-import { serviceConfig, serviceContext } from '../../lib/service/context.js';
-import { signInWithDevWallet } from '../../lib/service/dev-login.js';
-import { K1 } from '../../lib/service/lnurl-auth.js';
+import { serviceRoute } from '../../lib/service/deployment.js';
+import { signInWithDevWallet } from '../../lib/service/accounts/dev-login.js';
+import { K1 } from '../../lib/service/accounts/lnurl-auth.js';
 
 export const Body = z.strictObject({ k1: K1 });
 
-export default route({
-  async POST(request) {
-    const config = serviceConfig();
+export default serviceRoute({
+  async POST(request, deployment) {
+    const config = deployment.config();
     // Checked before anything else: in production this path does not exist.
     if (config.production || config.lightning.provider !== 'dev') throw new HttpError(404, 'NOT_FOUND', 'No dev login here: it exists only with the embedded dev node outside production');
     const { k1 } = await readJson(request, Body);
-    const answer = await signInWithDevWallet(serviceContext(), k1, clientIp(request));
+    const answer = await signInWithDevWallet(deployment.context(), k1, clientIp(request));
     if (answer.status === 'OK') return json(answer, { headers: { 'Cache-Control': 'no-store' } });
     // The wallet's LUD-04 refusal, plus the {error, code} every error of this API carries.
     return json({ ...answer, error: answer.reason, code: 'LOGIN_REFUSED' }, { status: 400, headers: { 'Cache-Control': 'no-store' } });

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { HttpError, json } from '../../lib/http/errors.js';
 import { readJson } from '../../lib/http/input.js';
-import { route } from '../../lib/http/route.js';
 import { DevPaymentError } from 'l402-paywall/backends';
-import { serviceConfig, serviceContext } from '../../lib/service/context.js';
+import { serviceRoute } from '../../lib/service/deployment.js';
 
 export const Body = z.strictObject({ invoice: z.string({ error: 'invoice is required (a BOLT11 invoice of the dev node)' }).min(1).max(4096) });
 
@@ -15,11 +14,11 @@ const STATUS: Record<DevPaymentError['code'], number> = {
   ALREADY_PAID: 409,
 };
 
-export default route({
-  async POST(request) {
-    const config = serviceConfig();
+export default serviceRoute({
+  async POST(request, deployment) {
+    const config = deployment.config();
     // Only the embedded dev node, and never in production, has a wallet that mints money.
-    const devNode = config.production || config.lightning.provider !== 'dev' ? undefined : serviceContext().devNode;
+    const devNode = config.production || config.lightning.provider !== 'dev' ? undefined : deployment.context().devNode;
     if (!devNode) throw new HttpError(404, 'NOT_FOUND', 'No dev wallet here: /api/dev/pay exists only with the embedded dev node outside production');
     const { invoice } = await readJson(request, Body);
     try {

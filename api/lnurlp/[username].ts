@@ -2,16 +2,15 @@
 import { z } from 'zod';
 import { json } from '../../lib/http/errors.js';
 import { clientIp } from '../../lib/http/input.js';
-import { route } from '../../lib/http/route.js';
-import { serviceContext } from '../../lib/service/context.js';
-import { answerLnurlp } from '../../lib/service/lnurlp.js';
+import { serviceRoute } from '../../lib/service/deployment.js';
+import { answerLnurlp } from '../../lib/service/money/lnurlp.js';
 
 export const Query = z.object({ username: z.string().optional(), amount: z.string().optional(), comment: z.string().optional() });
 
-export default route({
-  async GET(request) {
+export default serviceRoute({
+  async GET(request, deployment) {
     // Never a zod 400 here: LUD-06 payers expect {status:"ERROR", reason}, which answerLnurlp gives.
     const query = Query.parse(Object.fromEntries(new URL(request.url).searchParams));
-    return json(await answerLnurlp(serviceContext(), request.url, query, clientIp(request)), { headers: { 'Cache-Control': 'no-store' } });
+    return json(await answerLnurlp(deployment.context(), request.url, query, clientIp(request)), { headers: { 'Cache-Control': 'no-store' } });
   },
 });

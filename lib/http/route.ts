@@ -1,12 +1,13 @@
 // route(): the one shape of every api/ function (a Vercel fetch export):
 // method table, CORS and OPTIONS, 405 with Allow, JSON errors, no stack traces.
+// The service's files use serviceRoute (lib/service/deployment.ts), built on routeWith.
 import { ZodError } from 'zod';
 import { DatabaseUnavailable } from '../db/types.js';
 import { StoreUnavailable } from '../store/types.js';
 import { HttpError, errorResponse, retryLater } from './errors.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-export type Handler = (request: Request) => Response | Promise<Response>;
+export type Handler<Arg = void> = (request: Request, arg: Arg) => Response | Promise<Response>;
 
 const CORS_HEADERS: Record<string, string> = {
   'Access-Control-Allow-Origin': '*',
@@ -14,10 +15,20 @@ const CORS_HEADERS: Record<string, string> = {
 };
 
 export function route(methods: Partial<Record<Method, Handler>>): { fetch(request: Request): Promise<Response> } {
+  const routed = routeWith(methods);
+  return { fetch: (request) => routed.fetch(request, undefined) };
+}
+
+/**
+ * route() for handlers that take a second argument, passed with each call: the
+ * service's api/ files get their deployment this way (lib/service/deployment.ts
+ * serviceRoute), so lib/http knows nothing of the service.
+ */
+export function routeWith<Arg>(methods: Partial<Record<Method, Handler<Arg>>>): { fetch(request: Request, arg: Arg): Promise<Response> } {
   // HEAD is answered wherever GET is (uptime monitors use it): GET's answer without its body.
   const allow = [...Object.keys(methods).flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])), 'OPTIONS'].join(', ');
   const fn = {
-    async fetch(request: Request): Promise<Response> {
+    async fetch(request: Request, arg: Arg): Promise<Response> {
       if (request.method === 'OPTIONS') {
         return withCors(
           new Response(null, {
@@ -32,7 +43,7 @@ export function route(methods: Partial<Record<Method, Handler>>): { fetch(reques
         );
       }
       if (request.method === 'HEAD' && methods.GET) {
-        const asGet = await fn.fetch(new Request(request, { method: 'GET' }));
+        const asGet = await fn.fetch(new Request(request, { method: 'GET' }), arg);
         await asGet.body?.cancel();
         return new Response(null, { status: asGet.status, statusText: asGet.statusText, headers: asGet.headers });
       }
@@ -43,7 +54,7 @@ export function route(methods: Partial<Record<Method, Handler>>): { fetch(reques
         return request.method === 'HEAD' ? new Response(null, { status: 405, headers: refused.headers }) : refused;
       }
       try {
-        return withCors(await handler(request));
+        return withCors(await handler(request, arg));
       } catch (error) {
         return withCors(toErrorResponse(error));
       }

@@ -1,7 +1,9 @@
-// The hosted service's wiring, built once per function instance from config:
-// store, rate limiters, keyring, Lightning provider. api/ files ask for it.
+// The hosted service's wiring, built from a config object: store, rate
+// limiters, keyring, replay marks, Lightning provider, database, audit events.
+// Nothing here reads the environment (lib/config.ts does) or keeps a global:
+// which context the api/ files run with is lib/service/deployment.ts's business.
 import { join } from 'node:path';
-import { loadConfig, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import { Keyring } from 'l402-paywall';
 import { createDevNode, type DevNode } from 'l402-paywall/backends';
 import { createProvider, ProviderConfigError } from '../lightning/providers/index.js';
@@ -31,50 +33,13 @@ export interface ServiceContext {
   events?: ServiceEvents;
 }
 
-let config: Config | undefined;
-let current: ServiceContext | undefined;
-let localServerUrl: string | undefined;
-
-/** `npm start` says where it listens: a local run's public URL when PUBLIC_URL is unset. */
-export function setLocalServerUrl(url: string | undefined): void {
-  localServerUrl = url;
-}
-
 /**
- * The service's public origin, from configuration only (never a request's
- * Host header, which the client chooses); undefined in production without PUBLIC_URL.
+ * Everything the service needs, from `config` alone. Throws HttpError 503
+ * (NOT_CONFIGURED, PROVIDER_MISCONFIGURED) when production settings are missing
+ * or the Lightning backend's settings are unusable, so an api/ file that asks for
+ * it answers that. Fault injection in tests builds one and replaces parts of it.
  */
-export function publicBaseUrl(ctx: ServiceContext): string | undefined {
-  return ctx.config.publicUrl ?? (ctx.config.production ? undefined : localServerUrl);
-}
-
-export function serviceConfig(): Config {
-  config ??= loadConfig();
-  return config;
-}
-
-export function serviceContext(): ServiceContext {
-  current ??= buildContext(serviceConfig());
-  return current;
-}
-
-/** Tests start again from the environment as it is now, optionally replacing parts (fault injection). */
-export function resetServiceContext(overrides: Partial<ServiceContext> = {}): void {
-  config = undefined;
-  current = undefined;
-  if (Object.keys(overrides).length > 0) current = { ...serviceContext(), ...overrides };
-}
-
-function configuredProvider(config: Config, store: KeyValueStore): LightningProvider {
-  try {
-    return createProvider(config.lightning, store);
-  } catch (error) {
-    if (!(error instanceof ProviderConfigError)) throw error;
-    throw new HttpError(503, 'PROVIDER_MISCONFIGURED', error.message, { setting: error.setting }, { 'Retry-After': '60' });
-  }
-}
-
-function buildContext(config: Config): ServiceContext {
+export function createServiceContext(config: Config): ServiceContext {
   // Fail closed in production (docs/architecture.md "Where it runs"): name what is missing.
   if (config.problems.length > 0) {
     throw new HttpError(503, 'NOT_CONFIGURED', `Service is not configured: set ${config.problems.join('; ')}`, { missing: config.problems }, { 'Retry-After': '60' });
@@ -111,4 +76,13 @@ function buildContext(config: Config): ServiceContext {
     registerLimiter: backend.rateLimiter({ limit: config.directory.registerRatePerMinute, windowMs: 60_000, prefix: 'ratelimit:register' }),
     events: createServiceEvents(config),
   };
+}
+
+function configuredProvider(config: Config, store: KeyValueStore): LightningProvider {
+  try {
+    return createProvider(config.lightning, store);
+  } catch (error) {
+    if (!(error instanceof ProviderConfigError)) throw error;
+    throw new HttpError(503, 'PROVIDER_MISCONFIGURED', error.message, { setting: error.setting }, { 'Retry-After': '60' });
+  }
 }

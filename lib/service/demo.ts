@@ -4,10 +4,10 @@ import { HttpError, json } from '../http/errors.js';
 import { withL402 } from 'l402-paywall';
 import type { InvoiceProvider } from 'l402-paywall';
 import { clientIp } from '../http/input.js';
-import { invoiceLimit } from './invoices.js';
-import { servicePriceFeed } from './price.js';
-import { providerUnavailable } from './provider-errors.js';
-import { servicePaymentLog } from './payment-log.js';
+import { invoiceLimit } from './money/invoices.js';
+import { servicePriceFeed } from './records/price.js';
+import { providerUnavailable } from './money/provider-errors.js';
+import { servicePaymentLog } from './records/payment-log.js';
 import type { ServiceContext } from './context.js';
 
 export const DEMO_ROUTE = '/api/demo/btc-price';

@@ -6,7 +6,8 @@ import { DatabaseUnavailable, describeDatabase } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
 import { ProviderUnavailable } from 'l402-paywall/lightning';
 import { ProviderConfigError } from '../lightning/providers/index.js';
-import { serviceConfig, serviceContext, type ServiceContext } from './context.js';
+import type { ServiceContext } from './context.js';
+import type { Deployment } from './deployment.js';
 import type { EventSinkStats } from 'l402-paywall/events';
 
 export interface CheckResult {
@@ -37,12 +38,12 @@ export const HEALTH_RETRY_AFTER_SECONDS = 30;
 // A database opened for the first time also runs migrations; give it at least this long.
 const MIN_DATABASE_TIMEOUT_MS = 10_000;
 
-export async function checkHealth(): Promise<HealthReport> {
+export async function checkHealth(deployment: Deployment): Promise<HealthReport> {
   const checkedAt = new Date().toISOString();
   const notChecked = { ok: false, error: 'not checked: the service is not configured' };
   let config: Config;
   try {
-    config = serviceConfig();
+    config = deployment.config();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     return { ok: false, provider: { name: 'unknown', ...notChecked }, store: { kind: 'unknown', ...notChecked }, database: { kind: 'unknown', configured: false, ...notChecked }, events: { configured: false }, problems: [error.message], missing: [], checkedAt };
@@ -55,7 +56,7 @@ export async function checkHealth(): Promise<HealthReport> {
   };
   let ctx: ServiceContext;
   try {
-    ctx = serviceContext();
+    ctx = deployment.context();
   } catch (error) {
     if (!(error instanceof HttpError)) throw error;
     // In words, with how to set each: the landing page of a fresh deployment shows these.

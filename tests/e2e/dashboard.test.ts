@@ -12,7 +12,6 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/index.js';
 import { decodeLnurl } from '../../lib/lightning/lnurl.js';
-import { serviceContext } from '../../lib/service/context.js';
 import { testWallet } from '../support/lnurl-wallet.js';
 import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
 import { databaseBackends } from '../support/postgres.js';
@@ -155,7 +154,7 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
     const total = seeded.reduce((sum, row) => sum + row.amount_sats, 0);
     const week = seeded.filter((row) => row.paid_at.getTime() > now - 7 * DAY_MS);
     const feeSats = Math.floor(seeded.reduce((sum, row) => sum + (row.fee_msat ?? 0), 0) / 1000);
-    const walletSats = Math.floor((await serviceContext().provider.balance()).balanceMsat / 1000);
+    const walletSats = Math.floor((await running.ctx.provider.balance()).balanceMsat / 1000);
     expect(await text(page, '#who-role')).toBe('admin');
     expect(await text(page, '#scope-note')).toMatch(/Full history of every owner/);
     expect(await text(page, '#stat-payments')).toBe(format(seeded.length));
@@ -232,7 +231,7 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
     const lnurl = await shownLnurl(page, 'login');
     // Expire the challenge on the server (what five minutes do), without waiting five minutes.
     const k1 = new URL(decodeLnurl(lnurl)).searchParams.get('k1')!;
-    expect(await serviceContext().store.del(`lnurl-auth:challenge:${k1}`)).toBe(1);
+    expect(await running.ctx.store.del(`lnurl-auth:challenge:${k1}`)).toBe(1);
     await page.locator('#login-expired').waitFor({ state: 'visible' });
     expect(await text(page, '#login-expired-text')).toMatch(/expired/);
     expect(await page.locator('#login-challenge').isHidden()).toBe(true);
@@ -252,7 +251,7 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
   describe('an owner (not an admin)', () => {
     let owner: OwnerServer;
     beforeAll(async () => {
-      const ctx = serviceContext();
+      const ctx = running.ctx;
       // The owner's node shares the service's store, so the service's dev node can pay its invoices.
       owner = await startOwnerServer({ store: ctx.store, settings: { commentAllowed: 64 } });
       // The 1-sat proofs are paid from the service's wallet.

@@ -7,7 +7,6 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resetServiceContext } from '../../lib/service/context.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
 import { launchBrowser, SCREENSHOT_DIR, type TestBrowser } from '../support/browser.js';
@@ -218,10 +217,8 @@ describe(`the landing page and the dev login in Chromium, on ${backend.name}`, (
 
   // Last: switches the service to production.
   it('on a fresh deployment, tells the operator what is missing and how to set it', TIMEOUT, async () => {
-    const saved = { ...process.env };
     try {
-      process.env.NODE_ENV = 'production';
-      resetServiceContext();
+      running.redeploy(running.config({ NODE_ENV: 'production' }));
       const page = await browser.context.newPage();
       await page.setViewportSize(PHONE);
       await page.goto(`${running.url}/`);
@@ -232,8 +229,7 @@ describe(`the landing page and the dev login in Chromium, on ${backend.name}`, (
       await shot(page, 'landing-not-configured-phone');
       await page.close();
     } finally {
-      process.env = saved;
-      resetServiceContext();
+      running.restore();
     }
   });
 });

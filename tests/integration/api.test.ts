@@ -2,8 +2,7 @@
 // api/ files Vercel runs), the embedded dev Lightning node and the in-memory
 // store, driven with fetch the way the README's curl examples are.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import fc from 'fast-check';
@@ -15,9 +14,8 @@ import invoiceFn from '../../api/invoice.js';
 import verifyFn from '../../api/verify.js';
 import { Keyring, decodeToken, mintToken } from 'l402-paywall';
 import { decodeInvoice, encodeInvoice } from 'l402-paywall/lightning';
-import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
-import { startDevServer, type DevServer } from '../../scripts/dev-server.js';
-import type { ChallengeBody as Challenge } from '../support/server.js';
+import type { ServiceFunction } from '../../lib/service/deployment.js';
+import { useDevServer, type ChallengeBody as Challenge } from '../support/server.js';
 import { unreachableProvider } from '../support/l402.js';
 
 const SECRET = 'api-integration-secret-0123456789abcdef0123456789abcdef01234567'.slice(0, 64);
@@ -26,52 +24,17 @@ const vectors = JSON.parse(readFileSync(new URL('../fixtures/bolt11-vectors.json
   valid: { note: string; invoice: string }[];
 };
 
-const ENV_KEYS = [
-  'L402_SECRET', 'L402_SECRET_PREVIOUS', 'L402_TOKEN_TTL_SECONDS', 'BTC_PRICE_SOURCES', 'DATA_DIR', 'INVOICE_RATE_LIMIT_PER_MINUTE',
-  'MAX_INVOICE_SATS', 'DEMO_PRICE_SATS', 'NODE_ENV', 'VERCEL', 'LIGHTNING_PROVIDER', 'DEV_NODE_PRIVATE_KEY',
-  'UPSTASH_REDIS_REST_URL', 'UPSTASH_REDIS_REST_TOKEN', 'KV_REST_API_URL', 'KV_REST_API_TOKEN',
-] as const;
-const savedEnv = Object.fromEntries(ENV_KEYS.map((k) => [k, process.env[k]]));
-
-let dataDir: string;
-let server: DevServer;
+/** The local configuration every describe starts from: fixed secret, offline price, dev node, PGlite under the server's DATA_DIR. */
+const server = useDevServer(() => ({ L402_SECRET: SECRET, INVOICE_RATE_LIMIT_PER_MINUTE: '100000', MAX_INVOICE_SATS: String(MAX_INVOICE_SATS), DATABASE_URL: undefined }));
 let base: string;
-
-function setEnv(values: Partial<Record<(typeof ENV_KEYS)[number], string | undefined>>): void {
-  for (const [key, value] of Object.entries(values)) {
-    if (value === undefined) delete process.env[key];
-    else process.env[key] = value;
-  }
-}
-
-/** The local configuration every describe starts from: fixed secret, offline price, dev node. */
-function baseEnv(): void {
-  for (const key of ENV_KEYS) if (key !== 'NODE_ENV') delete process.env[key];
-  process.env.NODE_ENV = savedEnv.NODE_ENV ?? 'test';
-  setEnv({
-    L402_SECRET: SECRET,
-    BTC_PRICE_SOURCES: 'none',
-    DATA_DIR: dataDir,
-    INVOICE_RATE_LIMIT_PER_MINUTE: '100000',
-    MAX_INVOICE_SATS: String(MAX_INVOICE_SATS),
-  });
-  resetServiceContext();
-}
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'l402-api-test-'));
-  baseEnv();
-  server = await startDevServer({ port: 0 });
+beforeAll(() => {
   base = server.url;
 });
 
-afterAll(async () => {
-  await server?.close();
-  for (const key of ENV_KEYS) setEnv({ [key]: savedEnv[key] });
-  resetServiceContext();
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
+/** A new deployment of those settings, as after a restart: a fresh store, rate limits and service context. */
+function freshService(): void {
+  server.redeploy();
+}
 
 interface ErrorBody {
   error: string;
@@ -118,7 +81,7 @@ function expectErrorBody(body: unknown, code?: string): asserts body is ErrorBod
 const failingProvider = unreachableProvider();
 
 describe('L402 protocol flow through the dev server', () => {
-  beforeAll(baseEnv);
+  beforeAll(freshService);
 
   it('402 -> pay -> retry with L402 <macaroon>:<preimage> -> 200 with the price; replay -> 402', async () => {
     const first = await fetch(`${base}/api/demo/btc-price`);
@@ -171,7 +134,7 @@ describe('L402 protocol flow through the dev server', () => {
     expect(ours.amountMsat).toBe(1000);
     expect(ours.paymentHash).toBe(challenge.paymentHash);
     expect(ours.description).toBe('L402 demo: live BTC price');
-    expect(ours.payeeNodeKey).toBe(serviceContext().devNode!.nodeKey);
+    expect(ours.payeeNodeKey).toBe(server.ctx.devNode!.nodeKey);
     expect(Math.abs(ours.expiresAt - Date.parse(challenge.expiresAt) / 1000)).toBeLessThanOrEqual(1);
 
     const theirs = thirdPartyDecode(challenge.invoice);
@@ -212,7 +175,7 @@ describe('L402 protocol flow through the dev server', () => {
 });
 
 describe('GET /api/demo/preimage', () => {
-  beforeAll(baseEnv);
+  beforeAll(freshService);
 
   it.each([
     ['zz', '?hash=zz'],
@@ -264,20 +227,20 @@ describe('GET /api/demo/preimage', () => {
   it('answers 503 when the provider cannot be asked', async () => {
     const challenge = await demoChallenge();
     // Same store (so the demo invoice is known), provider down.
-    resetServiceContext({ store: serviceContext().store, provider: failingProvider });
+    server.redeploy(server.config(), { store: server.ctx.store, provider: failingProvider });
     try {
       const response = await fetch(`${base}/api/demo/preimage?hash=${challenge.paymentHash}`);
       expect(response.status).toBe(503);
       expect(response.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
       expectErrorBody(await response.json(), 'PROVIDER_UNAVAILABLE');
     } finally {
-      baseEnv();
+      freshService();
     }
   });
 });
 
 describe('POST /api/dev/pay', () => {
-  beforeAll(baseEnv);
+  beforeAll(freshService);
 
   it.each([
     ['not an invoice', 'hello'],
@@ -305,12 +268,12 @@ describe('POST /api/dev/pay', () => {
   });
 
   it('answers 404 UNKNOWN_INVOICE for an invoice signed with the dev key that it never issued', async () => {
-    const key = readFileSync(join(dataDir, 'dev-node-key'), 'utf8').trim();
+    const key = readFileSync(join(server.dataDir, 'dev-node-key'), 'utf8').trim();
     const invoice = encodeInvoice(
       { network: 'regtest', amountMsat: 1000, timestamp: Math.floor(Date.now() / 1000), paymentHash: bytesToHex(randomBytes(32)), paymentSecret: bytesToHex(randomBytes(32)), description: 'forged', expirySeconds: 600 },
       key,
     );
-    expect(decodeInvoice(invoice).payeeNodeKey).toBe(serviceContext().devNode!.nodeKey);
+    expect(decodeInvoice(invoice).payeeNodeKey).toBe(server.ctx.devNode!.nodeKey);
     const response = await post('/api/dev/pay', { invoice });
     expect(response.status).toBe(404);
     expectErrorBody(await response.json(), 'UNKNOWN_INVOICE');
@@ -338,7 +301,7 @@ describe('POST /api/dev/pay', () => {
 });
 
 describe('POST /api/invoice', () => {
-  beforeAll(baseEnv);
+  beforeAll(freshService);
 
   it('answers 200 with a payable invoice and a token bound to its hash', async () => {
     const before = Date.now();
@@ -430,14 +393,12 @@ describe('POST /api/invoice', () => {
 
 describe('POST /api/invoice rate limit (20 per minute per IP)', () => {
   beforeAll(async () => {
-    baseEnv();
-    setEnv({ INVOICE_RATE_LIMIT_PER_MINUTE: '20' });
-    resetServiceContext();
+    server.redeploy(server.config({ INVOICE_RATE_LIMIT_PER_MINUTE: '20' }));
     // The limiter's window is the clock minute; start well inside one so the count is exact.
     const intoMinute = Date.now() % 60_000;
     if (intoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 50));
   }, 30_000);
-  afterAll(baseEnv);
+  afterAll(freshService);
 
   it('answers 429 with Retry-After on the 21st request, per IP', async () => {
     for (let i = 0; i < 20; i++) {
@@ -456,7 +417,7 @@ describe('POST /api/invoice rate limit (20 per minute per IP)', () => {
 
     // The function itself, with the platform's x-real-ip: the server's caller is spent, another is not.
     const direct = (ip: string) =>
-      invoiceFn.fetch(new Request('http://localhost/api/invoice', { method: 'POST', headers: { 'content-type': 'application/json', 'x-real-ip': ip }, body: JSON.stringify({ amountSats: 1 }) }));
+      invoiceFn.fetchWith(new Request('http://localhost/api/invoice', { method: 'POST', headers: { 'content-type': 'application/json', 'x-real-ip': ip }, body: JSON.stringify({ amountSats: 1 }) }), server.deployment);
     expect((await direct('127.0.0.1')).status).toBe(429);
     expect((await direct('203.0.113.7')).status).toBe(200);
     expect((await direct('2001:db8::7')).status).toBe(200);
@@ -470,10 +431,9 @@ describe('POST /api/invoice rate limit (20 per minute per IP)', () => {
 
 describe('Lightning provider down', () => {
   beforeAll(() => {
-    baseEnv();
-    resetServiceContext({ provider: failingProvider });
+    server.redeploy(server.config(), { provider: failingProvider });
   });
-  afterAll(baseEnv);
+  afterAll(freshService);
 
   it('POST /api/invoice answers 503 PROVIDER_UNAVAILABLE with Retry-After', async () => {
     const response = await post('/api/invoice', { amountSats: 10 });
@@ -494,7 +454,7 @@ describe('Lightning provider down', () => {
 });
 
 describe('POST /api/verify', () => {
-  beforeAll(baseEnv);
+  beforeAll(freshService);
 
   const verify = async (body: unknown) => {
     const response = await post('/api/verify', body);
@@ -567,7 +527,7 @@ describe('POST /api/verify', () => {
 });
 
 describe('every function: CORS, methods, unknown paths', () => {
-  beforeAll(baseEnv);
+  beforeAll(freshService);
 
   const functions: [string, string][] = [
     ['/api/invoice', 'POST'],
@@ -633,7 +593,7 @@ describe('every function: CORS, methods, unknown paths', () => {
 });
 
 describe('property-based: hostile input never produces a 5xx', () => {
-  beforeAll(baseEnv);
+  beforeAll(freshService);
 
   // Characters a Headers value may hold (no CR, LF or NUL; Latin-1 only).
   const headerChar = fc.oneof(
@@ -681,7 +641,7 @@ describe('property-based: hostile input never produces a 5xx', () => {
     await fc.assert(
       fc.asyncProperty(authorizationHeaders(), async (authorization) => {
         // Every generated value is one a client can send (no CR, LF or NUL, Latin-1): a throw here is a generator bug, and fails.
-        await expectChallengeAnswer(await btcPriceFn.fetch(new Request('http://localhost/api/demo/btc-price', { headers: { authorization } })));
+        await expectChallengeAnswer(await btcPriceFn.fetchWith(new Request('http://localhost/api/demo/btc-price', { headers: { authorization } }), server.deployment));
       }),
       { numRuns: 200 },
     );
@@ -714,8 +674,8 @@ describe('property-based: hostile input never produces a 5xx', () => {
     return status;
   }
 
-  const call = (fn: { fetch(r: Request): Promise<Response> }, path: string, body: string) =>
-    fn.fetch(new Request(`http://localhost${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-real-ip': '192.0.2.1' }, body }));
+  const call = (fn: ServiceFunction, path: string, body: string) =>
+    fn.fetchWith(new Request(`http://localhost${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-real-ip': '192.0.2.1' }, body }), server.deployment);
 
   it('/api/invoice: random bodies get 2xx or 4xx {error, code}', async () => {
     const amounts = fc.oneof(fc.integer({ min: -10, max: MAX_INVOICE_SATS + 10 }), fc.double(), fc.string(), fc.constant(null), fc.boolean(), fc.constant(Number.MAX_SAFE_INTEGER), fc.array(fc.nat()));
@@ -791,25 +751,22 @@ describe('property-based: hostile input never produces a 5xx', () => {
 
 // Last: NODE_ENV changes how the whole service configures itself.
 describe('in production (NODE_ENV=production)', () => {
-  afterAll(baseEnv);
+  afterAll(freshService);
 
   it.each([
     ['with L402_SECRET but no shared store', { L402_SECRET: SECRET }],
     ['with nothing configured', { L402_SECRET: undefined }],
   ])('has no dev wallet: /api/dev/pay answers 404 %s', async (_, env) => {
-    baseEnv();
+    freshService();
     const challenge = await demoChallenge(); // an invoice the dev node really issued
-    setEnv({ NODE_ENV: 'production', ...env });
-    resetServiceContext();
+    server.redeploy(server.config({ NODE_ENV: 'production', ...env }));
     const response = await post('/api/dev/pay', { invoice: challenge.invoice });
     expect(response.status).toBe(404);
     expectErrorBody(await response.json(), 'NOT_FOUND');
   });
 
   it('fails closed with 503 NOT_CONFIGURED naming what is missing', async () => {
-    baseEnv();
-    setEnv({ NODE_ENV: 'production', L402_SECRET: undefined });
-    resetServiceContext();
+    server.redeploy(server.config({ NODE_ENV: 'production', L402_SECRET: undefined }));
     for (const response of [await fetch(`${base}/api/demo/btc-price`), await post('/api/invoice', { amountSats: 10 })]) {
       expect(response.status).toBe(503);
       expect(response.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);

@@ -8,8 +8,8 @@ import QRCode from 'qrcode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/index.js';
 import { decodeLnurl } from '../../lib/lightning/lnurl.js';
-import { resetServiceContext, serviceContext, type ServiceContext } from '../../lib/service/context.js';
-import { createChallenge } from '../../lib/service/lnurl-auth.js';
+import type { ServiceContext } from '../../lib/service/context.js';
+import { createChallenge } from '../../lib/service/accounts/lnurl-auth.js';
 import { callBack, testWallet, type ChallengeBody } from '../support/lnurl-wallet.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
@@ -42,11 +42,11 @@ for (const backend of backends) {
       db = running.db;
     });
 
-    /** A fresh service context that keeps the test database, with config changes. */
+    /** A fresh service context that keeps the test database, with config changes; running.restore() goes back. */
     function reconfigure(auth: Partial<ServiceContext['config']['auth']>): void {
-      resetServiceContext({ database: () => Promise.resolve(db) });
-      const ctx = serviceContext();
-      resetServiceContext({ ...ctx, config: { ...ctx.config, auth: { ...ctx.config.auth, ...auth } } });
+      running.redeploy(running.config(), { database: () => Promise.resolve(db) });
+      const ctx = running.ctx;
+      running.use({ ...ctx, config: { ...ctx.config, auth: { ...ctx.config.auth, ...auth } } });
     }
 
     async function challenge(): Promise<ChallengeBody> {
@@ -105,7 +105,7 @@ for (const backend of backends) {
       });
 
       it('in production the callback is https whatever scheme the request arrived with (TLS ends at the platform)', async () => {
-        const ctx = serviceContext();
+        const ctx = running.ctx;
         const c = await createChallenge({ ...ctx, config: { ...ctx.config, production: true } }, 'http://paywall.example.com/api/lnurl-auth', '203.0.113.9', 'login');
         expect(decodeLnurl(c.lnurl)).toBe(`https://paywall.example.com/api/lnurl-auth?tag=login&k1=${c.k1}&action=login`);
       });
@@ -225,7 +225,7 @@ for (const backend of backends) {
     });
 
     describe('an expired k1', () => {
-      afterAll(() => resetServiceContext({ database: () => Promise.resolve(db) }));
+      afterAll(() => running.restore());
 
       it('is refused to the wallet and unknown to the page', async () => {
         reconfigure({ challengeTtlSeconds: 1 });
@@ -311,7 +311,7 @@ for (const backend of backends) {
     });
 
     describe('rate limit on new challenges', () => {
-      afterAll(() => resetServiceContext({ database: () => Promise.resolve(db) }));
+      afterAll(() => running.restore());
 
       it('answers 429 with Retry-After past AUTH_RATE_LIMIT_PER_MINUTE', async () => {
         reconfigure({ ratePerMinute: 2 });

@@ -4,7 +4,6 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { serviceContext } from '../../lib/service/context.js';
 import { useDevServer } from '../support/server.js';
 import { closedPort } from '../support/postgres.js';
 
@@ -13,7 +12,7 @@ const server = useDevServer(() => ({ DEMO_PRICE_SATS: '2' }));
 // The first paid demo logs its payment, which opens (and migrates) the in-process
 // database: done here, so no test waits on it.
 beforeAll(async () => {
-  await serviceContext().database();
+  await server.ctx.database();
 });
 
 /** Environment without any wallet setting of the machine running the tests. */

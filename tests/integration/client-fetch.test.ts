@@ -10,7 +10,6 @@ import { createDevNode } from 'l402-paywall/backends';
 import { encodeInvoice } from 'l402-paywall/lightning';
 import { Keyring, mintToken } from 'l402-paywall';
 import { createBudget, createTokenStore, devWallet, fetchWithL402, getL402Receipt, L402ClientError, type TokenStore } from 'l402-paywall/client';
-import { serviceContext } from '../../lib/service/context.js';
 import { useDevServer } from '../support/server.js';
 import { apertureStandIn, recordingWallet, startExpressApp, startHonoApp, startStandIn, type Listening, type RecordingWallet, type StandIn } from '../support/paid-apps.js';
 
@@ -24,7 +23,7 @@ let standIn: StandIn;
 
 beforeAll(async () => {
   // The demo logs its payment to the in-process database: opened (and migrated) here, not in the middle of a test.
-  await serviceContext().database();
+  await server.ctx.database();
   [expressApp, honoApp, standIn] = await Promise.all([startExpressApp(node), startHonoApp(node), startStandIn()]);
 });
 afterAll(async () => {

@@ -5,9 +5,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { hexToBytes } from '@noble/hashes/utils.js';
-import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
-import { devLoginKey } from '../../lib/service/dev-login.js';
-import { isAdmin } from '../../lib/service/auth.js';
+import { loadConfig } from '../../lib/config.js';
+import { createServiceContext } from '../../lib/service/context.js';
+import { devLoginKey } from '../../lib/service/accounts/dev-login.js';
+import { isAdmin } from '../../lib/service/accounts/auth.js';
 import { verifyLnurlAuthSignature } from '../../lib/lightning/lnurl-auth.js';
 import { useDevServer } from '../support/server.js';
 import type { ChallengeBody as LoginChallenge } from '../support/lnurl-wallet.js';
@@ -27,7 +28,7 @@ async function devLogin(): Promise<{ token: string; pubkey: string; admin: boole
   const { k1, pollToken } = await challenge();
   const signed = await post('/api/dev/login', { k1 });
   expect(signed.status).toBe(200);
-  expect(await signed.json()).toEqual({ status: 'OK', pubkey: devLoginKey(serviceContext())!.pubkey });
+  expect(await signed.json()).toEqual({ status: 'OK', pubkey: devLoginKey(server.ctx)!.pubkey });
   const collected = await fetch(`${server.url}/api/lnurl-auth?k1=${k1}&pollToken=${pollToken}`);
   expect(collected.status).toBe(200);
   return (await collected.json()) as { token: string; pubkey: string; admin: boolean };
@@ -36,7 +37,7 @@ async function devLogin(): Promise<{ token: string; pubkey: string; admin: boole
 describe('the development login', () => {
   it('signs the real challenge with the dev key: the page collects an admin session with its poll token', async () => {
     const session = await devLogin();
-    expect(session).toMatchObject({ status: 'ok', pubkey: devLoginKey(serviceContext())!.pubkey, admin: true });
+    expect(session).toMatchObject({ status: 'ok', pubkey: devLoginKey(server.ctx)!.pubkey, admin: true });
     const me = await fetch(`${server.url}/api/session`, { headers: { authorization: `Bearer ${session.token}` } });
     expect(await me.json()).toMatchObject({ pubkey: session.pubkey, admin: true });
   });
@@ -56,7 +57,7 @@ describe('the development login', () => {
   });
 
   it('the key it signs with is a real secp256k1 key whose signature a wallet check accepts', () => {
-    const key = devLoginKey(serviceContext())!;
+    const key = devLoginKey(server.ctx)!;
     const k1 = '42'.repeat(32);
     const sig = Buffer.from(secp256k1.sign(hexToBytes(k1), key.secretKey, { prehash: false, format: 'der' })).toString('hex');
     expect(verifyLnurlAuthSignature(k1, sig, key.pubkey)).toEqual({ ok: true });
@@ -98,11 +99,9 @@ describe("the dev node's Lightning Addresses keep what they receive", () => {
 
 // Last: these change how the service configures itself.
 describe('never in production', () => {
-  const saved = { ...process.env };
-  afterAll(() => {
-    process.env = saved;
-    resetServiceContext();
-  });
+  afterAll(() => server.restore());
+  /** A configuration of these settings alone (not the file's), on the server's DATA_DIR. */
+  const configOf = (env: Record<string, string>) => loadConfig({ DATA_DIR: server.dataDir, ...env });
 
   it.each([
     ['with nothing configured', { NODE_ENV: 'production' }],
@@ -112,8 +111,7 @@ describe('never in production', () => {
     ],
     ['with a real backend outside production', { LIGHTNING_PROVIDER: 'lnbits', LNBITS_URL: 'http://127.0.0.1:9', LNBITS_API_KEY: 'k' }],
   ])('POST /api/dev/login and GET /api/dev/inbox answer 404 %s', async (_, env) => {
-    process.env = { ...saved, ...env };
-    resetServiceContext();
+    server.redeploy(configOf(env));
     const login = await post('/api/dev/login', { k1: '11'.repeat(32) });
     expect(login.status).toBe(404);
     expect(((await login.json()) as { code: string }).code).toBe('NOT_FOUND');
@@ -123,9 +121,7 @@ describe('never in production', () => {
   });
 
   it('in production no key is the development admin', () => {
-    process.env = { ...saved, NODE_ENV: 'production', L402_SECRET: 'p'.repeat(40), UPSTASH_REDIS_REST_URL: 'http://127.0.0.1:9', UPSTASH_REDIS_REST_TOKEN: 't', LIGHTNING_PROVIDER: 'lnbits', LNBITS_URL: 'http://127.0.0.1:9', LNBITS_API_KEY: 'k' };
-    resetServiceContext();
-    const ctx = serviceContext();
+    const ctx = createServiceContext(configOf({ NODE_ENV: 'production', L402_SECRET: 'p'.repeat(40), UPSTASH_REDIS_REST_URL: 'http://127.0.0.1:9', UPSTASH_REDIS_REST_TOKEN: 't', LIGHTNING_PROVIDER: 'lnbits', LNBITS_URL: 'http://127.0.0.1:9', LNBITS_API_KEY: 'k' }));
     expect(devLoginKey(ctx)).toBeUndefined();
     expect(isAdmin(ctx, '02' + '11'.repeat(32))).toBe(false);
   });

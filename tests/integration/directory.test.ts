@@ -7,34 +7,31 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import apisFn from '../../api/apis.json.js';
 import registerFn from '../../api/register.js';
 import { DatabaseUnavailable, type Database } from '../../lib/db/index.js';
-import { resetServiceContext, type ServiceContext } from '../../lib/service/context.js';
+import type { ServiceContext } from '../../lib/service/context.js';
 import { LightningAddress } from 'l402-paywall/lightning';
-import { sha256Hex } from '../../lib/service/auth.js';
-import { CATEGORIES, MAX_PRICE_SATS } from '../../lib/service/directory.js';
+import { sha256Hex } from '../../lib/service/accounts/auth.js';
+import { CATEGORIES, MAX_PRICE_SATS } from '../../lib/service/directory/entry.js';
 import { databaseBackends } from '../support/postgres.js';
-import { useDevServerOn } from '../support/server.js';
+import { useDevServerOn, type Settings, type TestServer } from '../support/server.js';
 
 // Every test runs on PGlite (in memory) and on a real PostgreSQL server when one
 // is reachable (TEST_DATABASE_URL): a database of its own, dropped after.
 const backends = await databaseBackends();
 
-let serverUrl = '';
 /** The dev server of the backend under test. */
-const server = {
-  get url() {
-    return serverUrl;
-  },
-};
+let server: TestServer & { readonly db: Database };
 
 /** The database of the backend under test, as the service opened it. */
 let db: Database;
 
 /**
- * A new service context, read from the environment as it is now, that keeps
- * the test database (a new in-memory PGlite costs seconds).
+ * A new deployment of the file's settings with `env` over them (a new service
+ * context, as after a restart), parts of its context replaced by `overrides`,
+ * that keeps the test database (a new in-memory PGlite costs seconds).
+ * server.restore() goes back.
  */
-function resetContext(overrides: Partial<ServiceContext> = {}): void {
-  resetServiceContext({ database: () => Promise.resolve(db), ...overrides });
+function redeploy(env: Settings = {}, overrides: Partial<ServiceContext> = {}): void {
+  server.redeploy(server.config(env), { database: () => Promise.resolve(db), ...overrides });
 }
 
 async function emptyDirectory(): Promise<void> {
@@ -126,16 +123,16 @@ async function expectError(response: Response, status: number, code: string): Pr
 const direct = {
   register: async (body: string, ip = '192.0.2.10') => {
     await linkAddressOf(body);
-    return registerFn.fetch(new Request('http://localhost/api/register', { method: 'POST', headers: { 'content-type': 'application/json', 'x-real-ip': ip, authorization: `Bearer ${sessionToken}` }, body }));
+    return registerFn.fetchWith(new Request('http://localhost/api/register', { method: 'POST', headers: { 'content-type': 'application/json', 'x-real-ip': ip, authorization: `Bearer ${sessionToken}` }, body }), server.deployment);
   },
-  list: (query = '') => apisFn.fetch(new Request(`http://localhost/api/apis.json${query}`)),
+  list: (query = '') => apisFn.fetchWith(new Request(`http://localhost/api/apis.json${query}`), server.deployment),
 };
 
 for (const backend of backends) {
   describe.skipIf(backend.skip !== undefined)(`directory on ${backend.name}${backend.skip ? ` [SKIPPED: ${backend.skip}]` : ''}`, () => {
     const running = useDevServerOn(backend, () => ({ REGISTER_RATE_LIMIT_PER_MINUTE: '100000' }));
     beforeAll(async () => {
-      serverUrl = running.url;
+      server = running;
       db = running.db;
       await openSession();
     });
@@ -543,16 +540,13 @@ for (const backend of backends) {
 
     describe('POST /api/register rate limit', () => {
       beforeAll(async () => {
-        const saved = process.env.REGISTER_RATE_LIMIT_PER_MINUTE;
-        process.env.REGISTER_RATE_LIMIT_PER_MINUTE = '5';
-        resetContext();
+        redeploy({ REGISTER_RATE_LIMIT_PER_MINUTE: '5' });
         await emptyDirectory();
         // The limiter's window is the clock minute; start well inside one so the count is exact.
         const intoMinute = Date.now() % 60_000;
         if (intoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 50));
         return async () => {
-          process.env.REGISTER_RATE_LIMIT_PER_MINUTE = saved;
-          resetContext();
+          server.restore();
         };
       }, 30_000);
 
@@ -587,7 +581,7 @@ for (const backend of backends) {
         ['cannot be opened', down],
         ['fails its queries', () => Promise.resolve(failingQueries)],
       ])('answers 503 DATABASE_UNAVAILABLE with Retry-After when the database %s', async (_, database) => {
-        resetContext({ database });
+        redeploy({}, { database });
         try {
           for (const response of [await register(entry()), await fetch(`${server.url}/api/apis.json`), await fetch(`${server.url}/api/apis.json?category=ai`)]) {
             expect(response.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
@@ -600,7 +594,7 @@ for (const backend of backends) {
           await expectError(await register(entry({ price_sats: 0 })), 400, 'INVALID_REQUEST');
           await expectError(await fetch(`${server.url}/api/apis.json?category=nope`), 400, 'INVALID_REQUEST');
         } finally {
-          resetContext();
+          server.restore();
         }
       });
 

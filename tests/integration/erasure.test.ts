@@ -7,8 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailable, type Database } from '../../lib/db/index.js';
 import { decodeLnurl, encodeLnurl } from '../../lib/lightning/lnurl.js';
-import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
-import { eraseKey } from '../../lib/service/erasure.js';
+import { eraseKey } from '../../lib/service/accounts/erasure.js';
 import { testWallet, type ChallengeBody, type TestWallet } from '../support/lnurl-wallet.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
@@ -263,8 +262,7 @@ for (const backend of backends) {
       const address = `gina-${randomBytes(4).toString('hex')}@example.com`;
       await db.query('INSERT INTO address_links (pubkey, address) VALUES ($1, $2)', [gina.pubkey, address]);
       const c = await erasureChallenge();
-      const ctx = serviceContext();
-      resetServiceContext({ ...ctx, database: () => Promise.reject(new DatabaseUnavailable('connection refused')) });
+      running.use({ ...running.ctx, database: () => Promise.reject(new DatabaseUnavailable('connection refused')) });
       try {
         const callback = new URL(decodeLnurl(c.lnurl));
         callback.searchParams.set('sig', gina.sign(c.k1));
@@ -275,7 +273,7 @@ for (const backend of backends) {
         expect(await response.json()).toEqual(expect.objectContaining({ status: 'ERROR', reason: expect.any(String), code: 'TEMPORARILY_UNAVAILABLE' }));
         expect((await pollErasure(c.k1, c.pollToken)).status).toBe(202);
       } finally {
-        resetServiceContext(ctx);
+        running.restore();
       }
       expect(await gina.scan(c.lnurl)).toEqual({ status: 200, body: { status: 'OK' } });
       expect(await (await pollErasure(c.k1, c.pollToken)).json()).toEqual({ status: 'ok', deleted: { payments: 0, links: 1, sessions: 0 } });

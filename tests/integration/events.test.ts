@@ -8,7 +8,6 @@ import { CloudEvent, HTTP } from 'cloudevents';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EVENT_TYPES, generateEventSecret, verifyEvent, type L402Event } from 'l402-paywall/events';
-import { serviceContext } from '../../lib/service/context.js';
 import { plainHeaders, startEventReceiver, type EventReceiver } from '../support/event-receiver.js';
 import { useDevServer, type ChallengeBody } from '../support/server.js';
 
@@ -30,7 +29,7 @@ describe('EVENTS_WEBHOOK_URL set to a local receiver', () => {
 
   /** Every delivery so far, verified with standardwebhooks and read back with the cloudevents SDK. */
   async function delivered(): Promise<L402Event[]> {
-    await serviceContext().events!.flush();
+    await server.ctx.events!.flush();
     return receiver.deliveries.map((delivery) => {
       expect(delivery.headers['content-type']).toBe('application/cloudevents+json; charset=utf-8');
       const headers = plainHeaders(delivery.headers);
@@ -119,7 +118,7 @@ describe('EVENTS_WEBHOOK_URL unset', () => {
     const challenge = (await (await fetch(`${base}/api/demo/btc-price`)).json()) as ChallengeBody;
     const preimage = await payDemoInvoice(base, challenge.invoice);
     expect((await fetch(`${base}/api/demo/btc-price`, { headers: { authorization: `L402 ${challenge.macaroon}:${preimage}` } })).status).toBe(200);
-    expect(serviceContext().events).toBeUndefined();
+    expect(server.ctx.events).toBeUndefined();
     expect(((await (await fetch(`${base}/api/health`)).json()) as { events: unknown }).events).toEqual({ configured: false });
   });
 });

@@ -1,4 +1,5 @@
-// Every api/ function fuzzed in process (its fetch handler, as Vercel calls it),
+// Every api/ function fuzzed in process (its fetch handler, as Vercel calls it,
+// run with the test's own deployment: fetchWith, lib/service/deployment.ts),
 // with fast-check and a fixed seed printed at the start: methods, query
 // strings, headers (Authorization in every scheme, signatures, content types,
 // client addresses) and bodies, random and near-valid. At least 100,000
@@ -19,8 +20,9 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession } from '../../lib/service/auth.js';
-import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
+import { createSession } from '../../lib/service/accounts/auth.js';
+import { loadConfig } from '../../lib/config.js';
+import { createDeployment, type Deployment } from '../../lib/service/deployment.js';
 import { DEV_WEBHOOK_SIGNATURE_HEADER } from 'l402-paywall/backends';
 import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
 
@@ -32,7 +34,10 @@ const MIN_TOTAL = 100_000;
 const SECRETS = { L402_SECRET: 'fuzz-secret-0123456789abcdef0123456789abcdef0123', CRON_SECRET: 'fuzz-cron-secret-0123456789abcdef', SPLIT_SECRET: 'fuzz-split-secret-0123456789abcdef' };
 const API_DIR = fileURLToPath(new URL('../../api/', import.meta.url));
 
-type Fetchable = { fetch(request: Request): Promise<Response> };
+type Fetchable = { fetch(request: Request): Promise<Response>; fetchWith?(request: Request, deployment: Deployment): Promise<Response> };
+
+/** A function of the service runs with the test's deployment; one that needs none (openapi.json) as Vercel calls it. */
+const call = (fn: Fetchable, request: Request, deployment: Deployment) => (fn.fetchWith ? fn.fetchWith(request, deployment) : fn.fetch(request));
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS' | 'HEAD';
 
 interface Target {
@@ -240,8 +245,8 @@ const ENV = {
 };
 
 describe(`fuzzing every api/ function (seed ${SEED})`, () => {
-  const saved = { ...process.env };
   let dataDir = '';
+  let deployment: Deployment;
   let total = 0;
   let ownerServer: OwnerServer | undefined;
   const statuses = new Map<string, Map<number, number>>();
@@ -249,26 +254,23 @@ describe(`fuzzing every api/ function (seed ${SEED})`, () => {
   beforeAll(async () => {
     console.log(`fuzz-api: seed ${SEED}, ${RUNS_PER_FUNCTION} requests per function (${HEAVY * 100}% for the heavy ones) (replay: FUZZ_SEED=${SEED} npx vitest run tests/integration/fuzz-api.test.ts)`);
     dataDir = mkdtempSync(join(tmpdir(), 'l402-fuzz-'));
-    Object.assign(process.env, ENV, { DATA_DIR: dataDir });
-    resetServiceContext();
-    const ctx = serviceContext();
+    deployment = createDeployment(loadConfig({ ...ENV, DATA_DIR: dataDir }));
+    const ctx = deployment.context();
     ownerServer = await startOwnerServer({ store: ctx.store });
     loopbackOwner = ownerServer.address('fuzz');
     // Link proofs and manual splits are paid from the service's wallet.
     await ctx.devNode!.pay((await ctx.devNode!.createInvoice({ amountMsat: 1_000_000_000 })).invoice);
     validSession = (await createSession(ctx, bytesToHex(secp256k1.getPublicKey(randomBytes(32), true)))).token;
     const demo = (await import('../../api/demo/btc-price.js')).default as Fetchable;
-    const challenge = (await (await demo.fetch(new Request('http://localhost/api/demo/btc-price'))).json()) as { macaroon: string; invoice: string };
+    const challenge = (await (await call(demo, new Request('http://localhost/api/demo/btc-price'), deployment)).json()) as { macaroon: string; invoice: string };
     realMacaroon = challenge.macaroon;
     realInvoice = challenge.invoice;
   }, 60_000);
 
   afterAll(async () => {
     await ownerServer?.close();
-    const db = await serviceContext().database().catch(() => undefined);
+    const db = await deployment?.context().database().catch(() => undefined);
     await db?.close();
-    process.env = saved;
-    resetServiceContext();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -281,7 +283,7 @@ describe(`fuzzing every api/ function (seed ${SEED})`, () => {
     it(`${target.file}: ${runs} hostile requests, no 5xx, every error {error, code}`, async () => {
       const fn = (await import(`../../api/${target.file.replace(/\.ts$/, '.js')}`)).default as Fetchable;
       // A session of its own: another function's fuzzing may have logged the last one out.
-      validSession = (await createSession(serviceContext(), bytesToHex(secp256k1.getPublicKey(randomBytes(32), true)))).token;
+      validSession = (await createSession(deployment.context(), bytesToHex(secp256k1.getPublicKey(randomBytes(32), true)))).token;
       const seen = new Map<number, number>();
       statuses.set(target.file, seen);
       const request = fc.record({
@@ -296,7 +298,7 @@ describe(`fuzzing every api/ function (seed ${SEED})`, () => {
           const url = new URL(`http://localhost${target.path}`);
           for (const [key, value] of Object.entries({ ...target.baseQuery, ...query })) url.searchParams.append(key, value);
           const hasBody = method !== 'GET' && method !== 'HEAD';
-          const response = await fn.fetch(new Request(url, { method, headers, ...(hasBody ? { body } : {}) }));
+          const response = await call(fn, new Request(url, { method, headers, ...(hasBody ? { body } : {}) }), deployment);
           const status = response.status;
           seen.set(status, (seen.get(status) ?? 0) + 1);
           const text = await response.text();

@@ -2,14 +2,13 @@
 // answers, and the production settings that are missing; no secrets; never cached.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLnbits, type FakeLnbits } from '../support/fake-backends/lnbits.js';
-import { serviceContext } from '../../lib/service/context.js';
 import { useDevServer } from '../support/server.js';
 
 describe('with the embedded dev node (npm start defaults)', () => {
   const server = useDevServer();
   // Opened (and migrated) first: on a busy machine PGlite's start-up alone can outlast
   // the health check's 10 s, and this test is about the report, not that race.
-  beforeAll(() => serviceContext().database(), 60_000);
+  beforeAll(() => server.ctx.database(), 60_000);
 
   it('answers 200 naming the dev node, the memory store and the in-memory database, not cached', async () => {
     const response = await fetch(`${server.url}/api/health`);

@@ -1,11 +1,10 @@
-// Rotating the token secret through the environment, on the real local
-// server: with the old secret moved to L402_SECRET_PREVIOUS, tokens it signed
+// Rotating the token secret through its settings (read by loadConfig, as
+// from the environment), on the real local server: with the old secret moved to L402_SECRET_PREVIOUS, tokens it signed
 // still open paid routes (once) and new tokens are signed with the new one;
 // with it removed, its tokens are refused (402 UNKNOWN_KEY, a fresh challenge).
 import { describe, expect, it } from 'vitest';
 import { decodeToken } from 'l402-paywall';
-import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
-import { payDemoChallenge, useDevServer, type ChallengeBody, type DemoCredential } from '../support/server.js';
+import { payDemoChallenge, useDevServer, type ChallengeBody, type DemoCredential, type Settings } from '../support/server.js';
 
 const OLD = 'rotation-old-secret-0123456789abcdef0123456789abcdef';
 const NEW = 'rotation-new-secret-fedcba9876543210fedcba9876543210';
@@ -13,14 +12,10 @@ const NEW = 'rotation-new-secret-fedcba9876543210fedcba9876543210';
 describe('L402_SECRET_PREVIOUS end to end', () => {
   const server = useDevServer(() => ({ L402_SECRET: OLD }));
 
-  /** The service rebuilt from the environment as a new deployment would be, keeping the shared store (replay marks, dev node). */
-  function redeploy(env: Record<string, string | undefined>): void {
-    const { store, replay, provider, devNode } = serviceContext();
-    for (const [key, value] of Object.entries(env)) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
-    }
-    resetServiceContext({ store, replay, provider, devNode });
+  /** The service rebuilt from these settings as a new deployment would be, keeping the shared store (replay marks, dev node). */
+  function redeploy(env: Settings): void {
+    const { store, replay, provider, devNode } = server.ctx;
+    server.redeploy(server.config(env), { store, replay, provider, devNode });
   }
 
   async function paidCredential(): Promise<DemoCredential & { kid: string }> {

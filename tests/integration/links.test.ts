@@ -4,7 +4,6 @@
 // comment, and the owner types the code back. On real PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/index.js';
-import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
 import { testWallet, type ChallengeBody, type TestWallet } from '../support/lnurl-wallet.js';
 import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
 import { databaseBackends } from '../support/postgres.js';
@@ -29,7 +28,7 @@ describe.skipIf(postgres.skip !== undefined)(`linking Lightning Addresses${postg
   beforeAll(async () => {
     url = running.url;
     db = running.db;
-    const ctx = serviceContext();
+    const ctx = running.ctx;
     // The owner's node shares the service's store: the service's dev node can pay its invoices.
     owner = await startOwnerServer({ store: ctx.store, settings: { commentAllowed: 64 } });
     // Fund the service's wallet: it pays the 1-sat proofs from its balance.
@@ -191,10 +190,10 @@ describe.skipIf(postgres.skip !== undefined)(`linking Lightning Addresses${postg
 
   it('all keys together get a daily budget of link proofs (keys are free, sats are not): then 429 for every key, nothing paid', async () => {
     owner.setBehaviour('honest', { commentAllowed: 64 });
-    const real = serviceContext();
+    const real = running.ctx;
     const window = Math.floor(Date.now() / 86_400_000);
     const sentToday = Number((await real.store.get(`ratelimit:link-proofs:service:${window}`)) ?? 0);
-    resetServiceContext({ ...real, config: { ...real.config, auth: { ...real.config.auth, linkProofsPerDay: sentToday + 2 } } });
+    running.use({ ...real, config: { ...real.config, auth: { ...real.config.auth, linkProofsPerDay: sentToday + 2 } } });
     try {
       for (let i = 0; i < 2; i++) expect((await start(await login(), owner.address(`budget${i}`))).status).toBe('code-sent');
       const received = (await owner.node.balance()).balanceMsat;
@@ -203,7 +202,7 @@ describe.skipIf(postgres.skip !== undefined)(`linking Lightning Addresses${postg
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect((await owner.node.balance()).balanceMsat).toBe(received);
     } finally {
-      resetServiceContext(real);
+      running.restore();
     }
   });
 

@@ -9,7 +9,6 @@ import { getRequestListener } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeToken } from 'l402-paywall';
 import { managedInvoiceProvider, ManagedServiceError, withL402 } from 'l402-paywall/managed';
-import { serviceContext } from '../../lib/service/context.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn, type ChallengeBody } from '../support/server.js';
 import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
@@ -22,7 +21,7 @@ for (const backend of backends) describe.skipIf(backend.skip !== undefined)(`man
   const server = useDevServerOn(backend);
   let owner: OwnerServer;
   beforeAll(async () => {
-    owner = await startOwnerServer({ store: serviceContext().store });
+    owner = await startOwnerServer({ store: server.ctx.store });
   });
   afterAll(() => owner?.close());
 
@@ -41,7 +40,7 @@ for (const backend of backends) describe.skipIf(backend.skip !== undefined)(`man
       managed: { lightningAddress: address, serviceUrl: server.url },
     });
     const ownerBefore = (await owner.node.balance()).balanceMsat;
-    const serviceBefore = (await serviceContext().provider.balance()).balanceMsat;
+    const serviceBefore = (await server.ctx.provider.balance()).balanceMsat;
 
     const challenge = await app(new Request('https://api.example.com/v1/data'));
     expect(challenge.status).toBe(402);
@@ -58,7 +57,7 @@ for (const backend of backends) describe.skipIf(backend.skip !== undefined)(`man
     expect(await served.json()).toEqual({ data: 'the paid answer' });
 
     expect((await owner.node.balance()).balanceMsat - ownerBefore).toBe(1_994_000);
-    expect((await serviceContext().provider.balance()).balanceMsat - serviceBefore).toBe(6_000);
+    expect((await server.ctx.provider.balance()).balanceMsat - serviceBefore).toBe(6_000);
 
     const splits = await server.db.query('SELECT owner_address, amount_msat, owner_msat, fee_msat, state, source FROM splits WHERE payment_hash = $1', [body.paymentHash]);
     expect(splits).toEqual([{ owner_address: address, amount_msat: 2_000_000, owner_msat: 1_994_000, fee_msat: 6_000, state: 'paid', source: 'webhook' }]);

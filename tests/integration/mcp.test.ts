@@ -5,7 +5,6 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { serviceContext } from '../../lib/service/context.js';
 import { useDevServer } from '../support/server.js';
 import { addressProofHeaders } from '../support/directory.js';
 
@@ -28,9 +27,9 @@ const call = async (name: string, args: Record<string, unknown>) => (await clien
 const json = (result: ToolResult) => JSON.parse(result.content[0]!.text) as Record<string, unknown>;
 
 beforeAll(async () => {
-  await serviceContext().database(); // opened (and migrated) once, before any test waits on it
+  await server.ctx.database(); // opened (and migrated) once, before any test waits on it
   const register = async (body: Record<string, unknown>) => {
-    const proof = await addressProofHeaders(serviceContext(), String(body.lightning_address));
+    const proof = await addressProofHeaders(server.ctx, String(body.lightning_address));
     const answer = await fetch(`${server.url}/api/register`, { method: 'POST', headers: { 'content-type': 'application/json', ...proof }, body: JSON.stringify(body) });
     expect(answer.status).toBe(200);
   };

@@ -7,7 +7,6 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { serviceContext } from '../../lib/service/context.js';
 import { useDevServer } from '../support/server.js';
 import { addressProofHeaders } from '../support/directory.js';
 
@@ -38,7 +37,7 @@ function apiFiles(dir = API_DIR): { file: string; path: string; example: string 
 }
 
 beforeAll(async () => {
-  await serviceContext().database(); // opened and migrated before the answers are collected
+  await server.ctx.database(); // opened and migrated before the answers are collected
   const answer = await fetch(`${server.url}/api/openapi.json`);
   expect(answer.status).toBe(200);
   doc = (await answer.json()) as Document;
@@ -125,7 +124,7 @@ describe('/api/openapi.json', () => {
     expect(notAllowed.status).toBe(405);
     await expectDescribed('/api/verify', 'POST', notAllowed);
 
-    const proof = await addressProofHeaders(serviceContext(), 'a@example.com');
+    const proof = await addressProofHeaders(server.ctx, 'a@example.com');
     expect((await call('POST', '/api/register', { headers: proof, body: { url: 'https://weather.example/now', name: 'Weather', price_sats: 3, lightning_address: 'a@example.com', category: 'weather' } })).status).toBe(200);
     expect((await call('POST', '/api/register', { body: { url: 'nope' } })).status).toBe(400);
     expect((await call('GET', '/api/apis.json')).body).toMatchObject({ count: 1 });

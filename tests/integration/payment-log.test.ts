@@ -1,4 +1,4 @@
-// The payment log (lib/service/payment-log.ts): paid requests are logged off
+// The payment log (lib/service/records/payment-log.ts): paid requests are logged off
 // the request path, nothing is lost while the database is down, nothing is
 // written twice, and the preimage is stored nowhere. The log itself runs
 // against PGlite and, when one is reachable, a real PostgreSQL server, with
@@ -8,8 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDatabase, DatabaseUnavailable, migrate, type Database, type DatabaseConfig, type Row } from '../../lib/db/index.js';
 import type { Payment } from 'l402-paywall';
-import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
-import { createPaymentLog, servicePaymentLog, type PaymentLog, type PaymentLogEntry, type PaymentLogOptions } from '../../lib/service/payment-log.js';
+import { createPaymentLog, servicePaymentLog, type PaymentLog, type PaymentLogEntry, type PaymentLogOptions } from '../../lib/service/records/payment-log.js';
 import { createMemoryStore, createUpstashStore } from '../../lib/store/index.js';
 import type { KeyValueStore, SetOptions } from '../../lib/store/types.js';
 import { newPreimage } from '../support/l402.js';
@@ -554,7 +553,7 @@ describe('the hosted demo logs its payments', () => {
     await pglite.query('TRUNCATE payments');
     db = faulty(pglite);
     store = recording(createMemoryStore());
-    resetServiceContext({ database: async () => db.db, store });
+    server.redeploy(server.config(), { database: async () => db.db, store });
   });
 
   afterEach(() => {
@@ -618,12 +617,12 @@ describe('the hosted demo logs its payments', () => {
     await waitFor('11 rows', () => rowCount(pglite), (n) => n === 11);
     await expectExactlyOnce(pglite, [...credentials, next].map((c) => c.paymentHash));
     // The background flush marks its slots done just after its insert: let it finish.
-    await waitFor('an empty outbox', () => servicePaymentLog(serviceContext())!.flush(), (r) => r.pending === 0);
+    await waitFor('an empty outbox', () => servicePaymentLog(server.ctx)!.flush(), (r) => r.pending === 0);
     expect(await (await cron(`Bearer ${CRON_SECRET}`)).json()).toEqual({ written: 0, pending: 0 });
   });
 
   it('a database that cannot even be opened does not stop paid requests', async () => {
-    resetServiceContext({ database: () => Promise.reject(new DatabaseUnavailable('cannot reach the database (test)')), store });
+    server.redeploy(server.config(), { database: () => Promise.reject(new DatabaseUnavailable('cannot reach the database (test)')), store });
     const credential = await paidCredential();
     expect((await paidRequest(credential.authorization)).status).toBe(200);
     await waitFor('the kept payment', async () => keptSlots(), (n) => n === 1);
@@ -667,20 +666,14 @@ describe('the hosted demo logs its payments', () => {
   });
 
   it('the scheduled flush refuses to run without CRON_SECRET configured', async () => {
-    const saved = process.env.CRON_SECRET;
-    delete process.env.CRON_SECRET;
-    try {
-      resetServiceContext({ database: async () => db.db, store });
-      const response = await cron('Bearer ');
-      expect(response.status).toBe(503);
-      expect(await response.json()).toMatchObject({ code: 'NOT_CONFIGURED', missing: ['CRON_SECRET'] });
-    } finally {
-      process.env.CRON_SECRET = saved;
-    }
+    server.redeploy(server.config({ CRON_SECRET: undefined }), { database: async () => db.db, store });
+    const response = await cron('Bearer ');
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ code: 'NOT_CONFIGURED', missing: ['CRON_SECRET'] });
   });
 
   it('one payment log per service context, none without a database', () => {
-    const ctx = serviceContext();
+    const ctx = server.ctx;
     expect(servicePaymentLog(ctx)).toBe(servicePaymentLog(ctx));
     expect(servicePaymentLog({ ...ctx, config: { ...ctx.config, database: undefined } })).toBeUndefined();
   });

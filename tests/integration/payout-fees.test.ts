@@ -7,7 +7,6 @@
 // accrues until the owner's shares together can.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightningProvider } from 'l402-paywall/lightning';
-import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
 import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
 import { stackSkipReason, useStack } from '../support/stack.js';
 
@@ -20,7 +19,7 @@ describe.skipIf(skip !== undefined)(`payout routing fees (local server, PostgreS
   const caps: number[] = [];
 
   beforeAll(async () => {
-    const real = serviceContext();
+    const real = stack.server.ctx;
     const node = real.devNode!;
     const recording: LightningProvider = {
       name: 'dev',
@@ -34,7 +33,7 @@ describe.skipIf(skip !== undefined)(`payout routing fees (local server, PostgreS
         return node.payInvoice(request);
       },
     };
-    resetServiceContext({ ...real, provider: recording });
+    stack.server.use({ ...real, provider: recording });
     owner = await startOwnerServer({ store: real.store });
   });
   afterAll(() => owner?.close());

@@ -5,9 +5,9 @@
 // came is found by the cron.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PaymentFailed, ProviderConfigError, ProviderUnavailable, type LightningProvider } from 'l402-paywall/lightning';
-import { resetServiceContext, serviceContext, type ServiceContext } from '../../lib/service/context.js';
-import { issueInvoice } from '../../lib/service/invoices.js';
-import { confirmPayment } from '../../lib/service/managed.js';
+import type { ServiceContext } from '../../lib/service/context.js';
+import { issueInvoice } from '../../lib/service/money/invoices.js';
+import { confirmPayment } from '../../lib/service/money/managed.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
 import { startOwnerServer, type OwnerBehaviour, type OwnerServer } from '../support/owner-server.js';
@@ -29,7 +29,7 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
   let queued: (() => Promise<unknown>)[] = [];
 
   beforeAll(async () => {
-    real = serviceContext();
+    real = server.ctx;
     const node = real.devNode!;
     // The service's own dev node, with a payInvoice that fails the way real backends do.
     const flaky: LightningProvider = {
@@ -55,7 +55,7 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
         return paid;
       },
     };
-    resetServiceContext({ ...real, provider: flaky });
+    server.use({ ...real, provider: flaky });
     owner = await startOwnerServer({ store: real.store });
   });
   afterAll(async () => {
@@ -69,7 +69,7 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
 
   /** A managed payment of `amountSats` to `address`, confirmed as the webhook would. */
   async function paidTo(address: string, amountSats: number): Promise<string> {
-    const ctx = serviceContext();
+    const ctx = server.ctx;
     const issued = await issueInvoice(ctx, { amountSats, ownerAddress: address });
     await ctx.devNode!.pay(issued.paymentRequest);
     await confirmPayment(ctx, issued.paymentHash, 'webhook');
@@ -105,13 +105,13 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
       owner.setBehaviour(behaviour, settings);
       const address = owner.address(`hostile-${behaviour}${settings?.network ? `-${String(settings.network)}` : ''}`);
       const ownerBefore = await ownerBalance();
-      const serviceBefore = (await serviceContext().provider.balance()).balanceMsat;
+      const serviceBefore = (await server.ctx.provider.balance()).balanceMsat;
       const calls = payCalls;
 
       const hash = await paidTo(address, 1000);
       expect(payCalls).toBe(calls); // the provider was never asked to pay
       expect(await ownerBalance()).toBe(ownerBefore);
-      expect((await serviceContext().provider.balance()).balanceMsat - serviceBefore).toBe(1_000_000); // the income, untouched
+      expect((await server.ctx.provider.balance()).balanceMsat - serviceBefore).toBe(1_000_000); // the income, untouched
       expect(await server.db.query('SELECT state, owner_msat FROM splits WHERE payment_hash = $1', [hash])).toEqual([{ state: 'pending', owner_msat: 997_000 }]);
       const [payout] = await payoutsOf(address);
       expect(payout).toMatchObject({ state: 'pending', amount_msat: 997_000, reason, attempts: 1, invoice_hash: null });
@@ -134,11 +134,11 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
     owner.setBehaviour('unknown-payment-hash');
     const address = owner.address('unknown-hash');
     const ownerBefore = await ownerBalance();
-    const serviceBefore = (await serviceContext().provider.balance()).balanceMsat;
+    const serviceBefore = (await server.ctx.provider.balance()).balanceMsat;
     const calls = payCalls;
     const hash = await paidTo(address, 1000);
     expect(payCalls).toBe(calls + 1); // the invoice passed every check; the payment itself failed
-    expect((await serviceContext().provider.balance()).balanceMsat - serviceBefore).toBe(1_000_000); // 0 msat left the service
+    expect((await server.ctx.provider.balance()).balanceMsat - serviceBefore).toBe(1_000_000); // 0 msat left the service
     const [payout] = await payoutsOf(address);
     expect(payout).toMatchObject({ state: 'pending', amount_msat: 997_000, reason: 'PAYMENT_FAILED', attempts: 1, invoice_hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(await server.db.query('SELECT outcome, reason FROM payout_attempts WHERE payout_id = $1', [payout!.id])).toEqual([{ outcome: 'failed', reason: 'PAYMENT_FAILED' }]);
@@ -155,7 +155,7 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
     );
     expect(await server.db.query('SELECT state, owner_msat FROM splits WHERE payment_hash = $1', [hash])).toEqual([{ state: 'pending', owner_msat: 997_000 }]);
     expect(await ownerBalance()).toBe(ownerBefore);
-    expect((await serviceContext().provider.balance()).balanceMsat - serviceBefore).toBe(1_000_000);
+    expect((await server.ctx.provider.balance()).balanceMsat - serviceBefore).toBe(1_000_000);
   });
 
   it('a hostile server that turns honest before the attempts run out is paid, once', async () => {
@@ -210,10 +210,10 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
     const [first] = await payoutsOf(address);
     expect(first).toMatchObject({ state: 'pending', reason: 'PAYMENT_UNKNOWN', invoice_hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
     // The backend has no record of it yet (lookupPayment: null), and it still holds the request.
-    expect(await serviceContext().provider.lookupPayment(first!.invoice_hash as string)).toBeNull();
+    expect(await server.ctx.provider.lookupPayment(first!.invoice_hash as string)).toBeNull();
     // Other customers' money is in the wallet too, so a second payment would not bounce for lack of funds.
-    const other = await issueInvoice(serviceContext(), { amountSats: 5000 });
-    await serviceContext().devNode!.pay(other.paymentRequest);
+    const other = await issueInvoice(server.ctx, { amountSats: 5000 });
+    await server.ctx.devNode!.pay(other.paymentRequest);
 
     await makeDue(address);
     expect(await (await cron()).json()).toMatchObject({ payouts: { paid: 1 } });
@@ -247,8 +247,8 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
       await server.db.query("INSERT INTO splits (payment_hash, owner_address, amount_msat, owner_msat, fee_msat, state) VALUES ($1, $2, 20000, 19940, 60, 'accrued')", [`race-${i}-${Date.now()}`, address]);
     }
     const before = await ownerBalance();
-    const { settleOwner } = await import('../../lib/service/payouts.js');
-    await Promise.all(Array.from({ length: 20 }, () => settleOwner(serviceContext(), address)));
+    const { settleOwner } = await import('../../lib/service/money/payouts.js');
+    await Promise.all(Array.from({ length: 20 }, () => settleOwner(server.ctx, address)));
     const payouts = await payoutsOf(address);
     const covered = await server.db.query('SELECT count(*)::int AS n, count(DISTINCT payout_id)::int AS payouts FROM splits WHERE owner_address = $1 AND state = $2', [address, 'paid']);
     expect(covered).toEqual([{ n: 10, payouts: payouts.length }]);
@@ -258,7 +258,7 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
 
   it('a managed payment whose webhook never came is found and paid by the cron', async () => {
     const address = owner.address('no-webhook');
-    const ctx = serviceContext();
+    const ctx = server.ctx;
     const issued = await issueInvoice(ctx, { amountSats: 1000, ownerAddress: address }); // no webhook URL: nothing is announced
     await ctx.devNode!.pay(issued.paymentRequest);
     const before = await ownerBalance();
@@ -272,7 +272,7 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
 
   it('a payment made after the cron first looked at its invoice is still found while new unpaid invoices keep coming', async () => {
     const address = owner.address('late-payer');
-    const ctx = serviceContext();
+    const ctx = server.ctx;
     const issued = await issueInvoice(ctx, { amountSats: 1000, ownerAddress: address }); // no webhook URL: nothing is announced
     // An earlier run looked at it while it was still unpaid; then it was paid.
     await server.db.query("UPDATE managed_invoices SET created_at = now() - interval '5 minutes', checked_at = now() - interval '2 minutes' WHERE payment_hash = $1", [issued.paymentHash]);

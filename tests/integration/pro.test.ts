@@ -9,33 +9,30 @@ import proCheckFn from '../../api/pro-check.js';
 import { DatabaseUnavailable, type Database } from '../../lib/db/index.js';
 import { Keyring, decodeToken, mintToken } from 'l402-paywall';
 import { decodeInvoice } from 'l402-paywall/lightning';
-import { resetServiceContext, serviceContext, type ServiceContext } from '../../lib/service/context.js';
-import { PRO_ACTIVATION_WINDOW_SECONDS } from '../../lib/service/pro.js';
+import type { ServiceContext } from '../../lib/service/context.js';
+import { PRO_ACTIVATION_WINDOW_SECONDS } from '../../lib/service/accounts/pro.js';
 import { databaseBackends } from '../support/postgres.js';
-import { useDevServerOn } from '../support/server.js';
+import { useDevServerOn, type Settings, type TestServer } from '../support/server.js';
 import { unreachableProvider } from '../support/l402.js';
 
 // Every test runs on PGlite (in memory) and on a real PostgreSQL server when one
 // is reachable (TEST_DATABASE_URL): a database of its own, dropped after.
 const backends = await databaseBackends();
 
-let serverUrl = '';
 /** The dev server of the backend under test. */
-const server = {
-  get url() {
-    return serverUrl;
-  },
-};
+let server: TestServer & { readonly db: Database };
 
 /** The database of the backend under test, as the service opened it. */
 let db: Database;
 
 /**
- * A new service context, read from the environment as it is now, that keeps
- * the test database (a new in-memory PGlite costs seconds).
+ * A new deployment of the file's settings with `env` over them (a new service
+ * context, as after a restart), parts of its context replaced by `overrides`,
+ * that keeps the test database (a new in-memory PGlite costs seconds).
+ * server.restore() goes back.
  */
-function resetContext(overrides: Partial<ServiceContext> = {}): void {
-  resetServiceContext({ database: () => Promise.resolve(db), ...overrides });
+function redeploy(env: Settings = {}, overrides: Partial<ServiceContext> = {}): void {
+  server.redeploy(server.config(env), { database: () => Promise.resolve(db), ...overrides });
 }
 
 const DAY_MS = 86_400_000;
@@ -122,7 +119,7 @@ for (const backend of backends) {
   describe.skipIf(backend.skip !== undefined)(`Pro on ${backend.name}${backend.skip ? ` [SKIPPED: ${backend.skip}]` : ''}`, () => {
     const running = useDevServerOn(backend, () => ({ INVOICE_RATE_LIMIT_PER_MINUTE: '100000' }));
     beforeAll(() => {
-      serverUrl = running.url;
+      server = running;
       db = running.db;
     });
 
@@ -232,7 +229,7 @@ for (const backend of backends) {
     describe('refused tokens activate nothing', () => {
       beforeAll(() => db.query('TRUNCATE pro_activations, pro_subscriptions'));
 
-      const ctx = () => serviceContext();
+      const ctx = () => server.ctx;
       const future = () => Math.floor(Date.now() / 1000) + 3600;
 
       it('a paid token from the demo paywall: 403 WRONG_PURPOSE', async () => {
@@ -371,15 +368,15 @@ for (const backend of backends) {
         };
         await fc.assert(
           fc.asyncProperty(fc.oneof(structured, raw), async (body) => {
-            await record(await devTokenFn.fetch(new Request('http://localhost/api/dev-token', { method: 'POST', headers: { 'content-type': 'application/json', 'x-real-ip': '192.0.2.20' }, body })));
+            await record(await devTokenFn.fetchWith(new Request('http://localhost/api/dev-token', { method: 'POST', headers: { 'content-type': 'application/json', 'x-real-ip': '192.0.2.20' }, body }), server.deployment));
           }),
           { numRuns: 200 },
         );
         await fc.assert(
           fc.asyncProperty(fc.oneof(text, fc.emailAddress()), async (address) => {
             const query = `?address=${encodeURIComponent(address)}`;
-            await record(await proCheckFn.fetch(new Request(`http://localhost/api/pro-check${query}`)));
-            await record(await devTokenFn.fetch(new Request(`http://localhost/api/dev-token${query}`, { headers: { 'x-real-ip': '192.0.2.21' } })));
+            await record(await proCheckFn.fetchWith(new Request(`http://localhost/api/pro-check${query}`), server.deployment));
+            await record(await devTokenFn.fetchWith(new Request(`http://localhost/api/dev-token${query}`, { headers: { 'x-real-ip': '192.0.2.21' } }), server.deployment));
           }),
           { numRuns: 100 },
         );
@@ -390,12 +387,8 @@ for (const backend of backends) {
 
     describe('PRO_PRICE_SATS', () => {
       beforeAll(async () => {
-        process.env.PRO_PRICE_SATS = '1234';
-        resetContext();
-        return async () => {
-          delete process.env.PRO_PRICE_SATS;
-          resetContext();
-        };
+        redeploy({ PRO_PRICE_SATS: '1234' });
+        return () => server.restore();
       });
 
       it('sets the price of the offer and of its invoice', async () => {
@@ -411,20 +404,20 @@ for (const backend of backends) {
       const failingProvider = unreachableProvider();
 
       it('Lightning provider down: GET /api/dev-token answers 503 PROVIDER_UNAVAILABLE with Retry-After', async () => {
-        resetContext({ provider: failingProvider });
+        redeploy({}, { provider: failingProvider });
         try {
           const response = await fetch(`${server.url}/api/dev-token?address=walter@example.com`);
           expect(response.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
           const body = await expectError(response, 503, 'PROVIDER_UNAVAILABLE');
           expect(body.error).not.toContain('connection refused');
         } finally {
-          resetContext();
+          server.restore();
         }
       });
 
       it('database down: every Pro endpoint answers 503 DATABASE_UNAVAILABLE; a token paid meanwhile activates once it is back', async () => {
         const paid = await buy('walter@example.com');
-        resetContext({ database: () => Promise.reject(new DatabaseUnavailable('connect ECONNREFUSED 127.0.0.1:5432')) });
+        redeploy({}, { database: () => Promise.reject(new DatabaseUnavailable('connect ECONNREFUSED 127.0.0.1:5432')) });
         try {
           const responses = [
             await fetch(`${server.url}/api/dev-token?address=walter@example.com`), // no invoice sold that could not be activated
@@ -441,7 +434,7 @@ for (const backend of backends) {
           // A bad token is still told so: verification needs no database.
           await expectError(await activate({ macaroon: paid.macaroon, preimage: '0'.repeat(64) }), 403, 'PREIMAGE_MISMATCH');
         } finally {
-          resetContext();
+          server.restore();
         }
         const expiresAt = await activated({ macaroon: paid.macaroon, preimage: paid.preimage });
         expect(await check('walter@example.com')).toEqual({ active: true, expiresAt });
@@ -470,8 +463,7 @@ for (const backend of backends) {
               });
             }),
         };
-        const original = serviceContext();
-        resetServiceContext({ ...original, database: () => Promise.resolve(flaky) });
+        server.use({ ...server.ctx, database: () => Promise.resolve(flaky) });
         try {
           await expectError(await activate({ macaroon: paid.macaroon, preimage: paid.preimage }), 503, 'DATABASE_UNAVAILABLE');
           expect(await real.query('SELECT payment_hash FROM pro_activations WHERE address = $1', ['xavier@example.com'])).toEqual([]);
@@ -479,7 +471,7 @@ for (const backend of backends) {
           await activated({ macaroon: paid.macaroon, preimage: paid.preimage });
           expect(await real.query('SELECT payment_hash FROM pro_activations WHERE address = $1', ['xavier@example.com'])).toEqual([{ payment_hash: decodeToken(paid.macaroon)!.hash }]);
         } finally {
-          resetServiceContext({ ...original });
+          server.restore();
         }
       });
     });

@@ -1,23 +1,24 @@
 // A credential used once stays used after the local server restarts (`npm
 // start` with its embedded defaults: in-memory store, a secret generated and
-// kept under DATA_DIR; the database, which replay marks do not use, in memory). The restart is a new service
-// context on the same DATA_DIR, as a new process would build.
+// kept under DATA_DIR; the database, which replay marks do not use, in memory). The restart is a new
+// config and service context on the same DATA_DIR, as a new process would build.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resetServiceContext } from '../../lib/service/context.js';
+import { loadConfig } from '../../lib/config.js';
+import { createDeployment } from '../../lib/service/deployment.js';
 import { startDevServer, type DevServer } from '../../scripts/dev-server.js';
 import type { ChallengeBody } from '../support/server.js';
 
 describe('replay marks across a restart of the local server', () => {
-  const saved = { ...process.env };
   let dataDir = '';
   let server: DevServer | undefined;
 
   async function start(): Promise<string> {
-    resetServiceContext();
-    server = await startDevServer({ port: 0 });
+    // The embedded defaults only: no L402_SECRET (generated under DATA_DIR), no shared store, the dev node.
+    const config = loadConfig({ DATA_DIR: dataDir, BTC_PRICE_SOURCES: 'none', DATABASE_URL: 'pglite://memory' });
+    server = await startDevServer({ port: 0, deployment: createDeployment(config) });
     return server.url;
   }
   async function stop(): Promise<void> {
@@ -27,13 +28,9 @@ describe('replay marks across a restart of the local server', () => {
 
   beforeAll(() => {
     dataDir = mkdtempSync(join(tmpdir(), 'l402-restart-'));
-    for (const key of Object.keys(process.env)) if (/^(L402_|UPSTASH_|KV_|LIGHTNING_|DATABASE_URL$|PUBLIC_URL$)/.test(key)) delete process.env[key];
-    Object.assign(process.env, { DATA_DIR: dataDir, BTC_PRICE_SOURCES: 'none', DATABASE_URL: 'pglite://memory' });
   });
   afterAll(async () => {
     await server?.close();
-    process.env = saved;
-    resetServiceContext();
     rmSync(dataDir, { recursive: true, force: true });
   });
 

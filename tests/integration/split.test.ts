@@ -3,9 +3,8 @@
 // validated, and the same ledger as the webhook so nothing is paid twice.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
-import { issueInvoice } from '../../lib/service/invoices.js';
-import { ownerShareMsat, serviceFeeMsat } from '../../lib/service/split.js';
+import { issueInvoice } from '../../lib/service/money/invoices.js';
+import { ownerShareMsat, serviceFeeMsat } from '../../lib/service/money/split.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
 import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
@@ -43,9 +42,9 @@ describe.skipIf(postgres.skip)('POST /api/split (local server, PostgreSQL)', () 
   const server = useDevServerOn(postgres, () => ({ SPLIT_SECRET, SPLIT_MIN_SATS: '100', PAYOUT_MIN_FEE_MSAT: '0' }));
   let owner: OwnerServer;
   beforeAll(async () => {
-    owner = await startOwnerServer({ store: serviceContext().store });
+    owner = await startOwnerServer({ store: server.ctx.store });
     // The manual splits below are paid from the service's wallet: give it money.
-    const ctx = serviceContext();
+    const ctx = server.ctx;
     await ctx.devNode!.pay((await ctx.devNode!.createInvoice({ amountMsat: 10_000_000 })).invoice);
   });
   afterAll(() => owner?.close());
@@ -158,19 +157,19 @@ describe.skipIf(postgres.skip)('POST /api/split (local server, PostgreSQL)', () 
 
   it('with the paymentHash of a payment whose webhook never came: split and paid once; a later webhook changes nothing', async () => {
     const address = owner.address('webhook-lost');
-    const ctx = serviceContext();
+    const ctx = server.ctx;
     const issued = await issueInvoice(ctx, { amountSats: 1000, ownerAddress: address }); // no webhook URL
     await ctx.devNode!.pay(issued.paymentRequest);
     const before = await balance();
     expect(await (await split({ amountSats: 1000, ownerAddress: address, paymentHash: issued.paymentHash })).json()).toMatchObject({ ok: true, ownerSats: 997, duplicate: false, state: 'paid' });
-    const { confirmPayment } = await import('../../lib/service/managed.js');
+    const { confirmPayment } = await import('../../lib/service/money/managed.js');
     await confirmPayment(ctx, issued.paymentHash, 'webhook');
     expect(await balance()).toBe(before + 997_000);
   });
 
   it('an unpaid invoice\'s hash: 409 NOT_SETTLED, nothing recorded', async () => {
     const address = owner.address('unpaid');
-    const issued = await issueInvoice(serviceContext(), { amountSats: 1000, ownerAddress: address });
+    const issued = await issueInvoice(server.ctx, { amountSats: 1000, ownerAddress: address });
     const response = await split({ amountSats: 1000, ownerAddress: address, paymentHash: issued.paymentHash });
     expect(response.status).toBe(409);
     expect(await response.json()).toMatchObject({ code: 'NOT_SETTLED' });
@@ -178,18 +177,15 @@ describe.skipIf(postgres.skip)('POST /api/split (local server, PostgreSQL)', () 
   });
 
   it('SPLIT_SECRET unset: 503 NOT_CONFIGURED, whatever is sent', async () => {
-    const saved = process.env.SPLIT_SECRET;
-    delete process.env.SPLIT_SECRET;
     const db = server.db;
-    resetServiceContext({ database: () => Promise.resolve(db) });
+    server.redeploy(server.config({ SPLIT_SECRET: undefined }), { database: () => Promise.resolve(db) });
     try {
       const response = await split({ amountSats: 1000, ownerAddress: 'alice@example.com' });
       expect(response.status).toBe(503);
       expect(await response.json()).toMatchObject({ code: 'NOT_CONFIGURED' });
       expect(response.headers.get('retry-after')).toBeTruthy();
     } finally {
-      process.env.SPLIT_SECRET = saved;
-      resetServiceContext({ database: () => Promise.resolve(db) });
+      server.restore();
     }
   });
 });

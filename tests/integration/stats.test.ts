@@ -13,10 +13,12 @@ import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, migrate, type Database, type Queryable } from '../../lib/db/index.js';
 import { MIGRATIONS_DIR } from '../../lib/db/migrate.js';
-import { createSession } from '../../lib/service/auth.js';
-import { serviceContext } from '../../lib/service/context.js';
-import { eraseKey } from '../../lib/service/erasure.js';
-import { csvField, csvLine, CSV_COLUMNS, owedMsat, paymentsCsv, paymentStats, RECENT_LIMIT, statsView, usdCents, type PaymentRecord, type PaymentStats } from '../../lib/service/stats.js';
+import { createSession } from '../../lib/service/accounts/auth.js';
+import { eraseKey } from '../../lib/service/accounts/erasure.js';
+import { csvField, csvLine, CSV_COLUMNS, paymentsCsv } from '../../lib/service/records/csv.js';
+import { usdCents } from '../../lib/service/records/price.js';
+import { statsView } from '../../lib/service/records/stats.js';
+import { owedMsat, paymentStats, RECENT_LIMIT, type PaymentRecord, type PaymentStats } from '../../lib/service/records/stats-queries.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
 
@@ -476,7 +478,7 @@ for (const backend of backends) {
       await insertPayments(server.db, rows);
       await insertSplits(server.db, rows.filter(() => gen.chance(0.7)).map((p) => gen.split(p)));
       // Sessions issued by the auth module's own createSession (what the LNURL-auth callback calls once the signature checks out).
-      for (const [name, pubkey] of Object.entries(KEYS)) tokens[name] = (await createSession(serviceContext(), pubkey)).token;
+      for (const [name, pubkey] of Object.entries(KEYS)) tokens[name] = (await createSession(server.ctx, pubkey)).token;
     });
 
     const get = (query: string, token?: string) => fetch(`${server.url}/api/stats${query}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
@@ -508,7 +510,7 @@ for (const backend of backends) {
         const { owedMsat: owed, tier, ...history } = bruteForce(await snapshot(server.db), who, now);
         expect(body.scope.tier).toBe(tier);
         expect(body.scope.since).toBe(tier === 'free' ? new Date(now.getTime() - 7 * DAY_MS).toISOString() : null);
-        const walletMsat = who.admin ? (await serviceContext().provider.balance()).balanceMsat : owed;
+        const walletMsat = who.admin ? (await server.ctx.provider.balance()).balanceMsat : owed;
         expect(body).toEqual({ ...history, walletSats: Math.floor(walletMsat / 1000), walletUsdCents: null, btcPrice: expect.objectContaining({ source: 'simulated' }), scope: expect.any(Object) });
         // Integers only, as the stats object promises (walletUsdCents is null: the test runs offline, BTC_PRICE_SOURCES=none).
         for (const field of ['totalPayments', 'totalSats', 'serviceFee', 'walletSats'] as const) expect(Number.isInteger(body[field])).toBe(true);

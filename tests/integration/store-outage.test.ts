@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withL402 } from 'l402-paywall';
 import { createUpstashBackend } from '../../lib/store/upstash.js';
 import { kvReplayStore } from '../../lib/store/replay.js';
-import { serviceContext } from '../../lib/service/context.js';
 import { payChallenge, recordingProvider } from '../support/l402.js';
 import { payDemoChallenge, useDevServer } from '../support/server.js';
 import { redisServerMissing, startThrowawayRedis, type ThrowawayServer } from '../support/throwaway.js';
@@ -70,7 +69,7 @@ describe.skipIf(missing !== undefined)('the shared store down for real (own redi
       const used = await paidCredential();
       expect((await demo(used.authorization)).status).toBe(200);
       const waiting = await paidCredential();
-      const payments = () => serviceContext().database().then((db) => db.query<{ n: number }>('SELECT count(*)::int AS n FROM payments WHERE payment_hash = $1', [waiting.paymentHash]));
+      const payments = () => server.ctx.database().then((db) => db.query<{ n: number }>('SELECT count(*)::int AS n FROM payments WHERE payment_hash = $1', [waiting.paymentHash]));
 
       await outage.down();
       await expectStoreUnavailable(await demo(waiting.authorization));

@@ -5,8 +5,7 @@ import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevNode, DEV_WEBHOOK_SIGNATURE_HEADER } from 'l402-paywall/backends';
 import { ProviderUnavailable, type LightningProvider } from 'l402-paywall/lightning';
-import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
-import { issueInvoice } from '../../lib/service/invoices.js';
+import { issueInvoice } from '../../lib/service/money/invoices.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
 import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
@@ -20,13 +19,13 @@ describe.skipIf(postgres.skip)('provider webhook (local server, PostgreSQL)', ()
   let owner: OwnerServer;
   let forged = 0;
   beforeAll(async () => {
-    owner = await startOwnerServer({ store: serviceContext().store });
+    owner = await startOwnerServer({ store: server.ctx.store });
   });
   afterAll(() => owner?.close());
 
   /** A managed invoice, paid, whose webhook was NOT delivered (issued without a webhook URL): the test delivers it. */
   async function paidManagedInvoice(amountSats: number, ownerAddress: string | undefined): Promise<string> {
-    const ctx = serviceContext();
+    const ctx = server.ctx;
     const issued = await issueInvoice(ctx, { amountSats, ...(ownerAddress ? { ownerAddress } : {}) });
     await ctx.devNode!.pay(issued.paymentRequest);
     return issued.paymentHash;
@@ -35,7 +34,7 @@ describe.skipIf(postgres.skip)('provider webhook (local server, PostgreSQL)', ()
   function delivery(paymentHash: string, options: { timestamp?: number; sign?: (body: string, t: number) => string; body?: string } = {}): { headers: Record<string, string>; body: string } {
     const timestamp = options.timestamp ?? Date.now();
     const body = options.body ?? JSON.stringify({ type: 'payment_received', paymentHash, amountMsat: 0, timestamp });
-    const sign = options.sign ?? ((b, t) => serviceContext().devNode!.signWebhook(b, t));
+    const sign = options.sign ?? ((b, t) => server.ctx.devNode!.signWebhook(b, t));
     return { headers: { 'content-type': 'application/json', [DEV_WEBHOOK_SIGNATURE_HEADER]: `t=${timestamp},v1=${sign(body, timestamp)}` }, body };
   }
 
@@ -76,7 +75,7 @@ describe.skipIf(postgres.skip)('provider webhook (local server, PostgreSQL)', ()
   });
 
   it.each([
-    ['a wrong signature (another node key)', (hash: string) => delivery(hash, { sign: (b, t) => createDevNode({ store: serviceContext().store, privateKey: bytesToHex(randomBytes(32)) }).signWebhook(b, t) })],
+    ['a wrong signature (another node key)', (hash: string) => delivery(hash, { sign: (b, t) => createDevNode({ store: server.ctx.store, privateKey: bytesToHex(randomBytes(32)) }).signWebhook(b, t) })],
     ['a missing signature', (hash: string) => ({ headers: { 'content-type': 'application/json' }, body: delivery(hash).body })],
     ['a stale signature (10 minutes old, correctly signed)', (hash: string) => delivery(hash, { timestamp: Date.now() - 10 * 60_000 })],
     ['a body changed after signing', (hash: string) => ({ ...delivery(hash), body: delivery(hash).body.replace('"amountMsat":0', '"amountMsat":1') })],
@@ -95,7 +94,7 @@ describe.skipIf(postgres.skip)('provider webhook (local server, PostgreSQL)', ()
 
   it('an authentic delivery for an unpaid invoice: 409, nothing moves', async () => {
     const address = owner.address('unpaid');
-    const issued = await issueInvoice(serviceContext(), { amountSats: 1000, ownerAddress: address });
+    const issued = await issueInvoice(server.ctx, { amountSats: 1000, ownerAddress: address });
     const response = await post(delivery(issued.paymentHash));
     expect(response.status).toBe(409);
     expect(await response.json()).toMatchObject({ code: 'NOT_SETTLED' });
@@ -126,9 +125,9 @@ describe.skipIf(postgres.skip)('provider webhook (local server, PostgreSQL)', ()
   it('the provider down while confirming: 503 with Retry-After so the delivery comes again; nothing moves', async () => {
     const address = owner.address('provider-down');
     const hash = await paidManagedInvoice(1000, address);
-    const real = serviceContext();
+    const real = server.ctx;
     const down: LightningProvider = { ...real.provider, name: 'dev', readWebhook: (d) => real.devNode!.readWebhook(d), lookupInvoice: () => Promise.reject(new ProviderUnavailable('connection refused (test)')) };
-    resetServiceContext({ ...real, provider: down });
+    server.use({ ...real, provider: down });
     try {
       const d = delivery(hash);
       const response = await post(d);
@@ -136,24 +135,24 @@ describe.skipIf(postgres.skip)('provider webhook (local server, PostgreSQL)', ()
       expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(await movedFor(hash, address)).toMatchObject({ splits: [], payments: [], payouts: [] });
       // The provider is back: the redelivery does it all, once.
-      resetServiceContext({ ...real });
+      server.restore();
       expect((await post(d)).status).toBe(200);
       expect(await movedFor(hash, address)).toMatchObject({ splits: [{ state: 'paid', owner_msat: 997_000 }], payouts: [{ state: 'paid' }] });
     } finally {
-      resetServiceContext({ ...real });
+      server.restore();
     }
   });
 
   it('a provider that sends no webhooks: 501 with a clear code', async () => {
-    const real = serviceContext();
+    const real = server.ctx;
     const { readWebhook: _omit, ...noWebhooks } = real.devNode!;
-    resetServiceContext({ ...real, provider: { ...noWebhooks, name: 'silent' } });
+    server.use({ ...real, provider: { ...noWebhooks, name: 'silent' } });
     try {
       const response = await post(delivery(bytesToHex(randomBytes(32))));
       expect(response.status).toBe(501);
       expect(await response.json()).toMatchObject({ code: 'WEBHOOKS_UNSUPPORTED' });
     } finally {
-      resetServiceContext({ ...real });
+      server.restore();
     }
   });
 });

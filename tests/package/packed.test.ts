@@ -35,7 +35,6 @@ import {
   type RunningServer,
 } from '../support/packed.js';
 import type { PACKED_FIXTURES } from './prepare.js';
-import { serviceContext } from '../../lib/service/context.js';
 import type { Database } from '../../lib/db/index.js';
 import { useDevServer } from '../support/server.js';
 
@@ -248,7 +247,7 @@ describe('Next.js App Router (create-next-app defaults, no transpilePackages): n
   let serviceDatabase: Database | undefined;
   // The demo logs each payment to the service's database (PGlite in memory): opened and migrated here, not during a payment.
   beforeAll(async () => {
-    serviceDatabase = await serviceContext().database();
+    serviceDatabase = await service.ctx.database();
   });
   afterAll(() => serviceDatabase?.close());
   for (const runtime of ['node', 'edge']) {

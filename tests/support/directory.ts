@@ -4,7 +4,7 @@
 // POST /api/register accepts.
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
-import { createSession } from '../../lib/service/auth.js';
+import { createSession } from '../../lib/service/accounts/auth.js';
 import type { ServiceContext } from '../../lib/service/context.js';
 
 /** Headers that prove control of `address` to POST /api/register on this service. */

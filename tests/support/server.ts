@@ -1,15 +1,26 @@
 // The real local server (scripts/dev-server.ts) for a test file, on an
-// ephemeral port, with the environment the file asks for and restored after.
+// ephemeral port, running the api/ handlers with a deployment of the file's
+// own: a config built from plain settings (never process.env) and the service
+// context built from it. Fault injection hands the handlers a modified context
+// (`use`) or a new deployment (`redeploy`); `restore` goes back.
 import { afterAll, beforeAll, expect } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resetServiceContext, serviceContext } from '../../lib/service/context.js';
+import { loadConfig, type Config } from '../../lib/config.js';
+import type { ServiceContext } from '../../lib/service/context.js';
+import { createDeployment, deploymentOf, type Deployment } from '../../lib/service/deployment.js';
 import type { Database } from '../../lib/db/index.js';
 import type { DatabaseBackend, TestDatabase } from './postgres.js';
 import { startDevServer, type DevServer, type DevServerOptions } from '../../scripts/dev-server.js';
 
 export const TEST_SECRET = 'test-server-secret-0123456789abcdef0123456789abcdef';
+
+/** Settings as the environment would give them; undefined leaves one unset. */
+export type Settings = Record<string, string | undefined>;
+
+/** What every test server runs with unless its file says otherwise: a fixed secret, no price sources, PGlite in memory. */
+export const TEST_SETTINGS: Settings = { L402_SECRET: TEST_SECRET, BTC_PRICE_SOURCES: 'none', DATABASE_URL: 'pglite://memory' };
 
 /** The 402 body of lib/l402 challenges. */
 export interface ChallengeBody {
@@ -41,26 +52,78 @@ export async function payDemoChallenge(serverUrl: string): Promise<DemoCredentia
   return { authorization: `L402 ${body.macaroon}:${preimage}`, token: body.macaroon, preimage, paymentHash: body.paymentHash };
 }
 
-export function useDevServer(env: () => Record<string, string> = () => ({}), serverOptions: DevServerOptions = {}): { readonly url: string } {
+export interface TestServer {
+  readonly url: string;
+  /** The server's own DATA_DIR, a temporary directory removed after the file. */
+  readonly dataDir: string;
+  /** What the handlers run with; pass it to an api/ function called directly: `fn.fetchWith(request, server.deployment)`. */
+  readonly deployment: Deployment;
+  /** The service context the handlers run with now (built on first use). */
+  readonly ctx: ServiceContext;
+  /** The config of the file's settings over TEST_SETTINGS, with `extra` over both (undefined unsets a setting). */
+  config(extra?: Settings): Config;
+  /** From now on the handlers run with `ctx`, e.g. `{ ...server.ctx, provider: down }`. */
+  use(ctx: ServiceContext): void;
+  /**
+   * From now on the handlers run with a new deployment, as after a restart with
+   * other settings: built from `config` (default: the file's own), its context
+   * built on first use with `overrides` replacing parts of it.
+   */
+  redeploy(config?: Config, overrides?: Partial<ServiceContext>): void;
+  /** Back to the file's own deployment and its context. */
+  restore(): void;
+}
+
+export function useDevServer(settings: () => Settings = () => ({}), serverOptions: Omit<DevServerOptions, 'deployment'> = {}): TestServer {
   let server: DevServer | undefined;
   let dataDir = '';
-  const saved = { ...process.env };
+  let own: Deployment | undefined;
+  let current: Deployment | undefined;
+  const running = () => {
+    if (!current || !own) throw new Error('the dev server starts in beforeAll');
+    return current;
+  };
+  // One object for the server's lifetime, so the dev server (and direct calls) always reach the current deployment.
+  const deployment: Deployment = {
+    config: () => running().config(),
+    context: () => running().context(),
+  };
+  const config = (extra: Settings = {}) => loadConfig({ ...TEST_SETTINGS, DATA_DIR: dataDir, ...settings(), ...extra });
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'l402-test-'));
-    Object.assign(process.env, { L402_SECRET: TEST_SECRET, BTC_PRICE_SOURCES: 'none', DATA_DIR: dataDir, DATABASE_URL: 'pglite://memory' }, env());
-    resetServiceContext();
-    server = await startDevServer({ ...serverOptions, port: 0 });
+    own = current = createDeployment(config());
+    server = await startDevServer({ ...serverOptions, port: 0, deployment });
   });
   afterAll(async () => {
     await server?.close();
-    process.env = saved;
-    resetServiceContext();
     rmSync(dataDir, { recursive: true, force: true });
   });
   return {
     get url() {
       if (!server) throw new Error('the dev server starts in beforeAll');
       return server.url;
+    },
+    get dataDir() {
+      return dataDir;
+    },
+    deployment,
+    get ctx() {
+      return deployment.context();
+    },
+    config,
+    use(ctx) {
+      running();
+      current = deploymentOf(ctx);
+    },
+    redeploy(newConfig = config(), overrides = {}) {
+      running();
+      const fresh = createDeployment(newConfig);
+      let built: ServiceContext | undefined;
+      current = { config: () => newConfig, context: () => (built ??= { ...fresh.context(), ...overrides }) };
+    },
+    restore() {
+      running();
+      current = own;
     },
   };
 }
@@ -70,7 +133,7 @@ export function useDevServer(env: () => Record<string, string> = () => ({}), ser
  * the database is created before the server starts and dropped after, and
  * `db` is the service's own (migrated) connection to it.
  */
-export function useDevServerOn(backend: DatabaseBackend, env: () => Record<string, string> = () => ({})): { readonly url: string; readonly db: Database } {
+export function useDevServerOn(backend: DatabaseBackend, settings: () => Settings = () => ({})): TestServer & { readonly db: Database } {
   let database: TestDatabase | undefined;
   let db: Database | undefined;
   beforeAll(async () => {
@@ -79,18 +142,17 @@ export function useDevServerOn(backend: DatabaseBackend, env: () => Record<strin
   afterAll(async () => {
     await database?.drop();
   });
-  const running = useDevServer(() => ({ ...env(), DATABASE_URL: database!.url }));
+  const running = useDevServer(() => ({ ...settings(), DATABASE_URL: database!.url }));
   beforeAll(async () => {
-    db = await serviceContext().database(); // migrated on open
+    db = await running.ctx.database(); // migrated on open
   });
   afterAll(() => db?.close());
-  return {
-    get url() {
-      return running.url;
+  return Object.create(running, {
+    db: {
+      get() {
+        if (!db) throw new Error('the database opens in beforeAll');
+        return db;
+      },
     },
-    get db() {
-      if (!db) throw new Error('the database opens in beforeAll');
-      return db;
-    },
-  };
+  }) as TestServer & { readonly db: Database };
 }

@@ -10,7 +10,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { Redis } from 'ioredis';
 import type { Database } from '../../lib/db/index.js';
 import { closedPort, databaseBackends } from './postgres.js';
-import { useDevServerOn } from './server.js';
+import { useDevServerOn, type TestServer } from './server.js';
 import { startUpstashRestServer, type UpstashRestServer } from './upstash-rest-server.js';
 
 const REDIS_SERVER = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((path) => existsSync(path));
@@ -28,6 +28,8 @@ export interface RunningStack {
   readonly db: Database;
   /** A client of the suite's own Redis, to look at what the service keeps there. */
   readonly redis: Redis;
+  /** The local server itself: its service context, fault injection (tests/support/server.ts). */
+  readonly server: TestServer;
 }
 
 export interface PrivateRedis {
@@ -91,6 +93,7 @@ export function useStack(env: () => Record<string, string> = () => ({})): Runnin
     get db() {
       return running.db;
     },
+    server: running,
     get redis() {
       if (!client) throw new Error('Redis starts in beforeAll');
       return client;

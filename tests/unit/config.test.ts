@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { ConfigError, ENV_KEYS, describeEmbeddedDefaults, loadConfig } from '../../lib/config.js';
-import { resetServiceContext } from '../../lib/service/context.js';
+import { createDeployment } from '../../lib/service/deployment.js';
 
 const dataDir = () => mkdtempSync(join(tmpdir(), 'l402-config-'));
 
@@ -115,27 +115,19 @@ describe('loadConfig', () => {
 
 describe('the service in production without configuration', () => {
   it('fails closed: the paywall and the invoice endpoint answer 503 naming what is missing', async () => {
-    const saved = { ...process.env };
-    try {
-      for (const key of Object.keys(process.env)) if (/^(L402_|UPSTASH_|KV_|LIGHTNING_)/.test(key)) delete process.env[key];
-      Object.assign(process.env, { NODE_ENV: 'production', DATA_DIR: dataDir() });
-      resetServiceContext();
-      const { default: btcPrice } = await import('../../api/demo/btc-price.js');
-      const { default: invoice } = await import('../../api/invoice.js');
-      for (const response of [
-        await btcPrice.fetch(new Request('http://localhost/api/demo/btc-price')),
-        await invoice.fetch(new Request('http://localhost/api/invoice', { method: 'POST', body: '{"amountSats":1}' })),
-      ]) {
-        expect(response.status).toBe(503);
-        expect(response.headers.get('www-authenticate')).toBeNull();
-        const body = (await response.json()) as { code: string; error: string };
-        expect(body.code).toBe('NOT_CONFIGURED');
-        expect(body.error).toMatch(/L402_SECRET/);
-        expect(body.error).toMatch(/UPSTASH_REDIS_REST_URL/);
-      }
-    } finally {
-      process.env = saved;
-      resetServiceContext();
+    const deployment = createDeployment(loadConfig({ NODE_ENV: 'production', DATA_DIR: dataDir() }));
+    const { default: btcPrice } = await import('../../api/demo/btc-price.js');
+    const { default: invoice } = await import('../../api/invoice.js');
+    for (const response of [
+      await btcPrice.fetchWith(new Request('http://localhost/api/demo/btc-price'), deployment),
+      await invoice.fetchWith(new Request('http://localhost/api/invoice', { method: 'POST', body: '{"amountSats":1}' }), deployment),
+    ]) {
+      expect(response.status).toBe(503);
+      expect(response.headers.get('www-authenticate')).toBeNull();
+      const body = (await response.json()) as { code: string; error: string };
+      expect(body.code).toBe('NOT_CONFIGURED');
+      expect(body.error).toMatch(/L402_SECRET/);
+      expect(body.error).toMatch(/UPSTASH_REDIS_REST_URL/);
     }
   });
 });

@@ -3,7 +3,7 @@ import { loadConfig } from '../../lib/config.js';
 import { classifyAddress } from '../../lib/http/outbound.js';
 import { LightningAddress, LightningAddressWithLoopback, lightningAddressSchema } from 'l402-paywall/lightning';
 import { decodeLnurl, encodeLnurl, LnurlError, lightningAddressUrl, outboundPolicy } from '../../lib/lightning/lnurl.js';
-import { payMetadata } from '../../lib/service/lnurlp.js';
+import { payMetadata } from '../../lib/service/money/lnurlp.js';
 
 // LUD-01's own example.
 const LUD01_URL = 'https://service.com/api?q=3fc3645b439ce8e7f2553a69e5267081d96dcd340693afabe04be7b0ccd178df';

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createPriceFeed, PUBLIC_SOURCES, SIMULATED_USD, type PriceSource } from '../../lib/service/price.js';
+import { createPriceFeed, PUBLIC_SOURCES, SIMULATED_USD, type PriceSource } from '../../lib/service/records/price.js';
 
 let server: Server;
 let base = '';

@@ -1,5 +1,5 @@
 -- Managed mode: who is owed what, and the payouts that settle it
--- (docs/architecture.md decisions 6-8, lib/service/payouts.ts). Integer millisatoshis.
+-- (docs/architecture.md decisions 6-8, lib/service/money/payouts.ts). Integer millisatoshis.
 
 -- Every invoice POST /api/invoice issued with an owner: the webhook learns whom
 -- a payment is for from here, and the payouts cron looks up the ones whose
@@ -15,7 +15,7 @@ CREATE TABLE managed_invoices (
   -- when the cron last asked the provider about it (the least recently checked go first)
   checked_at    timestamptz
 );
--- In the order the cron checks them (lib/service/managed.ts reconcileManagedInvoices).
+-- In the order the cron checks them (lib/service/money/managed.ts reconcileManagedInvoices).
 CREATE INDEX managed_invoices_unsettled ON managed_invoices ((coalesce(checked_at, created_at))) WHERE settled_at IS NULL;
 
 -- One payment to one owner, covering one or more splits (splits.payout_id).

@@ -1,4 +1,4 @@
--- Stats roll-up (GET /api/stats, lib/service/stats.ts): payments counted per
+-- Stats roll-up (GET /api/stats, lib/service/records/stats-queries.ts): payments counted per
 -- UTC day and owner, so admin stats over millions of rows read thousands of
 -- cells instead. It is EXACT, not an estimate: statement-level triggers on
 -- payments and splits keep it equal to a recomputation from the base tables

@@ -6,11 +6,11 @@
 // purpose=pro, address=<lightning address>, price_msat. Its payment hash
 // activates once, ever: pro_activations has it as primary key, so a replay
 // fails in the database, whatever the key-value store remembers or forgets.
-import { HttpError } from '../http/errors.js';
+import { HttpError } from '../../http/errors.js';
 import type { Rejection } from 'l402-paywall';
 import { checkCaveats, decodeToken, mintToken, verifyToken } from 'l402-paywall';
-import { providerUnavailable } from './provider-errors.js';
-import type { ServiceContext } from './context.js';
+import { providerUnavailable } from '../money/provider-errors.js';
+import type { ServiceContext } from '../context.js';
 
 export const PRO_PURPOSE = 'pro';
 export const PRO_TERM_DAYS = 30;

@@ -12,13 +12,13 @@
 import { randomBytes } from 'node:crypto';
 import { toString as qrCode } from 'qrcode';
 import { z } from 'zod';
-import { DatabaseUnavailable } from '../db/types.js';
-import { HttpError, retryLater } from '../http/errors.js';
-import { sameSecret } from '../http/secrets.js';
-import { verifyLnurlAuthSignature } from '../lightning/lnurl-auth.js';
-import { encodeLnurl } from '../lightning/lnurl.js';
+import { DatabaseUnavailable } from '../../db/types.js';
+import { HttpError, retryLater } from '../../http/errors.js';
+import { sameSecret } from '../../http/secrets.js';
+import { verifyLnurlAuthSignature } from '../../lightning/lnurl-auth.js';
+import { encodeLnurl } from '../../lightning/lnurl.js';
 import { createSession, enforceWindowLimit, sha256Hex, type IssuedSession } from './auth.js';
-import type { ServiceContext } from './context.js';
+import type { ServiceContext } from '../context.js';
 import { eraseKey, type ErasureCounts } from './erasure.js';
 
 export type ChallengePurpose = 'login' | 'erase';

@@ -1,7 +1,7 @@
 // What a failed call to the Lightning provider becomes at the HTTP boundary:
 // always 503 with Retry-After (the request may succeed later), with a code
 // that says whether waiting helps or the operator must fix a setting.
-import { HttpError, retryLater } from '../http/errors.js';
+import { HttpError, retryLater } from '../../http/errors.js';
 import { PROVIDER_RETRY_AFTER_SECONDS } from 'l402-paywall';
 import { ProviderConfigError, ProviderUnsupported } from 'l402-paywall/lightning';
 

@@ -28,14 +28,14 @@
 //   PAYOUT_MIN_FEE_MSAT (a budget a route can be found for). The owner
 //   receives exactly the share.
 import { randomUUID } from 'node:crypto';
-import type { Database, Queryable } from '../db/index.js';
+import type { Database, Queryable } from '../../db/index.js';
 import { decodeInvoice } from 'l402-paywall/lightning';
-import { fetchInvoiceForAddress, LnurlError, outboundPolicy, type AddressInvoice } from '../lightning/lnurl.js';
+import { fetchInvoiceForAddress, LnurlError, outboundPolicy, type AddressInvoice } from '../../lightning/lnurl.js';
 import { PaymentFailed, ProviderConfigError, ProviderUnsupported, type PaymentStatus } from 'l402-paywall/lightning';
-import type { ServiceContext } from './context.js';
+import type { ServiceContext } from '../context.js';
 import { ownerShareMsat } from './split.js';
-import { withTimeout } from '../util/async.js';
-import { describeError } from '../util/describe-error.js';
+import { withTimeout } from '../../util/async.js';
+import { describeError } from '../../util/describe-error.js';
 
 export type SplitState = 'accrued' | 'pending' | 'paid' | 'failed';
 export type SplitSource = 'webhook' | 'reconcile' | 'manual';

@@ -2,7 +2,7 @@
 // payment record of the addresses linked to its key, the links and the
 // sessions go, in one transaction. The split ledger (splits, payouts) stays:
 // it records money the service still owes or has paid to owners.
-import type { Database } from '../db/types.js';
+import type { Database } from '../../db/types.js';
 
 export interface ErasureCounts {
   payments: number;

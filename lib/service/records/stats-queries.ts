@@ -1,12 +1,6 @@
-// GET /api/stats (docs/architecture.md decision 11): payment
-// analytics over the payments a session may see, computed in SQL.
-//
-// Who sees what: admin keys see every payment (ownerless ones too), the
-// service fee and the service wallet; any other key sees the payments of the
-// Lightning Addresses linked to it. Free owners see the last 7 days (every
-// history field is computed over that window); Pro owners (an active Pro
-// subscription on any linked address) and admins see everything and may
-// export CSV.
+// The stats' SQL (docs/architecture.md decision 11): totals, per day and per
+// owner, the service fee, the 7-day trend and the recent payments over the
+// payments a scope covers, and pages of those payments for the CSV export.
 //
 // Speed: totals, byDay, byOwner and the fee come from the stats_daily roll-up
 // (migration 005, exact and kept by triggers), so an admin's stats read one
@@ -15,25 +9,13 @@
 // partial day from the payments themselves. What owners are owed comes from
 // the stats_owed roll-up (one row per owner).
 //
-// walletSats is a balance, not history: a free owner sees everything the
-// service still owes them, however old the payments it came from.
-//
-// Rounding (integer sats from msat): serviceFee = floor(sum of fee_msat / 1000)
-// over the visible payments' splits; walletSats = floor(msat / 1000);
-// walletUsdCents = walletSats at the current BTC price, to the nearest cent,
-// or null when no live price is available (never a made-up figure).
-import { HttpError } from '../http/errors.js';
-import type { Queryable } from '../db/types.js';
-import { linkedAddresses, type Session } from './auth.js';
-import type { ServiceContext } from './context.js';
-import { providerUnavailable } from './provider-errors.js';
-import { servicePriceFeed, type BtcPrice } from './price.js';
+// Rounding: serviceFee = floor(sum of fee_msat / 1000) over the scope's
+// payments' splits.
+import type { Queryable } from '../../db/types.js';
 
-export const FREE_HISTORY_DAYS = 7;
 export const TREND_DAYS = 7;
 export const RECENT_LIMIT = 50;
 const DAY_MS = 86_400_000;
-const CSV_BATCH = 5_000;
 
 /** docs/architecture.md "The hosted interface's records". Columns the payment log may leave empty are null. */
 export interface PaymentRecord {
@@ -74,36 +56,6 @@ export interface StatsScope {
   since: Date | null;
   now: Date;
 }
-
-export type Tier = 'admin' | 'pro' | 'free';
-
-export interface StatsView extends StatsScope {
-  tier: Tier;
-}
-
-/** The stats object plus what the dashboard needs to label it. */
-export interface Stats extends PaymentStats {
-  /** Admin: the service wallet's balance. Owner: what the service still owes them (splits not yet paid). Sats, floor. */
-  walletSats: number;
-  /** walletSats in US cents at btcPrice, rounded; null when no live price answered (btcPrice.source is "simulated"). */
-  walletUsdCents: number | null;
-  btcPrice: BtcPrice;
-  scope: { tier: Tier; addresses: string[] | null; since: string | null; generatedAt: string };
-}
-
-// ---------------------------------------------------------------------------
-// Who sees what
-
-/** The caller's view: admins everything; owners their linked addresses, 7 days unless Pro. */
-export async function statsView(db: Queryable, session: Session, now: Date = new Date()): Promise<StatsView> {
-  if (session.admin) return { tier: 'admin', addresses: 'all', since: null, now };
-  const addresses = await linkedAddresses(db, session.pubkey);
-  const pro = addresses.length > 0 && (await db.query('SELECT 1 FROM pro_subscriptions WHERE address = ANY($1::text[]) AND expires_at > $2 LIMIT 1', [addresses, now])).length > 0;
-  return { tier: pro ? 'pro' : 'free', addresses, since: pro ? null : new Date(now.getTime() - FREE_HISTORY_DAYS * DAY_MS), now };
-}
-
-// ---------------------------------------------------------------------------
-// The computation
 
 /** Totals, byOwner, byDay, fee, trend and recent over the payments of `scope`. */
 export async function paymentStats(db: Queryable, scope: StatsScope): Promise<PaymentStats> {
@@ -197,7 +149,7 @@ const RECORD_COLUMNS = 'id, endpoint, payment_hash, amount_sats, owner_address, 
  * newest first) the cursor. Owners' addresses are read one index range each and
  * merged, so a few addresses never mean a scan of every payment.
  */
-function pageOfPayments(scope: StatsScope, options: { newestFirst: boolean; limit: number; after?: Cursor }): Sql {
+export function pageOfPayments(scope: StatsScope, options: { newestFirst: boolean; limit: number; after?: Cursor }): Sql {
   const params: unknown[] = [];
   const direction = options.newestFirst ? 'DESC' : 'ASC';
   const conditions: string[] = [];
@@ -225,7 +177,7 @@ function pageOfPayments(scope: StatsScope, options: { newestFirst: boolean; limi
   };
 }
 
-interface Cursor {
+export interface Cursor {
   /** paid_at as PostgreSQL printed it: microseconds survive the round trip (a Date would lose them). */
   paidAt: string;
   id: string;
@@ -236,7 +188,7 @@ async function recentPayments(db: Queryable, scope: StatsScope, limit: number): 
   return (await db.query(sql.text, sql.params)).map(toRecord);
 }
 
-function toRecord(row: Record<string, unknown>): PaymentRecord {
+export function toRecord(row: Record<string, unknown>): PaymentRecord {
   return {
     id: String(row.id),
     endpoint: row.endpoint === null ? null : String(row.endpoint),
@@ -246,139 +198,6 @@ function toRecord(row: Record<string, unknown>): PaymentRecord {
     paid_at: toIso(row.paid_at),
   };
 }
-
-// ---------------------------------------------------------------------------
-// The stats object for a session
-
-/** The BTC price the demo uses (BTC_PRICE_SOURCES). */
-function btcPrice(ctx: ServiceContext): Promise<BtcPrice> {
-  return servicePriceFeed(ctx).current();
-}
-
-/** US cents for `sats` at `usd` per BTC, to the nearest cent; null when the price is not a live one. */
-export function usdCents(sats: number, price: BtcPrice): number | null {
-  if (price.source === 'simulated') return null;
-  return Math.round((sats * price.usd) / 1_000_000);
-}
-
-export interface StatsOptions {
-  now?: Date;
-  /** Replaces the live price feed (tests). */
-  price?: () => Promise<BtcPrice>;
-}
-
-export async function statsFor(ctx: ServiceContext, session: Session, options: StatsOptions = {}): Promise<Stats> {
-  const db = await ctx.database();
-  const view = await statsView(db, session, options.now);
-  const [history, walletMsat, price] = await Promise.all([
-    paymentStats(db, view),
-    view.addresses === 'all' ? serviceBalanceMsat(ctx) : owedMsat(db, view.addresses),
-    options.price ? options.price() : btcPrice(ctx),
-  ]);
-  const walletSats = Math.floor(walletMsat / 1000);
-  return {
-    totalPayments: history.totalPayments,
-    totalSats: history.totalSats,
-    serviceFee: history.serviceFee,
-    walletSats,
-    walletUsdCents: usdCents(walletSats, price),
-    byOwner: history.byOwner,
-    byDay: history.byDay,
-    trend: history.trend,
-    recent: history.recent,
-    btcPrice: price,
-    scope: {
-      tier: view.tier,
-      addresses: view.addresses === 'all' ? null : view.addresses,
-      since: view.since?.toISOString() ?? null,
-      generatedAt: view.now.toISOString(),
-    },
-  };
-}
-
-async function serviceBalanceMsat(ctx: ServiceContext): Promise<number> {
-  try {
-    return (await ctx.provider.balance()).balanceMsat;
-  } catch (error) {
-    throw providerUnavailable(error);
-  }
-}
-
-// ---------------------------------------------------------------------------
-// CSV export (Pro owners and admins)
-
-export const CSV_COLUMNS = ['id', 'endpoint', 'payment_hash', 'amount_sats', 'owner_address', 'paid_at'] as const;
-
-export interface CsvExport {
-  filename: string;
-  /** UTF-8 CSV (RFC 4180, CRLF), oldest payment first, streamed in batches. */
-  body: ReadableStream<Uint8Array>;
-}
-
-/** Every visible payment as CSV; 403 PRO_REQUIRED for free owners. */
-export async function statsCsvFor(ctx: ServiceContext, session: Session, options: { now?: Date } = {}): Promise<CsvExport> {
-  const db = await ctx.database();
-  const view = await statsView(db, session, options.now);
-  if (view.tier === 'free') {
-    throw new HttpError(403, 'PRO_REQUIRED', 'CSV export belongs to the Pro tier: activate Pro for one of your linked Lightning Addresses (GET /api/dev-token?address=...)');
-  }
-  return { filename: `payments-${view.now.toISOString().slice(0, 10)}.csv`, body: await paymentsCsv(db, view) };
-}
-
-/**
- * The scope's payments as a CSV stream. The first batch is read before this
- * resolves, so a database that is down is a 503, not a truncated download.
- */
-export async function paymentsCsv(db: Queryable, scope: StatsScope, batch = CSV_BATCH): Promise<ReadableStream<Uint8Array>> {
-  const encoder = new TextEncoder();
-  const readPage = async (after?: Cursor) => {
-    const sql = pageOfPayments(scope, { newestFirst: false, limit: batch, after });
-    return db.query(sql.text, sql.params);
-  };
-  let page: Array<Record<string, unknown>> | null = await readPage();
-  let header = true;
-  return new ReadableStream<Uint8Array>({
-    // Every pull enqueues or closes: a pull that did neither would leave the reader waiting forever.
-    async pull(controller) {
-      const rows = page ?? [];
-      const lines = rows.map((row) => csvLine(csvFields(toRecord(row))));
-      if (header) lines.unshift(csvLine([...CSV_COLUMNS]));
-      header = false;
-      if (lines.length > 0) controller.enqueue(encoder.encode(lines.join('')));
-      const last = rows.at(-1);
-      page = rows.length === batch && last ? await readPage({ paidAt: String(last.cursor_at), id: String(last.id) }) : null;
-      if (page === null || page.length === 0) controller.close();
-    },
-  });
-}
-
-function csvFields(record: PaymentRecord): string[] {
-  return CSV_COLUMNS.map((column) => {
-    const value = record[column];
-    return value === null ? '' : String(value);
-  });
-}
-
-/** One RFC 4180 line. */
-export function csvLine(fields: string[]): string {
-  return `${fields.map(csvField).join(',')}\r\n`;
-}
-
-/**
- * Quotes what needs quoting (comma, quote, CR, LF). A formula trigger (=, +,
- * -, @) gets an apostrophe right before it wherever a spreadsheet may start a
- * cell: at the start, and after a separator, quote or line break inside the
- * field, since a ";" locale or a tab split starts cells there; and past any
- * whitespace or control characters there, which spreadsheets trim before
- * reading a formula ("\t=1+1" -> "\t'=1+1") (OWASP "CSV injection"):
- * endpoints are chosen by third parties.
- */
-export function csvField(value: string): string {
-  const safe = value.replace(/(^|[,;\t\r\n"])([\s\u0000-\u001f\u007f-\u009f]*)(?=[=+\-@])/g, "$1$2'");
-  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
-}
-
-// ---------------------------------------------------------------------------
 
 /** int8 arrives as a number (or bigint past 2^53); sums are cast to int8 in SQL. */
 function int(value: unknown): number {

@@ -3,9 +3,9 @@
 // opens no session. Admin rights are read from config on every request, so
 // removing a key from ADMIN_PUBKEYS takes effect at once.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Queryable } from '../db/types.js';
-import { HttpError, retryLater } from '../http/errors.js';
-import type { ServiceContext } from './context.js';
+import type { Queryable } from '../../db/types.js';
+import { HttpError, retryLater } from '../../http/errors.js';
+import type { ServiceContext } from '../context.js';
 import { devLoginKey } from './dev-login.js';
 
 export interface Session {
@@ -27,7 +27,7 @@ export function sha256Hex(text: string): string {
 }
 
 export function isAdmin(ctx: ServiceContext, pubkey: string): boolean {
-  // The development wallet (lib/service/dev-login.ts) exists only with the dev node outside production.
+  // The development wallet (lib/service/accounts/dev-login.ts) exists only with the dev node outside production.
   return ctx.config.auth.adminPubkeys.includes(pubkey) || pubkey === devLoginKey(ctx)?.pubkey;
 }
 

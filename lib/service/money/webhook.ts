@@ -1,13 +1,13 @@
 // POST /api/provider-webhook (docs/architecture.md decision 8): the provider's signature
 // is checked over the raw body before anything in it is parsed, then the
 // payment is confirmed by looking it up at the provider, and only then does
-// money move (lib/service/managed.ts). Deliveries are deduplicated by the
+// money move (lib/service/money/managed.ts). Deliveries are deduplicated by the
 // ledger itself: every step is keyed on the payment hash, so a redelivered,
 // concurrent or replayed event changes nothing.
-import { HttpError } from '../http/errors.js';
-import { readRequestText } from '../http/input.js';
+import { HttpError } from '../../http/errors.js';
+import { readRequestText } from '../../http/input.js';
 import { WebhookRejected, type WebhookEvent } from 'l402-paywall/lightning';
-import type { ServiceContext } from './context.js';
+import type { ServiceContext } from '../context.js';
 import { confirmPayment, type ConfirmedPayment } from './managed.js';
 
 /** Provider payment notifications are small; anything bigger is not one. */

@@ -7,8 +7,8 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
-import { HttpError } from '../http/errors.js';
-import type { ServiceContext } from './context.js';
+import { HttpError } from '../../http/errors.js';
+import type { ServiceContext } from '../context.js';
 import { invoiceLimit } from './invoices.js';
 import { providerUnavailable } from './provider-errors.js';
 

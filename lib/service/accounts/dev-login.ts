@@ -9,8 +9,8 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
-import { HttpError } from '../http/errors.js';
-import type { ServiceContext } from './context.js';
+import { HttpError } from '../../http/errors.js';
+import type { ServiceContext } from '../context.js';
 import { answerWallet, type WalletAnswer } from './lnurl-auth.js';
 
 export interface DevLoginKey {

@@ -6,13 +6,13 @@
 // LINK_CODE_ATTEMPTS wrong entries (counted atomically in the shared store),
 // and a new code costs a payment limited to LINK_RATE_LIMIT_PER_HOUR per key.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { HttpError, retryLater } from '../http/errors.js';
-import { sameSecret } from '../http/secrets.js';
-import { LnurlError, fetchInvoiceForAddress, outboundPolicy } from '../lightning/lnurl.js';
+import { HttpError, retryLater } from '../../http/errors.js';
+import { sameSecret } from '../../http/secrets.js';
+import { LnurlError, fetchInvoiceForAddress, outboundPolicy } from '../../lightning/lnurl.js';
 import { PaymentFailed, ProviderConfigError, ProviderUnsupported } from 'l402-paywall/lightning';
-import { providerUnavailable } from './provider-errors.js';
+import { providerUnavailable } from '../money/provider-errors.js';
 import { enforceWindowLimit, linkedAddresses, sha256Hex, type Session } from './auth.js';
-import type { ServiceContext } from './context.js';
+import type { ServiceContext } from '../context.js';
 
 export const LINK_AMOUNT_MSAT = 1000;
 // Routing fee the 1-sat proof may cost at most.

@@ -1,8 +1,8 @@
 // POST /api/invoice: an invoice and a signed token for `amountSats`, rate
 // limited per client, for managed-mode clients and anyone without a node.
-import { retryLater, HttpError } from '../http/errors.js';
+import { retryLater, HttpError } from '../../http/errors.js';
 import { mintToken } from 'l402-paywall';
-import type { ServiceContext } from './context.js';
+import type { ServiceContext } from '../context.js';
 import { rememberOwner } from './managed.js';
 import { providerUnavailable } from './provider-errors.js';
 

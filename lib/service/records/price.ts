@@ -2,8 +2,8 @@
 // each with a timeout and a validated answer, cached briefly; offline the
 // answer says "simulated" instead of pretending.
 import { z } from 'zod';
-import { readBoundedText } from '../http/input.js';
-import type { ServiceContext } from './context.js';
+import { readBoundedText } from '../../http/input.js';
+import type { ServiceContext } from '../context.js';
 
 export interface BtcPrice {
   usd: number;
@@ -36,6 +36,12 @@ export const PUBLIC_SOURCES: Record<string, PriceSource> = {
     parse: (body) => z.object({ bitcoin: z.object({ usd: positiveNumber }) }).parse(body).bitcoin.usd,
   },
 };
+
+/** US cents for `sats` at `price`, to the nearest cent; null when the price is not a live one (never a made-up figure). */
+export function usdCents(sats: number, price: BtcPrice): number | null {
+  if (price.source === 'simulated') return null;
+  return Math.round((sats * price.usd) / 1_000_000);
+}
 
 /** Shown when no source answers: a round figure, labelled as such. */
 export const SIMULATED_USD = 100_000;

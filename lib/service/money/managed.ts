@@ -5,11 +5,11 @@
 // through confirmPayment, so they share one ledger and one key: the payment hash.
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
-import { HttpError } from '../http/errors.js';
-import type { Queryable } from '../db/index.js';
+import { HttpError } from '../../http/errors.js';
+import type { Queryable } from '../../db/index.js';
 import type { InvoiceStatus } from 'l402-paywall/lightning';
-import type { ServiceContext } from './context.js';
-import { servicePaymentLog } from './payment-log.js';
+import type { ServiceContext } from '../context.js';
+import { servicePaymentLog } from '../records/payment-log.js';
 import { providerUnavailable } from './provider-errors.js';
 import { findSplit, recordSplit, settleOwner, type AttemptResult, type SplitRecord, type SplitSource } from './payouts.js';
 
