@@ -2,12 +2,9 @@
 // One policy for every JSON body: its schema is a z.strictObject, so a key the
 // endpoint does not know is refused (400 INVALID_REQUEST `Unrecognized key: "x"`)
 // rather than silently ignored: a misspelt optional field would otherwise pass.
-import { readBoundedText } from 'l402-paywall/lightning';
+import { readBoundedText, type BoundedText } from 'l402-paywall/lightning';
 import type { z } from 'zod';
 import { HttpError } from './errors.js';
-
-// The library's bounded reader serves requests as well as backends' answers; named here for the service's other readers.
-export { readBoundedText };
 
 export const DEFAULT_BODY_LIMIT = 16 * 1024;
 /**
@@ -49,17 +46,17 @@ export async function readRequestText(request: Request, { limit = DEFAULT_BODY_L
   const tooLarge = () => new HttpError(413, 'BODY_TOO_LARGE', `Request body must be at most ${limit} bytes`, { limit });
   if (Number(request.headers.get('content-length') ?? '0') > limit) throw tooLarge();
   const deadline = AbortSignal.timeout(timeoutMs);
-  let text: Awaited<ReturnType<typeof readBoundedText>>;
+  let read: BoundedText;
   try {
-    text = await readBoundedText(request.body, limit, { signal: deadline });
+    read = await readBoundedText(request.body, limit, { signal: deadline });
   } catch {
     if (deadline.aborted) throw new HttpError(408, 'REQUEST_TIMEOUT', `Request body did not arrive within ${timeoutMs / 1000} s`, {}, { Connection: 'close' });
     // The client went away mid-body: nobody reads this answer, but it is no server error.
     throw new HttpError(400, 'BODY_INCOMPLETE', 'Request body ended before it was complete');
   }
-  if (text === 'too-large') throw tooLarge();
-  if (text === 'not-utf8') throw new HttpError(400, 'INVALID_JSON', 'Request body is not valid UTF-8');
-  return text;
+  if (read.ok) return read.text;
+  if (read.reason === 'too-large') throw tooLarge();
+  throw new HttpError(400, 'INVALID_JSON', 'Request body is not valid UTF-8');
 }
 
 /**

@@ -26,30 +26,32 @@ describe('readBoundedText', () => {
   it('reads a body whole, a character split across chunks included; no body is empty text', async () => {
     const euro = bytes('€'); // three bytes
     const { body } = stream([bytes('price: 5 '), euro.slice(0, 1), euro.slice(1), bytes(' each')]);
-    expect(await readBoundedText(body, 100)).toBe('price: 5 € each');
-    expect(await readBoundedText(null, 100)).toBe('');
+    expect(await readBoundedText(body, 100)).toEqual({ ok: true, text: 'price: 5 € each' });
+    expect(await readBoundedText(null, 100)).toEqual({ ok: true, text: '' });
   });
 
   it('answers too-large past the limit and hangs up on the rest', async () => {
     const exact = stream([bytes('12345'), bytes('67890')]);
-    expect(await readBoundedText(exact.body, 10)).toBe('1234567890');
+    expect(await readBoundedText(exact.body, 10)).toEqual({ ok: true, text: '1234567890' });
     const over = stream([bytes('12345'), bytes('678901')], { endless: true });
-    expect(await readBoundedText(over.body, 10)).toBe('too-large');
+    expect(await readBoundedText(over.body, 10)).toEqual({ ok: false, reason: 'too-large' });
+    // A body whose text happens to be a refusal's name is just text.
+    expect(await readBoundedText(stream([bytes('too-large')]).body, 100)).toEqual({ ok: true, text: 'too-large' });
     expect(over.state.cancelled).toBe(true);
   });
 
   it('answers not-utf8 for bytes that are not UTF-8, unless lenient', async () => {
     const broken = () => stream([bytes('ok '), new Uint8Array([0xff, 0xfe]), bytes(' end')]).body;
-    expect(await readBoundedText(broken(), 100)).toBe('not-utf8');
-    expect(await readBoundedText(broken(), 100, { lenient: true })).toBe('ok \uFFFD\uFFFD end');
+    expect(await readBoundedText(broken(), 100)).toEqual({ ok: false, reason: 'not-utf8' });
+    expect(await readBoundedText(broken(), 100, { lenient: true })).toEqual({ ok: true, text: 'ok \uFFFD\uFFFD end' });
     // A multi-byte character cut off by the end of the stream is not UTF-8 either.
-    expect(await readBoundedText(stream([bytes('€').slice(0, 2)]).body, 100)).toBe('not-utf8');
+    expect(await readBoundedText(stream([bytes('€').slice(0, 2)]).body, 100)).toEqual({ ok: false, reason: 'not-utf8' });
   });
 
   it('stops as soon as the text is enough, on a stream that never ends', async () => {
     const { body, state } = stream([bytes('{"a":'), bytes('1}\n{"b"'), bytes(':2}\n')], { endless: true });
     const text = await readBoundedText(body, 1000, { enough: (soFar) => soFar.includes('\n') });
-    expect(text).toBe('{"a":1}\n{"b"');
+    expect(text).toEqual({ ok: true, text: '{"a":1}\n{"b"' });
     expect(state.cancelled).toBe(true);
   });
 

@@ -2,7 +2,7 @@
 // each with a timeout and a validated answer, cached briefly; offline the
 // answer says "simulated" instead of pretending.
 import { z } from 'zod';
-import { readBoundedText } from '../../http/input.js';
+import { readBoundedText } from 'l402-paywall/lightning';
 import type { ServiceContext } from '../context.js';
 
 export interface BtcPrice {
@@ -55,9 +55,9 @@ export function createPriceFeed(sources: PriceSource[], timeoutMs: number, onErr
   async function fetchFrom(source: PriceSource): Promise<BtcPrice> {
     const response = await fetch(source.url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' }, redirect: 'error' });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    const text = await readBoundedText(response.body, MAX_BODY_BYTES);
-    if (text === 'too-large' || text === 'not-utf8') throw new Error(`answer ${text}`);
-    const usd = source.parse(JSON.parse(text));
+    const read = await readBoundedText(response.body, MAX_BODY_BYTES);
+    if (!read.ok) throw new Error(`answer ${read.reason}`);
+    const usd = source.parse(JSON.parse(read.text));
     return { usd: Math.round(usd * 100) / 100, source: source.name, fetchedAt: new Date().toISOString() };
   }
 

@@ -19,6 +19,6 @@ export type {
 export { checkedPreimage, invoiceToPay, issuedInvoice, isPreimageOf } from './lightning/providers/checks.js';
 export type { ExpectedInvoice } from './lightning/providers/checks.js';
 export { readBoundedText } from './http/read-bounded.js';
-export type { ReadBoundedOptions } from './http/read-bounded.js';
+export type { BoundedText, ReadBoundedOptions } from './http/read-bounded.js';
 export { LightningAddress, LightningAddressWithLoopback, lightningAddressSchema, splitLightningAddress } from './lightning/address.js';
 export type { LightningAddressParts } from './lightning/address.js';

@@ -11,38 +11,45 @@ export interface ReadBoundedOptions {
    * cancelled and the text so far returned.
    */
   enough?: (textSoFar: string) => boolean;
-  /** Bytes that are not UTF-8 become U+FFFD instead of the answer 'not-utf8'. */
+  /** Bytes that are not UTF-8 become U+FFFD instead of the refusal 'not-utf8'. */
   lenient?: boolean;
 }
 
+/** The text, or why there is none (a result, not text, so that no body can be mistaken for a refusal). */
+export type BoundedText = { ok: true; text: string } | { ok: false; reason: 'too-large' | 'not-utf8' };
+
+const TOO_LARGE: BoundedText = Object.freeze({ ok: false, reason: 'too-large' });
+const NOT_UTF8: BoundedText = Object.freeze({ ok: false, reason: 'not-utf8' });
+const text = (value: string): BoundedText => ({ ok: true, text: value });
+
 /**
  * Reads a body stream as UTF-8 up to `limit` bytes, cancelling it past that
- * ('too-large'). Not UTF-8 gives 'not-utf8' (unless `lenient`); no body, ''.
+ * (reason 'too-large'). Not UTF-8 is reason 'not-utf8' (unless `lenient`); no body, ''.
  */
 export async function readBoundedText(
   body: ReadableStream<Uint8Array> | null,
   limit: number,
   { signal, enough, lenient = false }: ReadBoundedOptions = {},
-): Promise<string | 'too-large' | 'not-utf8'> {
-  if (!body) return '';
+): Promise<BoundedText> {
+  if (!body) return text('');
   signal?.throwIfAborted();
   const reader = body.getReader();
   // Cancelling ends a pending read as if the stream were done; the check after the loop tells the two apart.
   const stop = () => void reader.cancel(signal?.reason).catch(() => {});
   signal?.addEventListener('abort', stop, { once: true });
   const decoder = new TextDecoder('utf-8', { fatal: !lenient });
-  let text = '';
+  let soFar = '';
   let size = 0;
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       size += value.byteLength;
-      if (size > limit) return 'too-large';
+      if (size > limit) return TOO_LARGE;
       const decoded = decode(decoder, value);
-      if (decoded === undefined) return 'not-utf8';
-      text += decoded;
-      if (enough?.(text)) return text;
+      if (decoded === undefined) return NOT_UTF8;
+      soFar += decoded;
+      if (enough?.(soFar)) return text(soFar);
     }
   } finally {
     signal?.removeEventListener('abort', stop);
@@ -52,7 +59,7 @@ export async function readBoundedText(
   }
   signal?.throwIfAborted();
   const rest = decode(decoder);
-  return rest === undefined ? 'not-utf8' : text + rest;
+  return rest === undefined ? NOT_UTF8 : text(soFar + rest);
 }
 
 /** A chunk decoded (the end of the stream without one), or undefined when the bytes are not UTF-8. */

@@ -99,11 +99,12 @@ export function managedInvoiceProvider(mode: ManagedMode, options: { endpoint?: 
         throw new ManagedServiceError(`the managed service could not be reached: ${error instanceof Error ? error.message : String(error)}`);
       }
       // The time limit covers the body too: a stream that stops is cut off by the same signal.
-      const text = await readBoundedText(response.body, MAX_ANSWER_BYTES).catch(() => 'cut-off' as const);
+      const read = await readBoundedText(response.body, MAX_ANSWER_BYTES).catch(() => undefined);
       if (!response.ok) throw new ManagedServiceError(`the managed service answered ${response.status}`, response.status);
-      if (text === 'cut-off') throw new ManagedServiceError(`the managed service did not finish its answer within ${timeoutMs} ms`);
-      if (text === 'too-large') throw new ManagedServiceError(`the managed service answered more than ${MAX_ANSWER_BYTES} bytes`);
-      if (text === 'not-utf8') throw new ManagedServiceError('the managed service answered a body that is not UTF-8');
+      if (!read) throw new ManagedServiceError(`the managed service did not finish its answer within ${timeoutMs} ms`);
+      if (!read.ok && read.reason === 'too-large') throw new ManagedServiceError(`the managed service answered more than ${MAX_ANSWER_BYTES} bytes`);
+      if (!read.ok) throw new ManagedServiceError('the managed service answered a body that is not UTF-8');
+      const text = read.text;
       let parsed;
       try {
         parsed = InvoiceAnswer.safeParse(JSON.parse(text));

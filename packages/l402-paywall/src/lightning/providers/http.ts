@@ -113,8 +113,9 @@ export function backendHttp(options: BackendHttpOptions): BackendHttp {
       const firstLineOnly = request.firstLineOnly && ok;
       const enough = firstLineOnly ? (soFar: string) => firstLine(soFar) !== undefined : undefined;
       // Lenient: a backend's stray byte is not worth losing its error message over; the answer's shape is checked after.
-      const text = await readBoundedText(answer.body, maxBytes, { lenient: true, enough });
-      if (text === 'too-large') throw new ProviderUnavailable(`${backend} answered more than ${maxBytes} bytes`);
+      const read = await readBoundedText(answer.body, maxBytes, { lenient: true, enough });
+      if (!read.ok) throw new ProviderUnavailable(`${backend} answered more than ${maxBytes} bytes`); // lenient: never not-utf8
+      const text = read.text;
       response = { status: answer.status, body: firstLineOnly ? (firstLine(`${text}\n`) ?? '') : text };
     } catch (error) {
       if (error instanceof ProviderUnavailable) throw error;
