@@ -3,7 +3,7 @@ import { json } from '../lib/http/errors.js';
 import { readJson } from '../lib/http/input.js';
 import { lightningAddressSchema } from 'l402-paywall/lightning';
 import { linkedAddresses, requireSession } from '../lib/service/accounts/auth.js';
-import { type ServiceContext } from '../lib/service/context.js';
+import type { ServiceContext } from '../lib/service/context.js';
 import { serviceRoute } from '../lib/service/deployment.js';
 import { confirmLink, startLink, unlink } from '../lib/service/accounts/links.js';
 

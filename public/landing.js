@@ -47,7 +47,7 @@ async function checkSetup() {
 // ---------------------------------------------------------------------------
 // The demo
 
-let demoInfo = { priceSats: 1, devWallet: false };
+const demoInfo = { priceSats: 1, devWallet: false };
 let current; // {macaroon, invoice, paymentHash, priceSats, expiresAt}
 let stopWaiting = () => {};
 

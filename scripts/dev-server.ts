@@ -407,19 +407,21 @@ async function readVercelJson(root: string): Promise<VercelRules> {
   for (const key of ['redirects', 'routes', 'cleanUrls', 'trailingSlash']) {
     if (key in config) warn(`\`${key}\` is not supported by the dev server and is ignored here (Vercel still applies it)`);
   }
-  config.rewrites?.forEach((rule, i) => {
+  for (const [i, rule] of (config.rewrites ?? []).entries()) {
     const where = `rewrites[${i}] (${rule.source})`;
     if (rule.has || rule.missing || rule.statusCode !== undefined) {
-      return warn(`${where} uses has/missing/statusCode, which the dev server does not support; rule ignored`);
+      warn(`${where} uses has/missing/statusCode, which the dev server does not support; rule ignored`);
+    } else if (!rule.destination.startsWith('/')) {
+      warn(`${where} has an external destination; rule ignored`);
+    } else {
+      rules.rewrites.push(compileRewrite(rule.source, rule.destination, where));
     }
-    if (!rule.destination.startsWith('/')) return warn(`${where} has an external destination; rule ignored`);
-    rules.rewrites.push(compileRewrite(rule.source, rule.destination, where));
-  });
-  config.headers?.forEach((rule, i) => {
+  }
+  for (const [i, rule] of (config.headers ?? []).entries()) {
     const where = `headers[${i}] (${rule.source})`;
-    if (rule.has || rule.missing) return warn(`${where} uses has/missing, which the dev server does not support; rule ignored`);
-    rules.headers.push({ match: compileSource(rule.source, where).match, headers: rule.headers });
-  });
+    if (rule.has || rule.missing) warn(`${where} uses has/missing, which the dev server does not support; rule ignored`);
+    else rules.headers.push({ match: compileSource(rule.source, where).match, headers: rule.headers });
+  }
   return rules;
 }
 

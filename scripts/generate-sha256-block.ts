@@ -70,7 +70,7 @@ export function compressBody(): string[] {
     lines.push(`  ${d} = (${d} + ${h}) | 0;`); // the new e
     lines.push(`  ${h} = (${h} + (${Sigma0(a)}) + ${Maj(a, b, c)}) | 0;`); // the new a = T1 + T2
   }
-  LOCALS.forEach((local, i) => lines.push(`  out[${i}] = (${local} + state[${i}]!) | 0;`));
+  for (const [i, local] of LOCALS.entries()) lines.push(`  out[${i}] = (${local} + state[${i}]!) | 0;`);
   return lines;
 }
 

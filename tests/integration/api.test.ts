@@ -141,7 +141,7 @@ describe('L402 protocol flow through the dev server', () => {
     const section = (name: string) => theirs.sections.find((s) => s.name === name) as { value?: unknown } | undefined;
     expect(section('amount')?.value).toBe('1000');
     expect(section('payment_hash')?.value).toBe(challenge.paymentHash);
-    expect((section('coin_network')?.value as { bech32: string }).bech32).toBe('bcrt');
+    expect((section('coin_network')!.value as { bech32: string }).bech32).toBe('bcrt');
     expect(section('signature')).toBeDefined();
   });
 
@@ -593,8 +593,6 @@ describe('every function: CORS, methods, unknown paths', () => {
 });
 
 describe('property-based: hostile input never produces a 5xx', () => {
-  beforeAll(freshService);
-
   // Characters a Headers value may hold (no CR, LF or NUL; Latin-1 only).
   const headerChar = fc.oneof(
     fc.integer({ min: 0x20, max: 0x7e }),
@@ -607,6 +605,7 @@ describe('property-based: hostile input never produces a 5xx', () => {
   let realMacaroon: string;
   let realInvoice: string;
   beforeAll(async () => {
+    freshService();
     const challenge = await demoChallenge();
     realMacaroon = challenge.macaroon;
     realInvoice = challenge.invoice;

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDevNode } from 'l402-paywall/backends';
 import { withL402 } from 'l402-paywall';
-import { createBudget, fetchWithL402, getL402Receipt, L402ClientError, type Fetch } from 'l402-paywall/client';
+import { createBudget, fetchWithL402, getL402Receipt, type L402ClientError, type Fetch } from 'l402-paywall/client';
 import { EVENT_TYPES, generateEventSecret, httpEventSink, verifyEvent, type L402Event } from 'l402-paywall/events';
 import { Webhook } from 'standardwebhooks';
 import { paywallOptions, recordingWallet } from '../support/paid-apps.js';

@@ -171,7 +171,7 @@ for (const target of targets) {
       );
       expect(row).toMatchObject({ n: 2, big: 9007199254740993n, amount: '12.50', small: 7, yes: true, nothing: null, doc: { a: [1, '⚡'] }, echo: 'ok' });
       expect(row?.at).toBeInstanceOf(Date);
-      expect((row?.at as Date).toISOString()).toBe('2024-02-03T04:05:06.789Z');
+      expect((row!.at as Date).toISOString()).toBe('2024-02-03T04:05:06.789Z');
       expect(row?.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     });
 

@@ -4,7 +4,7 @@
 // standardwebhooks library verifies them, the cloudevents SDK reads them),
 // carrying the payment hash and amount and never the preimage or macaroon.
 // Unset, the service has no event sink at all.
-import { CloudEvent, HTTP } from 'cloudevents';
+import { type CloudEvent, HTTP } from 'cloudevents';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EVENT_TYPES, generateEventSecret, verifyEvent, type L402Event } from 'l402-paywall/events';

@@ -133,7 +133,7 @@ export async function startFakeNwcWallet(options: FakeNwcWalletOptions): Promise
     speak: (method) => void silenced.delete(method),
     completePayment(paymentHash, outcome) {
       const tx = outgoing.get(paymentHash);
-      if (!tx || tx.state !== 'pending') throw new Error(`fake wallet: no payment in flight for ${paymentHash}`);
+      if (tx?.state !== 'pending') throw new Error(`fake wallet: no payment in flight for ${paymentHash}`);
       if (outcome === 'settled') {
         Object.assign(tx, { state: 'settled', preimage: payable.get(paymentHash), settled_at: now() });
       } else {

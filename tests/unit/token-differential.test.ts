@@ -108,7 +108,7 @@ const editedJson = fc.tuple(minted, fc.nat(), fc.constantFrom('replace', 'delete
 });
 // The same payload in other layouts: key order, spacing, escapes, extra keys, fields of other types.
 const relaid = fc.tuple(minted, fc.boolean(), fc.constantFrom('', ' ', '\n  '), fc.boolean(), fc.option(fc.jsonValue({ maxDepth: 1 })), fc.constantFrom('none', 'exp-float', 'exp-string', 'hash-upper', 'v2', 'caveats-17', 'caveat-newline', 'kid-short')).map(
-  ([{ token, preimage }, reverse, space, escape, extra, change]) => {
+  ([{ token, preimage }, reverse, space, escapeKid, extra, change]) => {
     const payload = JSON.parse(toJson(token)) as Record<string, unknown>;
     if (change === 'exp-float') payload.exp = (payload.exp as number) + 0.5;
     if (change === 'exp-string') payload.exp = String(payload.exp);
@@ -121,7 +121,7 @@ const relaid = fc.tuple(minted, fc.boolean(), fc.constantFrom('', ' ', '\n  '), 
     const entries = Object.entries(payload);
     if (reverse) entries.reverse();
     let text = JSON.stringify(Object.fromEntries(entries), null, space);
-    if (escape) text = text.replace(/"kid"/, '"\\u006bid"');
+    if (escapeKid) text = text.replace(/"kid"/, '"\\u006bid"');
     return { token: fromJson(text), preimage };
   },
 );

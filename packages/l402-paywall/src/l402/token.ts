@@ -196,7 +196,7 @@ export function mintToken(keyring: Keyring, input: MintInput): string {
 /** Decodes a token and checks it against the token grammar, without trusting it. */
 export function decodeToken(token: string): TokenPayload | null {
   const t = readToken(token, 0, token.length);
-  return t && t.caveats.every((c) => CAVEAT.test(c)) ? payloadOf(t) : null;
+  return t?.caveats.every((c) => CAVEAT.test(c)) ? payloadOf(t) : null;
 }
 
 /** The token just read, with its hash and signature as hex. */

@@ -6,7 +6,7 @@
 // naming the setting to fix. fetch, so the backends run on the edge too; a
 // backend behind a private CA (LND's self-signed certificate) takes a fetch
 // that trusts it (`l402-paywall/node`'s `fetchTrustingCa`).
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Network } from '../bolt11.js';
 import { ProviderConfigError, ProviderUnavailable } from '../provider.js';
 import { readBoundedText } from '../../http/read-bounded.js';

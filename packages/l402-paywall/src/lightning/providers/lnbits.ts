@@ -75,7 +75,7 @@ export function createLnbitsProvider(options: LnbitsOptions): LightningProvider 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {
       const found = await payment(invoiceKey, paymentHash);
       // A negative amount is an outgoing payment with this hash, not an invoice of ours.
-      if (!found || !found.details || found.details.amount <= 0) return null;
+      if (!found?.details || found.details.amount <= 0) return null;
       const preimage = found.paid ? checkedPreimage(BACKEND, paymentHash, found.preimage ?? found.details.preimage) : undefined;
       return { paymentHash, settled: found.paid, amountMsat: found.details.amount, ...(preimage ? { preimage } : {}) };
     },
@@ -107,7 +107,7 @@ export function createLnbitsProvider(options: LnbitsOptions): LightningProvider 
 
     async lookupPayment(paymentHash): Promise<PaymentStatus | null> {
       const found = await payment(adminKey ?? invoiceKey, paymentHash);
-      if (!found || !found.details || found.details.amount >= 0) return null;
+      if (!found?.details || found.details.amount >= 0) return null;
       if (found.paid) {
         const preimage = checkedPreimage(BACKEND, paymentHash, found.preimage ?? found.details.preimage);
         return { paymentHash, state: 'succeeded', ...(preimage ? { preimage } : {}), feeMsat: Math.abs(found.details.fee ?? 0) };
