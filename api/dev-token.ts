@@ -7,7 +7,12 @@ import { enforceInvoiceRateLimit } from '../lib/service/money/invoices.js';
 import { activatePro, offerPro } from '../lib/service/accounts/pro.js';
 
 const address = (where: string) =>
-  z.string({ error: (issue) => (issue.input === undefined ? `${where} is required (a Lightning Address like name@example.com)` : `${where} must be a Lightning Address`) }).pipe(LightningAddress);
+  z
+    .string({
+      error: (issue) =>
+        issue.input === undefined ? `${where} is required (a Lightning Address like name@example.com)` : `${where} must be a Lightning Address`,
+    })
+    .pipe(LightningAddress);
 
 export const Query = z.object({ address: address('address') });
 

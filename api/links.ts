@@ -12,7 +12,9 @@ const NO_STORE = { 'Cache-Control': 'no-store' };
 // Loopback addresses (name@127.0.0.1:3000) only outside production, as the payer allows.
 const bodySchemas = (allowLoopback: boolean) => {
   const address = z
-    .string({ error: (issue) => (issue.input === undefined ? 'address is required (a Lightning Address like name@example.com)' : 'address must be a Lightning Address') })
+    .string({
+      error: (issue) => (issue.input === undefined ? 'address is required (a Lightning Address like name@example.com)' : 'address must be a Lightning Address'),
+    })
     .pipe(lightningAddressSchema({ allowLoopback }));
   return {
     link: z.strictObject({

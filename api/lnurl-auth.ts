@@ -21,7 +21,10 @@ export default serviceRoute({
       } catch (error) {
         if (!(error instanceof HttpError)) throw error;
         // Wallets read only LUD-04's {status, reason}; people and logs read {error, code}.
-        return json({ status: 'ERROR', reason: error.message, error: error.message, code: error.code, ...error.extra }, { status: error.status, headers: { ...error.headers, ...NO_STORE } });
+        return json(
+          { status: 'ERROR', reason: error.message, error: error.message, code: error.code, ...error.extra },
+          { status: error.status, headers: { ...error.headers, ...NO_STORE } },
+        );
       }
     }
     if ('pollToken' in query) {

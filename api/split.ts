@@ -14,12 +14,21 @@ import { outboundPolicy } from '../lib/lightning/lnurl.js';
 import { serviceRoute } from '../lib/service/deployment.js';
 import { manualSplit } from '../lib/service/money/managed.js';
 
-const bodySchema = (allowLoopback: boolean) => z.strictObject({
-  amountSats: z.number({ error: 'amountSats is required and must be a number of satoshis' }).int('amountSats must be a whole number of satoshis').min(1, 'amountSats must be at least 1').max(100_000_000, 'amountSats must be at most 100000000'),
-  ownerAddress: lightningAddressSchema({ allowLoopback }),
-  paymentHash: z.string().regex(/^[0-9a-fA-F]{64}$/, 'paymentHash must be 64 hex characters').transform((s) => s.toLowerCase()).optional(),
-  idempotencyKey: z.string().trim().min(1).max(200).optional(),
-});
+const bodySchema = (allowLoopback: boolean) =>
+  z.strictObject({
+    amountSats: z
+      .number({ error: 'amountSats is required and must be a number of satoshis' })
+      .int('amountSats must be a whole number of satoshis')
+      .min(1, 'amountSats must be at least 1')
+      .max(100_000_000, 'amountSats must be at most 100000000'),
+    ownerAddress: lightningAddressSchema({ allowLoopback }),
+    paymentHash: z
+      .string()
+      .regex(/^[0-9a-fA-F]{64}$/, 'paymentHash must be 64 hex characters')
+      .transform((s) => s.toLowerCase())
+      .optional(),
+    idempotencyKey: z.string().trim().min(1).max(200).optional(),
+  });
 export const Body = bodySchema(false);
 // Owner addresses on this machine exactly when payouts may reach them (development).
 const DevBody = bodySchema(true);
@@ -27,7 +36,14 @@ const DevBody = bodySchema(true);
 export default serviceRoute({
   async POST(request, deployment) {
     const secret = deployment.config().payouts.splitSecret;
-    if (!secret) throw new HttpError(503, 'NOT_CONFIGURED', 'Manual splits are not configured: set SPLIT_SECRET', { missing: ['SPLIT_SECRET'] }, { 'Retry-After': '3600' });
+    if (!secret)
+      throw new HttpError(
+        503,
+        'NOT_CONFIGURED',
+        'Manual splits are not configured: set SPLIT_SECRET',
+        { missing: ['SPLIT_SECRET'] },
+        { 'Retry-After': '3600' },
+      );
     if (!sameSecret(request.headers.get('x-split-secret'), secret)) throw new HttpError(401, 'UNAUTHORIZED', 'Missing or wrong x-split-secret header');
     const ctx = deployment.context();
     const body = await readJson(request, outboundPolicy(ctx.config).allowLoopback ? DevBody : Body);

@@ -9,7 +9,12 @@ import { createMemoryStore } from '../lib/store/index.js';
 
 export async function benchChallenges(): Promise<{ perSecond: number; bodyBytes: number }> {
   const node = createDevNode({ store: createMemoryStore(), privateKey: bytesToHex(randomBytes(32)) });
-  const paywalled = withL402(() => Response.json({ usd: 1 }), { priceSats: 1, provider: node, secret: bytesToHex(randomBytes(32)), route: '/api/demo/btc-price' });
+  const paywalled = withL402(() => Response.json({ usd: 1 }), {
+    priceSats: 1,
+    provider: node,
+    secret: bytesToHex(randomBytes(32)),
+    route: '/api/demo/btc-price',
+  });
   let bodyBytes = 0;
   const issue = async () => {
     const response = await paywalled(new Request('http://127.0.0.1/api/demo/btc-price'));
@@ -19,9 +24,11 @@ export async function benchChallenges(): Promise<{ perSecond: number; bodyBytes:
   const run = async (n: number) => {
     const start = performance.now();
     let next = 0;
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      while (next++ < n) await issue();
-    }));
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next++ < n) await issue();
+      }),
+    );
     return n / ((performance.now() - start) / 1000);
   };
   await run(2_000);

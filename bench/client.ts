@@ -40,7 +40,15 @@ export async function benchClient(): Promise<ClientBench> {
     for (let i = 0; i < n; i++) {
       const preimage = randomBytes(32);
       const invoice = encodeInvoice(
-        { network: 'regtest', amountMsat: 1000, timestamp: Math.floor(Date.now() / 1000), expirySeconds: 3600, paymentHash: bytesToHex(sha256(preimage)), paymentSecret: bytesToHex(randomBytes(32)), description: 'bench' },
+        {
+          network: 'regtest',
+          amountMsat: 1000,
+          timestamp: Math.floor(Date.now() / 1000),
+          expirySeconds: 3600,
+          paymentHash: bytesToHex(sha256(preimage)),
+          paymentSecret: bytesToHex(randomBytes(32)),
+          description: 'bench',
+        },
         nodeKey,
       );
       preimages.set(invoice, bytesToHex(preimage));
@@ -55,7 +63,10 @@ export async function benchClient(): Promise<ClientBench> {
     const request = input instanceof Request ? input : new Request(input, init);
     if (request.headers.has('authorization')) return new Response(served, { headers: { 'content-type': 'application/json' } });
     const { invoice, token } = next.pop()!;
-    return new Response('{}', { status: 402, headers: { 'content-type': 'application/json', 'www-authenticate': `L402 macaroon="${token}", invoice="${invoice}"` } });
+    return new Response('{}', {
+      status: 402,
+      headers: { 'content-type': 'application/json', 'www-authenticate': `L402 macaroon="${token}", invoice="${invoice}"` },
+    });
   };
   const wallet: Wallet = { network: 'regtest', payInvoice: async ({ invoice }) => ({ preimage: preimages.get(invoice)! }) };
   const url = 'http://127.0.0.1/api/paid';
@@ -67,7 +78,9 @@ export async function benchClient(): Promise<ClientBench> {
     const cpu = cpuMicros();
     const wall = performance.now();
     for (let i = 0; i < calls; i++) {
-      const response = paid ? await fetchWithL402(url, undefined, { wallet, maxPriceSats: 1, budget, tokens: false, fetch: route }) : await route(url, { headers: bareHeaders });
+      const response = paid
+        ? await fetchWithL402(url, undefined, { wallet, maxPriceSats: 1, budget, tokens: false, fetch: route })
+        : await route(url, { headers: bareHeaders });
       if (response.status !== 200) throw new Error('not served');
       await response.arrayBuffer();
     }

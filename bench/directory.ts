@@ -31,7 +31,6 @@ export interface DirectoryBench {
   postgres: Omit<DirectoryBench, 'postgres'> | { skipped: string };
 }
 
-
 export async function benchDirectory(): Promise<DirectoryBench> {
   const pglite = await measure('pglite://memory');
   let postgres: DirectoryBench['postgres'];
@@ -49,7 +48,9 @@ export async function benchDirectory(): Promise<DirectoryBench> {
 
 async function measure(databaseUrl: string): Promise<Omit<DirectoryBench, 'postgres'>> {
   const dataDir = mkdtempSync(join(tmpdir(), 'l402-bench-directory-'));
-  const deployment = createDeployment(loadConfig({ L402_SECRET: 'bench-directory-secret-0123456789abcdef0123456789', BTC_PRICE_SOURCES: 'none', DATA_DIR: dataDir, DATABASE_URL: databaseUrl }));
+  const deployment = createDeployment(
+    loadConfig({ L402_SECRET: 'bench-directory-secret-0123456789abcdef0123456789', BTC_PRICE_SOURCES: 'none', DATA_DIR: dataDir, DATABASE_URL: databaseUrl }),
+  );
   const run = `bench-${randomUUID().slice(0, 8)}`;
   let db: Database | undefined;
   let server: Awaited<ReturnType<typeof startDevServer>> | undefined;
@@ -76,7 +77,14 @@ async function measure(databaseUrl: string): Promise<Omit<DirectoryBench, 'postg
       bytes = Buffer.byteLength(body);
     }
     if (entries < DIRECTORY_ENTRIES) throw new Error(`the listing had ${entries} entries, expected at least ${DIRECTORY_ENTRIES}`);
-    return { entries, p50Ms: percentile(serverMs, 0.5), p95Ms: percentile(serverMs, 0.95), roundTripP50Ms: percentile(roundTripMs, 0.5), roundTripP95Ms: percentile(roundTripMs, 0.95), bytes };
+    return {
+      entries,
+      p50Ms: percentile(serverMs, 0.5),
+      p95Ms: percentile(serverMs, 0.95),
+      roundTripP50Ms: percentile(roundTripMs, 0.5),
+      roundTripP95Ms: percentile(roundTripMs, 0.95),
+      bytes,
+    };
   } finally {
     await server?.close();
     await db?.close().catch(() => {});
@@ -102,7 +110,6 @@ async function seed(db: Database, run: string): Promise<void> {
   await db.query('ANALYZE apis');
 }
 
-
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
@@ -112,7 +119,9 @@ function percentile(values: number[], p: number): number {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const result = await benchDirectory();
   const line = (label: string, r: Omit<DirectoryBench, 'postgres'>) =>
-    console.log(`  ${label.padEnd(10)} ${r.entries.toLocaleString('en-US')} entries, ${(r.bytes / 1e6).toFixed(1)} MB: server p50 ${r.p50Ms.toFixed(1)} ms, p95 ${r.p95Ms.toFixed(1)} ms (target < 50); round trip p50 ${r.roundTripP50Ms.toFixed(1)} ms, p95 ${r.roundTripP95Ms.toFixed(1)} ms`);
+    console.log(
+      `  ${label.padEnd(10)} ${r.entries.toLocaleString('en-US')} entries, ${(r.bytes / 1e6).toFixed(1)} MB: server p50 ${r.p50Ms.toFixed(1)} ms, p95 ${r.p95Ms.toFixed(1)} ms (target < 50); round trip p50 ${r.roundTripP50Ms.toFixed(1)} ms, p95 ${r.roundTripP95Ms.toFixed(1)} ms`,
+    );
   console.log('GET /api/apis.json through the dev server:');
   line('PGlite', result);
   if ('skipped' in result.postgres) console.log(`  PostgreSQL not measured: ${result.postgres.skipped}`);

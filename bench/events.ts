@@ -68,7 +68,11 @@ export async function benchEvents(): Promise<EventsBench> {
   const paidBatch = () =>
     Array.from({ length: BATCH }, () => {
       const preimage = randomBytes(32);
-      const token = mintToken(keyring, { paymentHash: bytesToHex(sha256(preimage)), expiresAt: Math.floor(Date.now() / 1000) + 3600, caveats: { route: '/api/paid', price_msat: 1000 } });
+      const token = mintToken(keyring, {
+        paymentHash: bytesToHex(sha256(preimage)),
+        expiresAt: Math.floor(Date.now() / 1000) + 3600,
+        caveats: { route: '/api/paid', price_msat: 1000 },
+      });
       return new Request('http://127.0.0.1/api/paid', { headers: { authorization: `L402 ${token}:${bytesToHex(preimage)}` } });
     });
   const challengeBatch = () => Array.from({ length: BATCH }, () => new Request('http://127.0.0.1/api/paid'));

@@ -43,28 +43,42 @@ console.log(`  withL402       ${overhead.paidMicros.toFixed(1)} us   (+${overhea
 const events = await benchEvents();
 console.log('\nAudit events: onEvent unset vs an httpEventSink to a local receiver (CPU time per request, same requests):');
 console.log(`  paid, unset    ${events.paidUnsetMicros.toFixed(1)} us`);
-console.log(`  paid, sink     ${events.paidSinkMicros.toFixed(1)} us   (+${events.paidAddedMicros.toFixed(1)} us on the request path: what the event needs, kept for later; goal < 2 us)`);
+console.log(
+  `  paid, sink     ${events.paidSinkMicros.toFixed(1)} us   (+${events.paidAddedMicros.toFixed(1)} us on the request path: what the event needs, kept for later; goal < 2 us)`,
+);
 console.log(`  402, unset     ${events.challengeUnsetMicros.toFixed(1)} us`);
 console.log(`  402, sink      ${events.challengeSinkMicros.toFixed(1)} us   (+${events.challengeAddedMicros.toFixed(1)} us on the request path)`);
 console.log(`  built later    ${events.buildMicros.toFixed(1)} us per event, after the response in a task of its own (built, handed to the sink)`);
-console.log(`  delivery       ${fmt(events.deliveredPerSecond)} signed events/s posted in the background (${fmt(events.delivered)} delivered, ${events.failed} failed, ${events.dropped} dropped)`);
+console.log(
+  `  delivery       ${fmt(events.deliveredPerSecond)} signed events/s posted in the background (${fmt(events.delivered)} delivered, ${events.failed} failed, ${events.dropped} dropped)`,
+);
 const client = await benchClient();
 console.log('\nfetchWithL402, its own work per paid call (in process, precomputed answers, instant wallet; CPU time):');
 console.log(`  bare call      ${client.bareMicros.toFixed(1)} us   (the same route, answered)`);
 console.log(`  paid call      ${client.paidMicros.toFixed(1)} us   (402, challenge read, invoice decoded and checked, budget, pay, preimage checked, retry)`);
 console.log(`  client's own   ${client.clientMicros.toFixed(1)} us   (paid - 2 x bare; goal < 1000 us; wall time ${client.clientWallMicros.toFixed(1)} us)`);
-console.log(`  of which       ${client.decodeKnownPayeeMicros.toFixed(1)} us   decoding the BOLT11 invoice, its signature checked against the key this host signed with before`);
-console.log(`  a new host     +${(client.decodeRecoveringMicros - client.decodeKnownPayeeMicros).toFixed(1)} us   on its first paid call: the signer's key recovered (${client.decodeRecoveringMicros.toFixed(1)} us to decode)`);
+console.log(
+  `  of which       ${client.decodeKnownPayeeMicros.toFixed(1)} us   decoding the BOLT11 invoice, its signature checked against the key this host signed with before`,
+);
+console.log(
+  `  a new host     +${(client.decodeRecoveringMicros - client.decodeKnownPayeeMicros).toFixed(1)} us   on its first paid call: the signer's key recovered (${client.decodeRecoveringMicros.toFixed(1)} us to decode)`,
+);
 
 const http = await benchHttp();
 console.log('\nLocal server, GET with the same Authorization headers, paywalled vs not:');
 console.log(`  unprotected    ${fmt(http.freeRps)} requests/s`);
 console.log(`  paywalled      ${fmt(http.paidRps)} requests/s   (every request a fresh paid token)`);
-console.log(`  ratio          ${http.ratio.toFixed(3)}   (best slice against best slice, median of ${http.ratioPerServer.length} server processes; goal >= 0.95)`);
+console.log(
+  `  ratio          ${http.ratio.toFixed(3)}   (best slice against best slice, median of ${http.ratioPerServer.length} server processes; goal >= 0.95)`,
+);
 console.log(`  per process    ${http.ratioPerServer.map((r) => r.toFixed(3)).join(', ')}`);
-console.log(`  server CPU     ${http.freeCpuMicros.toFixed(0)} us/request unprotected, ${http.paidCpuMicros.toFixed(0)} us/request paywalled (least per slice), ratio ${http.cpuRatio.toFixed(3)}`);
+console.log(
+  `  server CPU     ${http.freeCpuMicros.toFixed(0)} us/request unprotected, ${http.paidCpuMicros.toFixed(0)} us/request paywalled (least per slice), ratio ${http.cpuRatio.toFixed(3)}`,
+);
 console.log(`  paywall time   ${http.paywallMicros.toFixed(1)} us/request inside the server (parse, verify, caveats, replay claim, awaits)`);
-console.log(`  control        ${http.controlRatio.toFixed(3)}   (the unprotected route plus a ${http.paywallMicros.toFixed(1)} us busy loop: what that much work costs here)`);
+console.log(
+  `  control        ${http.controlRatio.toFixed(3)}   (the unprotected route plus a ${http.paywallMicros.toFixed(1)} us busy loop: what that much work costs here)`,
+);
 if (http.failures > 0) {
   console.error(`  ${http.failures} requests did not answer 2xx: the measurement is void`);
   process.exitCode = 1;
@@ -73,7 +87,9 @@ if (http.failures > 0) {
 const directory = await benchDirectory();
 console.log(`\nGET /api/apis.json with ${fmt(directory.entries)} entries: server time p50/p95 (target p95 < 50 ms)`);
 const directoryLine = (label: string, r: Omit<DirectoryBench, 'postgres'>) =>
-  console.log(`  ${label.padEnd(14)} ${ms(r.p50Ms)} / ${ms(r.p95Ms)} ms   (client round trip ${ms(r.roundTripP50Ms)} / ${ms(r.roundTripP95Ms)} ms, ${(r.bytes / 1e6).toFixed(1)} MB body)`);
+  console.log(
+    `  ${label.padEnd(14)} ${ms(r.p50Ms)} / ${ms(r.p95Ms)} ms   (client round trip ${ms(r.roundTripP50Ms)} / ${ms(r.roundTripP95Ms)} ms, ${(r.bytes / 1e6).toFixed(1)} MB body)`,
+  );
 directoryLine('PGlite', directory);
 if ('skipped' in directory.postgres) console.log(`  PostgreSQL     not measured: ${directory.postgres.skipped}`);
 else directoryLine('PostgreSQL', directory.postgres);

@@ -19,7 +19,11 @@ export async function benchOverhead(): Promise<{ bareMicros: number; paidMicros:
   const batch = (n: number) =>
     Array.from({ length: n }, () => {
       const preimage = randomBytes(32);
-      const token = mintToken(keyring, { paymentHash: bytesToHex(sha256(preimage)), expiresAt: Math.floor(Date.now() / 1000) + 3600, caveats: { route: '/api/paid', price_msat: 1000 } });
+      const token = mintToken(keyring, {
+        paymentHash: bytesToHex(sha256(preimage)),
+        expiresAt: Math.floor(Date.now() / 1000) + 3600,
+        caveats: { route: '/api/paid', price_msat: 1000 },
+      });
       return new Request('http://127.0.0.1/api/paid', { headers: { authorization: `L402 ${token}:${bytesToHex(preimage)}` } });
     });
   const time = async (handler: (r: Request) => Response | Promise<Response>, requests: Request[]) => {

@@ -41,6 +41,8 @@ export function printPackageBench(bench: PackageBench): void {
   console.log(`  tarball        ${kb(bench.tarballBytes)}`);
   console.log(`  packages added ${bench.packagesAdded.length}   (target <= 15: ${bench.packagesAdded.join(', ')})`);
   console.log(`  on disk        ${kb(bench.installedBytes)} in node_modules`);
-  console.log(`  core           ${kb(bench.coreGzippedBytes)} minified+gzipped, ${kb(bench.coreMinifiedBytes)} minified   (withL402 + verification, esbuild for the browser; target <= 25 KB)`);
+  console.log(
+    `  core           ${kb(bench.coreGzippedBytes)} minified+gzipped, ${kb(bench.coreMinifiedBytes)} minified   (withL402 + verification, esbuild for the browser; target <= 25 KB)`,
+  );
   if (bench.packagesAdded.length > 15 || bench.coreGzippedBytes > 25 * 1024) process.exitCode = 1;
 }

@@ -88,7 +88,8 @@ async function benchOn(database: PaymentLogBenchResult['database'], db: Database
   const gated: Database = {
     ...db,
     kind: db.kind,
-    query: <T extends Row = Row>(text: string, params?: readonly unknown[]) => (down ? Promise.reject(new DatabaseUnavailable('down for the bench')) : db.query<T>(text, params)),
+    query: <T extends Row = Row>(text: string, params?: readonly unknown[]) =>
+      down ? Promise.reject(new DatabaseUnavailable('down for the bench')) : db.query<T>(text, params),
   };
   const log = createPaymentLog({ database: async () => gated, store: createMemoryStore(), retryDelaysMs: [], log: () => {} });
   await runRecords(log.record, FLUSH_WRITES, 16, 'kept');
@@ -107,7 +108,12 @@ async function runRecords(record: (entry: PaymentLogEntry) => Promise<string>, c
   const worker = async () => {
     while (next < count) {
       next += 1;
-      const outcome = await record({ paymentHash: bytesToHex(sha256(randomBytes(32))), endpoint: '/api/bench', amountSats: 21, ownerAddress: 'bench@example.com' });
+      const outcome = await record({
+        paymentHash: bytesToHex(sha256(randomBytes(32))),
+        endpoint: '/api/bench',
+        amountSats: 21,
+        ownerAddress: 'bench@example.com',
+      });
       if (outcome !== expected) throw new Error(`a payment was ${outcome}, not ${expected}`);
     }
   };
@@ -118,7 +124,6 @@ async function expectRows(db: Database, count: number): Promise<void> {
   const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM payments');
   if (Number(row?.n) !== count) throw new Error(`expected ${count} payment rows, found ${row?.n}`);
 }
-
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   for (const r of await benchPaymentLog()) console.log(`${r.backend.padEnd(52)} ${Math.round(r.writesPerSecond).toLocaleString('en-US')} writes/s`);

@@ -51,7 +51,10 @@ function credentials(): { preimage: string; hash: string }[] {
 async function ours(): Promise<number> {
   const keyring = new Keyring(['bench-peers-secret-'.padEnd(64, 'x')]);
   const exp = Math.floor(Date.now() / 1000) + 3600;
-  const tokens = credentials().map((c) => ({ token: mintToken(keyring, { paymentHash: c.hash, expiresAt: exp, caveats: { route: ROUTE, price_msat: 1000 } }), preimage: c.preimage }));
+  const tokens = credentials().map((c) => ({
+    token: mintToken(keyring, { paymentHash: c.hash, expiresAt: exp, caveats: { route: ROUTE, price_msat: 1000 } }),
+    preimage: c.preimage,
+  }));
   const expect = { route: ROUTE, priceMsat: 1000 };
   return opsPerSecond((i) => {
     const t = tokens[i & (N - 1)]!;
@@ -95,7 +98,9 @@ async function jsMacaroon(): Promise<number> {
 
 async function alby(): Promise<number> {
   const secret = bytesToHex(randomBytes(32));
-  const tokens = await Promise.all(credentials().map(async (c) => ({ token: await issueL402Macaroon(secret, c.hash, { route: ROUTE, priceSats: 1 }), preimage: c.preimage })));
+  const tokens = await Promise.all(
+    credentials().map(async (c) => ({ token: await issueL402Macaroon(secret, c.hash, { route: ROUTE, priceSats: 1 }), preimage: c.preimage })),
+  );
   return opsPerSecond(async (i) => {
     const t = tokens[i & (N - 1)]!;
     const payload = await verifyL402Macaroon<{ route: string }>(secret, t.token);

@@ -85,12 +85,17 @@ export async function benchStats(): Promise<StatsBench | { skipped: string }> {
     const mismatches: string[] = [];
     let proPayments = 0;
     let freePayments = 0;
-    for (const [name, session] of [['admin', ADMIN], ['Pro owner', PRO], ['free owner', FREE]] as const) {
+    for (const [name, session] of [
+      ['admin', ADMIN],
+      ['Pro owner', PRO],
+      ['free owner', FREE],
+    ] as const) {
       const stats = await statsFor(ctx, session, { now });
       const expected = await bruteForce(db, session, now, ctx);
       const actual = pick(stats);
       for (const key of Object.keys(expected) as Array<keyof typeof expected>) {
-        if (!isDeepStrictEqual(actual[key], expected[key])) mismatches.push(`${name}: ${key} differs (${JSON.stringify(actual[key]).slice(0, 120)} vs ${JSON.stringify(expected[key]).slice(0, 120)})`);
+        if (!isDeepStrictEqual(actual[key], expected[key]))
+          mismatches.push(`${name}: ${key} differs (${JSON.stringify(actual[key]).slice(0, 120)} vs ${JSON.stringify(expected[key]).slice(0, 120)})`);
       }
       if (session === PRO) proPayments = stats.totalPayments;
       if (session === FREE) freePayments = stats.totalPayments;
@@ -133,10 +138,10 @@ async function seed(db: Database): Promise<void> {
             (ARRAY['paid', 'paid', 'paid', 'paid', 'paid', 'paid', 'paid', 'accrued', 'pending', 'failed'])[1 + floor(random() * 10)::int]
      FROM payments WHERE owner_address IS NOT NULL AND random() < 0.7`,
   );
-  await db.query(`INSERT INTO address_links (pubkey, address) VALUES ($1, 'owner0@example.com'), ($1, 'owner7@example.com'), ($2, 'owner1@example.com'), ($2, 'owner40@example.com')`, [
-    PRO.pubkey,
-    FREE.pubkey,
-  ]);
+  await db.query(
+    `INSERT INTO address_links (pubkey, address) VALUES ($1, 'owner0@example.com'), ($1, 'owner7@example.com'), ($2, 'owner1@example.com'), ($2, 'owner40@example.com')`,
+    [PRO.pubkey, FREE.pubkey],
+  );
   await db.query(`INSERT INTO pro_subscriptions (address, expires_at) VALUES ('owner7@example.com', now() + interval '30 days')`);
   await db.query('ANALYZE');
 }
@@ -150,8 +155,11 @@ function pick(stats: Stats): Compared {
 
 /** The stats object from payments ⋈ splits directly: no roll-up, no partial-day split. */
 async function bruteForce(db: Database, session: Session, now: Date, ctx: ServiceContext): Promise<Compared> {
-  const addresses = session.admin ? null : (await db.query<{ address: string }>('SELECT address FROM address_links WHERE pubkey = $1', [session.pubkey])).map((r) => r.address);
-  const pro = addresses !== null && (await db.query('SELECT 1 FROM pro_subscriptions WHERE address = ANY($1) AND expires_at > $2', [addresses, now])).length > 0;
+  const addresses = session.admin
+    ? null
+    : (await db.query<{ address: string }>('SELECT address FROM address_links WHERE pubkey = $1', [session.pubkey])).map((r) => r.address);
+  const pro =
+    addresses !== null && (await db.query('SELECT 1 FROM pro_subscriptions WHERE address = ANY($1) AND expires_at > $2', [addresses, now])).length > 0;
   const since = session.admin || pro ? null : new Date(now.getTime() - 7 * DAY_MS);
   const where = `WHERE ($1::text[] IS NULL OR p.owner_address = ANY($1)) AND ($2::timestamptz IS NULL OR p.paid_at >= $2)`;
   const params = [addresses, since];
@@ -162,16 +170,27 @@ async function bruteForce(db: Database, session: Session, now: Date, ctx: Servic
   );
   const groups = async (key: string, extra = '') =>
     Object.fromEntries(
-      (await db.query(`SELECT ${key} AS k, count(*)::int8 AS n, coalesce(sum(p.amount_sats), 0)::int8 AS sats FROM payments p ${where} ${extra} GROUP BY 1 ORDER BY 1`, params)).map((r) => [
-        String(r.k),
-        { count: Number(r.n), sats: Number(r.sats) },
-      ]),
+      (
+        await db.query(
+          `SELECT ${key} AS k, count(*)::int8 AS n, coalesce(sum(p.amount_sats), 0)::int8 AS sats FROM payments p ${where} ${extra} GROUP BY 1 ORDER BY 1`,
+          params,
+        )
+      ).map((r) => [String(r.k), { count: Number(r.n), sats: Number(r.sats) }]),
     );
-  const [week] = await db.query(`SELECT count(*)::int8 AS n, coalesce(sum(p.amount_sats), 0)::int8 AS sats FROM payments p ${where} AND p.paid_at >= $3`, [...params, new Date(now.getTime() - 7 * DAY_MS)]);
-  const recent = await db.query(`SELECT id, endpoint, payment_hash, amount_sats, owner_address, paid_at FROM payments p ${where} ORDER BY paid_at DESC, id DESC LIMIT ${RECENT_LIMIT}`, params);
-  const walletMsat = addresses === null
-    ? (await ctx.provider.balance()).balanceMsat
-    : Number((await db.query(`SELECT coalesce(sum(owner_msat), 0)::int8 AS m FROM splits WHERE owner_address = ANY($1) AND state <> 'paid'`, [addresses]))[0]?.m);
+  const [week] = await db.query(`SELECT count(*)::int8 AS n, coalesce(sum(p.amount_sats), 0)::int8 AS sats FROM payments p ${where} AND p.paid_at >= $3`, [
+    ...params,
+    new Date(now.getTime() - 7 * DAY_MS),
+  ]);
+  const recent = await db.query(
+    `SELECT id, endpoint, payment_hash, amount_sats, owner_address, paid_at FROM payments p ${where} ORDER BY paid_at DESC, id DESC LIMIT ${RECENT_LIMIT}`,
+    params,
+  );
+  const walletMsat =
+    addresses === null
+      ? (await ctx.provider.balance()).balanceMsat
+      : Number(
+          (await db.query(`SELECT coalesce(sum(owner_msat), 0)::int8 AS m FROM splits WHERE owner_address = ANY($1) AND state <> 'paid'`, [addresses]))[0]?.m,
+        );
   return {
     totalPayments: Number(totals?.n),
     totalSats: Number(totals?.sats),
@@ -207,9 +226,15 @@ export function printStatsBench(result: StatsBench | { skipped: string }, log: (
     log(`  not measured: ${result.skipped}`);
     return;
   }
-  log(`  admin          ${ms(result.admin.p50Ms)} / ${ms(result.admin.p95Ms)} ms   (target < 300 ms; all owners, full history, ${result.cells.toLocaleString('en-US')} roll-up cells)`);
-  log(`  Pro owner      ${ms(result.proOwner.p50Ms)} / ${ms(result.proOwner.p95Ms)} ms   (target < 50 ms; full history, ${result.proOwner.payments.toLocaleString('en-US')} payments incl. the busiest owner)`);
-  log(`  free owner     ${ms(result.freeOwner.p50Ms)} / ${ms(result.freeOwner.p95Ms)} ms   (target < 50 ms; 7 days, ${result.freeOwner.payments.toLocaleString('en-US')} payments)`);
+  log(
+    `  admin          ${ms(result.admin.p50Ms)} / ${ms(result.admin.p95Ms)} ms   (target < 300 ms; all owners, full history, ${result.cells.toLocaleString('en-US')} roll-up cells)`,
+  );
+  log(
+    `  Pro owner      ${ms(result.proOwner.p50Ms)} / ${ms(result.proOwner.p95Ms)} ms   (target < 50 ms; full history, ${result.proOwner.payments.toLocaleString('en-US')} payments incl. the busiest owner)`,
+  );
+  log(
+    `  free owner     ${ms(result.freeOwner.p50Ms)} / ${ms(result.freeOwner.p95Ms)} ms   (target < 50 ms; 7 days, ${result.freeOwner.payments.toLocaleString('en-US')} payments)`,
+  );
   log(`  seeded in ${result.seedSeconds.toFixed(1)} s (INSERT ... SELECT generate_series, through the roll-up triggers)`);
   if (result.mismatches.length === 0) log('  every number equals a brute-force SQL recomputation over payments ⋈ splits (admin, Pro owner, free owner)');
   else {

@@ -29,7 +29,14 @@ export function benchTokens(): { valid: number; forged: number } {
     const hash = bytesToHex(sha256(preimageBytes));
     valid.push({ token: mintToken(keyring, { paymentHash: hash, expiresAt, caveats }), preimage });
     // The client's own preimage and hash, with a made-up signature.
-    const fake = { v: 1, kid: keyring.signingKid, hash, exp: expiresAt, caveats: ['price_msat=1000', 'route=/api/demo/btc-price'], sig: bytesToHex(randomBytes(32)) };
+    const fake = {
+      v: 1,
+      kid: keyring.signingKid,
+      hash,
+      exp: expiresAt,
+      caveats: ['price_msat=1000', 'route=/api/demo/btc-price'],
+      sig: bytesToHex(randomBytes(32)),
+    };
     forged.push({ token: base64UrlEncode(utf8(JSON.stringify(fake))), preimage });
   }
   const expect = { route: '/api/demo/btc-price', priceMsat: 1000 };

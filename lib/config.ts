@@ -12,7 +12,9 @@ const wholeNumber = ({ min = 1, max = Number.MAX_SAFE_INTEGER }: { min?: number;
   z
     .string()
     .trim()
-    .refine((text) => /^\d{1,16}$/.test(text), { error: (issue) => `must be a whole number (digits only), not ${JSON.stringify(String(issue.input).slice(0, 40))}` })
+    .refine((text) => /^\d{1,16}$/.test(text), {
+      error: (issue) => `must be a whole number (digits only), not ${JSON.stringify(String(issue.input).slice(0, 40))}`,
+    })
     .transform(Number)
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 const optionalText = z.string().trim().min(1).optional();
@@ -24,7 +26,10 @@ const EnvSchema = z.object({
   L402_SECRET_PREVIOUS: optionalText,
   L402_TOKEN_TTL_SECONDS: wholeNumber({ max: 30 * 24 * 3600 }).default(3600),
   LIGHTNING_PROVIDER: z.enum(['dev', 'lnbits', 'phoenixd', 'lnd', 'cln', 'nwc', 'blink']).optional(),
-  DEV_NODE_PRIVATE_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters').optional(),
+  DEV_NODE_PRIVATE_KEY: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters')
+    .optional(),
   UPSTASH_REDIS_REST_URL: z.string().url().optional(),
   UPSTASH_REDIS_REST_TOKEN: optionalText,
   KV_REST_API_URL: z.string().url().optional(),
@@ -41,7 +46,11 @@ const EnvSchema = z.object({
   BTC_PRICE_SOURCES: z.string().default('coinbase,kraken,coingecko'),
   BTC_PRICE_TIMEOUT_MS: wholeNumber().default(1500),
   /** The service's public base URL, e.g. https://l402.example.com: where backends send webhooks. Never taken from a request's Host. */
-  PUBLIC_URL: z.string().url().refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL').optional(),
+  PUBLIC_URL: z
+    .string()
+    .url()
+    .refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL')
+    .optional(),
   /** Set by Vercel: the production domain (no scheme); PUBLIC_URL's fallback there. */
   VERCEL_PROJECT_PRODUCTION_URL: optionalText,
   /** postgres:// URL (Neon hosts use the Neon driver); "pglite://memory" for an in-memory PGlite; unset = PGlite under DATA_DIR. */
@@ -59,7 +68,11 @@ const EnvSchema = z.object({
   PHOENIXD_PASSWORD: optionalText,
   PHOENIXD_WEBHOOK_SECRET: optionalText,
   LND_REST_URL: z.string().url().optional(),
-  LND_MACAROON: z.string().trim().regex(/^[0-9a-fA-F]+$/, 'must be the macaroon in hex (xxd -p -c 10000 admin.macaroon)').optional(),
+  LND_MACAROON: z
+    .string()
+    .trim()
+    .regex(/^[0-9a-fA-F]+$/, 'must be the macaroon in hex (xxd -p -c 10000 admin.macaroon)')
+    .optional(),
   LND_TLS_CERT: optionalText,
   CLN_REST_URL: z.string().url().optional(),
   CLN_RUNE: optionalText,
@@ -71,7 +84,10 @@ const EnvSchema = z.object({
   // --- Managed mode: split, payouts, Lightning Addresses ---
   // lnurl
   /** Comma-separated usernames answered at /.well-known/lnurlp/; unset = any in development, none in production. */
-  LNURLP_USERNAMES: z.string().regex(/^[a-z0-9\-_.]+(?:\s*,\s*[a-z0-9\-_.]+)*$/, 'must be comma-separated usernames (a-z 0-9 - _ .)').optional(),
+  LNURLP_USERNAMES: z
+    .string()
+    .regex(/^[a-z0-9\-_.]+(?:\s*,\s*[a-z0-9\-_.]+)*$/, 'must be comma-separated usernames (a-z 0-9 - _ .)')
+    .optional(),
   /** Requests to hosts we do not control (Lightning Address servers): whole budget per fetch, ms. */
   OUTBOUND_TIMEOUT_MS: wholeNumber({ max: 60_000 }).default(5000),
   /** Largest response body read from such hosts, bytes. */
@@ -94,7 +110,10 @@ const EnvSchema = z.object({
   /** Comma-separated 33-byte compressed secp256k1 public keys (hex) whose LNURL-auth sessions see everything. */
   ADMIN_PUBKEYS: z
     .string()
-    .regex(/^\s*0[23][0-9a-fA-F]{64}(?:\s*,\s*0[23][0-9a-fA-F]{64})*\s*$/, 'must be comma-separated 33-byte compressed public keys in hex (66 characters starting 02 or 03)')
+    .regex(
+      /^\s*0[23][0-9a-fA-F]{64}(?:\s*,\s*0[23][0-9a-fA-F]{64})*\s*$/,
+      'must be comma-separated 33-byte compressed public keys in hex (66 characters starting 02 or 03)',
+    )
     .optional(),
   /** Dashboard session lifetime. */
   SESSION_TTL_HOURS: wholeNumber({ max: 30 * 24 }).default(24),
@@ -114,7 +133,11 @@ const EnvSchema = z.object({
   /** Where the paid routes (demo, Pro) post signed audit events (CloudEvents); https, a public host (http to loopback in development). */
   EVENTS_WEBHOOK_URL: z.string().url().optional(),
   /** The Standard Webhooks secret the events are signed with: whsec_ + base64 of 24 to 64 bytes. */
-  EVENTS_WEBHOOK_SECRET: z.string().trim().regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, 'must be whsec_ followed by base64 (24 to 64 random bytes)').optional(),
+  EVENTS_WEBHOOK_SECRET: z
+    .string()
+    .trim()
+    .regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, 'must be whsec_ followed by base64 (24 to 64 random bytes)')
+    .optional(),
   DATA_DIR: z.string().default('.data'),
   PORT: wholeNumber({ max: 65535 }).default(3000),
   HOST: z.string().default('127.0.0.1'),
@@ -340,7 +363,8 @@ export function describeEmbeddedDefaults(config: Config): string[] {
   const lines: string[] = [];
   // Production never falls back to these: what is missing there is named by describeMissingSettings.
   if (!config.store.upstash && !config.production) lines.push('key-value store: in memory (set UPSTASH_REDIS_REST_URL/TOKEN to share it)');
-  if (config.lightning.provider === 'dev' && !config.production) lines.push('Lightning: embedded dev node, fake money (POST /api/dev/pay settles its invoices)');
+  if (config.lightning.provider === 'dev' && !config.production)
+    lines.push('Lightning: embedded dev node, fake money (POST /api/dev/pay settles its invoices)');
   if (config.l402.secretSource === 'generated') lines.push(`L402_SECRET: generated, kept in ${join(config.dataDir, 'l402-secret')}`);
   if (config.demo.priceSources.length === 0) lines.push('BTC price: simulated (BTC_PRICE_SOURCES=none)');
   return lines;
@@ -348,7 +372,8 @@ export function describeEmbeddedDefaults(config: Config): string[] {
 
 /** How to set each setting production refuses to run without, keyed by the first name in a problem. */
 const HOW_TO_SET: Record<string, string> = {
-  UPSTASH_REDIS_REST_URL: 'create an Upstash Redis database (Vercel: Storage > Upstash for Redis, which sets KV_REST_API_URL/TOKEN) and copy its REST URL and token',
+  UPSTASH_REDIS_REST_URL:
+    'create an Upstash Redis database (Vercel: Storage > Upstash for Redis, which sets KV_REST_API_URL/TOKEN) and copy its REST URL and token',
   L402_SECRET: 'a random string of at least 32 characters: openssl rand -hex 32',
   LIGHTNING_PROVIDER: 'your Lightning backend: lnbits, phoenixd, lnd, cln, nwc or blink, with its settings (docs/lightning-backends.md)',
 };
@@ -386,7 +411,8 @@ function eventsConfig(e: Env, production: boolean): Config['events'] {
   if (!url || !secret) throw new ConfigError('Set both EVENTS_WEBHOOK_URL and EVENTS_WEBHOOK_SECRET (or neither: no audit events)');
   const protocol = new URL(url).protocol;
   // The outbound policy checks every address at send time; the scheme can be refused now.
-  if (protocol !== 'https:' && (production || protocol !== 'http:')) throw new ConfigError('EVENTS_WEBHOOK_URL must be an https URL (http only to loopback, in development)');
+  if (protocol !== 'https:' && (production || protocol !== 'http:'))
+    throw new ConfigError('EVENTS_WEBHOOK_URL must be an https URL (http only to loopback, in development)');
   const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
   if (key.length < 24 || key.length > 64) throw new ConfigError(`EVENTS_WEBHOOK_SECRET must hold 24 to 64 bytes after whsec_, not ${key.length}`);
   return { webhookUrl: url, webhookSecret: secret };
@@ -403,7 +429,10 @@ function databaseConfig(url: string | undefined, production: boolean, dataDir: s
 }
 
 function splitList(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 // Kept on disk so tokens and invoices made before a restart still verify after it.

@@ -125,7 +125,12 @@ async function api(path, { method = 'GET', body, auth = false, expect = 'json' }
     status: response.status,
     data,
     retryAfter,
-    error: typeof data?.error === 'string' ? data.error : response.ok ? 'The server sent an answer this page does not understand' : `The server answered ${response.status} ${response.statusText}`.trim(),
+    error:
+      typeof data?.error === 'string'
+        ? data.error
+        : response.ok
+          ? 'The server sent an answer this page does not understand'
+          : `The server answered ${response.status} ${response.statusText}`.trim(),
     code: typeof data?.code === 'string' ? data.code : `HTTP_${response.status}`,
   };
   if (auth && response.status === 401) return sessionEnded(result);
@@ -180,7 +185,12 @@ function runChallenge(prefix, challenge, serverOffsetMs, pollPath, handlers) {
     if (result.ok && result.status === 200 && result.data.status === 'ok') return finish(handlers.signed, result.data);
     if (result.ok && result.status === 202) return schedule(POLL_MS);
     if (result.status === 404 || result.status === 410 || result.status === 401) {
-      const reason = result.status === 404 ? 'This code has expired.' : result.status === 410 ? 'This code was already used (in another tab?).' : 'This page lost its claim to the code.';
+      const reason =
+        result.status === 404
+          ? 'This code has expired.'
+          : result.status === 410
+            ? 'This code was already used (in another tab?).'
+            : 'This page lost its claim to the code.';
       return finish(handlers.expired, `${reason} Get a new one to continue.`);
     }
     if (Date.now() > expiresAt + EXPIRY_GRACE_MS) return finish(handlers.expired, 'This code has expired. Get a new one to continue.');
@@ -381,7 +391,9 @@ function isRecord(value) {
 /** CSS bars, one per UTC day (days without payments included), the last CHART_DAYS of them. */
 function renderByDay(byDay, generatedAt) {
   const chart = $('by-day');
-  const days = Object.keys(byDay).filter((day) => /^\d{4}-\d{2}-\d{2}$/.test(day)).sort();
+  const days = Object.keys(byDay)
+    .filter((day) => /^\d{4}-\d{2}-\d{2}$/.test(day))
+    .sort();
   const endTime = Math.max(Date.parse(String(generatedAt ?? '').slice(0, 10)) || 0, days.length ? Date.parse(days.at(-1)) : 0);
   if (days.length === 0 || !endTime) {
     const empty = document.createElement('p');

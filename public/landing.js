@@ -119,7 +119,11 @@ function waitForPayment(challenge) {
 async function payWithDevWallet() {
   const button = $('demo-devpay');
   button.disabled = true;
-  const answer = await request('/api/dev/pay', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: current.invoice }) });
+  const answer = await request('/api/dev/pay', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ invoice: current.invoice }),
+  });
   if (answer.ok && typeof answer.data.preimage === 'string') return paid(current, answer.data.preimage);
   button.disabled = false;
   showError(answer.error);
@@ -181,7 +185,10 @@ async function loadDirectory() {
   const list = $('directory-list');
   if (!answer.ok || !Array.isArray(answer.data?.apis)) {
     list.replaceChildren();
-    $('directory-empty').textContent = answer.status === 503 ? 'The directory is not available on this deployment yet (it needs a database).' : `The directory could not be loaded: ${answer.error}`;
+    $('directory-empty').textContent =
+      answer.status === 503
+        ? 'The directory is not available on this deployment yet (it needs a database).'
+        : `The directory could not be loaded: ${answer.error}`;
     $('directory-empty').hidden = false;
     return;
   }

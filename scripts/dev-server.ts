@@ -249,7 +249,13 @@ function functionRequest(request: Request, url: URL, ip: string | undefined): Re
   // HEAD has no body, and asking @hono/node-server for one would build a
   // second Request (with its own abort bookkeeping) per request for nothing.
   const bodyless = request.method === 'GET' || request.method === 'HEAD';
-  const init: RequestInit & { duplex: 'half' } = { method: request.method, headers, signal: request.signal, body: bodyless ? null : request.body, duplex: 'half' };
+  const init: RequestInit & { duplex: 'half' } = {
+    method: request.method,
+    headers,
+    signal: request.signal,
+    body: bodyless ? null : request.body,
+    duplex: 'half',
+  };
   return new Request(url, init);
 }
 
@@ -296,7 +302,13 @@ async function discoverApiRoutes(root: string): Promise<ApiRoutes> {
   const routes: ApiRoutes = { exact: new Map(), dynamic: [] };
   const owners = new Map<string, string>();
   for (const file of await listFunctionFiles(join(root, 'api'))) {
-    const path = '/' + relative(root, file).split(sep).join('/').replace(FUNCTION_FILE, '').replace(/\/index$/, '');
+    const path =
+      '/' +
+      relative(root, file)
+        .split(sep)
+        .join('/')
+        .replace(FUNCTION_FILE, '')
+        .replace(/\/index$/, '');
     // [a] and [b] in the same place answer the same requests.
     const shape = path.replace(/\[[^\]]*\]/g, '[]');
     const owner = owners.get(shape);
@@ -379,12 +391,8 @@ interface VercelRules {
 const Source = z.string().startsWith('/', 'must start with "/"');
 const Conditions = { has: z.array(z.unknown()).optional(), missing: z.array(z.unknown()).optional() };
 const VercelJsonSchema = z.looseObject({
-  rewrites: z
-    .array(z.object({ source: Source, destination: z.string(), statusCode: z.number().optional(), ...Conditions }))
-    .optional(),
-  headers: z
-    .array(z.object({ source: Source, headers: z.array(z.object({ key: z.string(), value: z.string() })), ...Conditions }))
-    .optional(),
+  rewrites: z.array(z.object({ source: Source, destination: z.string(), statusCode: z.number().optional(), ...Conditions })).optional(),
+  headers: z.array(z.object({ source: Source, headers: z.array(z.object({ key: z.string(), value: z.string() })), ...Conditions })).optional(),
 });
 
 async function readVercelJson(root: string): Promise<VercelRules> {
@@ -460,7 +468,9 @@ function compileRewrite(source: string, destination: string, where: string): Rew
   for (const key of used) {
     const param = keys.find((k) => k.name === key.name);
     if (typeof key.name !== 'string' || !param || (optional(param) && !optional(key))) {
-      throw new Error(`vercel.json ${where}: the destination's :${key.name} is not a param the source always captures (write :${key.name}? or :${key.name}* for an optional one)`);
+      throw new Error(
+        `vercel.json ${where}: the destination's :${key.name} is not a param the source always captures (write :${key.name}? or :${key.name}* for an optional one)`,
+      );
     }
   }
   return {
@@ -477,7 +487,7 @@ function compileRewrite(source: string, destination: string, where: string): Rew
  * A modifier after a placeholder is dropped, as compile() would; unknown names stay.
  */
 function fillPlaceholders(template: string, params: Params): string {
-  return template.replace(/:(\w+)[*+?]?/g, (whole, name: string) => (Object.hasOwn(params, name) ? params[name] ?? '' : whole));
+  return template.replace(/:(\w+)[*+?]?/g, (whole, name: string) => (Object.hasOwn(params, name) ? (params[name] ?? '') : whole));
 }
 
 function applyRewrite(rewrite: Rewrite, params: Params, incoming: URLSearchParams): { path: string; query: URLSearchParams } {
@@ -609,8 +619,12 @@ async function describeBtcPrice(config: Config): Promise<string | undefined> {
   if (names.length === 0) return undefined;
   const { PUBLIC_SOURCES, createPriceFeed } = await import('../lib/service/records/price.js');
   const unknown = names.filter((name) => !PUBLIC_SOURCES[name]);
-  if (unknown.length > 0) return `BTC price: unknown source ${unknown.join(', ')} in BTC_PRICE_SOURCES (known: ${Object.keys(PUBLIC_SOURCES).join(', ')}, or none)`;
-  const price = await createPriceFeed(names.map((name) => PUBLIC_SOURCES[name]!), config.demo.priceTimeoutMs).current();
+  if (unknown.length > 0)
+    return `BTC price: unknown source ${unknown.join(', ')} in BTC_PRICE_SOURCES (known: ${Object.keys(PUBLIC_SOURCES).join(', ')}, or none)`;
+  const price = await createPriceFeed(
+    names.map((name) => PUBLIC_SOURCES[name]!),
+    config.demo.priceTimeoutMs,
+  ).current();
   if (price.source === 'simulated') return `BTC price: simulated (no source answered: ${names.join(', ')}; offline?)`;
   return `BTC price: live, $${price.usd} from ${price.source}`;
 }

@@ -20,11 +20,20 @@ export const Query = z.object({
 export default serviceRoute({
   async GET(request, deployment) {
     const config = deployment.config();
-    if (config.production || config.lightning.provider !== 'dev') throw new HttpError(404, 'NOT_FOUND', 'No dev inbox here: it exists only with the embedded dev node outside production');
+    if (config.production || config.lightning.provider !== 'dev')
+      throw new HttpError(404, 'NOT_FOUND', 'No dev inbox here: it exists only with the embedded dev node outside production');
     const { address } = readQuery(request, Query);
     const received = await paidToDevAddress(deployment.context(), address);
     return json(
-      { address, received: received.map((entry) => ({ paymentHash: entry.paymentHash, amountMsat: entry.amountMsat, comment: entry.comment, createdAt: entry.createdAt })) },
+      {
+        address,
+        received: received.map((entry) => ({
+          paymentHash: entry.paymentHash,
+          amountMsat: entry.amountMsat,
+          comment: entry.comment,
+          createdAt: entry.createdAt,
+        })),
+      },
       { headers: { 'Cache-Control': 'no-store' } },
     );
   },

@@ -16,7 +16,8 @@ export default serviceRoute({
   async POST(request, deployment) {
     const config = deployment.config();
     // Checked before anything else: in production this path does not exist.
-    if (config.production || config.lightning.provider !== 'dev') throw new HttpError(404, 'NOT_FOUND', 'No dev login here: it exists only with the embedded dev node outside production');
+    if (config.production || config.lightning.provider !== 'dev')
+      throw new HttpError(404, 'NOT_FOUND', 'No dev login here: it exists only with the embedded dev node outside production');
     const { k1 } = await readJson(request, Body);
     const answer = await signInWithDevWallet(deployment.context(), k1, clientIp(request));
     if (answer.status === 'OK') return json(answer, { headers: { 'Cache-Control': 'no-store' } });

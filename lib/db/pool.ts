@@ -137,7 +137,19 @@ function unavailableState(state: string): boolean {
   return (state.startsWith('08') && state !== '08P01') || state === '53300' || /^57P0[123]$/.test(state);
 }
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'EADDRNOTAVAIL']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'EADDRNOTAVAIL',
+]);
 // node-postgres and pg-pool report a lost or timed-out connection with these messages and no code.
 const NETWORK_MESSAGE = /connection terminated|connection timeout|timeout exceeded when trying to connect|not queryable|connection ended|socket hang up/i;
 

@@ -40,7 +40,10 @@ export type PathSpec = Partial<Record<Method, OperationSpec>>;
 export const ErrorBody = z
   .object({
     error: z.string().describe('What went wrong, for a person'),
-    code: z.string().regex(/^[A-Z][A-Z0-9_]*$/).describe('What went wrong, for a program (UPPER_SNAKE)'),
+    code: z
+      .string()
+      .regex(/^[A-Z][A-Z0-9_]*$/)
+      .describe('What went wrong, for a program (UPPER_SNAKE)'),
     retryAfter: z.number().int().optional().describe('Seconds, on 429 and 503 (also in the Retry-After header)'),
   })
   .loose();
@@ -98,7 +101,8 @@ export function openApiDocument(info: { title: string; version: string; descript
 
 function operation(method: Method, spec: OperationSpec): JsonSchema {
   const parameters: JsonSchema[] = [];
-  for (const [name, description] of Object.entries(spec.pathParameters ?? {})) parameters.push({ name, in: 'path', required: true, description, schema: { type: 'string' } });
+  for (const [name, description] of Object.entries(spec.pathParameters ?? {}))
+    parameters.push({ name, in: 'path', required: true, description, schema: { type: 'string' } });
   if (spec.query) {
     const query = toJson(spec.query, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
     for (const [name, schema] of Object.entries(query.properties ?? {})) {
@@ -110,21 +114,31 @@ function operation(method: Method, spec: OperationSpec): JsonSchema {
   for (const [status, response] of Object.entries(spec.responses)) {
     responses[status] = {
       description: response.description,
-      ...(response.headers && { headers: Object.fromEntries(Object.entries(response.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) }),
+      ...(response.headers && {
+        headers: Object.fromEntries(Object.entries(response.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }])),
+      }),
       ...(response.schema && { content: { [response.contentType ?? 'application/json']: { schema: toJson(response.schema, 'output') } } }),
     };
   }
   if (spec.paid) {
     responses['402'] = {
       description: 'Payment required: pay the invoice and retry with Authorization: L402 <macaroon>:<preimage>',
-      headers: { 'WWW-Authenticate': { description: 'L402 challenges: `L402 <macaroon>, invoice="…"` and `L402 macaroon="…", invoice="…", token="…", version="0"`', schema: { type: 'string' } } },
+      headers: {
+        'WWW-Authenticate': {
+          description: 'L402 challenges: `L402 <macaroon>, invoice="…"` and `L402 macaroon="…", invoice="…", token="…", version="0"`',
+          schema: { type: 'string' },
+        },
+      },
       content: { 'application/json': { schema: { $ref: '#/components/schemas/L402Challenge' } } },
     };
   }
   if (spec.query || spec.body) responses['400'] ??= errorResponse('The request is not valid (INVALID_REQUEST, INVALID_JSON, …)');
   if (method !== 'GET') responses['413'] ??= errorResponse('Body too large (BODY_TOO_LARGE)');
   responses['405'] ??= errorResponse('Method not allowed (METHOD_NOT_ALLOWED); the Allow header lists the methods');
-  responses['503'] ??= { ...errorResponse('Temporarily unavailable or not configured; Retry-After says when to try again'), headers: { 'Retry-After': { schema: { type: 'string' } } } };
+  responses['503'] ??= {
+    ...errorResponse('Temporarily unavailable or not configured; Retry-After says when to try again'),
+    headers: { 'Retry-After': { schema: { type: 'string' } } },
+  };
   responses.default = errorResponse('Any other error');
 
   const security = [...(spec.paid ? ['L402'] : []), ...(spec.security ?? [])];
@@ -141,7 +155,9 @@ function operation(method: Method, spec: OperationSpec): JsonSchema {
 }
 
 function headOf(get: JsonSchema): JsonSchema {
-  const responses = Object.fromEntries(Object.entries(get.responses as Record<string, JsonSchema>).map(([status, { content: _body, ...response }]) => [status, response]));
+  const responses = Object.fromEntries(
+    Object.entries(get.responses as Record<string, JsonSchema>).map(([status, { content: _body, ...response }]) => [status, response]),
+  );
   return { ...get, operationId: `head${String(get.operationId).slice(3)}`, summary: `${get.summary} (headers only)`, responses };
 }
 

@@ -240,7 +240,13 @@ export function guardedFetch(policy: OutboundPolicy, options: { resolve?: Resolv
     if (init.body !== undefined && init.body !== null && typeof init.body !== 'string') throw new TypeError('guardedFetch sends string bodies only');
     const headers = Object.fromEntries(new Headers(init.headers).entries());
     const { accept = '*/*', ...rest } = headers;
-    const answer = await guardedRequest(input, policy, { method: init.method ?? 'GET', accept, headers: rest, body: init.body ?? undefined, resolve: options.resolve });
+    const answer = await guardedRequest(input, policy, {
+      method: init.method ?? 'GET',
+      accept,
+      headers: rest,
+      body: init.body ?? undefined,
+      resolve: options.resolve,
+    });
     const responseHeaders = new Headers();
     for (const [key, value] of Object.entries(answer.headers)) {
       if (value === undefined) continue;
@@ -335,8 +341,9 @@ function matchRanges(bytes: number[], ranges: Range[]): AddressKind | undefined 
 
 function ipv6Bytes(text: string): Uint8Array | null {
   // An IPv4 tail (::ffff:10.0.0.1) becomes its two hex groups.
-  const withoutDots = text.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, (_, a: string, b: string, c: string, d: string) =>
-    `${((Number(a) << 8) | Number(b)).toString(16)}:${((Number(c) << 8) | Number(d)).toString(16)}`,
+  const withoutDots = text.replace(
+    /(\d+)\.(\d+)\.(\d+)\.(\d+)$/,
+    (_, a: string, b: string, c: string, d: string) => `${((Number(a) << 8) | Number(b)).toString(16)}:${((Number(c) << 8) | Number(d)).toString(16)}`,
   );
   const [left, right, extra] = withoutDots.split('::');
   if (extra !== undefined) return null;

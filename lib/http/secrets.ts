@@ -10,7 +10,14 @@ export function sameSecret(sent: string | null | undefined, expected: string): b
 
 /** Scheduled functions (api/cron/*): Vercel calls them with `Authorization: Bearer <CRON_SECRET>`; nothing else may. */
 export function requireCronSecret(secret: string | undefined, authorization: string | null): void {
-  if (!secret) throw new HttpError(503, 'NOT_CONFIGURED', 'Scheduled functions are not configured: set CRON_SECRET', { missing: ['CRON_SECRET'] }, { 'Retry-After': '3600' });
+  if (!secret)
+    throw new HttpError(
+      503,
+      'NOT_CONFIGURED',
+      'Scheduled functions are not configured: set CRON_SECRET',
+      { missing: ['CRON_SECRET'] },
+      { 'Retry-After': '3600' },
+    );
   if (!sameSecret(authorization, `Bearer ${secret}`)) {
     throw new HttpError(401, 'UNAUTHORIZED', 'This endpoint is for the scheduler only', {}, { 'WWW-Authenticate': 'Bearer' });
   }

@@ -58,7 +58,15 @@ const DEFAULT_MIN_EXPIRY_SECONDS = 60;
 
 const RemoteError = z.object({ status: z.string().regex(/^error$/i), reason: z.string().optional() });
 
-const Msat = z.union([z.number(), z.string().regex(/^\d{1,16}$/).transform(Number)]).pipe(z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER));
+const Msat = z
+  .union([
+    z.number(),
+    z
+      .string()
+      .regex(/^\d{1,16}$/)
+      .transform(Number),
+  ])
+  .pipe(z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER));
 
 const PayRequest = z.object({
   tag: z.literal('payRequest'),
@@ -66,7 +74,16 @@ const PayRequest = z.object({
   minSendable: Msat,
   maxSendable: Msat,
   metadata: z.string().max(64 * 1024),
-  commentAllowed: z.union([z.number(), z.string().regex(/^\d{1,6}$/).transform(Number)]).pipe(z.number().int().nonnegative()).optional(),
+  commentAllowed: z
+    .union([
+      z.number(),
+      z
+        .string()
+        .regex(/^\d{1,6}$/)
+        .transform(Number),
+    ])
+    .pipe(z.number().int().nonnegative())
+    .optional(),
 });
 
 const Metadata = z
@@ -86,7 +103,8 @@ const CallbackAnswer = z.object({
 export async function fetchInvoiceForAddress(address: string, amountMsat: number, options: FetchInvoiceOptions): Promise<AddressInvoice> {
   const { policy, network, comment } = options;
   const minExpirySeconds = options.minExpirySeconds ?? DEFAULT_MIN_EXPIRY_SECONDS;
-  if (!Number.isSafeInteger(amountMsat) || amountMsat <= 0) throw new LnurlError('AMOUNT_OUT_OF_RANGE', 'The amount must be a positive integer of millisatoshis', false);
+  if (!Number.isSafeInteger(amountMsat) || amountMsat <= 0)
+    throw new LnurlError('AMOUNT_OUT_OF_RANGE', 'The amount must be a positive integer of millisatoshis', false);
 
   const payUrl = lightningAddressUrl(address, policy.allowLoopback);
   const payRequest = parseAnswer(await get(payUrl, options), PayRequest, 'pay request');
@@ -101,7 +119,11 @@ export async function fetchInvoiceForAddress(address: string, amountMsat: number
   if (comment !== undefined && comment !== '') {
     const allowed = payRequest.commentAllowed ?? 0;
     if (comment.length > allowed) {
-      throw new LnurlError('COMMENT_NOT_ALLOWED', allowed === 0 ? `${address} takes no comment` : `${address} takes comments of at most ${allowed} characters`, false);
+      throw new LnurlError(
+        'COMMENT_NOT_ALLOWED',
+        allowed === 0 ? `${address} takes no comment` : `${address} takes comments of at most ${allowed} characters`,
+        false,
+      );
     }
   }
 
@@ -118,7 +140,8 @@ export async function fetchInvoiceForAddress(address: string, amountMsat: number
 /** The LUD-16 well-known URL of an address; http only for loopback hosts when they are allowed. */
 export function lightningAddressUrl(address: string, allowLoopback: boolean): string {
   const parsed = lightningAddressSchema({ allowLoopback }).safeParse(address);
-  if (!parsed.success) throw new LnurlError('ADDRESS_INVALID', `Not a Lightning Address${allowLoopback ? '' : ' on a public host'}: ${String(address).slice(0, 100)}`, false);
+  if (!parsed.success)
+    throw new LnurlError('ADDRESS_INVALID', `Not a Lightning Address${allowLoopback ? '' : ' on a public host'}: ${String(address).slice(0, 100)}`, false);
   const { username, host, loopback } = splitLightningAddress(parsed.data);
   try {
     return new URL(`${loopback ? 'http' : 'https'}://${host}/.well-known/lnurlp/${encodeURIComponent(username)}`).href;
@@ -127,25 +150,38 @@ export function lightningAddressUrl(address: string, allowLoopback: boolean): st
   }
 }
 
-function checkInvoice(pr: string, expected: { address: string; amountMsat: number; network: Network; metadata: string; minExpirySeconds: number }): DecodedInvoice {
+function checkInvoice(
+  pr: string,
+  expected: { address: string; amountMsat: number; network: Network; metadata: string; minExpirySeconds: number },
+): DecodedInvoice {
   let decoded: DecodedInvoice;
   try {
     decoded = decodeInvoice(pr.trim().replace(/^lightning:/i, ''));
   } catch (error) {
-    if (error instanceof InvalidInvoice) throw new LnurlError('INVALID_INVOICE', `${expected.address} answered an invalid invoice: ${error.reason}`, false, { cause: error });
+    if (error instanceof InvalidInvoice)
+      throw new LnurlError('INVALID_INVOICE', `${expected.address} answered an invalid invoice: ${error.reason}`, false, { cause: error });
     throw error;
   }
   const who = expected.address;
-  if (decoded.network !== expected.network) throw new LnurlError('WRONG_NETWORK', `${who} answered an invoice for ${decoded.network}, we pay on ${expected.network}`, false);
+  if (decoded.network !== expected.network)
+    throw new LnurlError('WRONG_NETWORK', `${who} answered an invoice for ${decoded.network}, we pay on ${expected.network}`, false);
   if (decoded.amountMsat !== expected.amountMsat) {
-    throw new LnurlError('INVOICE_AMOUNT_MISMATCH', `${who} answered an invoice for ${decoded.amountMsat ?? 'any amount'} msat, we asked for ${expected.amountMsat}`, false);
+    throw new LnurlError(
+      'INVOICE_AMOUNT_MISMATCH',
+      `${who} answered an invoice for ${decoded.amountMsat ?? 'any amount'} msat, we asked for ${expected.amountMsat}`,
+      false,
+    );
   }
   if (decoded.descriptionHash !== bytesToHex(sha256(utf8ToBytes(expected.metadata)))) {
     throw new LnurlError('DESCRIPTION_HASH_MISMATCH', `${who} answered an invoice whose description hash is not SHA256 of its metadata`, false);
   }
   const secondsLeft = decoded.expiresAt - Math.floor(Date.now() / 1000);
   if (secondsLeft < expected.minExpirySeconds) {
-    throw new LnurlError('INVOICE_EXPIRED', `${who} answered an invoice that expires in ${secondsLeft} s (at least ${expected.minExpirySeconds} s needed)`, false);
+    throw new LnurlError(
+      'INVOICE_EXPIRED',
+      `${who} answered an invoice that expires in ${secondsLeft} s (at least ${expected.minExpirySeconds} s needed)`,
+      false,
+    );
   }
   return decoded;
 }
@@ -165,11 +201,17 @@ async function get(url: string, options: FetchInvoiceOptions): Promise<{ status:
 function parseAnswer<S extends z.ZodType>(answer: { status: number; json: unknown; host: string }, schema: S, what: string): z.infer<S> {
   const { status, json, host } = answer;
   const remote = RemoteError.safeParse(json);
-  if (status >= 500) throw new LnurlError('REMOTE_ERROR', `${host} answered ${status}${remote.success && remote.data.reason ? `: ${clip(remote.data.reason)}` : ''}`, true);
+  if (status >= 500)
+    throw new LnurlError('REMOTE_ERROR', `${host} answered ${status}${remote.success && remote.data.reason ? `: ${clip(remote.data.reason)}` : ''}`, true);
   if (remote.success) throw new LnurlError('REMOTE_ERROR', `${host} refused: ${clip(remote.data.reason ?? 'no reason given')}`, false);
   if (status < 200 || status > 299) throw new LnurlError('REMOTE_ERROR', `${host} answered ${status} to the ${what} request`, status === 429);
   const parsed = schema.safeParse(json);
-  if (!parsed.success) throw new LnurlError('BAD_RESPONSE', `${host} did not answer a LUD-06 ${what}: ${parsed.error.issues[0]?.path.join('.') || ''} ${parsed.error.issues[0]?.message ?? ''}`.trim(), false);
+  if (!parsed.success)
+    throw new LnurlError(
+      'BAD_RESPONSE',
+      `${host} did not answer a LUD-06 ${what}: ${parsed.error.issues[0]?.path.join('.') || ''} ${parsed.error.issues[0]?.message ?? ''}`.trim(),
+      false,
+    );
   return parsed.data;
 }
 

@@ -42,7 +42,13 @@ export interface ServiceContext {
 export function createServiceContext(config: Config): ServiceContext {
   // Fail closed in production (docs/architecture.md "Where it runs"): name what is missing.
   if (config.problems.length > 0) {
-    throw new HttpError(503, 'NOT_CONFIGURED', `Service is not configured: set ${config.problems.join('; ')}`, { missing: config.problems }, { 'Retry-After': '60' });
+    throw new HttpError(
+      503,
+      'NOT_CONFIGURED',
+      `Service is not configured: set ${config.problems.join('; ')}`,
+      { missing: config.problems },
+      { 'Retry-After': '60' },
+    );
   }
   const backend = createBackend(config.store);
   // Without a shared store the dev node keeps its ledger (invoices, paid marks, balances) in a file under
@@ -50,15 +56,22 @@ export function createServiceContext(config: Config): ServiceContext {
   // writes to the service's store, so other dev nodes on it (a local owner's) form one fake network with it.
   const devNode =
     config.lightning.provider === 'dev' && !config.production
-      ? createDevNode({ store: config.store.upstash ? backend.store : createJournaledStore(join(config.dataDir, 'dev-node-ledger.jsonl'), backend.store), privateKey: config.lightning.devNodePrivateKey })
+      ? createDevNode({
+          store: config.store.upstash ? backend.store : createJournaledStore(join(config.dataDir, 'dev-node-ledger.jsonl'), backend.store),
+          privateKey: config.lightning.devNodePrivateKey,
+        })
       : undefined;
-  if (config.lightning.provider === 'dev' && !devNode) throw new HttpError(503, 'NOT_CONFIGURED', 'No Lightning provider is configured; set LIGHTNING_PROVIDER');
+  if (config.lightning.provider === 'dev' && !devNode)
+    throw new HttpError(503, 'NOT_CONFIGURED', 'No Lightning provider is configured; set LIGHTNING_PROVIDER');
   const provider = devNode ?? configuredProvider(config, backend.store);
   let database: Promise<Database> | undefined;
   return {
     config,
     database() {
-      if (!config.database) return Promise.reject(new HttpError(503, 'NOT_CONFIGURED', 'No database is configured; set DATABASE_URL', { missing: ['DATABASE_URL'] }, { 'Retry-After': '60' }));
+      if (!config.database)
+        return Promise.reject(
+          new HttpError(503, 'NOT_CONFIGURED', 'No database is configured; set DATABASE_URL', { missing: ['DATABASE_URL'] }, { 'Retry-After': '60' }),
+        );
       database ??= openMigratedDatabase(config.database).catch((error) => {
         database = undefined; // try again on the next request
         throw error;
@@ -69,7 +82,9 @@ export function createServiceContext(config: Config): ServiceContext {
     keyring: new Keyring(config.l402.secrets),
     // In memory the marks would die with the process while the secret lives on: journal them under
     // DATA_DIR, so a used token stays used after a restart until it expires (its mark's expiry).
-    replay: kvReplayStore(config.store.upstash || config.production ? backend.store : createJournaledStore(join(config.dataDir, 'replay-marks.jsonl'), backend.store)),
+    replay: kvReplayStore(
+      config.store.upstash || config.production ? backend.store : createJournaledStore(join(config.dataDir, 'replay-marks.jsonl'), backend.store),
+    ),
     provider,
     devNode,
     invoiceLimiter: backend.rateLimiter({ limit: config.invoices.ratePerMinute, windowMs: 60_000, prefix: 'ratelimit:invoice' }),

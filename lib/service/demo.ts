@@ -60,7 +60,10 @@ export async function demoPreimage(ctx: ServiceContext, paymentHash: string): Pr
   }
   if (!status) throw new HttpError(404, 'UNKNOWN_INVOICE', 'No demo invoice has this payment hash');
   if (!status.settled || !status.preimage) {
-    return json({ status: 'pending', paymentHash, message: 'Invoice not paid yet; poll again in a second' }, { status: 202, headers: { 'Retry-After': '1', 'Cache-Control': 'no-store' } });
+    return json(
+      { status: 'pending', paymentHash, message: 'Invoice not paid yet; poll again in a second' },
+      { status: 202, headers: { 'Retry-After': '1', 'Cache-Control': 'no-store' } },
+    );
   }
   return json({ preimage: status.preimage, paymentHash }, { headers: { 'Cache-Control': 'no-store' } });
 }

@@ -46,7 +46,16 @@ export async function checkHealth(deployment: Deployment): Promise<HealthReport>
     config = deployment.config();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    return { ok: false, provider: { name: 'unknown', ...notChecked }, store: { kind: 'unknown', ...notChecked }, database: { kind: 'unknown', configured: false, ...notChecked }, events: { configured: false }, problems: [error.message], missing: [], checkedAt };
+    return {
+      ok: false,
+      provider: { name: 'unknown', ...notChecked },
+      store: { kind: 'unknown', ...notChecked },
+      database: { kind: 'unknown', configured: false, ...notChecked },
+      events: { configured: false },
+      problems: [error.message],
+      missing: [],
+      checkedAt,
+    };
   }
   const names = {
     provider: { name: config.lightning.provider, network: config.lightning.network },
@@ -61,7 +70,16 @@ export async function checkHealth(deployment: Deployment): Promise<HealthReport>
     if (!(error instanceof HttpError)) throw error;
     // In words, with how to set each: the landing page of a fresh deployment shows these.
     const problems = config.problems.length > 0 ? config.problems.map((p) => `missing ${describeProblem(p)}`) : [error.message];
-    return { ok: false, provider: { ...names.provider, ...notChecked }, store: { ...names.store, ...notChecked }, database: { ...names.database, ...notChecked }, events: names.events, problems, missing: config.problems, checkedAt };
+    return {
+      ok: false,
+      provider: { ...names.provider, ...notChecked },
+      store: { ...names.store, ...notChecked },
+      database: { ...names.database, ...notChecked },
+      events: names.events,
+      problems,
+      missing: config.problems,
+      checkedAt,
+    };
   }
 
   const timeoutMs = config.lightning.timeoutMs;

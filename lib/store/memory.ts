@@ -156,9 +156,7 @@ interface WindowCounts {
  * same in development and on Upstash. As there, `reset` is the end of the
  * current fixed window. Limiters do not share state: the prefix is not needed.
  */
-export function createMemoryRateLimiter(
-  options: Pick<RateLimiterOptions, 'limit' | 'windowMs'>,
-): RateLimiter {
+export function createMemoryRateLimiter(options: Pick<RateLimiterOptions, 'limit' | 'windowMs'>): RateLimiter {
   const { limit, windowMs } = options;
   if (!Number.isSafeInteger(limit) || limit < 0) {
     throw new RangeError(`limit must be a non-negative integer, got ${limit}`);

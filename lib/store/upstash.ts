@@ -5,14 +5,7 @@
 import { Ratelimit } from '@upstash/ratelimit';
 import { Redis } from '@upstash/redis';
 import { assertCounterMax, assertDelta, assertTtlMs } from './memory.js';
-import {
-  StoreUnavailable,
-  type KeyValueStore,
-  type RateLimiter,
-  type RateLimiterOptions,
-  type RateLimitResult,
-  type SetOptions,
-} from './types.js';
+import { StoreUnavailable, type KeyValueStore, type RateLimiter, type RateLimiterOptions, type RateLimitResult, type SetOptions } from './types.js';
 
 export interface UpstashConfig {
   /** REST URL, e.g. https://<name>.upstash.io */
@@ -198,9 +191,6 @@ export function createUpstashStore(config: UpstashConfig): KeyValueStore {
   return createUpstashBackend(config).store;
 }
 
-export function createUpstashRateLimiter(
-  config: UpstashConfig,
-  options: RateLimiterOptions,
-): RateLimiter {
+export function createUpstashRateLimiter(config: UpstashConfig, options: RateLimiterOptions): RateLimiter {
   return createUpstashBackend(config).rateLimiter(options);
 }

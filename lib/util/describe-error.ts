@@ -9,5 +9,8 @@ export function describeError(error: unknown): string {
     const code = (error as { code?: unknown }).code;
     text = `${error.name}${typeof code === 'string' ? ` ${code}` : ''}: ${error.message}`;
   }
-  return text.replace(/[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>').replace(/\s+/g, ' ').slice(0, 300);
+  return text
+    .replace(/[a-z][a-z0-9+.-]*:\/\/\S+/gi, '<url>')
+    .replace(/\s+/g, ' ')
+    .slice(0, 300);
 }

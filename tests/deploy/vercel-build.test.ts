@@ -90,7 +90,9 @@ const functionConfig = (name: string) => JSON.parse(readFileSync(join(output, 'f
 
 describe('vercel build (offline, the pinned CLI)', () => {
   it('builds one Node.js function per api/ file, and nothing else', () => {
-    const expected = apiFiles().map((file) => file.replace(/\.(ts|js)$/, '')).sort();
+    const expected = apiFiles()
+      .map((file) => file.replace(/\.(ts|js)$/, ''))
+      .sort();
     expect(expected.length).toBeGreaterThan(10);
     expect(builtFunctions().sort()).toEqual(expected);
     for (const name of expected) expect(functionConfig(name).runtime).toMatch(/^nodejs\d+\.x$/);
@@ -98,7 +100,10 @@ describe('vercel build (offline, the pinned CLI)', () => {
 
   it("carries vercel.json's crons, rewrites and headers into the routing", () => {
     const vercelJson = JSON.parse(readFileSync(join(projectRoot, 'vercel.json'), 'utf8')) as { crons: unknown[] };
-    const config = JSON.parse(readFileSync(join(output, 'config.json'), 'utf8')) as { crons: unknown[]; routes: Array<{ src?: string; dest?: string; headers?: Record<string, string> }> };
+    const config = JSON.parse(readFileSync(join(output, 'config.json'), 'utf8')) as {
+      crons: unknown[];
+      routes: Array<{ src?: string; dest?: string; headers?: Record<string, string> }>;
+    };
     expect(config.crons).toEqual(vercelJson.crons);
     const rewrite = (path: string) => config.routes.find((route) => route.dest !== undefined && route.src !== undefined && new RegExp(route.src).test(path));
     expect(rewrite('/.well-known/lnurlp/alice')?.dest).toBe('/api/lnurlp/$1');
@@ -106,11 +111,14 @@ describe('vercel build (offline, the pinned CLI)', () => {
     const apiHeaders = config.routes.find((route) => route.headers?.['Access-Control-Allow-Origin'] === '*');
     expect(new RegExp(apiHeaders!.src!).test('/api/does-not-exist')).toBe(true);
     // The pages are static files, served as they are.
-    for (const file of ['index.html', 'landing.js', 'json-answer.js', 'dashboard.html', 'favicon.svg', 'vendor/uqr-0.1.3.mjs']) expect(existsSync(join(output, 'static', file))).toBe(true);
+    for (const file of ['index.html', 'landing.js', 'json-answer.js', 'dashboard.html', 'favicon.svg', 'vendor/uqr-0.1.3.mjs'])
+      expect(existsSync(join(output, 'static', file))).toBe(true);
   });
 
   it('bundles every migration with every function (they are read at run time)', () => {
-    const migrations = readdirSync(join(projectRoot, 'lib/db/migrations')).filter((file) => file.endsWith('.sql')).map((file) => `lib/db/migrations/${file}`);
+    const migrations = readdirSync(join(projectRoot, 'lib/db/migrations'))
+      .filter((file) => file.endsWith('.sql'))
+      .map((file) => `lib/db/migrations/${file}`);
     expect(migrations.length).toBeGreaterThan(0);
     for (const name of builtFunctions()) {
       const dir = join(output, 'functions', `${name}.func`);
@@ -135,7 +143,11 @@ describe('vercel build (offline, the pinned CLI)', () => {
         env: { ...clean, DATA_DIR: dataDir, BTC_PRICE_SOURCES: 'none', L402_SECRET: 'built-function-secret-0123456789abcdef' },
         timeout: 60_000,
       });
-      const answer = JSON.parse(stdout.trim().split('\n').pop()!) as { status: number; wwwAuthenticate: string; body: { code: string; invoice: string; macaroon: string; priceSats: number } };
+      const answer = JSON.parse(stdout.trim().split('\n').pop()!) as {
+        status: number;
+        wwwAuthenticate: string;
+        body: { code: string; invoice: string; macaroon: string; priceSats: number };
+      };
       expect(answer.status).toBe(402);
       expect(answer.wwwAuthenticate).toMatch(/^L402 /);
       expect(answer.body).toMatchObject({ code: 'PAYMENT_REQUIRED', priceSats: 1 });

@@ -137,7 +137,7 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
     await response.body?.cancel();
   });
 
-  it('an admin logs in by signing the QR code, sees every owner\'s stats, downloads the CSV, and logs out back to a new QR code', TIMEOUT, async () => {
+  it("an admin logs in by signing the QR code, sees every owner's stats, downloads the CSV, and logs out back to a new QR code", TIMEOUT, async () => {
     const now = Date.now();
     const seeded = await seedPayments(running.db, [
       { endpoint: '/api/weather', amount_sats: 100, owner_address: 'shop@example.com', paid_at: new Date(now - 3_600_000) },
@@ -172,7 +172,9 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
     ]);
 
     // One bar per day from the first payment to today; each day's bar carries that day's sats.
-    const bars = await page.$$eval('#by-day .bar', (elements) => elements.map((bar) => [(bar as HTMLElement).dataset.day, Number((bar as HTMLElement).dataset.sats), (bar as HTMLElement).style.height]));
+    const bars = await page.$$eval('#by-day .bar', (elements) =>
+      elements.map((bar) => [(bar as HTMLElement).dataset.day, Number((bar as HTMLElement).dataset.sats), (bar as HTMLElement).style.height]),
+    );
     const perDay = new Map<string, number>();
     for (const row of seeded) {
       const day = row.paid_at.toISOString().slice(0, 10);
@@ -190,12 +192,16 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
       newestFirst.map((row) => [row.endpoint, format(row.amount_sats), row.owner_address ?? '–']),
     );
     // Hashes are shortened on screen; the whole one is in the title.
-    expect(await page.$$eval('#recent .hash', (hashes) => hashes.map((hash) => (hash as HTMLElement).title))).toEqual(newestFirst.map((row) => row.payment_hash));
+    expect(await page.$$eval('#recent .hash', (hashes) => hashes.map((hash) => (hash as HTMLElement).title))).toEqual(
+      newestFirst.map((row) => row.payment_hash),
+    );
 
     // CSV: fetched with the Bearer header and saved as a file.
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#csv')]);
     expect(download.suggestedFilename()).toMatch(/^payments-\d{4}-\d{2}-\d{2}\.csv$/);
-    const csv = readFileSync((await download.path())!, 'utf8').trim().split('\r\n');
+    const csv = readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split('\r\n');
     expect(csv[0]).toBe('id,endpoint,payment_hash,amount_sats,owner_address,paid_at');
     expect(csv).toHaveLength(seeded.length + 1);
     for (const row of seeded) expect(csv.some((line) => line.includes(row.payment_hash) && line.includes(`,${row.amount_sats},`))).toBe(true);

@@ -14,7 +14,11 @@ describe('@getalby/lightning-tools fetchWithL402', () => {
     const wallet = {
       async payInvoice({ invoice }: { invoice: string }) {
         paid.push(invoice);
-        const answer = await fetch(`${server.url}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice }) });
+        const answer = await fetch(`${server.url}/api/dev/pay`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ invoice }),
+        });
         if (!answer.ok) throw new Error(`dev wallet refused: ${answer.status} ${await answer.text()}`);
         const { preimage } = (await answer.json()) as { preimage: string };
         return { preimage };

@@ -102,7 +102,10 @@ describe(`the landing page and the dev login in Chromium, on ${backend.name}`, (
   });
 
   it('the whole demo purchase by clicking: the invoice as a QR code, the dev wallet pays, the price and the three curl steps appear', TIMEOUT, async () => {
-    for (const [name, viewport] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
+    for (const [name, viewport] of [
+      ['phone', PHONE],
+      ['desktop', DESKTOP],
+    ] as const) {
       const page = await open('/', viewport);
       await page.locator('#directory-list li').first().waitFor();
       await shot(page, `landing-${name}`);
@@ -147,7 +150,10 @@ describe(`the landing page and the dev login in Chromium, on ${backend.name}`, (
 
   it('the dev login opens the dashboard, which shows the demo purchase just made', TIMEOUT, async () => {
     expect(demoPaymentHash, 'the purchase test ran first').toMatch(/^[0-9a-f]{64}$/);
-    for (const [name, viewport] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
+    for (const [name, viewport] of [
+      ['phone', PHONE],
+      ['desktop', DESKTOP],
+    ] as const) {
       const page = await open('/dashboard.html', viewport);
       await page.locator('#login-dev').waitFor({ state: 'visible' });
       await shot(page, `dashboard-login-${name}`);
@@ -165,7 +171,9 @@ describe(`the landing page and the dev login in Chromium, on ${backend.name}`, (
           { timeout: 30_000, interval: 500 },
         )
         .toContain(demoPaymentHash);
-      const row = await page.$$eval('#recent tbody tr', (rows) => rows.map((r) => Array.from((r as HTMLTableRowElement).cells, (cell) => cell.textContent ?? '')));
+      const row = await page.$$eval('#recent tbody tr', (rows) =>
+        rows.map((r) => Array.from((r as HTMLTableRowElement).cells, (cell) => cell.textContent ?? '')),
+      );
       expect(row.some((cells) => cells[1] === '/api/demo/btc-price' && cells[2] === '1')).toBe(true);
       await shot(page, `dashboard-${name}`);
       await page.close();
@@ -196,7 +204,20 @@ describe(`the landing page and the dev login in Chromium, on ${backend.name}`, (
           }
           return rgb(getComputedStyle(document.documentElement).backgroundColor).slice(0, 3);
         };
-        const selectors = ['.hero h1', '.hero .accent', '.lede', '.how span', '#demo .muted', '#demo-buy', '.api-name', '.api-url', '.badge', '.nav-links a', '.foot a', '#use pre code'];
+        const selectors = [
+          '.hero h1',
+          '.hero .accent',
+          '.lede',
+          '.how span',
+          '#demo .muted',
+          '#demo-buy',
+          '.api-name',
+          '.api-url',
+          '.badge',
+          '.nav-links a',
+          '.foot a',
+          '#use pre code',
+        ];
         return selectors.map((selector) => {
           const element = document.querySelector(selector)!;
           const [a, b] = [luminance(rgb(getComputedStyle(element).color)), luminance(background(element))];

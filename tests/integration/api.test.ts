@@ -25,7 +25,12 @@ const vectors = JSON.parse(readFileSync(new URL('../fixtures/bolt11-vectors.json
 };
 
 /** The local configuration every describe starts from: fixed secret, offline price, dev node, PGlite under the server's DATA_DIR. */
-const server = useDevServer(() => ({ L402_SECRET: SECRET, INVOICE_RATE_LIMIT_PER_MINUTE: '100000', MAX_INVOICE_SATS: String(MAX_INVOICE_SATS), DATABASE_URL: undefined }));
+const server = useDevServer(() => ({
+  L402_SECRET: SECRET,
+  INVOICE_RATE_LIMIT_PER_MINUTE: '100000',
+  MAX_INVOICE_SATS: String(MAX_INVOICE_SATS),
+  DATABASE_URL: undefined,
+}));
 let base: string;
 beforeAll(() => {
   base = server.url;
@@ -215,7 +220,7 @@ describe('GET /api/demo/preimage', () => {
     expect(paid.status).toBe(200);
   });
 
-  it('never hands back the preimage of an invoice that is not the demo\'s', async () => {
+  it("never hands back the preimage of an invoice that is not the demo's", async () => {
     const issued = (await (await post('/api/invoice', { amountSats: 5 })).json()) as { paymentRequest: string; paymentHash: string };
     await devPay(issued.paymentRequest);
     const response = await fetch(`${base}/api/demo/preimage?hash=${issued.paymentHash}`);
@@ -270,7 +275,15 @@ describe('POST /api/dev/pay', () => {
   it('answers 404 UNKNOWN_INVOICE for an invoice signed with the dev key that it never issued', async () => {
     const key = readFileSync(join(server.dataDir, 'dev-node-key'), 'utf8').trim();
     const invoice = encodeInvoice(
-      { network: 'regtest', amountMsat: 1000, timestamp: Math.floor(Date.now() / 1000), paymentHash: bytesToHex(randomBytes(32)), paymentSecret: bytesToHex(randomBytes(32)), description: 'forged', expirySeconds: 600 },
+      {
+        network: 'regtest',
+        amountMsat: 1000,
+        timestamp: Math.floor(Date.now() / 1000),
+        paymentHash: bytesToHex(randomBytes(32)),
+        paymentSecret: bytesToHex(randomBytes(32)),
+        description: 'forged',
+        expirySeconds: 600,
+      },
       key,
     );
     expect(decodeInvoice(invoice).payeeNodeKey).toBe(server.ctx.devNode!.nodeKey);
@@ -356,7 +369,11 @@ describe('POST /api/invoice', () => {
   });
 
   it('answers 400 for a body that is not UTF-8', async () => {
-    const response = await fetch(`${base}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]) });
+    const response = await fetch(`${base}/api/invoice`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]),
+    });
     expect(response.status).toBe(400);
     expectErrorBody(await response.json());
   });
@@ -378,7 +395,12 @@ describe('POST /api/invoice', () => {
         }
       },
     });
-    const streamed = await fetch(`${base}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+    const streamed = await fetch(`${base}/api/invoice`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
     expect(streamed.status).toBe(413);
     expectErrorBody(await streamed.json(), 'BODY_TOO_LARGE');
   });
@@ -417,7 +439,14 @@ describe('POST /api/invoice rate limit (20 per minute per IP)', () => {
 
     // The function itself, with the platform's x-real-ip: the server's caller is spent, another is not.
     const direct = (ip: string) =>
-      invoiceFn.fetchWith(new Request('http://localhost/api/invoice', { method: 'POST', headers: { 'content-type': 'application/json', 'x-real-ip': ip }, body: JSON.stringify({ amountSats: 1 }) }), server.deployment);
+      invoiceFn.fetchWith(
+        new Request('http://localhost/api/invoice', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-real-ip': ip },
+          body: JSON.stringify({ amountSats: 1 }),
+        }),
+        server.deployment,
+      );
     expect((await direct('127.0.0.1')).status).toBe(429);
     expect((await direct('203.0.113.7')).status).toBe(200);
     expect((await direct('2001:db8::7')).status).toBe(200);
@@ -486,10 +515,18 @@ describe('POST /api/verify', () => {
   it('says "Token expired" for a paid token past its exp', async () => {
     const issued = (await (await post('/api/invoice', { amountSats: 3 })).json()) as { paymentRequest: string; paymentHash: string };
     const { preimage } = await devPay(issued.paymentRequest);
-    const expired = mintToken(new Keyring([SECRET]), { paymentHash: issued.paymentHash, expiresAt: Math.floor(Date.now() / 1000) - 5, caveats: { price_msat: 3000 } });
+    const expired = mintToken(new Keyring([SECRET]), {
+      paymentHash: issued.paymentHash,
+      expiresAt: Math.floor(Date.now() / 1000) - 5,
+      caveats: { price_msat: 3000 },
+    });
     expect(await verify({ token: `${expired}:${preimage}` })).toEqual({ valid: false, error: 'Token expired', code: 'TOKEN_EXPIRED' });
     // The same token with a future exp is fine, so it is the expiry that was refused.
-    const fresh = mintToken(new Keyring([SECRET]), { paymentHash: issued.paymentHash, expiresAt: Math.floor(Date.now() / 1000) + 60, caveats: { price_msat: 3000 } });
+    const fresh = mintToken(new Keyring([SECRET]), {
+      paymentHash: issued.paymentHash,
+      expiresAt: Math.floor(Date.now() / 1000) + 60,
+      caveats: { price_msat: 3000 },
+    });
     expect(await verify({ token: `${fresh}:${preimage}` })).toMatchObject({ valid: true });
   });
 
@@ -502,7 +539,10 @@ describe('POST /api/verify', () => {
     const preimage = bytesToHex(randomBytes(32));
     const unsigned = Buffer.from(JSON.stringify({ hash: sha256Hex(preimage), exp: Math.floor(Date.now() / 1000) + 3600 })).toString('base64url');
     expect(await verify({ token: `${unsigned}:${preimage}` })).toMatchObject({ valid: false });
-    const otherSecret = mintToken(new Keyring(['another-secret-0123456789abcdef0123456789']), { paymentHash: sha256Hex(preimage), expiresAt: Math.floor(Date.now() / 1000) + 3600 });
+    const otherSecret = mintToken(new Keyring(['another-secret-0123456789abcdef0123456789']), {
+      paymentHash: sha256Hex(preimage),
+      expiresAt: Math.floor(Date.now() / 1000) + 3600,
+    });
     expect(await verify({ token: `${otherSecret}:${preimage}` })).toMatchObject({ valid: false });
 
     for (const token of ['garbage', ':', 'abc:', `:${preimage}`, `${challenge.macaroon}`, `${challenge.macaroon}:xyz`, '💥:💥']) {
@@ -552,15 +592,18 @@ describe('every function: CORS, methods, unknown paths', () => {
     expect(await response.text()).toBe('');
   });
 
-  it.each(['/api/health', '/api/demo', '/api/demo/btc-price', '/api/apis.json'])('HEAD %s answers as GET does, without a body (uptime monitors)', async (path) => {
-    const get = await fetch(base + path);
-    const head = await fetch(base + path, { method: 'HEAD' });
-    expect(head.status).toBe(get.status);
-    expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
-    expect(head.headers.get('access-control-allow-origin')).toBe('*');
-    expect(await head.text()).toBe('');
-    expect((await get.text()).length).toBeGreaterThan(0);
-  });
+  it.each(['/api/health', '/api/demo', '/api/demo/btc-price', '/api/apis.json'])(
+    'HEAD %s answers as GET does, without a body (uptime monitors)',
+    async (path) => {
+      const get = await fetch(base + path);
+      const head = await fetch(base + path, { method: 'HEAD' });
+      expect(head.status).toBe(get.status);
+      expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+      expect(head.headers.get('access-control-allow-origin')).toBe('*');
+      expect(await head.text()).toBe('');
+      expect((await get.text()).length).toBeGreaterThan(0);
+    },
+  );
 
   it.each(functions)('%s answers a wrong method with 405 JSON and Allow', async (path, method) => {
     const wrong = method === 'GET' ? 'POST' : 'GET';
@@ -574,14 +617,17 @@ describe('every function: CORS, methods, unknown paths', () => {
     await del.text();
   });
 
-  it.each(['/api/nope', '/api/demo/nope', '/api/invoice/extra', '/api'])('answers 404 JSON for %s, with the CORS headers of every other answer', async (path) => {
-    const response = await fetch(base + path);
-    expect(response.status).toBe(404);
-    expect(response.headers.get('access-control-allow-origin')).toBe('*');
-    expect(response.headers.get('access-control-expose-headers')).toBe('WWW-Authenticate, Retry-After');
-    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-    expectErrorBody(await response.json(), 'NOT_FOUND');
-  });
+  it.each(['/api/nope', '/api/demo/nope', '/api/invoice/extra', '/api'])(
+    'answers 404 JSON for %s, with the CORS headers of every other answer',
+    async (path) => {
+      const response = await fetch(base + path);
+      expect(response.status).toBe(404);
+      expect(response.headers.get('access-control-allow-origin')).toBe('*');
+      expect(response.headers.get('access-control-expose-headers')).toBe('WWW-Authenticate, Retry-After');
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      expectErrorBody(await response.json(), 'NOT_FOUND');
+    },
+  );
 
   it('describes the demo at GET /api/demo', async () => {
     const response = await fetch(`${base}/api/demo`);
@@ -594,11 +640,7 @@ describe('every function: CORS, methods, unknown paths', () => {
 
 describe('property-based: hostile input never produces a 5xx', () => {
   // Characters a Headers value may hold (no CR, LF or NUL; Latin-1 only).
-  const headerChar = fc.oneof(
-    fc.integer({ min: 0x20, max: 0x7e }),
-    fc.constant(0x09),
-    fc.integer({ min: 0x80, max: 0xff }),
-  ).map((c) => String.fromCharCode(c));
+  const headerChar = fc.oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.constant(0x09), fc.integer({ min: 0x80, max: 0xff })).map((c) => String.fromCharCode(c));
   const headerText = fc.string({ unit: headerChar, maxLength: 200 });
   const hex = (n: number) => fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'), minLength: n, maxLength: n });
 
@@ -622,7 +664,14 @@ describe('property-based: hostile input never produces a 5xx', () => {
   const authorizationHeaders = () =>
     fc.oneof(
       headerText,
-      fc.tuple(fc.constantFrom('L402', 'LSAT', 'l402', 'lsat', 'Bearer', 'L402L402', ''), fc.constantFrom(' ', '  ', '\t', ''), headerText, fc.constantFrom(':', '::', ''), fc.oneof(headerText, hex(64), hex(63)))
+      fc
+        .tuple(
+          fc.constantFrom('L402', 'LSAT', 'l402', 'lsat', 'Bearer', 'L402L402', ''),
+          fc.constantFrom(' ', '  ', '\t', ''),
+          headerText,
+          fc.constantFrom(':', '::', ''),
+          fc.oneof(headerText, hex(64), hex(63)),
+        )
         .map(([scheme, gap, token, colon, preimage]) => `${scheme}${gap}${token}${colon}${preimage}`),
       fc.tuple(mutate(realMacaroon), hex(64)).map(([token, preimage]) => `L402 ${token}:${preimage}`),
       hex(64).map((preimage) => `L402 ${realMacaroon}:${preimage}`),
@@ -640,7 +689,9 @@ describe('property-based: hostile input never produces a 5xx', () => {
     await fc.assert(
       fc.asyncProperty(authorizationHeaders(), async (authorization) => {
         // Every generated value is one a client can send (no CR, LF or NUL, Latin-1): a throw here is a generator bug, and fails.
-        await expectChallengeAnswer(await btcPriceFn.fetchWith(new Request('http://localhost/api/demo/btc-price', { headers: { authorization } }), server.deployment));
+        await expectChallengeAnswer(
+          await btcPriceFn.fetchWith(new Request('http://localhost/api/demo/btc-price', { headers: { authorization } }), server.deployment),
+        );
       }),
       { numRuns: 200 },
     );
@@ -674,12 +725,26 @@ describe('property-based: hostile input never produces a 5xx', () => {
   }
 
   const call = (fn: ServiceFunction, path: string, body: string) =>
-    fn.fetchWith(new Request(`http://localhost${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-real-ip': '192.0.2.1' }, body }), server.deployment);
+    fn.fetchWith(
+      new Request(`http://localhost${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-real-ip': '192.0.2.1' }, body }),
+      server.deployment,
+    );
 
   it('/api/invoice: random bodies get 2xx or 4xx {error, code}', async () => {
-    const amounts = fc.oneof(fc.integer({ min: -10, max: MAX_INVOICE_SATS + 10 }), fc.double(), fc.string(), fc.constant(null), fc.boolean(), fc.constant(Number.MAX_SAFE_INTEGER), fc.array(fc.nat()));
+    const amounts = fc.oneof(
+      fc.integer({ min: -10, max: MAX_INVOICE_SATS + 10 }),
+      fc.double(),
+      fc.string(),
+      fc.constant(null),
+      fc.boolean(),
+      fc.constant(Number.MAX_SAFE_INTEGER),
+      fc.array(fc.nat()),
+    );
     const structured = fc
-      .record({ amountSats: amounts, ownerAddress: fc.oneof(fc.string(), fc.emailAddress(), fc.nat()), memo: fc.oneof(fc.string({ maxLength: 300 }), fc.nat()) }, { requiredKeys: [] })
+      .record(
+        { amountSats: amounts, ownerAddress: fc.oneof(fc.string(), fc.emailAddress(), fc.nat()), memo: fc.oneof(fc.string({ maxLength: 300 }), fc.nat()) },
+        { requiredKeys: [] },
+      )
       .map((v) => JSON.stringify(v));
     const valid = fc.integer({ min: 1, max: MAX_INVOICE_SATS }).map((amountSats) => JSON.stringify({ amountSats }));
     const statuses = new Set<number>();
@@ -702,7 +767,9 @@ describe('property-based: hostile input never produces a 5xx', () => {
       mutate(paid),
       fc.constant(paid),
     );
-    const structured = fc.record({ token: fc.oneof(tokens, fc.nat(), fc.constant(null)), consume: fc.oneof(fc.boolean(), fc.string(), fc.constant(null)) }, { requiredKeys: [] }).map((v) => JSON.stringify(v));
+    const structured = fc
+      .record({ token: fc.oneof(tokens, fc.nat(), fc.constant(null)), consume: fc.oneof(fc.boolean(), fc.string(), fc.constant(null)) }, { requiredKeys: [] })
+      .map((v) => JSON.stringify(v));
     const statuses = new Set<number>();
     await fc.assert(
       fc.asyncProperty(fc.oneof(rawBody, structured), async (body) => {

@@ -34,7 +34,10 @@ const sha256Hex = (text: string) => createHash('sha256').update(text).digest('he
 
 for (const backend of backends) {
   describe.skipIf(backend.skip !== undefined)(`LNURL-auth login on ${backend.name}${backend.skip ? ` [SKIPPED: ${backend.skip}]` : ''}`, () => {
-    const running = useDevServerOn(backend, () => ({ ADMIN_PUBKEYS: `${testWallet().pubkey}, ${admin.pubkey.toUpperCase()}`, AUTH_RATE_LIMIT_PER_MINUTE: '100000' }));
+    const running = useDevServerOn(backend, () => ({
+      ADMIN_PUBKEYS: `${testWallet().pubkey}, ${admin.pubkey.toUpperCase()}`,
+      AUTH_RATE_LIMIT_PER_MINUTE: '100000',
+    }));
     let url = '';
     let db: Database;
     beforeAll(() => {
@@ -106,7 +109,12 @@ for (const backend of backends) {
 
       it('in production the callback is https whatever scheme the request arrived with (TLS ends at the platform)', async () => {
         const ctx = running.ctx;
-        const c = await createChallenge({ ...ctx, config: { ...ctx.config, production: true } }, 'http://paywall.example.com/api/lnurl-auth', '203.0.113.9', 'login');
+        const c = await createChallenge(
+          { ...ctx, config: { ...ctx.config, production: true } },
+          'http://paywall.example.com/api/lnurl-auth',
+          '203.0.113.9',
+          'login',
+        );
         expect(decodeLnurl(c.lnurl)).toBe(`https://paywall.example.com/api/lnurl-auth?tag=login&k1=${c.k1}&action=login`);
       });
 
@@ -126,7 +134,13 @@ for (const backend of backends) {
         const response = await poll(c.k1, c.pollToken);
         expect(response.status).toBe(200);
         const body = (await response.json()) as SessionBody;
-        expect(body).toEqual({ status: 'ok', token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), pubkey: wallet.pubkey, admin: false, expiresAt: expect.any(String) });
+        expect(body).toEqual({
+          status: 'ok',
+          token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+          pubkey: wallet.pubkey,
+          admin: false,
+          expiresAt: expect.any(String),
+        });
         expect(Math.abs(Date.parse(body.expiresAt) - Date.now() - 24 * 3600_000)).toBeLessThan(60_000);
         // Once: a second poll (another tab, a replayed request) gets nothing.
         await expectError(await poll(c.k1, c.pollToken), 410, 'ALREADY_COLLECTED');
@@ -204,7 +218,10 @@ for (const backend of backends) {
       it('a k1 the service never issued', async () => {
         const wallet = testWallet();
         const k1 = bytesToHex(randomBytes(32));
-        await expectRefused(await callBack(`${url}/api/lnurl-auth?tag=login&action=login&k1=${k1}`, { sig: wallet.sign(k1), key: wallet.pubkey }), /Unknown or expired k1/);
+        await expectRefused(
+          await callBack(`${url}/api/lnurl-auth?tag=login&action=login&k1=${k1}`, { sig: wallet.sign(k1), key: wallet.pubkey }),
+          /Unknown or expired k1/,
+        );
       });
 
       it.each([
@@ -220,7 +237,10 @@ for (const backend of backends) {
 
       it('a malformed k1', async () => {
         const wallet = testWallet();
-        await expectRefused(await callBack(`${url}/api/lnurl-auth?tag=login&k1=1234`, { sig: wallet.sign('ab'.repeat(32)), key: wallet.pubkey }), /k1 must be 32 bytes/);
+        await expectRefused(
+          await callBack(`${url}/api/lnurl-auth?tag=login&k1=1234`, { sig: wallet.sign('ab'.repeat(32)), key: wallet.pubkey }),
+          /k1 must be 32 bytes/,
+        );
       });
     });
 

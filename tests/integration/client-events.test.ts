@@ -21,7 +21,10 @@ const node = createDevNode();
 function app(priceSats = 2) {
   const serverEvents: L402Event[] = [];
   const requests: Request[] = [];
-  const handler = withL402(() => Response.json({ ok: true }), paywallOptions(node, { priceSats, onEvent: (e) => void serverEvents.push(e), events: { agentId: 'price-api' } }));
+  const handler = withL402(
+    () => Response.json({ ok: true }),
+    paywallOptions(node, { priceSats, onEvent: (e) => void serverEvents.push(e), events: { agentId: 'price-api' } }),
+  );
   const fetch: Fetch = async (input, init) => {
     const request = new Request(input, init);
     requests.push(request.clone());
@@ -54,13 +57,29 @@ describe('client events', () => {
     const receipt = getL402Receipt(response)!;
 
     for (const event of events) {
-      expect(event).toMatchObject({ source: 'urn:l402-paywall:agent:agent-7', subject: 'http://api.example/paid', data: { agent: { id: 'agent-7' }, session: { id: 'sess-1', kind: 'declared' } } });
+      expect(event).toMatchObject({
+        source: 'urn:l402-paywall:agent:agent-7',
+        subject: 'http://api.example/paid',
+        data: { agent: { id: 'agent-7' }, session: { id: 'sess-1', kind: 'declared' } },
+      });
       expectValidCloudEvent(event);
     }
-    expect(received.data).toMatchObject({ payment: { paymentHash: receipt.paymentHash, amountMsat: 2000, invoice: wallet.invoices[0] }, context: { status: 402, budget: { spentMsat: 0, leftMsat: 10_000 }, retries: 0, refusals: 0 } });
-    expect(sent.data).toMatchObject({ payment: { paymentHash: receipt.paymentHash, amountMsat: 2000 }, feeMsat: 0, causation: { causationId: received.id }, context: { budget: { spentMsat: 2000, leftMsat: 8000 } } });
+    expect(received.data).toMatchObject({
+      payment: { paymentHash: receipt.paymentHash, amountMsat: 2000, invoice: wallet.invoices[0] },
+      context: { status: 402, budget: { spentMsat: 0, leftMsat: 10_000 }, retries: 0, refusals: 0 },
+    });
+    expect(sent.data).toMatchObject({
+      payment: { paymentHash: receipt.paymentHash, amountMsat: 2000 },
+      feeMsat: 0,
+      causation: { causationId: received.id },
+      context: { budget: { spentMsat: 2000, leftMsat: 8000 } },
+    });
     expect(sent.data.timing.payMs).toBeGreaterThanOrEqual(0);
-    expect(served.data).toMatchObject({ payment: { paymentHash: receipt.paymentHash }, causation: { causationId: sent.id }, context: { status: 200, retries: 1, refusals: 0 } });
+    expect(served.data).toMatchObject({
+      payment: { paymentHash: receipt.paymentHash },
+      causation: { causationId: sent.id },
+      context: { status: 200, retries: 1, refusals: 0 },
+    });
     expect(served.data.timing.serveMs).toBeGreaterThanOrEqual(0);
 
     // The server saw the declared agent and session, and the client's trace.
@@ -88,13 +107,24 @@ describe('client events', () => {
     const events: L402Event[] = [];
     const wallet = recordingWallet(node);
     const onEvent = (e: L402Event) => void events.push(e);
-    const tooDear = await fetchWithL402('http://api.example/dear', undefined, { wallet, maxPriceSats: 5, tokens: false, fetch: dear.fetch, onEvent }).catch((e: unknown) => e);
+    const tooDear = await fetchWithL402('http://api.example/dear', undefined, { wallet, maxPriceSats: 5, tokens: false, fetch: dear.fetch, onEvent }).catch(
+      (e: unknown) => e,
+    );
     expect((tooDear as L402ClientError).code).toBe('PRICE_ABOVE_MAXIMUM');
 
     const budget = createBudget({ totalSats: 3 });
     const cheap = app(2);
-    expect((await fetchWithL402('http://api.example/a', undefined, { wallet, maxPriceSats: 5, budget, tokens: false, fetch: cheap.fetch, onEvent })).status).toBe(200);
-    const overBudget = await fetchWithL402('http://api.example/b', undefined, { wallet, maxPriceSats: 5, budget, tokens: false, fetch: cheap.fetch, onEvent }).catch((e: unknown) => e);
+    expect(
+      (await fetchWithL402('http://api.example/a', undefined, { wallet, maxPriceSats: 5, budget, tokens: false, fetch: cheap.fetch, onEvent })).status,
+    ).toBe(200);
+    const overBudget = await fetchWithL402('http://api.example/b', undefined, {
+      wallet,
+      maxPriceSats: 5,
+      budget,
+      tokens: false,
+      fetch: cheap.fetch,
+      onEvent,
+    }).catch((e: unknown) => e);
     expect((overBudget as L402ClientError).code).toBe('BUDGET_EXCEEDED');
     expect(wallet.invoices).toHaveLength(1);
 
@@ -108,8 +138,17 @@ describe('client events', () => {
       'client.invoice.refused',
     ]);
     const refusals = events.filter((e) => e.type === EVENT_TYPES.invoiceRefused);
-    expect(refusals[0]!.data).toMatchObject({ reason: 'PRICE_ABOVE_MAXIMUM', payment: { amountMsat: 50_000 }, causation: { causationId: events[0]!.id }, context: { refusals: 1 } });
-    expect(refusals[1]!.data).toMatchObject({ reason: 'BUDGET_EXCEEDED', payment: { amountMsat: 2000 }, context: { refusals: 2, retries: 1, budget: { spentMsat: 2000, leftMsat: 1000 } } });
+    expect(refusals[0]!.data).toMatchObject({
+      reason: 'PRICE_ABOVE_MAXIMUM',
+      payment: { amountMsat: 50_000 },
+      causation: { causationId: events[0]!.id },
+      context: { refusals: 1 },
+    });
+    expect(refusals[1]!.data).toMatchObject({
+      reason: 'BUDGET_EXCEEDED',
+      payment: { amountMsat: 2000 },
+      context: { refusals: 2, retries: 1, budget: { spentMsat: 2000, leftMsat: 1000 } },
+    });
     // One session per handler when no sessionId is set.
     expect(new Set(events.map((e) => e.data.session!.id)).size).toBe(1);
     expect(events[0]!.data.session!.kind).toBe('client');
@@ -128,7 +167,15 @@ describe('client events', () => {
       const wallet = recordingWallet(node);
       const onError = vi.fn();
       const budget = createBudget({ totalSats: 5 });
-      const response = await fetchWithL402('http://api.example/paid', undefined, { wallet, maxPriceSats: 5, budget, tokens: false, fetch: paywall.fetch, onEvent, events: { onError } });
+      const response = await fetchWithL402('http://api.example/paid', undefined, {
+        wallet,
+        maxPriceSats: 5,
+        budget,
+        tokens: false,
+        fetch: paywall.fetch,
+        onEvent,
+        events: { onError },
+      });
       expect(response.status).toBe(200);
       expect(await response.json()).toEqual({ ok: true });
       expect(wallet.invoices).toHaveLength(1);
@@ -139,7 +186,13 @@ describe('client events', () => {
 
   it('unset: no event, and requests go out without traceparent or agent headers', async () => {
     const paywall = app(1);
-    const response = await fetchWithL402('http://api.example/paid', undefined, { wallet: recordingWallet(node), maxPriceSats: 5, tokens: false, fetch: paywall.fetch, events: { agentId: 'agent-7' } });
+    const response = await fetchWithL402('http://api.example/paid', undefined, {
+      wallet: recordingWallet(node),
+      maxPriceSats: 5,
+      tokens: false,
+      fetch: paywall.fetch,
+      events: { agentId: 'agent-7' },
+    });
     expect(response.status).toBe(200);
     for (const request of paywall.requests) {
       expect(request.headers.get('traceparent')).toBeNull();
@@ -159,7 +212,14 @@ describe('client events through httpEventSink', () => {
     const secret = generateEventSecret();
     const sink = httpEventSink({ url: receiver.url, secret });
     const paywall = app(1);
-    await fetchWithL402('http://api.example/paid', undefined, { wallet: recordingWallet(node), maxPriceSats: 5, tokens: false, fetch: paywall.fetch, onEvent: sink, events: { agentId: 'agent-9' } });
+    await fetchWithL402('http://api.example/paid', undefined, {
+      wallet: recordingWallet(node),
+      maxPriceSats: 5,
+      tokens: false,
+      fetch: paywall.fetch,
+      onEvent: sink,
+      events: { agentId: 'agent-9' },
+    });
     await sink.flush();
     expect(receiver.deliveries).toHaveLength(3);
     for (const delivery of receiver.deliveries) {

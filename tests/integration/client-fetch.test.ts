@@ -11,7 +11,16 @@ import { encodeInvoice } from 'l402-paywall/lightning';
 import { Keyring, mintToken } from 'l402-paywall';
 import { createBudget, createTokenStore, devWallet, fetchWithL402, getL402Receipt, L402ClientError, type TokenStore } from 'l402-paywall/client';
 import { useDevServer } from '../support/server.js';
-import { apertureStandIn, recordingWallet, startExpressApp, startHonoApp, startStandIn, type Listening, type RecordingWallet, type StandIn } from '../support/paid-apps.js';
+import {
+  apertureStandIn,
+  recordingWallet,
+  startExpressApp,
+  startHonoApp,
+  startStandIn,
+  type Listening,
+  type RecordingWallet,
+  type StandIn,
+} from '../support/paid-apps.js';
 
 const server = useDevServer();
 const node = createDevNode();
@@ -63,11 +72,18 @@ function invoiceWith(fields: { network?: 'bitcoin' | 'regtest'; amountMsat?: num
 }
 /** The same invoice with its last bech32 character changed: the checksum no longer matches. */
 const breakChecksum = (invoice: string) => invoice.slice(0, -1) + (invoice.endsWith('q') ? 'p' : 'q');
-const challengeWith = (invoice: string) => ({ status: 402, headers: [['WWW-Authenticate', `L402 macaroon="bWFj", invoice="${invoice}"`]] as [string, string][] });
+const challengeWith = (invoice: string) => ({
+  status: 402,
+  headers: [['WWW-Authenticate', `L402 macaroon="bWFj", invoice="${invoice}"`]] as [string, string][],
+});
 
 describe('pays on first try', () => {
   it("this project's demo, through the real local server and its dev wallet", async () => {
-    const response = await fetchWithL402(`${server.url}/api/demo/btc-price`, undefined, { wallet: devWallet({ serviceUrl: server.url }), maxPriceSats: 5, tokens });
+    const response = await fetchWithL402(`${server.url}/api/demo/btc-price`, undefined, {
+      wallet: devWallet({ serviceUrl: server.url }),
+      maxPriceSats: 5,
+      tokens,
+    });
     expect(response.status).toBe(200);
     const body = (await response.json()) as { usd: number; source: string };
     expect(body.source).toBe('simulated');
@@ -86,7 +102,12 @@ describe('pays on first try', () => {
       kept.push(keptBranch);
       return new Response(handedOut, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
     };
-    const call = fetchWithL402(`${server.url}/api/demo/btc-price`, undefined, { wallet: devWallet({ serviceUrl: server.url }), maxPriceSats: 5, tokens: false, fetch: teeingFetch });
+    const call = fetchWithL402(`${server.url}/api/demo/btc-price`, undefined, {
+      wallet: devWallet({ serviceUrl: server.url }),
+      maxPriceSats: 5,
+      tokens: false,
+      fetch: teeingFetch,
+    });
     let timer: ReturnType<typeof setTimeout> | undefined;
     const stuck = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('fetchWithL402 did not settle within 5 s')), 5_000)));
     try {
@@ -105,9 +126,17 @@ describe('pays on first try', () => {
     const got = await fetchWithL402(`${expressApp.url}/paid`, undefined, { wallet, maxPriceSats: 2, tokens });
     expect(got.status).toBe(200);
     expect(await got.json()).toEqual({ app: 'express', ok: true });
-    const posted = await fetchWithL402(`${expressApp.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ question: 42 }) }, { wallet, maxPriceSats: 2, tokens });
+    const posted = await fetchWithL402(
+      `${expressApp.url}/echo`,
+      { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ question: 42 }) },
+      { wallet, maxPriceSats: 2, tokens },
+    );
     expect(await posted.json()).toEqual({ app: 'express', echo: { question: 42 } });
-    const request = new Request(`${expressApp.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ as: 'Request' }) });
+    const request = new Request(`${expressApp.url}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ as: 'Request' }),
+    });
     expect(await (await fetchWithL402(request, undefined, { wallet, maxPriceSats: 2, tokens })).json()).toEqual({ app: 'express', echo: { as: 'Request' } });
     expect(wallet.invoices).toHaveLength(3);
   });
@@ -136,7 +165,9 @@ describe('pays on first try', () => {
   it('answers an LSAT-only challenge with the LSAT scheme', async () => {
     const { invoice, paymentHash } = await node.createInvoice({ amountMsat: 1000 });
     standIn.respond = (req) =>
-      req.headers.authorization ? { status: 200, body: req.headers.authorization.split(' ')[0] } : { status: 402, headers: [['WWW-Authenticate', `LSAT macaroon="bWFjYXJvb24=", invoice="${invoice}"`]] };
+      req.headers.authorization
+        ? { status: 200, body: req.headers.authorization.split(' ')[0] }
+        : { status: 402, headers: [['WWW-Authenticate', `LSAT macaroon="bWFjYXJvb24=", invoice="${invoice}"`]] };
     const response = await fetchWithL402(`${standIn.url}/lsat`, undefined, { wallet, maxPriceSats: 1, tokens: false });
     expect(await response.text()).toBe('LSAT');
     expect(getL402Receipt(response)?.paymentHash).toBe(paymentHash);
@@ -144,7 +175,10 @@ describe('pays on first try', () => {
 
   it('pays an L402 challenge sent with 401 (what the spec says for an invalid credential)', async () => {
     const { invoice } = await node.createInvoice({ amountMsat: 1000 });
-    standIn.respond = (req) => (req.headers.authorization ? { status: 200, body: 'after 401' } : { status: 401, headers: [['WWW-Authenticate', `L402 token="dG9r", invoice="${invoice}"`]] });
+    standIn.respond = (req) =>
+      req.headers.authorization
+        ? { status: 200, body: 'after 401' }
+        : { status: 401, headers: [['WWW-Authenticate', `L402 token="dG9r", invoice="${invoice}"`]] };
     expect(await (await fetchWithL402(`${standIn.url}/401`, undefined, { wallet, maxPriceSats: 1, tokens: false })).text()).toBe('after 401');
     standIn.respond = () => ({ status: 401, headers: [['WWW-Authenticate', 'Bearer realm="api"']], body: 'login' });
     expect((await fetchWithL402(`${standIn.url}/401`, undefined, { wallet, maxPriceSats: 1, tokens: false })).status).toBe(401);
@@ -154,7 +188,14 @@ describe('pays on first try', () => {
   it('passes free answers and 402s without an L402 challenge through untouched, paying nothing', async () => {
     standIn.respond = () => ({ status: 200, body: 'free' });
     expect(await (await fetchWithL402(`${standIn.url}/free`, undefined, { wallet, maxPriceSats: 1 })).text()).toBe('free');
-    standIn.respond = () => ({ status: 402, headers: [['WWW-Authenticate', 'Bearer realm="x"'], ['PAYMENT-REQUIRED', 'e30=']], body: 'x402' });
+    standIn.respond = () => ({
+      status: 402,
+      headers: [
+        ['WWW-Authenticate', 'Bearer realm="x"'],
+        ['PAYMENT-REQUIRED', 'e30='],
+      ],
+      body: 'x402',
+    });
     const other = await fetchWithL402(`${standIn.url}/x402`, undefined, { wallet, maxPriceSats: 1 });
     expect(other.status).toBe(402);
     expect(await other.text()).toBe('x402');
@@ -170,7 +211,11 @@ describe('never pays what it refuses', () => {
     expect(error.details).toMatchObject({ amountMsat: 50_000, maxPriceMsat: 49_000 });
     // The server's JSON body says 1 sat; the invoice is what counts.
     const lie = invoiceWith({ amountMsat: 21_000 });
-    standIn.respond = () => ({ ...challengeWith(lie), headers: [...challengeWith(lie).headers, ['content-type', 'application/json']], body: JSON.stringify({ priceSats: 1, invoice: lie }) });
+    standIn.respond = () => ({
+      ...challengeWith(lie),
+      headers: [...challengeWith(lie).headers, ['content-type', 'application/json']],
+      body: JSON.stringify({ priceSats: 1, invoice: lie }),
+    });
     expect((await refusal(fetchWithL402(`${standIn.url}/lie`, undefined, { wallet, maxPriceSats: 20 }))).code).toBe('PRICE_ABOVE_MAXIMUM');
     expect(wallet.invoices).toEqual([]);
   });
@@ -191,9 +236,13 @@ describe('never pays what it refuses', () => {
     expect(standIn.requests).toHaveLength(1); // no retry either
   });
 
-  it('refuses a challenge whose token (this project\'s format) names another payment than its invoice', async () => {
+  it("refuses a challenge whose token (this project's format) names another payment than its invoice", async () => {
     const { invoice } = await node.createInvoice({ amountMsat: 1000 });
-    const token = mintToken(new Keyring(['stand-in-secret-0123456789abcdef0123456789']), { paymentHash: hex32(), expiresAt: Math.floor(Date.now() / 1000) + 600, caveats: {} });
+    const token = mintToken(new Keyring(['stand-in-secret-0123456789abcdef0123456789']), {
+      paymentHash: hex32(),
+      expiresAt: Math.floor(Date.now() / 1000) + 600,
+      caveats: {},
+    });
     standIn.respond = () => ({ status: 402, headers: [['WWW-Authenticate', `L402 ${token}, invoice="${invoice}"`]] });
     expect((await refusal(fetchWithL402(`${standIn.url}/mismatch`, undefined, { wallet, maxPriceSats: 1 }))).code).toBe('TOKEN_INVOICE_MISMATCH');
     expect(wallet.invoices).toEqual([]);
@@ -205,7 +254,15 @@ describe('never pays what it refuses', () => {
     standIn.respond = (req) =>
       req.headers.authorization
         ? { status: 200, body: req.headers.authorization.split(' ')[1]!.split(':')[0] }
-        : { status: 402, headers: [['WWW-Authenticate', `L402 macaroon="ZGVhcg==", invoice="${dear.invoice}", L402 macaroon="Y2hlYXA=", invoice="${cheap.invoice}", L402 token="d3Jvbmc=", invoice="${invoiceWith({ network: 'bitcoin' })}"`]] };
+        : {
+            status: 402,
+            headers: [
+              [
+                'WWW-Authenticate',
+                `L402 macaroon="ZGVhcg==", invoice="${dear.invoice}", L402 macaroon="Y2hlYXA=", invoice="${cheap.invoice}", L402 token="d3Jvbmc=", invoice="${invoiceWith({ network: 'bitcoin' })}"`,
+              ],
+            ],
+          };
     const response = await fetchWithL402(`${standIn.url}/several`, undefined, { wallet, maxPriceSats: 10, tokens: false });
     expect(await response.text()).toBe('Y2hlYXA=');
     expect(wallet.invoices).toEqual([cheap.invoice]);
@@ -215,9 +272,13 @@ describe('never pays what it refuses', () => {
 describe('budget', () => {
   it('100 concurrent 1-sat calls against a 10-sat budget pay exactly 10 times', async () => {
     const budget = createBudget({ totalSats: 10 });
-    const results = await Promise.allSettled(Array.from({ length: 100 }, () => fetchWithL402(`${honoApp.url}/paid`, undefined, { wallet, maxPriceSats: 1, budget, tokens: false })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 100 }, () => fetchWithL402(`${honoApp.url}/paid`, undefined, { wallet, maxPriceSats: 1, budget, tokens: false })),
+    );
     const served = results.filter((r) => r.status === 'fulfilled' && r.value.status === 200);
-    const other = results.filter((r) => !(r.status === 'fulfilled' && r.value.status === 200) && !(r.status === 'rejected' && (r.reason as L402ClientError).code === 'BUDGET_EXCEEDED'));
+    const other = results.filter(
+      (r) => !(r.status === 'fulfilled' && r.value.status === 200) && !(r.status === 'rejected' && (r.reason as L402ClientError).code === 'BUDGET_EXCEEDED'),
+    );
     expect(other.map((r) => (r.status === 'rejected' ? String(r.reason) : r.value.status))).toEqual([]);
     const refused = results.filter((r) => r.status === 'rejected' && (r.reason as L402ClientError).code === 'BUDGET_EXCEEDED');
     expect(served).toHaveLength(10);
@@ -228,7 +289,9 @@ describe('budget', () => {
 
   it('holds per host', async () => {
     const budget = createBudget({ totalSats: 100, perHostSats: 2 });
-    const results = await Promise.allSettled(Array.from({ length: 5 }, () => fetchWithL402(`${honoApp.url}/paid`, undefined, { wallet, maxPriceSats: 1, budget, tokens: false })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, () => fetchWithL402(`${honoApp.url}/paid`, undefined, { wallet, maxPriceSats: 1, budget, tokens: false })),
+    );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
     expect(budget.spent().totalSats).toBe(2);
   });
@@ -251,9 +314,19 @@ describe('budget', () => {
     const { invoice } = await node.createInvoice({ amountMsat: 2000 });
     standIn.respond = () => challengeWith(invoice);
     let asked = 0;
-    const unsure = { network: 'regtest' as const, payInvoice: async () => { asked++; throw Object.assign(new Error('timeout'), { outcomeUnknown: true }); } };
-    expect((await refusal(fetchWithL402(`${standIn.url}/unsure`, undefined, { wallet: unsure, maxPriceSats: 5, budget }))).code).toBe('PAYMENT_OUTCOME_UNKNOWN');
-    expect((await refusal(fetchWithL402(`${standIn.url}/unsure`, undefined, { wallet: unsure, maxPriceSats: 5, budget }))).code).toBe('PAYMENT_OUTCOME_UNKNOWN');
+    const unsure = {
+      network: 'regtest' as const,
+      payInvoice: async () => {
+        asked++;
+        throw Object.assign(new Error('timeout'), { outcomeUnknown: true });
+      },
+    };
+    expect((await refusal(fetchWithL402(`${standIn.url}/unsure`, undefined, { wallet: unsure, maxPriceSats: 5, budget }))).code).toBe(
+      'PAYMENT_OUTCOME_UNKNOWN',
+    );
+    expect((await refusal(fetchWithL402(`${standIn.url}/unsure`, undefined, { wallet: unsure, maxPriceSats: 5, budget }))).code).toBe(
+      'PAYMENT_OUTCOME_UNKNOWN',
+    );
     expect(asked).toBe(1);
     expect(budget.spent().totalMsat).toBe(2000);
   });
@@ -264,7 +337,9 @@ describe('one invoice, one payment', () => {
     const { invoice, paymentHash } = await node.createInvoice({ amountMsat: 1000 });
     standIn.respond = (req) => (req.headers.authorization ? { status: 200, body: 'ok' } : challengeWith(invoice));
     const budget = createBudget({ totalSats: 100 });
-    const responses = await Promise.all(Array.from({ length: 20 }, () => fetchWithL402(`${standIn.url}/same`, undefined, { wallet, maxPriceSats: 1, budget, tokens: false })));
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () => fetchWithL402(`${standIn.url}/same`, undefined, { wallet, maxPriceSats: 1, budget, tokens: false })),
+    );
     expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(wallet.invoices).toEqual([invoice]);
     expect(budget.spent().totalMsat).toBe(1000);

@@ -5,7 +5,20 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { withL402 } from 'l402-paywall';
-import { blinkWallet, clnWallet, createBudget, fetchWithL402, getL402Receipt, L402ClientError, lnbitsWallet, lndWallet, phoenixdWallet, weblnWallet, type Fetch, type Wallet } from 'l402-paywall/client';
+import {
+  blinkWallet,
+  clnWallet,
+  createBudget,
+  fetchWithL402,
+  getL402Receipt,
+  L402ClientError,
+  lnbitsWallet,
+  lndWallet,
+  phoenixdWallet,
+  weblnWallet,
+  type Fetch,
+  type Wallet,
+} from 'l402-paywall/client';
 import { nwcWallet } from 'l402-paywall/nwc';
 import { startFakeCln } from '../support/fake-backends/cln.js';
 import { startFakeLnbits } from '../support/fake-backends/lnbits.js';
@@ -66,7 +79,11 @@ beforeAll(async () => {
   const network = 'regtest' as const;
   wallets = {
     LNbits: { wallet: lnbitsWallet({ url: lnbits.url, adminKey: lnbits.adminKey, network }), feeLimited: false, requests: () => lnbits.requests.length },
-    Phoenixd: { wallet: phoenixdWallet({ url: phoenixd.url, password: phoenixd.password, network }), feeLimited: false, requests: () => phoenixd.requests.length },
+    Phoenixd: {
+      wallet: phoenixdWallet({ url: phoenixd.url, password: phoenixd.password, network }),
+      feeLimited: false,
+      requests: () => phoenixd.requests.length,
+    },
     LND: { wallet: lndWallet({ url: lnd.url, macaroon: lnd.macaroon, network }), feeLimited: true, requests: () => lnd.requests.length },
     'Core Lightning': { wallet: clnWallet({ url: cln.url, rune: cln.rune, network }), feeLimited: true, requests: () => cln.requests.length },
     Blink: { wallet: blinkWallet({ apiKey: blink.apiKey, apiUrl: blink.url, network }), feeLimited: true, requests: () => blink.requests.length },
@@ -108,7 +125,14 @@ describe.each(NAMES)('%s wallet', (name) => {
 describe.each(['LND', 'Core Lightning', 'Blink'])('%s: the per-payment fee limit', (name) => {
   it('refuses a route dearer than maxFeeSats, and the budget is as it was', async () => {
     const budget = createBudget({ totalSats: 10 });
-    const error = await fetchWithL402(URL_SOLD, undefined, { wallet: wallets[name]!.wallet, maxPriceSats: 3, maxFeeSats: 1, budget, fetch: sellerFetch, tokens: false }).catch((e: unknown) => e);
+    const error = await fetchWithL402(URL_SOLD, undefined, {
+      wallet: wallets[name]!.wallet,
+      maxPriceSats: 3,
+      maxFeeSats: 1,
+      budget,
+      fetch: sellerFetch,
+      tokens: false,
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(L402ClientError);
     expect((error as L402ClientError).code).toBe('PAYMENT_FAILED');
     expect(budget.spent().totalMsat).toBe(0);
@@ -124,7 +148,9 @@ describe('a backend that fails', () => {
     try {
       const budget = createBudget({ totalSats: 10 });
       const wallet = lnbitsWallet({ url: lnbits.url, adminKey: lnbits.adminKey, network: 'regtest' });
-      const error = (await fetchWithL402(URL_SOLD, undefined, { wallet, maxPriceSats: 3, budget, fetch: sellerFetch, tokens: false }).catch((e: unknown) => e)) as L402ClientError;
+      const error = (await fetchWithL402(URL_SOLD, undefined, { wallet, maxPriceSats: 3, budget, fetch: sellerFetch, tokens: false }).catch(
+        (e: unknown) => e,
+      )) as L402ClientError;
       expect(error.code).toBe('PAYMENT_FAILED');
       expect(budget.spent().totalMsat).toBe(0);
     } finally {
@@ -132,7 +158,9 @@ describe('a backend that fails', () => {
     }
     const closed = lnbitsWallet({ url: `http://127.0.0.1:9/${randomBytes(2).toString('hex')}`, adminKey: 'x', network: 'regtest', timeoutMs: 1_000 });
     const budget = createBudget({ totalSats: 10 });
-    const error = (await fetchWithL402(URL_SOLD, undefined, { wallet: closed, maxPriceSats: 3, budget, fetch: sellerFetch, tokens: false }).catch((e: unknown) => e)) as L402ClientError;
+    const error = (await fetchWithL402(URL_SOLD, undefined, { wallet: closed, maxPriceSats: 3, budget, fetch: sellerFetch, tokens: false }).catch(
+      (e: unknown) => e,
+    )) as L402ClientError;
     // Unreachable is an unknown outcome for the backends (a request may have left): kept charged, never paid again.
     expect(error.code).toBe('PAYMENT_OUTCOME_UNKNOWN');
     expect(budget.spent().totalMsat).toBe(3_000);

@@ -40,7 +40,10 @@ describe('the same rules on every endpoint (local server)', () => {
   it('POST /api/invoice refuses `endpoint` without `ownerAddress` (it belongs to managed payments only), and takes it with one', async () => {
     const refused = await send('POST', '/api/invoice', { amountSats: 10, endpoint: '/api/x' });
     expect(refused.status).toBe(400);
-    expect(await refused.json()).toMatchObject({ code: 'INVALID_REQUEST', error: 'endpoint is kept with managed-mode payments only: send ownerAddress with it' });
+    expect(await refused.json()).toMatchObject({
+      code: 'INVALID_REQUEST',
+      error: 'endpoint is kept with managed-mode payments only: send ownerAddress with it',
+    });
     const taken = await send('POST', '/api/invoice', { amountSats: 10, endpoint: '/api/x', ownerAddress: 'alice@example.com' });
     expect(taken.status).toBe(200);
   });

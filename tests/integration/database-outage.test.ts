@@ -36,7 +36,9 @@ describe.skipIf(missing !== undefined)('PostgreSQL stopped for real under the lo
 
   const paidRequest = (authorization: string) => fetch(`${server.url}/api/demo/btc-price`, { headers: { authorization } });
   const loggedTimes = (hashes: string[]) =>
-    query<{ payment_hash: string; n: number }>('SELECT payment_hash, count(*)::int AS n FROM payments WHERE payment_hash = ANY($1) GROUP BY payment_hash', [hashes]);
+    query<{ payment_hash: string; n: number }>('SELECT payment_hash, count(*)::int AS n FROM payments WHERE payment_hash = ANY($1) GROUP BY payment_hash', [
+      hashes,
+    ]);
 
   async function waitFor<T>(what: string, probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
@@ -52,7 +54,11 @@ describe.skipIf(missing !== undefined)('PostgreSQL stopped for real under the lo
     // Up: logged at once (and the schema is in place).
     const before = await paidCredential();
     expect((await paidRequest(before.authorization)).status).toBe(200);
-    await waitFor('the first row', () => loggedTimes([before.paymentHash]), (rows) => rows.length === 1);
+    await waitFor(
+      'the first row',
+      () => loggedTimes([before.paymentHash]),
+      (rows) => rows.length === 1,
+    );
 
     const credentials = await Promise.all(Array.from({ length: 8 }, () => paidCredential()));
     await postgres.stop();
@@ -66,7 +72,11 @@ describe.skipIf(missing !== undefined)('PostgreSQL stopped for real under the lo
     expect(Number(directory.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await directory.json()).toMatchObject({ code: 'DATABASE_UNAVAILABLE', error: expect.any(String) });
     // Once the payments wait in the outbox (after the log's brief retries), the cron cannot write them yet.
-    const flushWhileDown = await waitFor('the cron finding kept payments', () => fetch(`${server.url}/api/cron/flush-payments`, { headers: { authorization: `Bearer ${CRON_SECRET}` } }), (r) => r.status !== 200);
+    const flushWhileDown = await waitFor(
+      'the cron finding kept payments',
+      () => fetch(`${server.url}/api/cron/flush-payments`, { headers: { authorization: `Bearer ${CRON_SECRET}` } }),
+      (r) => r.status !== 200,
+    );
     expect(flushWhileDown.status).toBe(503);
     expect(Number(flushWhileDown.headers.get('retry-after'))).toBeGreaterThan(0);
     const waiting = (await flushWhileDown.json()) as { code: string; written: number; pending: number };

@@ -23,7 +23,9 @@ import {
 } from '../../lib/db/index.js';
 import { MIGRATIONS_DIR } from '../../lib/db/migrate.js';
 
-const SHIPPED_MIGRATIONS = readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
+const SHIPPED_MIGRATIONS = readdirSync(MIGRATIONS_DIR)
+  .filter((f) => /^\d{3}_.+\.sql$/.test(f))
+  .sort();
 import { createNeonDatabase } from '../../lib/db/neon.js';
 import { createPgDatabase } from '../../lib/db/pg.js';
 import { createPgliteDatabase } from '../../lib/db/pglite.js';
@@ -108,7 +110,7 @@ const AWKWARD_TEXT = [
   'back\\slash \\x00 \\n',
   'line\nbreak\r\nand\ttab',
   '"double" and \'single\' and `back` quotes',
-  'E\'\\047\'',
+  "E'\\047'",
   '/* comment */ -- comment',
   'x'.repeat(10_000),
 ];
@@ -241,7 +243,10 @@ for (const target of targets) {
             .catch(() => undefined),
         ),
       );
-      const rows = await shared.db.query<{ payment_hash: string }>('SELECT payment_hash FROM payments WHERE payment_hash = ANY($1::text[]) ORDER BY amount_sats', [tags]);
+      const rows = await shared.db.query<{ payment_hash: string }>(
+        'SELECT payment_hash FROM payments WHERE payment_hash = ANY($1::text[]) ORDER BY amount_sats',
+        [tags],
+      );
       expect(rows.map((r) => r.payment_hash)).toEqual(tags.filter((_, i) => i % 2 === 0));
     });
 
@@ -258,7 +263,10 @@ for (const target of targets) {
         `SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns
           WHERE table_schema = current_schema() AND table_name IN ('payments', 'apis', 'pro_subscriptions', 'pro_activations')`,
       );
-      const shape = (table: string) => Object.fromEntries(columns.filter((c) => c.table_name === table).map((c) => [c.column_name, `${c.data_type}${c.is_nullable === 'NO' ? ' not null' : ''}`]));
+      const shape = (table: string) =>
+        Object.fromEntries(
+          columns.filter((c) => c.table_name === table).map((c) => [c.column_name, `${c.data_type}${c.is_nullable === 'NO' ? ' not null' : ''}`]),
+        );
       // The payment record, plus the owner it was paid to.
       expect(shape('payments')).toMatchObject({
         id: 'uuid not null',
@@ -280,7 +288,9 @@ for (const target of targets) {
       });
       expect(shape('pro_subscriptions')).toMatchObject({ address: 'text not null', expires_at: 'timestamp with time zone not null' });
       expect(shape('pro_activations')).toMatchObject({ payment_hash: 'text not null', address: 'text not null' });
-      const indexes = await shared.db.query<{ indexname: string }>("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'payments'");
+      const indexes = await shared.db.query<{ indexname: string }>(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'payments'",
+      );
       expect(indexes.map((i) => i.indexname)).toEqual(expect.arrayContaining(['payments_paid_at', 'payments_owner_paid_at']));
       // Payment ids are generated.
       const [row] = await shared.db.query<{ id: string; paid_at: Date }>('INSERT INTO payments (payment_hash) VALUES ($1) RETURNING id, paid_at', [hash()]);
@@ -294,8 +304,12 @@ for (const target of targets) {
         try {
           expect(files(await migrate(fresh.db))).toEqual(SHIPPED_MIGRATIONS);
           expect(await migrate(fresh.db)).toEqual([]);
-          const recorded = await fresh.db.query<{ version: number; name: string; applied_at: Date }>('SELECT version, name, applied_at FROM schema_migrations ORDER BY version');
-          expect(recorded).toEqual(SHIPPED_MIGRATIONS.map((file) => ({ version: Number(file.slice(0, 3)), name: file.slice(4, -4), applied_at: expect.any(Date) })));
+          const recorded = await fresh.db.query<{ version: number; name: string; applied_at: Date }>(
+            'SELECT version, name, applied_at FROM schema_migrations ORDER BY version',
+          );
+          expect(recorded).toEqual(
+            SHIPPED_MIGRATIONS.map((file) => ({ version: Number(file.slice(0, 3)), name: file.slice(4, -4), applied_at: expect.any(Date) })),
+          );
           expect(await tableExists(fresh.db, 'payments')).toBe(true);
         } finally {
           await fresh.cleanup();
@@ -305,7 +319,7 @@ for (const target of targets) {
       it('applies each migration once when five runners start at the same time', async () => {
         const fresh = await target.fresh();
         const extra = migrationsWith({
-          '002_counter.sql': "CREATE TABLE counter (n integer NOT NULL); INSERT INTO counter VALUES (1); SELECT pg_sleep(0.05);",
+          '002_counter.sql': 'CREATE TABLE counter (n integer NOT NULL); INSERT INTO counter VALUES (1); SELECT pg_sleep(0.05);',
           '003_bump.sql': 'UPDATE counter SET n = n + 1;',
         });
         try {
@@ -338,7 +352,9 @@ for (const target of targets) {
           expect(await fresh.db.query('SELECT version FROM schema_migrations ORDER BY version')).toEqual([{ version: 1 }]);
           expect(await tableExists(fresh.db, 'half_done')).toBe(false);
           expect(await tableExists(fresh.db, 'later')).toBe(false);
-          const [extra] = await fresh.db.query<{ n: number }>("SELECT count(*) AS n FROM information_schema.columns WHERE table_name = 'payments' AND column_name = 'extra'");
+          const [extra] = await fresh.db.query<{ n: number }>(
+            "SELECT count(*) AS n FROM information_schema.columns WHERE table_name = 'payments' AND column_name = 'extra'",
+          );
           expect(extra?.n).toBe(0);
           // Once the file is fixed, the next run picks up where it stopped.
           writeFileSync(join(broken.dir, '002_broken.sql'), 'CREATE TABLE half_done (x integer);');
@@ -451,7 +467,9 @@ describe('PostgreSQL that cannot be reached', () => {
     await expectUnavailable(await createNeonDatabase(withPort(TEST_DATABASE_URL, await closedPort()), { socket }));
     // No proxy answers.
     const deadProxy = await closedPort();
-    await expectUnavailable(await createNeonDatabase(TEST_DATABASE_URL, { socket: { ...socket, wsProxy: (host, port) => `127.0.0.1:${deadProxy}/v2?address=${host}:${port}` } }));
+    await expectUnavailable(
+      await createNeonDatabase(TEST_DATABASE_URL, { socket: { ...socket, wsProxy: (host, port) => `127.0.0.1:${deadProxy}/v2?address=${host}:${port}` } }),
+    );
     // The database behind the proxy accepts and never answers.
     const hung = await silentServer();
     try {
@@ -506,7 +524,9 @@ describe('choosing the driver', () => {
 
   it('describes where the database is without its password', () => {
     expect(describeDatabase({ url: 'postgres://user:secret@db.example.com:6543/app' })).toBe('PostgreSQL at db.example.com:6543/app');
-    expect(describeDatabase({ url: 'postgresql://u:secret@ep-1.us-east-2.aws.neon.tech/neondb?sslmode=require' })).toBe('Neon at ep-1.us-east-2.aws.neon.tech/neondb');
+    expect(describeDatabase({ url: 'postgresql://u:secret@ep-1.us-east-2.aws.neon.tech/neondb?sslmode=require' })).toBe(
+      'Neon at ep-1.us-east-2.aws.neon.tech/neondb',
+    );
     expect(describeDatabase({ pgliteDir: null })).toBe('PGlite in memory');
     expect(describeDatabase({ pgliteDir: join(process.cwd(), '.data', 'pglite') })).toBe(`PGlite at ${join('.data', 'pglite')}`);
   });

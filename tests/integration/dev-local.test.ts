@@ -107,7 +107,15 @@ describe('never in production', () => {
     ['with nothing configured', { NODE_ENV: 'production' }],
     [
       'fully configured',
-      { NODE_ENV: 'production', L402_SECRET: 'p'.repeat(40), UPSTASH_REDIS_REST_URL: 'http://127.0.0.1:9', UPSTASH_REDIS_REST_TOKEN: 't', LIGHTNING_PROVIDER: 'lnbits', LNBITS_URL: 'http://127.0.0.1:9', LNBITS_API_KEY: 'k' },
+      {
+        NODE_ENV: 'production',
+        L402_SECRET: 'p'.repeat(40),
+        UPSTASH_REDIS_REST_URL: 'http://127.0.0.1:9',
+        UPSTASH_REDIS_REST_TOKEN: 't',
+        LIGHTNING_PROVIDER: 'lnbits',
+        LNBITS_URL: 'http://127.0.0.1:9',
+        LNBITS_API_KEY: 'k',
+      },
     ],
     ['with a real backend outside production', { LIGHTNING_PROVIDER: 'lnbits', LNBITS_URL: 'http://127.0.0.1:9', LNBITS_API_KEY: 'k' }],
   ])('POST /api/dev/login and GET /api/dev/inbox answer 404 %s', async (_, env) => {
@@ -121,9 +129,18 @@ describe('never in production', () => {
   });
 
   it('in production no key is the development admin', () => {
-    const ctx = createServiceContext(configOf({ NODE_ENV: 'production', L402_SECRET: 'p'.repeat(40), UPSTASH_REDIS_REST_URL: 'http://127.0.0.1:9', UPSTASH_REDIS_REST_TOKEN: 't', LIGHTNING_PROVIDER: 'lnbits', LNBITS_URL: 'http://127.0.0.1:9', LNBITS_API_KEY: 'k' }));
+    const ctx = createServiceContext(
+      configOf({
+        NODE_ENV: 'production',
+        L402_SECRET: 'p'.repeat(40),
+        UPSTASH_REDIS_REST_URL: 'http://127.0.0.1:9',
+        UPSTASH_REDIS_REST_TOKEN: 't',
+        LIGHTNING_PROVIDER: 'lnbits',
+        LNBITS_URL: 'http://127.0.0.1:9',
+        LNBITS_API_KEY: 'k',
+      }),
+    );
     expect(devLoginKey(ctx)).toBeUndefined();
     expect(isAdmin(ctx, '02' + '11'.repeat(32))).toBe(false);
   });
 });
-

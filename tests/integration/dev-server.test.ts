@@ -202,7 +202,7 @@ describe('dev server on the fixture project', () => {
       expect((await fetch(`${base}/docs/a%20b%0Ac`)).headers.get('x-page')).toBe('page a%20b%0Ac');
     });
 
-    it("keeps a header the function set itself", async () => {
+    it('keeps a header the function set itself', async () => {
       const res = await fetch(`${base}/api/echo`);
       expect(res.headers.get('x-echo')).toBe('from-function');
     });
@@ -411,7 +411,12 @@ describe('start-up checks', () => {
     try {
       const server = await startDevServer({ root: dir, port: 0 });
       try {
-        expect(warn.mock.calls.flat().map(String).filter((line) => line.includes('vercel.json'))).toEqual([]);
+        expect(
+          warn.mock.calls
+            .flat()
+            .map(String)
+            .filter((line) => line.includes('vercel.json')),
+        ).toEqual([]);
         expect(await (await fetch(`${server.url}/api/hello`)).text()).toBe('ok');
       } finally {
         await server.close();

@@ -78,15 +78,18 @@ describe.skipIf(skip !== undefined)(`directory ownership (local server, PostgreS
     const wallet = testWallet();
     const c = (await (await fetch(`${stack.url}/api/lnurl-auth`)).json()) as AuthChallenge;
     expect((await wallet.scan(c.lnurl)).body.status).toBe('OK');
-    const { token } = (await (await fetch(`${stack.url}/api/lnurl-auth?${new URLSearchParams({ k1: c.k1, pollToken: c.pollToken })}`)).json()) as { token: string };
+    const { token } = (await (await fetch(`${stack.url}/api/lnurl-auth?${new URLSearchParams({ k1: c.k1, pollToken: c.pollToken })}`)).json()) as {
+      token: string;
+    };
     await stack.db.query('INSERT INTO address_links (pubkey, address) VALUES ($1, $2)', [wallet.pubkey, address]);
     return token;
   }
 
-  const entryOf = (url: string) => stack.db.query<{ id: string; name: string; price_sats: number; description: string | null; lightning_address: string; updated_at: Date }>(
-    'SELECT id, name, price_sats, description, lightning_address, updated_at FROM apis WHERE url = $1',
-    [url],
-  );
+  const entryOf = (url: string) =>
+    stack.db.query<{ id: string; name: string; price_sats: number; description: string | null; lightning_address: string; updated_at: Date }>(
+      'SELECT id, name, price_sats, description, lightning_address, updated_at FROM apis WHERE url = $1',
+      [url],
+    );
 
   /** An operator's managed-mode app registering itself at its first request, with its errors collected. */
   function operatorApp(address: string, name: string, errors: unknown[], registrations: number[] = []) {
@@ -107,12 +110,16 @@ describe.skipIf(skip !== undefined)(`directory ownership (local server, PostgreS
 
   it('refuses a registration that proves nothing (403 OWNERSHIP_UNPROVEN) and writes nothing', async () => {
     const url = `http://127.0.0.1:${await closedPort()}/nobody`;
-    const body = await expectCode(await register({ url, name: 'Unproved', price_sats: 1, lightning_address: 'someone@example.com' }), 403, 'OWNERSHIP_UNPROVEN');
+    const body = await expectCode(
+      await register({ url, name: 'Unproved', price_sats: 1, lightning_address: 'someone@example.com' }),
+      403,
+      'OWNERSHIP_UNPROVEN',
+    );
     expect(body.error).toContain('/.well-known/l402-directory/');
     expect(await entryOf(url)).toEqual([]);
   });
 
-  it("a managed-mode app registers by itself; the owner address read from its 402 does not let anyone rewrite its entry", async () => {
+  it('a managed-mode app registers by itself; the owner address read from its 402 does not let anyone rewrite its entry', async () => {
     const address = `operator-${randomBytes(3).toString('hex')}@example.com`;
     const errors: unknown[] = [];
     const app = await serve(operatorApp(address, 'Real API', errors));
@@ -126,7 +133,9 @@ describe.skipIf(skip !== undefined)(`directory ownership (local server, PostgreS
 
     // The attacker reads the owner from the token's caveats...
     const { macaroon } = (await challenge.json()) as ChallengeBody;
-    const owner = decodeToken(macaroon)!.caveats.find((c) => c.startsWith('owner='))!.slice('owner='.length);
+    const owner = decodeToken(macaroon)!
+      .caveats.find((c) => c.startsWith('owner='))!
+      .slice('owner='.length);
     expect(owner).toBe(address);
     const hijack = { url, name: 'Hijacked', price_sats: 1, description: 'send your sats elsewhere', lightning_address: owner };
     // ...and re-registers with it: with no proof,
@@ -158,7 +167,11 @@ describe.skipIf(skip !== undefined)(`directory ownership (local server, PostgreS
     const [reclaimed] = await entryOf(url);
     expect(reclaimed).toMatchObject({ id: squat!.id, name: 'Reclaimed', price_sats: 100, description: 'the real one' });
     // The squatter's address proof no longer reaches the entry.
-    await expectCode(await register({ url, name: 'Mine again', price_sats: 5, lightning_address: squatterAddress }, { authorization: `Bearer ${squatter}` }), 409, 'URL_OWNED');
+    await expectCode(
+      await register({ url, name: 'Mine again', price_sats: 5, lightning_address: squatterAddress }, { authorization: `Bearer ${squatter}` }),
+      409,
+      'URL_OWNED',
+    );
 
     // The app restarts (a new process: new wrapper, same secret, same url) and registers again: same entry, nothing changed.
     await app.close();
@@ -186,7 +199,11 @@ describe.skipIf(skip !== undefined)(`directory ownership (local server, PostgreS
     const first = await register({ url, name: 'Static', price_sats: 2, lightning_address: address, proof_token: token });
     expect(await first.json()).toEqual({ ok: true, id: expect.any(String), proof: 'url' });
     // Another address than the one the file names:
-    await expectCode(await register({ url, name: 'Other', price_sats: 2, lightning_address: 'other@example.com', proof_token: token }), 403, 'OWNERSHIP_UNPROVEN');
+    await expectCode(
+      await register({ url, name: 'Other', price_sats: 2, lightning_address: 'other@example.com', proof_token: token }),
+      403,
+      'OWNERSHIP_UNPROVEN',
+    );
     // Other text:
     served = 'hello';
     await expectCode(await register({ url, name: 'Changed', price_sats: 2, lightning_address: address, proof_token: token }), 403, 'OWNERSHIP_UNPROVEN');
@@ -194,7 +211,11 @@ describe.skipIf(skip !== undefined)(`directory ownership (local server, PostgreS
     // A redirect to a host that would answer:
     served = `${token}.${address}`;
     const redirecting = await serve((request) => Response.redirect(`${elsewhere.url}${new URL(request.url).pathname}`, 302));
-    const redirected = await expectCode(await register({ url: `${redirecting.url}/api`, name: 'Redirected', price_sats: 2, lightning_address: address, proof_token: token }), 403, 'OWNERSHIP_UNPROVEN');
+    const redirected = await expectCode(
+      await register({ url: `${redirecting.url}/api`, name: 'Redirected', price_sats: 2, lightning_address: address, proof_token: token }),
+      403,
+      'OWNERSHIP_UNPROVEN',
+    );
     expect(redirected.error).toContain('redirect');
     expect(await entryOf(`${redirecting.url}/api`)).toEqual([]);
   });
@@ -203,11 +224,19 @@ describe.skipIf(skip !== undefined)(`directory ownership (local server, PostgreS
     const address = `linked-${randomBytes(3).toString('hex')}@example.com`;
     const session = await sessionLinkedTo(address);
     const url = `http://127.0.0.1:${await closedPort()}/offline`; // nothing listens: no url proof is possible
-    const first = (await (await register({ url, name: 'Linked', price_sats: 3, lightning_address: address }, { authorization: `Bearer ${session}` })).json()) as { id: string; proof: string };
+    const first = (await (
+      await register({ url, name: 'Linked', price_sats: 3, lightning_address: address }, { authorization: `Bearer ${session}` })
+    ).json()) as { id: string; proof: string };
     expect(first.proof).toBe('address');
-    const again = (await (await register({ url, name: 'Linked v2', price_sats: 4, lightning_address: address }, { authorization: `Bearer ${session}` })).json()) as { id: string };
+    const again = (await (
+      await register({ url, name: 'Linked v2', price_sats: 4, lightning_address: address }, { authorization: `Bearer ${session}` })
+    ).json()) as { id: string };
     expect(again.id).toBe(first.id);
     expect(await entryOf(url)).toMatchObject([{ name: 'Linked v2', price_sats: 4 }]);
-    await expectCode(await register({ url, name: 'x', price_sats: 3, lightning_address: address }, { authorization: 'Bearer not-a-session' }), 401, 'SESSION_INVALID');
+    await expectCode(
+      await register({ url, name: 'x', price_sats: 3, lightning_address: address }, { authorization: 'Bearer not-a-session' }),
+      401,
+      'SESSION_INVALID',
+    );
   });
 });

@@ -66,7 +66,10 @@ const SESSION_KEY = '02' + 'ab'.repeat(32);
 
 async function openSession(): Promise<void> {
   sessionToken = randomBytes(32).toString('base64url');
-  await db.query(`INSERT INTO auth_sessions (token_hash, pubkey, expires_at) VALUES ($1, $2, now() + interval '1 day')`, [sha256Hex(sessionToken), SESSION_KEY]);
+  await db.query(`INSERT INTO auth_sessions (token_hash, pubkey, expires_at) VALUES ($1, $2, now() + interval '1 day')`, [
+    sha256Hex(sessionToken),
+    SESSION_KEY,
+  ]);
 }
 
 /** Links the body's address (when it is one) to the session's key, as POST /api/links would after its 1-sat proof. */
@@ -123,7 +126,14 @@ async function expectError(response: Response, status: number, code: string): Pr
 const direct = {
   register: async (body: string, ip = '192.0.2.10') => {
     await linkAddressOf(body);
-    return registerFn.fetchWith(new Request('http://localhost/api/register', { method: 'POST', headers: { 'content-type': 'application/json', 'x-real-ip': ip, authorization: `Bearer ${sessionToken}` }, body }), server.deployment);
+    return registerFn.fetchWith(
+      new Request('http://localhost/api/register', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-real-ip': ip, authorization: `Bearer ${sessionToken}` },
+        body,
+      }),
+      server.deployment,
+    );
   },
   list: (query = '') => apisFn.fetchWith(new Request(`http://localhost/api/apis.json${query}`), server.deployment),
 };
@@ -158,7 +168,16 @@ for (const backend of backends) {
         expect(listing).toEqual({
           version: '1',
           count: 1,
-          apis: [{ url: 'https://api.example.com/v1/price', name: 'Price feed', description: 'Live BTC/USD', price_sats: 10, category: 'finance', created_at: expect.any(String) }],
+          apis: [
+            {
+              url: 'https://api.example.com/v1/price',
+              name: 'Price feed',
+              description: 'Live BTC/USD',
+              price_sats: 10,
+              category: 'finance',
+              created_at: expect.any(String),
+            },
+          ],
         });
         const createdAt = listing.apis[0]!.created_at;
         expect(new Date(createdAt).toISOString()).toBe(createdAt);
@@ -180,7 +199,7 @@ for (const backend of backends) {
       });
 
       it('updates name, description, price and category for the same owner; updated_at moves only on a change', async () => {
-            const url = 'https://update.example.com/api';
+        const url = 'https://update.example.com/api';
         const id = await registered(entry({ url, name: 'Old', description: 'old text', category: 'data', price_sats: 5 }));
         const times = async () => (await db.query<{ created_at: Date; updated_at: Date }>('SELECT created_at, updated_at FROM apis WHERE url = $1', [url]))[0]!;
         const before = await times();
@@ -189,7 +208,9 @@ for (const backend of backends) {
         expect(await registered(entry({ url, name: 'Old', description: 'old text', category: 'data', price_sats: 5 }))).toBe(id);
         expect((await times()).updated_at.getTime()).toBe(before.updated_at.getTime());
         // The owner, spelled in another case, changes everything but the owner.
-        expect(await registered(entry({ url, lightning_address: 'ALICE@Example.COM', name: 'New', description: 'new text', category: 'ai', price_sats: 7 }))).toBe(id);
+        expect(
+          await registered(entry({ url, lightning_address: 'ALICE@Example.COM', name: 'New', description: 'new text', category: 'ai', price_sats: 7 })),
+        ).toBe(id);
         const after = await times();
         expect(after.created_at.getTime()).toBe(before.created_at.getTime());
         expect(after.updated_at.getTime()).toBeGreaterThan(before.updated_at.getTime());
@@ -203,11 +224,21 @@ for (const backend of backends) {
       it('refuses another Lightning Address for a registered url with 409 URL_OWNED and changes nothing', async () => {
         const url = 'https://owned.example.com/api';
         await registered(entry({ url, name: 'Mine', price_sats: 3 }));
-        const body = await expectError(await register(entry({ url, name: 'Stolen', price_sats: 1, lightning_address: 'mallory@evil.example' })), 409, 'URL_OWNED');
+        const body = await expectError(
+          await register(entry({ url, name: 'Stolen', price_sats: 1, lightning_address: 'mallory@evil.example' })),
+          409,
+          'URL_OWNED',
+        );
         expect(body.error).not.toContain('alice');
         // Nor with another spelling of the url.
-        await expectError(await register(entry({ url: 'HTTPS://OWNED.example.com:443/api#x', name: 'Stolen', lightning_address: 'mallory@evil.example' })), 409, 'URL_OWNED');
-            expect(await db.query('SELECT name, price_sats, lightning_address FROM apis WHERE url = $1', [url])).toEqual([{ name: 'Mine', price_sats: 3, lightning_address: 'alice@example.com' }]);
+        await expectError(
+          await register(entry({ url: 'HTTPS://OWNED.example.com:443/api#x', name: 'Stolen', lightning_address: 'mallory@evil.example' })),
+          409,
+          'URL_OWNED',
+        );
+        expect(await db.query('SELECT name, price_sats, lightning_address FROM apis WHERE url = $1', [url])).toEqual([
+          { name: 'Mine', price_sats: 3, lightning_address: 'alice@example.com' },
+        ]);
       });
 
       it('normalises the url (WHATWG, no fragment) so trivial spellings are one entry', async () => {
@@ -225,7 +256,12 @@ for (const backend of backends) {
         expect(ids.size).toBe(1);
         expect((await list()).apis.filter((a) => a.url.includes('norm.example.com')).map((a) => a.url)).toEqual([canonical]);
         // Different resources stay different: scheme, path case, trailing slash, query.
-        for (const other of ['http://norm.example.com/v1/price?x=1', 'https://norm.example.com/V1/price?x=1', 'https://norm.example.com/v1/price/?x=1', 'https://norm.example.com/v1/price?x=2']) {
+        for (const other of [
+          'http://norm.example.com/v1/price?x=1',
+          'https://norm.example.com/V1/price?x=1',
+          'https://norm.example.com/v1/price/?x=1',
+          'https://norm.example.com/v1/price?x=2',
+        ]) {
           ids.add(await registered(entry({ url: other })));
         }
         expect(ids.size).toBe(5);
@@ -255,20 +291,29 @@ for (const backend of backends) {
         expect((await list()).apis.at(-1)!.name).toBe('n0 renamed');
       });
 
-      it.each(['?category=', '?category=unknown', '?category=Data', '?category=data%00', '?category=data&category=x'])('answers 400 for GET /api/apis.json%s', async (query) => {
-        const response = await fetch(`${server.url}/api/apis.json${query}`);
-        const body = await expectError(response, 400, 'INVALID_REQUEST');
-        expect(body.error).toContain('category must be one of data, ai, finance, weather, compute, storage, other');
-        expect(response.headers.get('cache-control') ?? '').not.toContain('public');
-      });
+      it.each(['?category=', '?category=unknown', '?category=Data', '?category=data%00', '?category=data&category=x'])(
+        'answers 400 for GET /api/apis.json%s',
+        async (query) => {
+          const response = await fetch(`${server.url}/api/apis.json${query}`);
+          const body = await expectError(response, 400, 'INVALID_REQUEST');
+          expect(body.error).toContain('category must be one of data, ai, finance, weather, compute, storage, other');
+          expect(response.headers.get('cache-control') ?? '').not.toContain('public');
+        },
+      );
 
       it('ignores query parameters it does not know', async () => {
         expect((await list('?page=2&category=data')).count).toBe(2);
       });
 
       it('answers OPTIONS with CORS and a wrong method with 405', async () => {
-        for (const [path, method, wrong] of [['/api/register', 'POST', 'GET'], ['/api/apis.json', 'GET', 'POST']] as const) {
-          const options = await fetch(server.url + path, { method: 'OPTIONS', headers: { Origin: 'https://elsewhere.example', 'Access-Control-Request-Method': method } });
+        for (const [path, method, wrong] of [
+          ['/api/register', 'POST', 'GET'],
+          ['/api/apis.json', 'GET', 'POST'],
+        ] as const) {
+          const options = await fetch(server.url + path, {
+            method: 'OPTIONS',
+            headers: { Origin: 'https://elsewhere.example', 'Access-Control-Request-Method': method },
+          });
           expect(options.status).toBe(204);
           expect(options.headers.get('access-control-allow-origin')).toBe('*');
           expect(options.headers.get('access-control-allow-methods')).toContain(method);
@@ -284,14 +329,12 @@ for (const backend of backends) {
 
       it('200 concurrent registrations of one url create one row, and all 200 answers carry its id', async () => {
         const url = 'https://concurrent.example.com/api';
-        const responses = await Promise.all(
-          Array.from({ length: 200 }, (_, i) => register(entry({ url, name: `racer ${i}`, price_sats: i + 1 }))),
-        );
+        const responses = await Promise.all(Array.from({ length: 200 }, (_, i) => register(entry({ url, name: `racer ${i}`, price_sats: i + 1 }))));
         const bodies = (await Promise.all(responses.map((r) => r.json()))) as { ok: boolean; id: string }[];
         expect(responses.map((r) => r.status)).toEqual(Array(200).fill(200));
         const ids = new Set(bodies.map((b) => b.id));
         expect(ids.size).toBe(1);
-            expect(await db.query('SELECT id FROM apis WHERE url = $1', [url])).toEqual([{ id: [...ids][0] }]);
+        expect(await db.query('SELECT id FROM apis WHERE url = $1', [url])).toEqual([{ id: [...ids][0] }]);
         expect((await list()).count).toBe(1);
       });
 
@@ -300,7 +343,7 @@ for (const backend of backends) {
         const owners = ['alice@example.com', 'bob@example.org'];
         const responses = await Promise.all(Array.from({ length: 200 }, (_, i) => register(entry({ url, lightning_address: owners[i % 2] }))));
         const bodies = (await Promise.all(responses.map((r) => r.json()))) as { id?: string; code?: string }[];
-            const rows = await db.query<{ id: string; lightning_address: string }>('SELECT id, lightning_address FROM apis WHERE url = $1', [url]);
+        const rows = await db.query<{ id: string; lightning_address: string }>('SELECT id, lightning_address FROM apis WHERE url = $1', [url]);
         expect(rows).toHaveLength(1);
         const winner = owners.indexOf(rows[0]!.lightning_address);
         responses.forEach((response, i) => {
@@ -333,7 +376,7 @@ for (const backend of backends) {
           const found = listing.apis.find((a) => a.url === `https://roundtrip.example.com/${i}?q=%27;DROP%20TABLE%20apis;--`);
           expect(found).toMatchObject(sample);
         }
-            expect(await db.query("SELECT to_regclass('public.apis') IS NOT NULL AS ok")).toEqual([{ ok: true }]);
+        expect(await db.query("SELECT to_regclass('public.apis') IS NOT NULL AS ok")).toEqual([{ ok: true }]);
       });
 
       it('trims surrounding whitespace of names and descriptions; a blank description is none', async () => {
@@ -406,7 +449,11 @@ for (const backend of backends) {
       });
 
       it('answers 400 for a body that is not UTF-8', async () => {
-        const response = await fetch(`${server.url}/api/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]) });
+        const response = await fetch(`${server.url}/api/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]),
+        });
         await expectError(response, 400, 'INVALID_JSON');
       });
 
@@ -420,12 +467,19 @@ for (const backend of backends) {
             else controller.enqueue(chunk);
           },
         });
-        const streamed = await fetch(`${server.url}/api/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+        const streamed = await fetch(`${server.url}/api/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: stream,
+          duplex: 'half',
+        } as RequestInit);
         await expectError(streamed, 413, 'BODY_TOO_LARGE');
       });
 
       it('has written nothing for any refused request', async () => {
-            const [row] = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM apis WHERE url NOT LIKE 'https://roundtrip.example.com/%' AND url <> 'https://trim.example.com/'");
+        const [row] = await db.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM apis WHERE url NOT LIKE 'https://roundtrip.example.com/%' AND url <> 'https://trim.example.com/'",
+        );
         expect(row!.n).toBe(0);
       });
     });
@@ -458,13 +512,22 @@ for (const backend of backends) {
         { weight: 1, arbitrary: anyText },
       );
       // Mostly the right type, so that many whole bodies are valid; sometimes anything.
-      const field = <T>(good: fc.Arbitrary<T>) => fc.oneof({ weight: 12, arbitrary: good }, { weight: 1, arbitrary: fc.oneof(fc.integer(), fc.constant(null), fc.boolean(), fc.array(fc.nat(), { maxLength: 2 }), anyText as fc.Arbitrary<unknown>) });
+      const field = <T>(good: fc.Arbitrary<T>) =>
+        fc.oneof(
+          { weight: 12, arbitrary: good },
+          {
+            weight: 1,
+            arbitrary: fc.oneof(fc.integer(), fc.constant(null), fc.boolean(), fc.array(fc.nat(), { maxLength: 2 }), anyText as fc.Arbitrary<unknown>),
+          },
+        );
       const registration = fc.record(
         {
           url: field(urls),
           name: field(anyText),
           price_sats: field(fc.oneof({ weight: 8, arbitrary: fc.integer({ min: -2, max: 1_000_000 }) }, fc.double(), fc.constant(MAX_PRICE_SATS + 1))),
-          lightning_address: field(fc.oneof(fc.emailAddress(), { weight: 4, arbitrary: fc.constantFrom('alice@example.com', ' ALICE@example.com', 'bob@example.org') })),
+          lightning_address: field(
+            fc.oneof(fc.emailAddress(), { weight: 4, arbitrary: fc.constantFrom('alice@example.com', ' ALICE@example.com', 'bob@example.org') }),
+          ),
           description: field(anyText),
           category: field(fc.oneof(fc.constantFrom(...CATEGORIES), anyText)),
         },
@@ -518,7 +581,11 @@ for (const backend of backends) {
       });
 
       it('random raw bodies get 200 or 4xx {error, code}', async () => {
-        const raw = fc.oneof(fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)), fc.string({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 200 }));
+        const raw = fc.oneof(
+          fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
+          fc.string({ maxLength: 200 }),
+          fc.string({ unit: 'binary', maxLength: 200 }),
+        );
         await fc.assert(
           fc.asyncProperty(raw, async (body) => {
             await expectHandled(await direct.register(body));
@@ -561,7 +628,11 @@ for (const backend of backends) {
         expect(body.retryAfter).toBe(retryAfter);
         // Another client is not affected; the server's client cannot pick its own bucket.
         expect((await direct.register(JSON.stringify(entry({ url: 'https://limited.example.com/other' })), '203.0.113.9')).status).toBe(200);
-        await expectError(await register(entry({ url: 'https://limited.example.com/6' }), { 'x-forwarded-for': '198.51.100.1', 'x-real-ip': '198.51.100.2' }), 429, 'RATE_LIMITED');
+        await expectError(
+          await register(entry({ url: 'https://limited.example.com/6' }), { 'x-forwarded-for': '198.51.100.1', 'x-real-ip': '198.51.100.2' }),
+          429,
+          'RATE_LIMITED',
+        );
         // Reading the directory is not limited.
         expect((await list()).count).toBe(5);
       });
@@ -583,7 +654,11 @@ for (const backend of backends) {
       ])('answers 503 DATABASE_UNAVAILABLE with Retry-After when the database %s', async (_, database) => {
         redeploy({}, { database });
         try {
-          for (const response of [await register(entry()), await fetch(`${server.url}/api/apis.json`), await fetch(`${server.url}/api/apis.json?category=ai`)]) {
+          for (const response of [
+            await register(entry()),
+            await fetch(`${server.url}/api/apis.json`),
+            await fetch(`${server.url}/api/apis.json?category=ai`),
+          ]) {
             expect(response.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
             expect(response.headers.get('cache-control') ?? '').not.toContain('public');
             const body = await expectError(response, 503, 'DATABASE_UNAVAILABLE');

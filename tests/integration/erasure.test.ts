@@ -54,7 +54,12 @@ for (const backend of backends) {
     /** Payments for `address` (null: a payment with no owner, e.g. sovereign mode). */
     async function addPayments(address: string | null, count: number): Promise<void> {
       for (let i = 0; i < count; i++) {
-        await db.query('INSERT INTO payments (payment_hash, endpoint, amount_sats, owner_address) VALUES ($1, $2, $3, $4)', [randomBytes(32).toString('hex'), '/api/x', 10 + i, address]);
+        await db.query('INSERT INTO payments (payment_hash, endpoint, amount_sats, owner_address) VALUES ($1, $2, $3, $4)', [
+          randomBytes(32).toString('hex'),
+          '/api/x',
+          10 + i,
+          address,
+        ]);
       }
     }
 
@@ -77,7 +82,10 @@ for (const backend of backends) {
       await addPayments(b1, 4);
       await addPayments(null, 1);
       // The split ledger owes money to owners: it is not personal analytics and stays.
-      await db.query(`INSERT INTO splits (payment_hash, owner_address, amount_msat, owner_msat, fee_msat, state) VALUES ($1, $2, 1000000, 997000, 3000, 'accrued')`, [randomBytes(32).toString('hex'), a1]);
+      await db.query(
+        `INSERT INTO splits (payment_hash, owner_address, amount_msat, owner_msat, fee_msat, state) VALUES ($1, $2, 1000000, 997000, 3000, 'accrued')`,
+        [randomBytes(32).toString('hex'), a1],
+      );
       const aliceTokens = [await login(alice), await login(alice)];
       const bobToken = await login(bob);
       const othersBefore = {
@@ -108,7 +116,8 @@ for (const backend of backends) {
       expect(await countWhere('payments WHERE owner_address IN ($1, $2)', [a1, a2])).toBe(0);
       expect(await countWhere('address_links WHERE pubkey = $1', [alice.pubkey])).toBe(0);
       expect(await countWhere('auth_sessions WHERE pubkey = $1', [alice.pubkey])).toBe(0);
-      for (const token of aliceTokens) await expectError(await fetch(`${url}/api/session`, { headers: { authorization: `Bearer ${token}` } }), 401, 'SESSION_INVALID');
+      for (const token of aliceTokens)
+        await expectError(await fetch(`${url}/api/session`, { headers: { authorization: `Bearer ${token}` } }), 401, 'SESSION_INVALID');
 
       // Other owners' rows (and everything else) are untouched.
       expect((await snapshot('payments')).filter((row) => !row.includes(a1) && !row.includes(a2))).toEqual(othersBefore.payments);
@@ -126,7 +135,9 @@ for (const backend of backends) {
       const [record] = await db.query('SELECT * FROM erasures ORDER BY erased_at DESC LIMIT 1');
       expect(Object.keys(record!).sort()).toEqual(['erased_at', 'id', 'links', 'payments', 'sessions']);
       expect(record).toEqual(expect.objectContaining({ payments: 5, links: 2, sessions: 2 }));
-      const columns = await db.query<{ column_name: string }>(`SELECT column_name FROM information_schema.columns WHERE table_name = 'erasures' ORDER BY column_name`);
+      const columns = await db.query<{ column_name: string }>(
+        `SELECT column_name FROM information_schema.columns WHERE table_name = 'erasures' ORDER BY column_name`,
+      );
       expect(columns.map((c) => c.column_name)).toEqual(['erased_at', 'id', 'links', 'payments', 'sessions']);
       expect(JSON.stringify(await db.query('SELECT * FROM erasures'))).not.toMatch(new RegExp(`${alice.pubkey}|alice`));
     });
@@ -139,7 +150,10 @@ for (const backend of backends) {
       await addPayments(h1, 2);
       await addPayments(i1, 3);
       const hanaHash = (await db.query<{ payment_hash: string }>('SELECT payment_hash FROM payments WHERE owner_address = $1 LIMIT 1', [h1]))[0]!.payment_hash;
-      await db.query(`INSERT INTO splits (payment_hash, owner_address, amount_msat, owner_msat, fee_msat, state) VALUES ($1, $2, 10000, 9970, 30, 'accrued')`, [hanaHash, h1]);
+      await db.query(`INSERT INTO splits (payment_hash, owner_address, amount_msat, owner_msat, fee_msat, state) VALUES ($1, $2, 10000, 9970, 30, 'accrued')`, [
+        hanaHash,
+        h1,
+      ]);
       expect(await countWhere('stats_daily WHERE owner_address = $1', [h1])).toBeGreaterThan(0);
       const ivanCells = await db.query('SELECT * FROM stats_daily WHERE owner_address = $1', [i1]);
 

@@ -80,9 +80,18 @@ describe('EVENTS_WEBHOOK_URL set to a local receiver', () => {
   it('Pro: the offer is challenge.issued, the activation request.served, a second activation token.rejected ALREADY_ACTIVATED', async () => {
     const base = server.url;
     receiver.deliveries.length = 0;
-    const offer = (await (await fetch(`${base}/api/dev-token?address=events@example.com`)).json()) as { invoice: string; macaroon: string; paymentHash: string };
+    const offer = (await (await fetch(`${base}/api/dev-token?address=events@example.com`)).json()) as {
+      invoice: string;
+      macaroon: string;
+      paymentHash: string;
+    };
     const preimage = await payDemoInvoice(base, offer.invoice);
-    const activate = () => fetch(`${base}/api/dev-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ macaroon: offer.macaroon, preimage }) });
+    const activate = () =>
+      fetch(`${base}/api/dev-token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ macaroon: offer.macaroon, preimage }),
+      });
     expect((await activate()).status).toBe(200);
     expect((await activate()).status).toBe(409);
 

@@ -31,7 +31,11 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20_261_125);
 const RUNS_PER_FUNCTION = Number(process.env.FUZZ_RUNS ?? 6_200);
 const HEAVY = 0.4;
 const MIN_TOTAL = 100_000;
-const SECRETS = { L402_SECRET: 'fuzz-secret-0123456789abcdef0123456789abcdef0123', CRON_SECRET: 'fuzz-cron-secret-0123456789abcdef', SPLIT_SECRET: 'fuzz-split-secret-0123456789abcdef' };
+const SECRETS = {
+  L402_SECRET: 'fuzz-secret-0123456789abcdef0123456789abcdef0123',
+  CRON_SECRET: 'fuzz-cron-secret-0123456789abcdef',
+  SPLIT_SECRET: 'fuzz-split-secret-0123456789abcdef',
+};
 const API_DIR = fileURLToPath(new URL('../../api/', import.meta.url));
 
 type Fetchable = { fetch(request: Request): Promise<Response>; fetchWith?(request: Request, deployment: Deployment): Promise<Response> };
@@ -60,9 +64,25 @@ interface Target {
 const hexChars = fc.constantFrom(...'0123456789abcdefABCDEF');
 const hex = (n: number) => fc.string({ unit: hexChars, minLength: n, maxLength: n });
 // What a Headers value may hold: no CR, LF or NUL, Latin-1.
-const headerText = fc.string({ unit: fc.oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.constant(0x09), fc.integer({ min: 0x80, max: 0xff })).map((c) => String.fromCharCode(c)), maxLength: 120 });
-const anyText = fc.oneof(fc.string({ maxLength: 60 }), fc.string({ unit: 'grapheme', maxLength: 30 }), fc.string({ unit: 'binary', maxLength: 30 }), fc.constantFrom('', ' ', '\u0000', '%', '../', 'null', '0', '-1', '1e308', 'NaN'));
-const numberish = fc.oneof(fc.integer(), fc.integer({ min: -5, max: 200_000 }), fc.double(), fc.constantFrom(0, -1, 1, 1.5, Number.MAX_SAFE_INTEGER, 1e21), fc.string({ maxLength: 8 }), fc.constant(null), fc.boolean());
+const headerText = fc.string({
+  unit: fc.oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.constant(0x09), fc.integer({ min: 0x80, max: 0xff })).map((c) => String.fromCharCode(c)),
+  maxLength: 120,
+});
+const anyText = fc.oneof(
+  fc.string({ maxLength: 60 }),
+  fc.string({ unit: 'grapheme', maxLength: 30 }),
+  fc.string({ unit: 'binary', maxLength: 30 }),
+  fc.constantFrom('', ' ', '\u0000', '%', '../', 'null', '0', '-1', '1e308', 'NaN'),
+);
+const numberish = fc.oneof(
+  fc.integer(),
+  fc.integer({ min: -5, max: 200_000 }),
+  fc.double(),
+  fc.constantFrom(0, -1, 1, 1.5, Number.MAX_SAFE_INTEGER, 1e21),
+  fc.string({ maxLength: 8 }),
+  fc.constant(null),
+  fc.boolean(),
+);
 const methodsAll: Method[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'];
 
 let loopbackOwner = 'set in beforeAll';
@@ -71,7 +91,14 @@ let realMacaroon = 'not-yet';
 let realInvoice = 'lnbcrt1';
 
 const owner = () => fc.constant('').map(() => loopbackOwner);
-const addresses = () => fc.oneof(anyText, fc.emailAddress(), owner(), owner().map((a) => a.toUpperCase()), fc.constantFrom('a@b', '@x.com', 'x@', 'alice@127.0.0.1', 'alice@[::1]', 'alice@localhost'));
+const addresses = () =>
+  fc.oneof(
+    anyText,
+    fc.emailAddress(),
+    owner(),
+    owner().map((a) => a.toUpperCase()),
+    fc.constantFrom('a@b', '@x.com', 'x@', 'alice@127.0.0.1', 'alice@[::1]', 'alice@localhost'),
+  );
 /** Addresses safe to pay: the owner server on loopback, or nothing valid at all. */
 const payableAddresses = () => fc.oneof(owner(), fc.string({ maxLength: 30 }), fc.constantFrom('x@', '@y', 'a b@c.d'));
 const json = (record: fc.Arbitrary<Record<string, unknown>>) => record.map((v) => JSON.stringify(v));
@@ -92,8 +119,15 @@ const mutate = (text: () => string) =>
 const authorization = () =>
   fc.oneof(
     headerText,
-    fc.tuple(fc.constantFrom('L402', 'LSAT', 'l402', 'Bearer', 'bearer', 'Basic', ''), fc.constantFrom(' ', '  ', '\t', ''), headerText).map(([s, g, t]) => `${s}${g}${t}`),
-    fc.tuple(mutate(() => realMacaroon), hex(64)).map(([m, p]) => `L402 ${m}:${p}`),
+    fc
+      .tuple(fc.constantFrom('L402', 'LSAT', 'l402', 'Bearer', 'bearer', 'Basic', ''), fc.constantFrom(' ', '  ', '\t', ''), headerText)
+      .map(([s, g, t]) => `${s}${g}${t}`),
+    fc
+      .tuple(
+        mutate(() => realMacaroon),
+        hex(64),
+      )
+      .map(([m, p]) => `L402 ${m}:${p}`),
     hex(64).map((p) => `L402 ${realMacaroon}:${p}`),
     fc.constantFrom(`Bearer ${SECRETS.CRON_SECRET}`, `Bearer ${SECRETS.CRON_SECRET}x`, `bearer ${SECRETS.CRON_SECRET}`),
     fc.constant('session').map(() => `Bearer ${validSession}`),
@@ -102,57 +136,127 @@ const authorization = () =>
 const commonHeaders = fc.record(
   {
     authorization: authorization(),
-    'content-type': fc.oneof(fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', ''), headerText),
+    'content-type': fc.oneof(
+      fc.constantFrom(
+        'application/json',
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/json; charset=latin1',
+        '',
+      ),
+      headerText,
+    ),
     'x-real-ip': fc.constantFrom('192.0.2.1', '2001:db8::1', 'unknown', '', '127.0.0.1'),
     'x-forwarded-for': headerText,
     accept: fc.constantFrom('application/json', 'text/csv', '*/*', 'text/html'),
     'x-split-secret': fc.oneof(fc.constant(SECRETS.SPLIT_SECRET), headerText),
-    [DEV_WEBHOOK_SIGNATURE_HEADER]: fc.oneof(headerText, fc.tuple(fc.nat(), hex(64)).map(([t, h]) => `t=${t},v1=${h.toLowerCase()}`), fc.constant(`t=${Date.now()},v1=${'0'.repeat(64)}`)),
+    [DEV_WEBHOOK_SIGNATURE_HEADER]: fc.oneof(
+      headerText,
+      fc.tuple(fc.nat(), hex(64)).map(([t, h]) => `t=${t},v1=${h.toLowerCase()}`),
+      fc.constant(`t=${Date.now()},v1=${'0'.repeat(64)}`),
+    ),
   },
   { requiredKeys: [] },
 );
-const randomQuery = fc.dictionary(fc.oneof(anyText, fc.constantFrom('k1', 'sig', 'key', 'pollToken', 'action', 'amount', 'comment', 'address', 'hash', 'category', 'format', 'all', 'username', 'tag')), anyText, { maxKeys: 4 });
+const randomQuery = fc.dictionary(
+  fc.oneof(
+    anyText,
+    fc.constantFrom('k1', 'sig', 'key', 'pollToken', 'action', 'amount', 'comment', 'address', 'hash', 'category', 'format', 'all', 'username', 'tag'),
+  ),
+  anyText,
+  { maxKeys: 4 },
+);
 
 // ---------------------------------------------------------------------------
 // One target per api/ file
 
 const targets: Target[] = [
-  { file: 'apis.json.ts', weight: HEAVY, path: '/api/apis.json', methods: ['GET'], query: fc.record({ category: fc.oneof(fc.constantFrom('data', 'ai', 'finance', 'weather', 'compute', 'storage', 'other', 'DATA', ''), anyText) }, { requiredKeys: [] }) },
   {
-    file: 'delete-data.ts', weight: HEAVY,
+    file: 'apis.json.ts',
+    weight: HEAVY,
+    path: '/api/apis.json',
+    methods: ['GET'],
+    query: fc.record(
+      { category: fc.oneof(fc.constantFrom('data', 'ai', 'finance', 'weather', 'compute', 'storage', 'other', 'DATA', ''), anyText) },
+      { requiredKeys: [] },
+    ),
+  },
+  {
+    file: 'delete-data.ts',
+    weight: HEAVY,
     path: '/api/delete-data',
     methods: ['GET', 'POST'],
-    query: fc.record({ k1: fc.oneof(hex(64), anyText), pollToken: fc.oneof(fc.string({ unit: fc.constantFrom(...'abcXYZ019_-'), minLength: 43, maxLength: 43 }), anyText) }, { requiredKeys: [] }),
+    query: fc.record(
+      { k1: fc.oneof(hex(64), anyText), pollToken: fc.oneof(fc.string({ unit: fc.constantFrom(...'abcXYZ019_-'), minLength: 43, maxLength: 43 }), anyText) },
+      { requiredKeys: [] },
+    ),
   },
   {
     file: 'dev-token.ts',
     path: '/api/dev-token',
     methods: ['GET', 'POST'],
     query: fc.record({ address: addresses() }, { requiredKeys: [] }),
-    body: json(fc.record({ macaroon: fc.oneof(anyText, mutate(() => realMacaroon), fc.constant('').map(() => realMacaroon)), preimage: fc.oneof(hex(64), anyText), address: addresses() }, { requiredKeys: [] })),
+    body: json(
+      fc.record(
+        {
+          macaroon: fc.oneof(
+            anyText,
+            mutate(() => realMacaroon),
+            fc.constant('').map(() => realMacaroon),
+          ),
+          preimage: fc.oneof(hex(64), anyText),
+          address: addresses(),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
   },
   { file: 'health.ts', weight: HEAVY, path: '/api/health', methods: ['GET'] },
   {
-    file: 'invoice.ts', weight: HEAVY,
+    file: 'invoice.ts',
+    weight: HEAVY,
     path: '/api/invoice',
     methods: ['POST'],
-    body: json(fc.record({ amountSats: fc.oneof(numberish, fc.integer({ min: 1, max: 2_000_000 })), ownerAddress: addresses(), memo: fc.oneof(fc.string({ maxLength: 250 }), numberish), endpoint: fc.oneof(fc.string({ maxLength: 100 }), numberish), extra: anyText }, { requiredKeys: [] })),
+    body: json(
+      fc.record(
+        {
+          amountSats: fc.oneof(numberish, fc.integer({ min: 1, max: 2_000_000 })),
+          ownerAddress: addresses(),
+          memo: fc.oneof(fc.string({ maxLength: 250 }), numberish),
+          endpoint: fc.oneof(fc.string({ maxLength: 100 }), numberish),
+          extra: anyText,
+        },
+        { requiredKeys: [] },
+      ),
+    ),
   },
   {
-    file: 'links.ts', weight: HEAVY,
+    file: 'links.ts',
+    weight: HEAVY,
     path: '/api/links',
     methods: ['GET', 'POST', 'DELETE'],
-    body: json(fc.record({ address: payableAddresses(), code: fc.oneof(anyText, fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 6, maxLength: 6 })) }, { requiredKeys: [] })),
+    body: json(
+      fc.record(
+        { address: payableAddresses(), code: fc.oneof(anyText, fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 6, maxLength: 6 })) },
+        { requiredKeys: [] },
+      ),
+    ),
   },
   {
-    file: 'lnurl-auth.ts', weight: HEAVY,
+    file: 'lnurl-auth.ts',
+    weight: HEAVY,
     path: '/api/lnurl-auth',
     methods: ['GET'],
     query: fc.record(
       {
         k1: fc.oneof(hex(64), anyText),
         sig: fc.oneof(hex(140), hex(142), hex(128), anyText),
-        key: fc.oneof(hex(66), fc.constant('').map(() => bytesToHex(secp256k1.getPublicKey(randomBytes(32), true))), anyText),
+        key: fc.oneof(
+          hex(66),
+          fc.constant('').map(() => bytesToHex(secp256k1.getPublicKey(randomBytes(32), true))),
+          anyText,
+        ),
         pollToken: fc.oneof(fc.string({ unit: fc.constantFrom(...'abcXYZ019_-'), minLength: 43, maxLength: 43 }), anyText),
         tag: fc.constantFrom('login', 'x'),
         action: fc.constantFrom('login', 'auth', 'link', 'register', 'x'),
@@ -165,7 +269,15 @@ const targets: Target[] = [
     file: 'provider-webhook.ts',
     path: '/api/provider-webhook',
     methods: ['POST'],
-    body: fc.oneof(json(fc.record({ type: fc.constantFrom('payment_received', 'x'), paymentHash: fc.oneof(hex(64), anyText), amountMsat: numberish, timestamp: numberish }, { requiredKeys: [] })), fc.string({ maxLength: 70_000 }).filter((s) => s.length > 65_536 || s.length < 50)),
+    body: fc.oneof(
+      json(
+        fc.record(
+          { type: fc.constantFrom('payment_received', 'x'), paymentHash: fc.oneof(hex(64), anyText), amountMsat: numberish, timestamp: numberish },
+          { requiredKeys: [] },
+        ),
+      ),
+      fc.string({ maxLength: 70_000 }).filter((s) => s.length > 65_536 || s.length < 50),
+    ),
   },
   {
     file: 'register.ts',
@@ -186,19 +298,56 @@ const targets: Target[] = [
       ),
     ),
   },
-  { file: 'session.ts', path: '/api/session', methods: ['GET', 'DELETE'], query: fc.record({ all: fc.constantFrom('1', '0', 'true', '', 'yes') }, { requiredKeys: [] }) },
+  {
+    file: 'session.ts',
+    path: '/api/session',
+    methods: ['GET', 'DELETE'],
+    query: fc.record({ all: fc.constantFrom('1', '0', 'true', '', 'yes') }, { requiredKeys: [] }),
+  },
   {
     file: 'split.ts',
     path: '/api/split',
     methods: ['POST'],
-    body: json(fc.record({ amountSats: fc.oneof(numberish, fc.integer({ min: 1, max: 2_000 })), ownerAddress: payableAddresses(), paymentHash: fc.oneof(hex(64), anyText), idempotencyKey: fc.oneof(anyText, fc.string({ maxLength: 210 })) }, { requiredKeys: [] })),
+    body: json(
+      fc.record(
+        {
+          amountSats: fc.oneof(numberish, fc.integer({ min: 1, max: 2_000 })),
+          ownerAddress: payableAddresses(),
+          paymentHash: fc.oneof(hex(64), anyText),
+          idempotencyKey: fc.oneof(anyText, fc.string({ maxLength: 210 })),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
   },
-  { file: 'stats.ts', path: '/api/stats', methods: ['GET'], query: fc.record({ format: fc.oneof(fc.constantFrom('csv', 'json', 'CSV'), anyText) }, { requiredKeys: [] }) },
+  {
+    file: 'stats.ts',
+    path: '/api/stats',
+    methods: ['GET'],
+    query: fc.record({ format: fc.oneof(fc.constantFrom('csv', 'json', 'CSV'), anyText) }, { requiredKeys: [] }),
+  },
   {
     file: 'verify.ts',
     path: '/api/verify',
     methods: ['POST'],
-    body: json(fc.record({ token: fc.oneof(anyText, fc.tuple(mutate(() => realMacaroon), hex(64)).map(([m, p]) => `${m}:${p}`), numberish), consume: fc.oneof(fc.boolean(), anyText, numberish) }, { requiredKeys: [] })),
+    body: json(
+      fc.record(
+        {
+          token: fc.oneof(
+            anyText,
+            fc
+              .tuple(
+                mutate(() => realMacaroon),
+                hex(64),
+              )
+              .map(([m, p]) => `${m}:${p}`),
+            numberish,
+          ),
+          consume: fc.oneof(fc.boolean(), anyText, numberish),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
   },
   { file: 'cron/flush-payments.ts', path: '/api/cron/flush-payments', methods: ['GET'] },
   { file: 'cron/payouts.ts', path: '/api/cron/payouts', methods: ['GET'] },
@@ -209,9 +358,25 @@ const targets: Target[] = [
     file: 'dev/pay.ts',
     path: '/api/dev/pay',
     methods: ['POST'],
-    body: json(fc.record({ invoice: fc.oneof(anyText, mutate(() => realInvoice), fc.string({ unit: fc.constantFrom(...'qpzry9x8gf2tvdw0s3jn54khce6mua7l'), maxLength: 300 }).map((d) => `lnbcrt1${d}`)) }, { requiredKeys: [] })),
+    body: json(
+      fc.record(
+        {
+          invoice: fc.oneof(
+            anyText,
+            mutate(() => realInvoice),
+            fc.string({ unit: fc.constantFrom(...'qpzry9x8gf2tvdw0s3jn54khce6mua7l'), maxLength: 300 }).map((d) => `lnbcrt1${d}`),
+          ),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
   },
-  { file: 'dev/inbox.ts', path: '/api/dev/inbox', methods: ['GET'], query: fc.record({ address: fc.oneof(addresses(), fc.constantFrom('alice@localhost', 'alice@127.0.0.1:3000'), anyText) }, { requiredKeys: [] }) },
+  {
+    file: 'dev/inbox.ts',
+    path: '/api/dev/inbox',
+    methods: ['GET'],
+    query: fc.record({ address: fc.oneof(addresses(), fc.constantFrom('alice@localhost', 'alice@127.0.0.1:3000'), anyText) }, { requiredKeys: [] }),
+  },
   { file: 'dev/login.ts', path: '/api/dev/login', methods: ['POST'], body: json(fc.record({ k1: fc.oneof(hex(64), anyText) }, { requiredKeys: [] })) },
   { file: 'openapi.json.ts', path: '/api/openapi.json', methods: ['GET'] },
   {
@@ -219,7 +384,15 @@ const targets: Target[] = [
     path: '/api/lnurlp/tips',
     baseQuery: { username: 'tips' },
     methods: ['GET'],
-    query: fc.record({ username: fc.oneof(fc.constantFrom('tips', 'TIPS', 'nobody', ''), anyText), amount: fc.oneof(numberish.map(String), fc.constantFrom('1000', '999', '1000000000000')), comment: fc.string({ maxLength: 400 }), nostr: anyText }, { requiredKeys: [] }),
+    query: fc.record(
+      {
+        username: fc.oneof(fc.constantFrom('tips', 'TIPS', 'nobody', ''), anyText),
+        amount: fc.oneof(numberish.map(String), fc.constantFrom('1000', '999', '1000000000000')),
+        comment: fc.string({ maxLength: 400 }),
+        nostr: anyText,
+      },
+      { requiredKeys: [] },
+    ),
   },
 ];
 
@@ -252,7 +425,9 @@ describe(`fuzzing every api/ function (seed ${SEED})`, () => {
   const statuses = new Map<string, Map<number, number>>();
 
   beforeAll(async () => {
-    console.log(`fuzz-api: seed ${SEED}, ${RUNS_PER_FUNCTION} requests per function (${HEAVY * 100}% for the heavy ones) (replay: FUZZ_SEED=${SEED} npx vitest run tests/integration/fuzz-api.test.ts)`);
+    console.log(
+      `fuzz-api: seed ${SEED}, ${RUNS_PER_FUNCTION} requests per function (${HEAVY * 100}% for the heavy ones) (replay: FUZZ_SEED=${SEED} npx vitest run tests/integration/fuzz-api.test.ts)`,
+    );
     dataDir = mkdtempSync(join(tmpdir(), 'l402-fuzz-'));
     deployment = createDeployment(loadConfig({ ...ENV, DATA_DIR: dataDir }));
     const ctx = deployment.context();
@@ -262,14 +437,20 @@ describe(`fuzzing every api/ function (seed ${SEED})`, () => {
     await ctx.devNode!.pay((await ctx.devNode!.createInvoice({ amountMsat: 1_000_000_000 })).invoice);
     validSession = (await createSession(ctx, bytesToHex(secp256k1.getPublicKey(randomBytes(32), true)))).token;
     const demo = (await import('../../api/demo/btc-price.js')).default as Fetchable;
-    const challenge = (await (await call(demo, new Request('http://localhost/api/demo/btc-price'), deployment)).json()) as { macaroon: string; invoice: string };
+    const challenge = (await (await call(demo, new Request('http://localhost/api/demo/btc-price'), deployment)).json()) as {
+      macaroon: string;
+      invoice: string;
+    };
     realMacaroon = challenge.macaroon;
     realInvoice = challenge.invoice;
   }, 60_000);
 
   afterAll(async () => {
     await ownerServer?.close();
-    const db = await deployment?.context().database().catch(() => undefined);
+    const db = await deployment
+      ?.context()
+      .database()
+      .catch(() => undefined);
     await db?.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -322,7 +503,9 @@ describe(`fuzzing every api/ function (seed ${SEED})`, () => {
   }
 
   it(`ran at least ${MIN_TOTAL.toLocaleString('en')} requests in all`, () => {
-    console.log(`fuzz-api: ${total} requests, statuses per function: ${JSON.stringify(Object.fromEntries([...statuses].map(([file, seen]) => [file, Object.fromEntries(seen)])))}`);
+    console.log(
+      `fuzz-api: ${total} requests, statuses per function: ${JSON.stringify(Object.fromEntries([...statuses].map(([file, seen]) => [file, Object.fromEntries(seen)])))}`,
+    );
     if (!process.env.FUZZ_RUNS) expect(total).toBeGreaterThanOrEqual(MIN_TOTAL);
   });
 });

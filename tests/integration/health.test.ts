@@ -49,7 +49,11 @@ describe('with LNbits answering', () => {
   });
 
   it('POST /api/invoice gets a real invoice from LNbits', async () => {
-    const response = await fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 21 }) });
+    const response = await fetch(`${server.url}/api/invoice`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ amountSats: 21 }),
+    });
     expect(response.status).toBe(200);
     const body = (await response.json()) as { paymentRequest: string; paymentHash: string };
     expect(fake.node.invoices.get(body.paymentHash)?.invoice).toBe(body.paymentRequest);
@@ -69,7 +73,11 @@ describe('in production with settings missing', () => {
     expect(body.missing.join('\n')).toMatch(/LNBITS_API_KEY \(needed by LIGHTNING_PROVIDER=lnbits\)/);
     expect(body.problems.join('\n')).toMatch(/UPSTASH_REDIS_REST_URL.*: create an Upstash Redis database/);
     expect(body.problems.join('\n')).toMatch(/LNBITS_API_KEY \(needed by LIGHTNING_PROVIDER=lnbits\)/);
-    const invoice = await fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 1 }) });
+    const invoice = await fetch(`${server.url}/api/invoice`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ amountSats: 1 }),
+    });
     expect(invoice.status).toBe(503);
     // The health check and every refused request name the settings in the same words.
     const refused = (await invoice.json()) as { error: string; missing: string[] };

@@ -16,7 +16,8 @@ describe.skipIf(skip !== undefined)(`invoice rate limit per client (local server
   const makers: Record<string, () => Promise<Response>> = {
     'GET /api/demo/btc-price': () => fetch(`${stack.url}/api/demo/btc-price`),
     'GET /api/lnurlp/tips?amount=': () => fetch(`${stack.url}/api/lnurlp/tips?amount=5000`),
-    'POST /api/invoice': () => fetch(`${stack.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 2 }) }),
+    'POST /api/invoice': () =>
+      fetch(`${stack.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 2 }) }),
     'GET /api/dev-token': () => fetch(`${stack.url}/api/dev-token?address=pro@example.com`),
   };
 
@@ -45,7 +46,11 @@ describe.skipIf(skip !== undefined)(`invoice rate limit per client (local server
     const demo = await makers['GET /api/demo/btc-price']!();
     expect(demo.status).toBe(402);
     const challenge = (await demo.json()) as ChallengeBody;
-    const pay = await fetch(`${stack.url}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: challenge.invoice }) });
+    const pay = await fetch(`${stack.url}/api/dev/pay`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ invoice: challenge.invoice }),
+    });
     paidDemo = { macaroon: challenge.macaroon, preimage: ((await pay.json()) as { preimage: string }).preimage };
 
     expect((await makers['GET /api/lnurlp/tips?amount=']!()).status).toBe(200);

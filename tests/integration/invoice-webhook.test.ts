@@ -39,11 +39,15 @@ async function recorder(): Promise<Recorder> {
 function postWithHost(url: string, host: string, body: unknown): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const payload = JSON.stringify(body);
-    const request = httpRequest(url, { method: 'POST', headers: { host, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (response) => {
-      let text = '';
-      response.on('data', (chunk) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
-    });
+    const request = httpRequest(
+      url,
+      { method: 'POST', headers: { host, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+      (response) => {
+        let text = '';
+        response.on('data', (chunk) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
+      },
+    );
     request.on('error', reject);
     request.end(payload);
   });
@@ -67,7 +71,11 @@ describe.skipIf(skip !== undefined)(`POST /api/invoice webhook URL (local server
     expect(issued.status, issued.body).toBe(200);
     const { paymentRequest, paymentHash } = JSON.parse(issued.body) as { paymentRequest: string; paymentHash: string };
 
-    const paid = await fetch(`${stack.url}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: paymentRequest }) });
+    const paid = await fetch(`${stack.url}/api/dev/pay`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ invoice: paymentRequest }),
+    });
     expect(paid.status).toBe(200); // the dev node delivers the webhook before it answers
 
     expect(attacker.posts).toEqual([]);

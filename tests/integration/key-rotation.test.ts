@@ -24,7 +24,13 @@ describe('L402_SECRET_PREVIOUS end to end', () => {
   }
   const demo = (authorization: string) => fetch(`${server.url}/api/demo/btc-price`, { headers: { authorization } });
   const verify = async (c: { token: string; preimage: string }) =>
-    (await (await fetch(`${server.url}/api/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: `${c.token}:${c.preimage}` }) })).json()) as { valid: boolean };
+    (await (
+      await fetch(`${server.url}/api/verify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: `${c.token}:${c.preimage}` }),
+      })
+    ).json()) as { valid: boolean };
 
   it('old tokens open paid routes while the old secret is previous, and are refused once it is removed', async () => {
     const beforeRotation = await Promise.all([paidCredential(), paidCredential(), paidCredential()]);

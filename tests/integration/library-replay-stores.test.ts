@@ -38,7 +38,10 @@ afterAll(async () => {
 
 // Each client builds a fresh store on its own prefix, so tests never share counters.
 const stores: [string, () => ReplayStore][] = [
-  ['upstashReplayStore (@upstash/redis over REST)', () => upstashReplayStore(new UpstashRedis({ url: upstash!.url, token: upstash!.token }), { prefix: `test:lib:${randomUUID()}:` })],
+  [
+    'upstashReplayStore (@upstash/redis over REST)',
+    () => upstashReplayStore(new UpstashRedis({ url: upstash!.url, token: upstash!.token }), { prefix: `test:lib:${randomUUID()}:` }),
+  ],
   ['redisReplayStore (ioredis)', () => redisReplayStore(ioredis!, { prefix: `test:lib:${randomUUID()}:` })],
   ['redisReplayStore (node-redis)', () => redisReplayStore(nodeRedis!, { prefix: `test:lib:${randomUUID()}:` })],
 ];
@@ -94,7 +97,12 @@ describe.skipIf(!redisUp).each(stores)('%s on the real redis-server', (_name, ma
 describe('a shared store that cannot be reached fails closed', () => {
   it('ioredis pointed at a closed port: 503 with Retry-After, the handler never runs', async () => {
     const port = await closedPort();
-    const client = new IORedis(`redis://127.0.0.1:${port}`, { maxRetriesPerRequest: 0, enableOfflineQueue: false, lazyConnect: true, retryStrategy: () => null });
+    const client = new IORedis(`redis://127.0.0.1:${port}`, {
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      lazyConnect: true,
+      retryStrategy: () => null,
+    });
     client.on('error', () => {});
     const provider = recordingProvider();
     const { route, served } = paidRoute(provider, redisReplayStore(client), { onError: () => {} });

@@ -20,7 +20,11 @@ interface ErrorBody {
 }
 
 describe.skipIf(postgres.skip !== undefined)(`linking Lightning Addresses${postgres.skip ? ` [SKIPPED: ${postgres.skip}]` : ''}`, () => {
-  const running = useDevServerOn(postgres, () => ({ AUTH_RATE_LIMIT_PER_MINUTE: '100000', LINK_CODE_ATTEMPTS: String(ATTEMPTS), LINK_RATE_LIMIT_PER_HOUR: String(STARTS_PER_HOUR) }));
+  const running = useDevServerOn(postgres, () => ({
+    AUTH_RATE_LIMIT_PER_MINUTE: '100000',
+    LINK_CODE_ATTEMPTS: String(ATTEMPTS),
+    LINK_RATE_LIMIT_PER_HOUR: String(STARTS_PER_HOUR),
+  }));
   let url = '';
   let db: Database;
   let owner: OwnerServer;
@@ -132,7 +136,7 @@ describe.skipIf(postgres.skip !== undefined)(`linking Lightning Addresses${postg
     await expectError(await links(token, 'POST', { address, code }), 404, 'LINK_CODE_NOT_FOUND');
   });
 
-  it("a code sent for one key does not link the address to another key", async () => {
+  it('a code sent for one key does not link the address to another key', async () => {
     owner.setBehaviour('honest', { commentAllowed: 64 });
     const [alice, mallory] = [await login(), await login()];
     const address = owner.address('dave');

@@ -24,7 +24,11 @@ describe.skipIf(skip !== undefined)(`LNURL-auth purpose (local server, PostgreSQ
     const victim = testWallet();
     const address = `victim-${randomBytes(4).toString('hex')}@example.com`;
     await stack.db.query('INSERT INTO address_links (pubkey, address) VALUES ($1, $2)', [victim.pubkey, address]);
-    await stack.db.query('INSERT INTO payments (payment_hash, endpoint, amount_sats, owner_address) VALUES ($1, $2, 5, $3)', [randomBytes(32).toString('hex'), '/api/x', address]);
+    await stack.db.query('INSERT INTO payments (payment_hash, endpoint, amount_sats, owner_address) VALUES ($1, $2, 5, $3)', [
+      randomBytes(32).toString('hex'),
+      '/api/x',
+      address,
+    ]);
 
     const erase = (await (await fetch(`${stack.url}/api/delete-data`, { method: 'POST' })).json()) as ChallengeBody;
     const asLogin = edited(erase.lnurl, (p) => p.set('action', 'login'));

@@ -39,7 +39,12 @@ describe('fetchInvoiceForAddress', () => {
     behave('honest', { commentAllowed: 32 });
     const got = await fetchInvoiceForAddress(owner.address('alice'), 21_000, { policy: DEV, network: 'regtest', comment: 'payout 7' });
     expect(got.amountMsat).toBe(21_000);
-    expect(got.decoded).toMatchObject({ amountMsat: 21_000, network: 'regtest', descriptionHash: hex(owner.metadata('alice')), payeeNodeKey: owner.node.nodeKey });
+    expect(got.decoded).toMatchObject({
+      amountMsat: 21_000,
+      network: 'regtest',
+      descriptionHash: hex(owner.metadata('alice')),
+      payeeNodeKey: owner.node.nodeKey,
+    });
     expect(got.paymentHash).toBe(got.decoded.paymentHash);
     expect(owner.requests.map((r) => r.stage)).toEqual(['lnurlp', 'callback']);
     expect(owner.requests[1]).toMatchObject({ username: 'alice', amountMsat: 21_000, comment: 'payout 7' });
@@ -63,7 +68,14 @@ describe('fetchInvoiceForAddress', () => {
     ['a redirect to the metadata service', 'redirect', { redirectTo: 'https://169.254.169.254/latest/meta-data/' }, 'HOST_REFUSED', false, ['lnurlp']],
     ['a redirect to mapped IPv6 metadata', 'redirect', { redirectTo: 'https://[::ffff:169.254.169.254]/' }, 'HOST_REFUSED', false, ['lnurlp']],
     ['a callback at the metadata service', 'private-callback', {}, 'HOST_REFUSED', false, ['lnurlp']],
-    ['a callback redirecting to a private address', 'redirect', { stage: 'callback', redirectTo: 'https://192.168.1.1/' }, 'HOST_REFUSED', false, ['lnurlp', 'callback']],
+    [
+      'a callback redirecting to a private address',
+      'redirect',
+      { stage: 'callback', redirectTo: 'https://192.168.1.1/' },
+      'HOST_REFUSED',
+      false,
+      ['lnurlp', 'callback'],
+    ],
     ['no answer (slow)', 'slow', {}, 'TIMEOUT', true, ['lnurlp']],
     ['an endless body', 'huge', {}, 'RESPONSE_TOO_LARGE', false, ['lnurlp']],
     ['a LUD-06 ERROR status', 'error-status', {}, 'REMOTE_ERROR', false, ['lnurlp', 'callback']],
@@ -89,19 +101,30 @@ describe('fetchInvoiceForAddress', () => {
   it('refuses amounts outside min/maxSendable and comments the owner does not take, before asking for an invoice', async () => {
     behave('honest', { minSendable: 10_000, maxSendable: 20_000, commentAllowed: 0 });
     for (const amount of [9_999, 20_001]) {
-      expect(await lnurlFailure(() => fetchInvoiceForAddress(owner.address('carol'), amount, { policy: DEV, network: 'regtest' }))).toMatchObject({ code: 'AMOUNT_OUT_OF_RANGE', retryable: false });
+      expect(await lnurlFailure(() => fetchInvoiceForAddress(owner.address('carol'), amount, { policy: DEV, network: 'regtest' }))).toMatchObject({
+        code: 'AMOUNT_OUT_OF_RANGE',
+        retryable: false,
+      });
     }
-    expect(await lnurlFailure(() => fetchInvoiceForAddress(owner.address('carol'), 15_000, { policy: DEV, network: 'regtest', comment: 'hi' }))).toMatchObject({ code: 'COMMENT_NOT_ALLOWED' });
+    expect(await lnurlFailure(() => fetchInvoiceForAddress(owner.address('carol'), 15_000, { policy: DEV, network: 'regtest', comment: 'hi' }))).toMatchObject({
+      code: 'COMMENT_NOT_ALLOWED',
+    });
     behave('honest', { commentAllowed: 5 });
-    expect(await lnurlFailure(() => fetchInvoiceForAddress(owner.address('carol'), 15_000, { policy: DEV, network: 'regtest', comment: 'sixsix' }))).toMatchObject({ code: 'COMMENT_NOT_ALLOWED' });
+    expect(
+      await lnurlFailure(() => fetchInvoiceForAddress(owner.address('carol'), 15_000, { policy: DEV, network: 'regtest', comment: 'sixsix' })),
+    ).toMatchObject({ code: 'COMMENT_NOT_ALLOWED' });
     expect(owner.requests.every((r) => r.stage === 'lnurlp')).toBe(true);
-    await expect(fetchInvoiceForAddress(owner.address('carol'), 15_000, { policy: DEV, network: 'regtest', comment: 'five!' })).resolves.toMatchObject({ amountMsat: 15_000 });
+    await expect(fetchInvoiceForAddress(owner.address('carol'), 15_000, { policy: DEV, network: 'regtest', comment: 'five!' })).resolves.toMatchObject({
+      amountMsat: 15_000,
+    });
   });
 
   it('asks for an invoice that stays payable long enough', async () => {
     behave('honest');
     // The dev node's invoices last an hour: asking for two hours of margin refuses them.
-    expect(await lnurlFailure(() => fetchInvoiceForAddress(owner.address('dave'), 1000, { policy: DEV, network: 'regtest', minExpirySeconds: 7200 }))).toMatchObject({ code: 'INVOICE_EXPIRED' });
+    expect(
+      await lnurlFailure(() => fetchInvoiceForAddress(owner.address('dave'), 1000, { policy: DEV, network: 'regtest', minExpirySeconds: 7200 })),
+    ).toMatchObject({ code: 'INVOICE_EXPIRED' });
   });
 
   it('production policy refuses loopback addresses and never connects', async () => {
@@ -109,11 +132,18 @@ describe('fetchInvoiceForAddress', () => {
     const sockets = recordOutgoingSockets();
     try {
       for (const address of [owner.address('erin'), `erin@localhost:${owner.port}`, `erin@[::1]:${owner.port}`]) {
-        expect(await lnurlFailure(() => fetchInvoiceForAddress(address, 1000, { policy: PRODUCTION, network: 'regtest' })), address).toMatchObject({ code: 'ADDRESS_INVALID', retryable: false });
+        expect(await lnurlFailure(() => fetchInvoiceForAddress(address, 1000, { policy: PRODUCTION, network: 'regtest' })), address).toMatchObject({
+          code: 'ADDRESS_INVALID',
+          retryable: false,
+        });
       }
       // A public-looking name that resolves to loopback is refused after resolution.
       const error = await lnurlFailure(() =>
-        fetchInvoiceForAddress('erin@owner.example.com', 1000, { policy: PRODUCTION, network: 'regtest', resolve: async () => [{ address: '127.0.0.1', family: 4 }] }),
+        fetchInvoiceForAddress('erin@owner.example.com', 1000, {
+          policy: PRODUCTION,
+          network: 'regtest',
+          resolve: async () => [{ address: '127.0.0.1', family: 4 }],
+        }),
       );
       expect(error).toMatchObject({ code: 'HOST_REFUSED', retryable: false });
     } finally {
@@ -129,9 +159,14 @@ describe('fetchInvoiceForAddress', () => {
     await once(closed, 'listening');
     const port = (closed.address() as AddressInfo).port;
     await new Promise((done) => closed.close(done));
-    expect(await lnurlFailure(() => fetchInvoiceForAddress(`frank@127.0.0.1:${port}`, 1000, { policy: DEV, network: 'regtest' }))).toMatchObject({ code: 'UNREACHABLE', retryable: true });
+    expect(await lnurlFailure(() => fetchInvoiceForAddress(`frank@127.0.0.1:${port}`, 1000, { policy: DEV, network: 'regtest' }))).toMatchObject({
+      code: 'UNREACHABLE',
+      retryable: true,
+    });
     behave('honest');
-    expect(await lnurlFailure(() => fetchInvoiceForAddress('not an address', 1000, { policy: DEV, network: 'regtest' }))).toMatchObject({ code: 'ADDRESS_INVALID' });
+    expect(await lnurlFailure(() => fetchInvoiceForAddress('not an address', 1000, { policy: DEV, network: 'regtest' }))).toMatchObject({
+      code: 'ADDRESS_INVALID',
+    });
   });
 });
 
@@ -146,7 +181,13 @@ describe('GET /.well-known/lnurlp/:username (the service, through the local serv
     expect(response.status).toBe(200);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     const body = (await response.json()) as Record<string, unknown>;
-    expect(body).toMatchObject({ tag: 'payRequest', callback: `${server.url}/api/lnurlp/alice`, minSendable: 1000, maxSendable: 1_000_000_000, commentAllowed: 140 });
+    expect(body).toMatchObject({
+      tag: 'payRequest',
+      callback: `${server.url}/api/lnurlp/alice`,
+      minSendable: 1000,
+      maxSendable: 1_000_000_000,
+      commentAllowed: 140,
+    });
     expect(JSON.parse(body.metadata as string)).toEqual([
       ['text/plain', `Payment to alice@${host()}`],
       ['text/identifier', `alice@${host()}`],
@@ -158,7 +199,13 @@ describe('GET /.well-known/lnurlp/:username (the service, through the local serv
     // @getalby/lightning-tools builds only https URLs from an address, so give it our parsed answer and let it call the callback.
     const alby = new AlbyLightningAddress('alice@example.com', { proxy: false });
     alby.lnurlpData = await parseLnUrlPayResponse(payRequest as unknown as Parameters<typeof parseLnUrlPayResponse>[0]);
-    expect(alby.lnurlpData).toMatchObject({ min: 1000, max: 1_000_000_000, identifier: `alice@${host()}`, commentAllowed: 140, metadataHash: hex(payRequest.metadata) });
+    expect(alby.lnurlpData).toMatchObject({
+      min: 1000,
+      max: 1_000_000_000,
+      identifier: `alice@${host()}`,
+      commentAllowed: 140,
+      metadataHash: hex(payRequest.metadata),
+    });
     const invoice = await alby.requestInvoice({ satoshi: 21, comment: 'thanks' });
     expect(invoice.satoshi).toBe(21);
 
@@ -168,13 +215,19 @@ describe('GET /.well-known/lnurlp/:username (the service, through the local serv
 
     const direct = (await (await fetch(`${payRequest.callback}?amount=5000`)).json()) as { pr: string; routes: unknown[] };
     expect(direct.routes).toEqual([]);
-    expect(Object.fromEntries(lightDecode(direct.pr).sections.map((s) => [s.name, 'value' in s ? s.value : undefined])).description_hash).toBe(hex(payRequest.metadata));
+    expect(Object.fromEntries(lightDecode(direct.pr).sections.map((s) => [s.name, 'value' in s ? s.value : undefined])).description_hash).toBe(
+      hex(payRequest.metadata),
+    );
   });
 
   it('our own payer accepts our own address, and the dev wallet pays the invoice', async () => {
     const got = await fetchInvoiceForAddress(`fees@${host()}`, 12_000, { policy: DEV, network: 'regtest', comment: 'fee share' });
     expect(got.amountMsat).toBe(12_000);
-    const paid = await fetch(`${server.url}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: got.invoice }) });
+    const paid = await fetch(`${server.url}/api/dev/pay`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ invoice: got.invoice }),
+    });
     expect(paid.status).toBe(200);
     expect(await paid.json()).toMatchObject({ paymentHash: got.paymentHash, amountMsat: 12_000 });
   });

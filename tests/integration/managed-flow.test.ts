@@ -17,101 +17,116 @@ import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
 const backends = await databaseBackends();
 const APP_SECRET = 'library-app-secret-0123456789abcdef0123456789abcdef';
 
-for (const backend of backends) describe.skipIf(backend.skip !== undefined)(`managed mode end to end (local server, ${backend.name})${backend.skip ? ` (${backend.skip})` : ''}`, () => {
-  const server = useDevServerOn(backend);
-  let owner: OwnerServer;
-  beforeAll(async () => {
-    owner = await startOwnerServer({ store: server.ctx.store });
-  });
-  afterAll(() => owner?.close());
-
-  async function devPay(invoice: string): Promise<{ preimage: string; paymentHash: string }> {
-    const response = await fetch(`${server.url}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice }) });
-    expect(response.status).toBe(200);
-    return (await response.json()) as { preimage: string; paymentHash: string };
-  }
-
-  it('402 -> pay -> webhook -> split: the owner receives exactly 1994 of 2000 sats and the ledger says paid', async () => {
-    const address = owner.address('alice');
-    const app = withL402(async () => Response.json({ data: 'the paid answer' }), {
-      priceSats: 2000, // its 0.3% (6,000 msat) covers the routing budget, so it is paid out at once
-      secret: APP_SECRET,
-      route: '/v1/data',
-      managed: { lightningAddress: address, serviceUrl: server.url },
+for (const backend of backends)
+  describe.skipIf(backend.skip !== undefined)(`managed mode end to end (local server, ${backend.name})${backend.skip ? ` (${backend.skip})` : ''}`, () => {
+    const server = useDevServerOn(backend);
+    let owner: OwnerServer;
+    beforeAll(async () => {
+      owner = await startOwnerServer({ store: server.ctx.store });
     });
-    const ownerBefore = (await owner.node.balance()).balanceMsat;
-    const serviceBefore = (await server.ctx.provider.balance()).balanceMsat;
+    afterAll(() => owner?.close());
 
-    const challenge = await app(new Request('https://api.example.com/v1/data'));
-    expect(challenge.status).toBe(402);
-    const body = (await challenge.json()) as ChallengeBody;
-    // The app's own token (its own secret), bound to the owner.
-    expect(decodeToken(body.macaroon)).toMatchObject({ hash: body.paymentHash });
-    expect(decodeToken(body.macaroon)!.caveats).toContain(`owner=${address}`);
-
-    const paid = await devPay(body.invoice); // the dev node's webhook runs the split before this returns
-    expect(paid.paymentHash).toBe(body.paymentHash);
-
-    const served = await app(new Request('https://api.example.com/v1/data', { headers: { authorization: `L402 ${body.macaroon}:${paid.preimage}` } }));
-    expect(served.status).toBe(200);
-    expect(await served.json()).toEqual({ data: 'the paid answer' });
-
-    expect((await owner.node.balance()).balanceMsat - ownerBefore).toBe(1_994_000);
-    expect((await server.ctx.provider.balance()).balanceMsat - serviceBefore).toBe(6_000);
-
-    const splits = await server.db.query('SELECT owner_address, amount_msat, owner_msat, fee_msat, state, source FROM splits WHERE payment_hash = $1', [body.paymentHash]);
-    expect(splits).toEqual([{ owner_address: address, amount_msat: 2_000_000, owner_msat: 1_994_000, fee_msat: 6_000, state: 'paid', source: 'webhook' }]);
-    const payouts = await server.db.query('SELECT amount_msat, state, invoice_hash, attempts, routing_fee_msat FROM payouts WHERE owner_address = $1', [address]);
-    expect(payouts).toEqual([{ amount_msat: 1_994_000, state: 'paid', invoice_hash: expect.stringMatching(/^[0-9a-f]{64}$/), attempts: 1, routing_fee_msat: 0 }]);
-    // The payout paid the owner's own invoice, which its node reports settled.
-    expect(await owner.node.lookupInvoice(payouts[0]!.invoice_hash as string)).toMatchObject({ settled: true, amountMsat: 1_994_000 });
-    const logged = await server.db.query('SELECT endpoint, amount_sats, owner_address FROM payments WHERE payment_hash = $1', [body.paymentHash]);
-    expect(logged).toEqual([{ endpoint: '/v1/data', amount_sats: 2000, owner_address: address }]);
-  });
-
-  it('register: one directory entry from the first request, proved by the app itself, idempotent across restarts, never in the way of requests', async () => {
-    const errors: unknown[] = [];
-    const registrations: number[] = [];
-    const recordingFetch: typeof fetch = async (input, init) => {
-      const response = await fetch(input, init);
-      if (String(input).endsWith('/api/register')) registrations.push(response.status);
-      return response;
-    };
-    const options = {
-      priceSats: 21,
-      secret: APP_SECRET,
-      managed: { lightningAddress: 'bob@example.com', serviceUrl: server.url, fetch: recordingFetch },
-      register: { name: 'Weather', category: 'weather' as const },
-      onError: (error: unknown) => errors.push(error),
-    };
-    // The app listens on loopback: the directory fetches its proof from there (development allows loopback).
-    let app = withL402(() => new Response('ok'), options);
-    const appServer = createServer(getRequestListener((request) => app(request)));
-    await new Promise<void>((resolve) => appServer.listen(0, '127.0.0.1', resolve));
-    try {
-      const url = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/now`;
-      const rows = () => server.db.query('SELECT name, price_sats, category, lightning_address FROM apis WHERE url = $1', [url]);
-      expect((await fetch(url)).status).toBe(402);
-      await expect.poll(() => registrations, { timeout: 30_000 }).toEqual([200]);
-      expect(await rows()).toEqual([{ name: 'Weather', price_sats: 21, category: 'weather', lightning_address: 'bob@example.com' }]);
-      expect((await fetch(url)).status).toBe(402); // registers once per process
-      app = withL402(() => new Response('ok'), options); // the app restarts
-      expect((await fetch(url)).status).toBe(402);
-      await expect.poll(() => registrations, { timeout: 30_000 }).toEqual([200, 200]);
-      expect(await rows()).toEqual([{ name: 'Weather', price_sats: 21, category: 'weather', lightning_address: 'bob@example.com' }]);
-      expect(errors).toEqual([]);
-    } finally {
-      appServer.closeAllConnections();
-      await new Promise((resolve) => appServer.close(resolve));
+    async function devPay(invoice: string): Promise<{ preimage: string; paymentHash: string }> {
+      const response = await fetch(`${server.url}/api/dev/pay`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ invoice }),
+      });
+      expect(response.status).toBe(200);
+      return (await response.json()) as { preimage: string; paymentHash: string };
     }
-  });
 
-  it('the service refuses owner addresses that are not Lightning Addresses (400), and the library fails closed (503)', async () => {
-    const response = await fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 10, ownerAddress: 'not an address' }) });
-    expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ code: 'INVALID_REQUEST' });
+    it('402 -> pay -> webhook -> split: the owner receives exactly 1994 of 2000 sats and the ledger says paid', async () => {
+      const address = owner.address('alice');
+      const app = withL402(async () => Response.json({ data: 'the paid answer' }), {
+        priceSats: 2000, // its 0.3% (6,000 msat) covers the routing budget, so it is paid out at once
+        secret: APP_SECRET,
+        route: '/v1/data',
+        managed: { lightningAddress: address, serviceUrl: server.url },
+      });
+      const ownerBefore = (await owner.node.balance()).balanceMsat;
+      const serviceBefore = (await server.ctx.provider.balance()).balanceMsat;
+
+      const challenge = await app(new Request('https://api.example.com/v1/data'));
+      expect(challenge.status).toBe(402);
+      const body = (await challenge.json()) as ChallengeBody;
+      // The app's own token (its own secret), bound to the owner.
+      expect(decodeToken(body.macaroon)).toMatchObject({ hash: body.paymentHash });
+      expect(decodeToken(body.macaroon)!.caveats).toContain(`owner=${address}`);
+
+      const paid = await devPay(body.invoice); // the dev node's webhook runs the split before this returns
+      expect(paid.paymentHash).toBe(body.paymentHash);
+
+      const served = await app(new Request('https://api.example.com/v1/data', { headers: { authorization: `L402 ${body.macaroon}:${paid.preimage}` } }));
+      expect(served.status).toBe(200);
+      expect(await served.json()).toEqual({ data: 'the paid answer' });
+
+      expect((await owner.node.balance()).balanceMsat - ownerBefore).toBe(1_994_000);
+      expect((await server.ctx.provider.balance()).balanceMsat - serviceBefore).toBe(6_000);
+
+      const splits = await server.db.query('SELECT owner_address, amount_msat, owner_msat, fee_msat, state, source FROM splits WHERE payment_hash = $1', [
+        body.paymentHash,
+      ]);
+      expect(splits).toEqual([{ owner_address: address, amount_msat: 2_000_000, owner_msat: 1_994_000, fee_msat: 6_000, state: 'paid', source: 'webhook' }]);
+      const payouts = await server.db.query('SELECT amount_msat, state, invoice_hash, attempts, routing_fee_msat FROM payouts WHERE owner_address = $1', [
+        address,
+      ]);
+      expect(payouts).toEqual([
+        { amount_msat: 1_994_000, state: 'paid', invoice_hash: expect.stringMatching(/^[0-9a-f]{64}$/), attempts: 1, routing_fee_msat: 0 },
+      ]);
+      // The payout paid the owner's own invoice, which its node reports settled.
+      expect(await owner.node.lookupInvoice(payouts[0]!.invoice_hash as string)).toMatchObject({ settled: true, amountMsat: 1_994_000 });
+      const logged = await server.db.query('SELECT endpoint, amount_sats, owner_address FROM payments WHERE payment_hash = $1', [body.paymentHash]);
+      expect(logged).toEqual([{ endpoint: '/v1/data', amount_sats: 2000, owner_address: address }]);
+    });
+
+    it('register: one directory entry from the first request, proved by the app itself, idempotent across restarts, never in the way of requests', async () => {
+      const errors: unknown[] = [];
+      const registrations: number[] = [];
+      const recordingFetch: typeof fetch = async (input, init) => {
+        const response = await fetch(input, init);
+        if (String(input).endsWith('/api/register')) registrations.push(response.status);
+        return response;
+      };
+      const options = {
+        priceSats: 21,
+        secret: APP_SECRET,
+        managed: { lightningAddress: 'bob@example.com', serviceUrl: server.url, fetch: recordingFetch },
+        register: { name: 'Weather', category: 'weather' as const },
+        onError: (error: unknown) => errors.push(error),
+      };
+      // The app listens on loopback: the directory fetches its proof from there (development allows loopback).
+      let app = withL402(() => new Response('ok'), options);
+      const appServer = createServer(getRequestListener((request) => app(request)));
+      await new Promise<void>((resolve) => appServer.listen(0, '127.0.0.1', resolve));
+      try {
+        const url = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/now`;
+        const rows = () => server.db.query('SELECT name, price_sats, category, lightning_address FROM apis WHERE url = $1', [url]);
+        expect((await fetch(url)).status).toBe(402);
+        await expect.poll(() => registrations, { timeout: 30_000 }).toEqual([200]);
+        expect(await rows()).toEqual([{ name: 'Weather', price_sats: 21, category: 'weather', lightning_address: 'bob@example.com' }]);
+        expect((await fetch(url)).status).toBe(402); // registers once per process
+        app = withL402(() => new Response('ok'), options); // the app restarts
+        expect((await fetch(url)).status).toBe(402);
+        await expect.poll(() => registrations, { timeout: 30_000 }).toEqual([200, 200]);
+        expect(await rows()).toEqual([{ name: 'Weather', price_sats: 21, category: 'weather', lightning_address: 'bob@example.com' }]);
+        expect(errors).toEqual([]);
+      } finally {
+        appServer.closeAllConnections();
+        await new Promise((resolve) => appServer.close(resolve));
+      }
+    });
+
+    it('the service refuses owner addresses that are not Lightning Addresses (400), and the library fails closed (503)', async () => {
+      const response = await fetch(`${server.url}/api/invoice`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ amountSats: 10, ownerAddress: 'not an address' }),
+      });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ code: 'INVALID_REQUEST' });
+    });
   });
-});
 
 describe('managed invoice provider checks what the service answers', () => {
   // A real invoice from a dev node, served by a fake "service" that may lie about it.
@@ -164,7 +179,9 @@ describe('managed invoice provider checks what the service answers', () => {
       // A stall ends with the client's own time limit (500 ms), not the test's: the error says which.
       const error = await provider.createInvoice({ amountMsat: 1_000_000 }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ManagedServiceError);
-      expect((error as Error).message).toBe(kind === 'huge' ? 'the managed service answered more than 16384 bytes' : 'the managed service did not finish its answer within 500 ms');
+      expect((error as Error).message).toBe(
+        kind === 'huge' ? 'the managed service answered more than 16384 bytes' : 'the managed service did not finish its answer within 500 ms',
+      );
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => service.close(resolve));

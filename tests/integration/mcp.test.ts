@@ -14,7 +14,8 @@ let client: Client;
 
 function env(): Record<string, string> {
   const clean: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(NWC_URL|LNBITS_|PHOENIXD_|LND_|CLN_|BLINK_|LIGHTNING_NETWORK)/.test(k)) clean[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !/^(NWC_URL|LNBITS_|PHOENIXD_|LND_|CLN_|BLINK_|LIGHTNING_NETWORK)/.test(k)) clean[k] = v;
   return clean;
 }
 
@@ -30,13 +31,31 @@ beforeAll(async () => {
   await server.ctx.database(); // opened (and migrated) once, before any test waits on it
   const register = async (body: Record<string, unknown>) => {
     const proof = await addressProofHeaders(server.ctx, String(body.lightning_address));
-    const answer = await fetch(`${server.url}/api/register`, { method: 'POST', headers: { 'content-type': 'application/json', ...proof }, body: JSON.stringify(body) });
+    const answer = await fetch(`${server.url}/api/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...proof },
+      body: JSON.stringify(body),
+    });
     expect(answer.status).toBe(200);
   };
-  await register({ url: `${server.url}/api/demo/btc-price`, name: 'BTC price', price_sats: 2, lightning_address: 'demo@example.com', category: 'finance', description: 'Live BTC price' });
+  await register({
+    url: `${server.url}/api/demo/btc-price`,
+    name: 'BTC price',
+    price_sats: 2,
+    lightning_address: 'demo@example.com',
+    category: 'finance',
+    description: 'Live BTC price',
+  });
   await register({ url: 'https://weather.example/now', name: 'Weather', price_sats: 3, lightning_address: 'demo@example.com', category: 'weather' });
   client = new Client({ name: 'l402-test-agent', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', BIN, 'mcp', '--dev', server.url, '--max-sats', '5', '--budget-sats', '5'], env: env(), stderr: 'ignore' }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: ['--import', 'tsx', BIN, 'mcp', '--dev', server.url, '--max-sats', '5', '--budget-sats', '5'],
+      env: env(),
+      stderr: 'ignore',
+    }),
+  );
 });
 
 afterAll(async () => {
@@ -56,7 +75,9 @@ describe('l402-paywall mcp', () => {
     expect(all.count).toBe(2);
     expect(all.openapi).toBe(`${server.url}/api/openapi.json`);
     const finance = json(await call('list_paid_apis', { category: 'finance' }));
-    expect(finance.apis).toEqual([{ url: `${server.url}/api/demo/btc-price`, name: 'BTC price', description: 'Live BTC price', price_sats: 2, category: 'finance' }]);
+    expect(finance.apis).toEqual([
+      { url: `${server.url}/api/demo/btc-price`, name: 'BTC price', description: 'Live BTC price', price_sats: 2, category: 'finance' },
+    ]);
     expect((await call('list_paid_apis', { category: 'nonsense' })).isError).toBe(true);
     const one = json(await call('list_paid_apis', { limit: 1 }));
     expect(one).toMatchObject({ count: 2 });

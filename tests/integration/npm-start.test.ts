@@ -188,7 +188,11 @@ describe('npm start', () => {
     await stop(first);
 
     const second = await npmStart({ DATA_DIR: dir, BTC_PRICE_SOURCES: 'none' });
-    const paid = await fetch(`${second.url}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: challenge.invoice }) });
+    const paid = await fetch(`${second.url}/api/dev/pay`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ invoice: challenge.invoice }),
+    });
     expect(paid.status).toBe(200);
     const { preimage } = (await paid.json()) as { preimage: string };
     const price = await fetch(`${second.url}/api/demo/btc-price`, { headers: { authorization: `L402 ${challenge.macaroon}:${preimage}` } });
@@ -197,7 +201,11 @@ describe('npm start', () => {
     // Paid once, even across restarts.
     await stop(second);
     const third = await npmStart({ DATA_DIR: dir, BTC_PRICE_SOURCES: 'none' });
-    const again = await fetch(`${third.url}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: challenge.invoice }) });
+    const again = await fetch(`${third.url}/api/dev/pay`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ invoice: challenge.invoice }),
+    });
     expect(again.status).toBe(409);
     expect(((await again.json()) as { code: string }).code).toBe('ALREADY_PAID');
     await stop(third);

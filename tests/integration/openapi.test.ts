@@ -29,7 +29,11 @@ function apiFiles(dir = API_DIR): { file: string; path: string; example: string 
     const full = join(dir, name);
     if (statSync(full).isDirectory()) found.push(...apiFiles(full));
     else if (/\.ts$/.test(name) && !name.endsWith('.d.ts')) {
-      const route = '/api/' + relative(API_DIR, full).replace(/\.ts$/, '').replace(/(^|\/)index$/, '');
+      const route =
+        '/api/' +
+        relative(API_DIR, full)
+          .replace(/\.ts$/, '')
+          .replace(/(^|\/)index$/, '');
       found.push({ file: relative(API_DIR, full), path: route.replace(/\[(\w+)\]/g, '{$1}'), example: route.replace(/\[(\w+)\]/g, 'alice') });
     }
   }
@@ -75,17 +79,21 @@ async function call(method: string, path: string, options: { query?: string; bod
 }
 
 describe('/api/openapi.json', () => {
-  it('is OpenAPI 3.1 with the L402 security scheme and the paid route\'s 402', () => {
+  it("is OpenAPI 3.1 with the L402 security scheme and the paid route's 402", () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.components.securitySchemes.L402).toMatchObject({ type: 'http', scheme: 'L402' });
     const paid = doc.paths['/api/demo/btc-price']!.get!;
     expect(paid.security).toEqual([{ L402: [] }]);
     expect(paid.responses['402']).toBeDefined();
     // The validator is not one that accepts anything.
-    const priceSchema = ajv.getSchema(`openapi.json#/${pointer('paths', '/api/demo/btc-price', 'get', 'responses', '200', 'content', 'application/json', 'schema')}`)!;
+    const priceSchema = ajv.getSchema(
+      `openapi.json#/${pointer('paths', '/api/demo/btc-price', 'get', 'responses', '200', 'content', 'application/json', 'schema')}`,
+    )!;
     expect(priceSchema({ usd: 1, source: 'x', fetchedAt: new Date().toISOString() })).toBe(true);
     expect(priceSchema({ usd: 'one', source: 'x', fetchedAt: 'yesterday' })).toBe(false);
-    const challengeSchema = ajv.getSchema(`openapi.json#/${pointer('paths', '/api/demo/btc-price', 'get', 'responses', '402', 'content', 'application/json', 'schema')}`)!;
+    const challengeSchema = ajv.getSchema(
+      `openapi.json#/${pointer('paths', '/api/demo/btc-price', 'get', 'responses', '402', 'content', 'application/json', 'schema')}`,
+    )!;
     expect(challengeSchema({ error: 'x', code: 'PAYMENT_REQUIRED' })).toBe(false);
   });
 
@@ -94,7 +102,10 @@ describe('/api/openapi.json', () => {
     expect(files.length).toBeGreaterThan(20);
     for (const { file, path, example } of files) {
       const options = await fetch(`${server.url}${example}`, { method: 'OPTIONS' });
-      const methods = (options.headers.get('allow') ?? '').split(',').map((m) => m.trim()).filter((m) => m && m !== 'OPTIONS');
+      const methods = (options.headers.get('allow') ?? '')
+        .split(',')
+        .map((m) => m.trim())
+        .filter((m) => m && m !== 'OPTIONS');
       expect(methods.length, `${file} answers OPTIONS with Allow`).toBeGreaterThan(0);
       expect(Object.keys(doc.paths[path] ?? {}).sort(), `${file} (${path})`).toEqual(methods.map((m) => m.toLowerCase()).sort());
     }
@@ -117,7 +128,10 @@ describe('/api/openapi.json', () => {
     const invoice = await call('POST', '/api/invoice', { body: { amountSats: 5 } });
     expect(invoice.status).toBe(200);
     expect((await call('POST', '/api/invoice', { body: { amountSats: 0 } })).status).toBe(400);
-    expect((await call('POST', '/api/verify', { body: { token: `${challenge.body.macaroon}:${paid.body.preimage}` } })).body).toMatchObject({ valid: false, code: 'TOKEN_ALREADY_USED' });
+    expect((await call('POST', '/api/verify', { body: { token: `${challenge.body.macaroon}:${paid.body.preimage}` } })).body).toMatchObject({
+      valid: false,
+      code: 'TOKEN_ALREADY_USED',
+    });
     expect((await call('POST', '/api/verify', { body: {} })).status).toBe(400);
     // Another method's 405 is described on the route's operations.
     const notAllowed = await fetch(`${server.url}/api/verify`, { method: 'PUT' });
@@ -125,7 +139,14 @@ describe('/api/openapi.json', () => {
     await expectDescribed('/api/verify', 'POST', notAllowed);
 
     const proof = await addressProofHeaders(server.ctx, 'a@example.com');
-    expect((await call('POST', '/api/register', { headers: proof, body: { url: 'https://weather.example/now', name: 'Weather', price_sats: 3, lightning_address: 'a@example.com', category: 'weather' } })).status).toBe(200);
+    expect(
+      (
+        await call('POST', '/api/register', {
+          headers: proof,
+          body: { url: 'https://weather.example/now', name: 'Weather', price_sats: 3, lightning_address: 'a@example.com', category: 'weather' },
+        })
+      ).status,
+    ).toBe(200);
     expect((await call('POST', '/api/register', { body: { url: 'nope' } })).status).toBe(400);
     expect((await call('GET', '/api/apis.json')).body).toMatchObject({ count: 1 });
     expect((await call('GET', '/api/apis.json', { query: '?category=nonsense' })).status).toBe(400);

@@ -40,10 +40,12 @@ afterEach(() => {
   seen.length = 0;
 });
 
-const redirect = (to: string): Route => (res) => {
-  res.writeHead(302, { location: to, 'set-cookie': 'tracking=1; Path=/' });
-  res.end();
-};
+const redirect =
+  (to: string): Route =>
+  (res) => {
+    res.writeHead(302, { location: to, 'set-cookie': 'tracking=1; Path=/' });
+    res.end();
+  };
 
 const refusal = (run: () => Promise<unknown>) => rejection(run(), OutboundError);
 
@@ -113,7 +115,8 @@ describe('guardedGet', () => {
   it('checks names by what they resolve to, and connects to the address it checked (no second lookup)', async () => {
     let lookups = 0;
     // A rebinding resolver: loopback first, the metadata address on every later look-up.
-    const rebinding = async (): Promise<ResolvedAddress[]> => (lookups++ === 0 ? [{ address: '127.0.0.1', family: 4 }] : [{ address: '169.254.169.254', family: 4 }]);
+    const rebinding = async (): Promise<ResolvedAddress[]> =>
+      lookups++ === 0 ? [{ address: '127.0.0.1', family: 4 }] : [{ address: '169.254.169.254', family: 4 }];
     const answer = await guardedGet(`http://owner.test:${port}/named`, DEV, { resolve: rebinding });
     expect(answer.status).toBe(200);
     expect(lookups).toBe(1);
@@ -220,7 +223,11 @@ describe('guardedFetch (webhook deliveries: POST through the same policy)', () =
       req.on('data', (chunk: string) => (received += chunk));
     });
     const send = guardedFetch(DEV);
-    const answer = await send(`${base}/hook`, { method: 'POST', headers: { 'content-type': 'application/cloudevents+json', 'webhook-id': 'evt-1' }, body: '{"id":"evt-1"}' });
+    const answer = await send(`${base}/hook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/cloudevents+json', 'webhook-id': 'evt-1' },
+      body: '{"id":"evt-1"}',
+    });
     expect(answer.status).toBe(204);
     expect(received).toBe('{"id":"evt-1"}');
     expect(seen[0]!.headers).toMatchObject({ 'content-type': 'application/cloudevents+json', 'webhook-id': 'evt-1', 'content-length': '14' });

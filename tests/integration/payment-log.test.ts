@@ -247,7 +247,13 @@ for (const setup of setups) {
       const again = await Promise.all(Array.from({ length: 5 }, () => log.record(entryOf(entry))));
       expect(again).toEqual(Array(5).fill('written'));
       expect(await rows(real())).toEqual([
-        { payment_hash: entry.paymentHash, endpoint: '/api/paid', amount_sats: 21, owner_address: 'alice@example.com', paid_at: new Date('2026-01-02T03:04:05.678Z') },
+        {
+          payment_hash: entry.paymentHash,
+          endpoint: '/api/paid',
+          amount_sats: 21,
+          owner_address: 'alice@example.com',
+          paid_at: new Date('2026-01-02T03:04:05.678Z'),
+        },
       ]);
     });
 
@@ -271,7 +277,10 @@ for (const setup of setups) {
 
       db.down = false;
       expect(await log.flush()).toEqual({ written: 25, pending: 0 });
-      await expectExactlyOnce(real(), entries.map((e) => e.paymentHash));
+      await expectExactlyOnce(
+        real(),
+        entries.map((e) => e.paymentHash),
+      );
       expect(await log.flush()).toEqual({ written: 0, pending: 0 });
       // Everything is done up to the last slot: the next flush reads nothing.
       expect(await store.get(`${keyPrefix}head`)).toBe(await store.get(`${keyPrefix}tail`));
@@ -289,7 +298,10 @@ for (const setup of setups) {
       const results = await Promise.all([a.flush(), b.flush(), b.flush(), c.flush()]);
       // Claims are exclusive: no entry was written by two flushers.
       expect(results.reduce((sum, r) => sum + r.written, 0)).toBe(60);
-      await expectExactlyOnce(real(), entries.map((e) => e.paymentHash));
+      await expectExactlyOnce(
+        real(),
+        entries.map((e) => e.paymentHash),
+      );
       expect(await c.flush()).toEqual({ written: 0, pending: 0 });
     });
 
@@ -301,8 +313,15 @@ for (const setup of setups) {
       db.down = false;
       const next = paidEntry();
       expect(await log.record(entryOf(next))).toBe('written');
-      await waitFor('the kept payments', () => rowCount(real()), (n) => n === 11);
-      await expectExactlyOnce(real(), [...kept, next].map((e) => e.paymentHash));
+      await waitFor(
+        'the kept payments',
+        () => rowCount(real()),
+        (n) => n === 11,
+      );
+      await expectExactlyOnce(
+        real(),
+        [...kept, next].map((e) => e.paymentHash),
+      );
     });
 
     it("another instance's next write finds what this one kept", async () => {
@@ -314,8 +333,15 @@ for (const setup of setups) {
       const other = instance();
       const next = paidEntry();
       expect(await other.record(entryOf(next))).toBe('written');
-      await waitFor('the kept payments', () => rowCount(real()), (n) => n === 6);
-      await expectExactlyOnce(real(), [...kept, next].map((e) => e.paymentHash));
+      await waitFor(
+        'the kept payments',
+        () => rowCount(real()),
+        (n) => n === 6,
+      );
+      await expectExactlyOnce(
+        real(),
+        [...kept, next].map((e) => e.paymentHash),
+      );
     });
 
     it('a write that times out is kept; its late success and the flush still leave one row', async () => {
@@ -324,7 +350,11 @@ for (const setup of setups) {
       const entry = paidEntry();
       expect(await log.record(entryOf(entry))).toBe('kept');
       // Both timed-out attempts still reach the database afterwards.
-      await waitFor('the late writes', () => rowCount(real()), (n) => n === 1);
+      await waitFor(
+        'the late writes',
+        () => rowCount(real()),
+        (n) => n === 1,
+      );
       await sleep(450);
       db.delayMs = 0;
       expect(await log.flush()).toEqual({ written: 1, pending: 0 });
@@ -374,7 +404,10 @@ for (const setup of setups) {
       expect(await store.get(`${keyPrefix}tail`)).toBe('6');
       db.down = false;
       expect(await log.flush()).toEqual({ written: 6, pending: 0 });
-      await expectExactlyOnce(real(), [...before, waiting].map((e) => e.paymentHash));
+      await expectExactlyOnce(
+        real(),
+        [...before, waiting].map((e) => e.paymentHash),
+      );
 
       // Lost again after a flush: DONE markers are in the way, and the head is past the new tail.
       db.down = true;
@@ -383,7 +416,10 @@ for (const setup of setups) {
       for (const e of after) expect(await log.record(entryOf(e))).toBe('kept');
       db.down = false;
       expect(await log.flush()).toEqual({ written: 3, pending: 0 });
-      await expectExactlyOnce(real(), [...before, waiting, ...after].map((e) => e.paymentHash));
+      await expectExactlyOnce(
+        real(),
+        [...before, waiting, ...after].map((e) => e.paymentHash),
+      );
     });
 
     it('flushes a big outbox over several passes', async () => {
@@ -395,7 +431,10 @@ for (const setup of setups) {
       expect(await log.flush({ maxSlots: 50 })).toEqual({ written: 50, pending: 70 });
       expect(await log.flush({ maxSlots: 50 })).toEqual({ written: 50, pending: 20 });
       expect(await log.drain()).toEqual({ written: 20, pending: 0 });
-      await expectExactlyOnce(real(), entries.map((e) => e.paymentHash));
+      await expectExactlyOnce(
+        real(),
+        entries.map((e) => e.paymentHash),
+      );
     });
 
     it('stores the preimage nowhere: not in rows, stored values or log lines', async () => {
@@ -405,10 +444,18 @@ for (const setup of setups) {
       const request = (e: (typeof payments)[number]) => new Request('https://api.example/api/paid', { headers: { authorization: `L402 token:${e.preimage}` } });
       db.down = true;
       for (const p of payments.slice(0, 3)) log.onPaid(asPayment(p), request(p), new Response('ok'));
-      await waitFor('kept entries', async () => store.written.filter(([k, v]) => k.includes('slot:') && v !== 'done').length, (n) => n === 3);
+      await waitFor(
+        'kept entries',
+        async () => store.written.filter(([k, v]) => k.includes('slot:') && v !== 'done').length,
+        (n) => n === 3,
+      );
       db.down = false;
       for (const p of payments.slice(3)) log.onPaid(asPayment(p), request(p), new Response('ok'));
-      await waitFor('all rows', () => rowCount(real()), (n) => n === 6);
+      await waitFor(
+        'all rows',
+        () => rowCount(real()),
+        (n) => n === 6,
+      );
       const everything = [await allRowText(real()), ...store.written.map(([k, v]) => `${k}=${v}`), ...lines].join('\n');
       for (const p of payments) {
         expect(everything).toContain(p.paymentHash);
@@ -442,7 +489,11 @@ describe('payment log: faults and inputs', () => {
     expect(await log.record(entryOf(entry))).toBe('dropped');
     const payment: Payment = { paymentHash: paidEntry().paymentHash, route: '/api/paid', amountMsat: 5000 };
     expect(() => log.onPaid(payment, new Request('https://api.example/api/paid'), new Response('ok'))).not.toThrow();
-    await waitFor('the second line', async () => lines.length, (n) => n === 2);
+    await waitFor(
+      'the second line',
+      async () => lines.length,
+      (n) => n === 2,
+    );
     expect(lines[0]).toContain('NOT logged');
     expect(lines[0]).toContain(entry.paymentHash);
     expect(lines[0]).toContain('"amountSats":21');
@@ -496,15 +547,27 @@ describe('payment log: faults and inputs', () => {
     });
     const entry = paidEntry();
     log.onPaid({ paymentHash: entry.paymentHash, route: '/api/x', amountMsat: 1000 }, new Request('https://api.example/api/x'), new Response('ok'));
-    await waitFor('the row', () => rowCount(pglite), (n) => n === 1);
+    await waitFor(
+      'the row',
+      () => rowCount(pglite),
+      (n) => n === 1,
+    );
     expect(lines.join('\n')).toContain('waitUntil failed');
   });
 
   it('logs the owner the options name for the request', async () => {
     const log = instance(createMemoryStore(), { ownerOf: (_payment, request) => new URL(request.url).searchParams.get('owner') });
     const entry = paidEntry();
-    log.onPaid({ paymentHash: entry.paymentHash.toUpperCase(), route: '/api/x', amountMsat: 2000 }, new Request('https://api.example/api/x?owner=bob%40example.com'), new Response('ok'));
-    await waitFor('the row', () => rowCount(pglite), (n) => n === 1);
+    log.onPaid(
+      { paymentHash: entry.paymentHash.toUpperCase(), route: '/api/x', amountMsat: 2000 },
+      new Request('https://api.example/api/x?owner=bob%40example.com'),
+      new Response('ok'),
+    );
+    await waitFor(
+      'the row',
+      () => rowCount(pglite),
+      (n) => n === 1,
+    );
     expect(await rows(pglite)).toMatchObject([{ payment_hash: entry.paymentHash, owner_address: 'bob@example.com', amount_sats: 2 }]);
   });
 
@@ -574,7 +637,11 @@ describe('the hosted demo logs its payments', () => {
   it('logs a paid request: hash, endpoint, amount, no owner, and never the preimage', async () => {
     const credential = await paidCredential();
     expect((await paidRequest(credential.authorization)).status).toBe(200);
-    const [row] = await waitFor('the row', () => rows(pglite), (r) => r.length === 1);
+    const [row] = await waitFor(
+      'the row',
+      () => rows(pglite),
+      (r) => r.length === 1,
+    );
     expect(row).toMatchObject({ payment_hash: credential.paymentHash, endpoint: '/api/demo/btc-price', amount_sats: 1, owner_address: null });
     expect(Math.abs(row!.paid_at.getTime() - Date.now())).toBeLessThan(60_000);
     expect(await allRowText(pglite)).not.toContain(credential.preimage);
@@ -585,8 +652,15 @@ describe('the hosted demo logs its payments', () => {
     const credentials = await Promise.all(Array.from({ length: 50 }, () => paidCredential()));
     const answers = await Promise.all(credentials.map((c) => paidRequest(c.authorization)));
     expect(answers.map((a) => a.status)).toEqual(Array(50).fill(200));
-    await waitFor('50 rows', () => rowCount(pglite), (n) => n === 50);
-    await expectExactlyOnce(pglite, credentials.map((c) => c.paymentHash));
+    await waitFor(
+      '50 rows',
+      () => rowCount(pglite),
+      (n) => n === 50,
+    );
+    await expectExactlyOnce(
+      pglite,
+      credentials.map((c) => c.paymentHash),
+    );
   });
 
   it('a slow database does not delay the paid answer', async () => {
@@ -596,11 +670,20 @@ describe('the hosted demo logs its payments', () => {
     db.held = new Promise<void>((resolve) => (answerDatabase = resolve));
     const answer = await paidRequest(credential.authorization);
     expect(answer.status).toBe(200);
-    await waitFor('the write, waiting on the database', async () => db.queries, (n) => n > 0);
+    await waitFor(
+      'the write, waiting on the database',
+      async () => db.queries,
+      (n) => n > 0,
+    );
     expect(await rowCount(pglite)).toBe(0);
     answerDatabase();
     db.held = undefined;
-    await waitFor('the slow write', () => rowCount(pglite), (n) => n === 1, 8_000);
+    await waitFor(
+      'the slow write',
+      () => rowCount(pglite),
+      (n) => n === 1,
+      8_000,
+    );
   });
 
   it('database down: paid requests are served at once, and each is logged exactly once when it is back', async () => {
@@ -608,16 +691,31 @@ describe('the hosted demo logs its payments', () => {
     db.down = true;
     const answers = await Promise.all(credentials.map((c) => paidRequest(c.authorization)));
     expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
-    await waitFor('kept payments', async () => keptSlots(), (n) => n === 10);
+    await waitFor(
+      'kept payments',
+      async () => keptSlots(),
+      (n) => n === 10,
+    );
     expect(await rowCount(pglite)).toBe(0);
 
     db.down = false;
     const next = await paidCredential();
     expect((await paidRequest(next.authorization)).status).toBe(200);
-    await waitFor('11 rows', () => rowCount(pglite), (n) => n === 11);
-    await expectExactlyOnce(pglite, [...credentials, next].map((c) => c.paymentHash));
+    await waitFor(
+      '11 rows',
+      () => rowCount(pglite),
+      (n) => n === 11,
+    );
+    await expectExactlyOnce(
+      pglite,
+      [...credentials, next].map((c) => c.paymentHash),
+    );
     // The background flush marks its slots done just after its insert: let it finish.
-    await waitFor('an empty outbox', () => servicePaymentLog(server.ctx)!.flush(), (r) => r.pending === 0);
+    await waitFor(
+      'an empty outbox',
+      () => servicePaymentLog(server.ctx)!.flush(),
+      (r) => r.pending === 0,
+    );
     expect(await (await cron(`Bearer ${CRON_SECRET}`)).json()).toEqual({ written: 0, pending: 0 });
   });
 
@@ -625,7 +723,11 @@ describe('the hosted demo logs its payments', () => {
     server.redeploy(server.config(), { database: () => Promise.reject(new DatabaseUnavailable('cannot reach the database (test)')), store });
     const credential = await paidCredential();
     expect((await paidRequest(credential.authorization)).status).toBe(200);
-    await waitFor('the kept payment', async () => keptSlots(), (n) => n === 1);
+    await waitFor(
+      'the kept payment',
+      async () => keptSlots(),
+      (n) => n === 1,
+    );
   });
 
   it('with the database and the outbox both failing: still 200, one stderr line with the hash, not the preimage', async () => {
@@ -652,7 +754,11 @@ describe('the hosted demo logs its payments', () => {
     const credentials = await Promise.all(Array.from({ length: 5 }, () => paidCredential()));
     db.down = true;
     for (const c of credentials) expect((await paidRequest(c.authorization)).status).toBe(200);
-    await waitFor('kept payments', async () => keptSlots(), (n) => n === 5);
+    await waitFor(
+      'kept payments',
+      async () => keptSlots(),
+      (n) => n === 5,
+    );
     const down = await cron(`Bearer ${CRON_SECRET}`);
     expect(down.status).toBe(503);
     expect(down.headers.get('retry-after')).toBe('60');
@@ -662,7 +768,10 @@ describe('the hosted demo logs its payments', () => {
     const up = await cron(`Bearer ${CRON_SECRET}`);
     expect(up.status).toBe(200);
     expect(await up.json()).toEqual({ written: 5, pending: 0 });
-    await expectExactlyOnce(pglite, credentials.map((c) => c.paymentHash));
+    await expectExactlyOnce(
+      pglite,
+      credentials.map((c) => c.paymentHash),
+    );
   });
 
   it('the scheduled flush refuses to run without CRON_SECRET configured', async () => {

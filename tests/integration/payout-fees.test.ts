@@ -39,7 +39,8 @@ describe.skipIf(skip !== undefined)(`payout routing fees (local server, PostgreS
   afterAll(() => owner?.close());
 
   async function managedPayment(address: string, amountSats: number): Promise<void> {
-    const post = (path: string, body: unknown) => fetch(`${stack.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) =>
+      fetch(`${stack.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const issued = await post('/api/invoice', { amountSats, ownerAddress: address });
     expect(issued.status).toBe(200);
     const { paymentRequest } = (await issued.json()) as { paymentRequest: string };
@@ -61,12 +62,16 @@ describe.skipIf(skip !== undefined)(`payout routing fees (local server, PostgreS
     const ownerBefore = (await owner.node.balance()).balanceMsat;
     await managedPayment(address, 1000);
     expect(await ledger(address)).toEqual([]);
-    expect(await stack.db.query('SELECT owner_msat::int, fee_msat::int, state FROM splits WHERE owner_address = $1', [address])).toEqual([{ owner_msat: 997_000, fee_msat: 3_000, state: 'accrued' }]);
+    expect(await stack.db.query('SELECT owner_msat::int, fee_msat::int, state FROM splits WHERE owner_address = $1', [address])).toEqual([
+      { owner_msat: 997_000, fee_msat: 3_000, state: 'accrued' },
+    ]);
     expect((await owner.node.balance()).balanceMsat).toBe(ownerBefore);
 
     // The next payment brings the earned fee to 6,000 msat: one payout of both shares, its fee cap within what was earned.
     await managedPayment(address, 1000);
-    expect(await ledger(address)).toEqual([{ amount_msat: 1_994_000, max_fee_msat: 5_982, routing_fee_msat: 0, state: 'paid', owed: 1_994_000, earned: 6_000 }]);
+    expect(await ledger(address)).toEqual([
+      { amount_msat: 1_994_000, max_fee_msat: 5_982, routing_fee_msat: 0, state: 'paid', owed: 1_994_000, earned: 6_000 },
+    ]);
     expect((await owner.node.balance()).balanceMsat - ownerBefore).toBe(1_994_000); // exactly the 99.7%
   });
 
@@ -82,7 +87,10 @@ describe.skipIf(skip !== undefined)(`payout routing fees (local server, PostgreS
     }
     // What the provider was told it may spend is that cap, payment by payment.
     for (const cap of caps) expect(cap).toBeLessThanOrEqual(Math.max(...payouts.map((p) => p.earned)));
-    const accrued = await stack.db.query<{ fee: number }>("SELECT coalesce(sum(fee_msat), 0)::int AS fee FROM splits WHERE owner_address = $1 AND state = 'accrued'", [address]);
+    const accrued = await stack.db.query<{ fee: number }>(
+      "SELECT coalesce(sum(fee_msat), 0)::int AS fee FROM splits WHERE owner_address = $1 AND state = 'accrued'",
+      [address],
+    );
     expect(accrued[0]!.fee).toBeLessThan(5_000); // what is left waits for more
   });
 });

@@ -20,7 +20,13 @@ type Fault = 'none' | 'unavailable-before-paying' | 'payment-failed' | 'unavaila
 
 describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
   // PAYOUT_MIN_FEE_MSAT 0: small test payments are paid out at once (tests/integration/payout-fees.test.ts covers the default).
-  const server = useDevServerOn(postgres, () => ({ CRON_SECRET, OUTBOUND_TIMEOUT_MS: '1000', SPLIT_MIN_SATS: '100', PAYOUT_MAX_ATTEMPTS: '3', PAYOUT_MIN_FEE_MSAT: '0' }));
+  const server = useDevServerOn(postgres, () => ({
+    CRON_SECRET,
+    OUTBOUND_TIMEOUT_MS: '1000',
+    SPLIT_MIN_SATS: '100',
+    PAYOUT_MAX_ATTEMPTS: '3',
+    PAYOUT_MIN_FEE_MSAT: '0',
+  }));
   let owner: OwnerServer;
   let real: ServiceContext;
   let fault: Fault = 'none';
@@ -112,7 +118,9 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
       expect(payCalls).toBe(calls); // the provider was never asked to pay
       expect(await ownerBalance()).toBe(ownerBefore);
       expect((await server.ctx.provider.balance()).balanceMsat - serviceBefore).toBe(1_000_000); // the income, untouched
-      expect(await server.db.query('SELECT state, owner_msat FROM splits WHERE payment_hash = $1', [hash])).toEqual([{ state: 'pending', owner_msat: 997_000 }]);
+      expect(await server.db.query('SELECT state, owner_msat FROM splits WHERE payment_hash = $1', [hash])).toEqual([
+        { state: 'pending', owner_msat: 997_000 },
+      ]);
       const [payout] = await payoutsOf(address);
       expect(payout).toMatchObject({ state: 'pending', amount_msat: 997_000, reason, attempts: 1, invoice_hash: null });
       const attempts = await server.db.query('SELECT outcome, reason, detail FROM payout_attempts WHERE payout_id = $1', [payout!.id]);
@@ -140,8 +148,16 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
     expect(payCalls).toBe(calls + 1); // the invoice passed every check; the payment itself failed
     expect((await server.ctx.provider.balance()).balanceMsat - serviceBefore).toBe(1_000_000); // 0 msat left the service
     const [payout] = await payoutsOf(address);
-    expect(payout).toMatchObject({ state: 'pending', amount_msat: 997_000, reason: 'PAYMENT_FAILED', attempts: 1, invoice_hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
-    expect(await server.db.query('SELECT outcome, reason FROM payout_attempts WHERE payout_id = $1', [payout!.id])).toEqual([{ outcome: 'failed', reason: 'PAYMENT_FAILED' }]);
+    expect(payout).toMatchObject({
+      state: 'pending',
+      amount_msat: 997_000,
+      reason: 'PAYMENT_FAILED',
+      attempts: 1,
+      invoice_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    expect(await server.db.query('SELECT outcome, reason FROM payout_attempts WHERE payout_id = $1', [payout!.id])).toEqual([
+      { outcome: 'failed', reason: 'PAYMENT_FAILED' },
+    ]);
     for (let i = 0; i < 2; i++) {
       await makeDue(address);
       expect((await cron()).status).toBe(200);
@@ -149,10 +165,12 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
     expect(payCalls).toBe(calls + 3); // tried at every retry
     // The provider keeps no record of a failed payment, so it might still land: the same invoice is
     // tried again while it can be paid (never a second one), and the payout is not given up meanwhile.
-    expect(await payoutsOf(address)).toEqual([expect.objectContaining({ state: 'pending', reason: 'PAYMENT_FAILED', attempts: 3, invoice_hash: payout!.invoice_hash })]);
-    expect(await server.db.query('SELECT attempt, outcome, reason, invoice_hash FROM payout_attempts WHERE payout_id = $1 ORDER BY attempt', [payout!.id])).toEqual(
-      [1, 2, 3].map((attempt) => ({ attempt, outcome: 'failed', reason: 'PAYMENT_FAILED', invoice_hash: payout!.invoice_hash })),
-    );
+    expect(await payoutsOf(address)).toEqual([
+      expect.objectContaining({ state: 'pending', reason: 'PAYMENT_FAILED', attempts: 3, invoice_hash: payout!.invoice_hash }),
+    ]);
+    expect(
+      await server.db.query('SELECT attempt, outcome, reason, invoice_hash FROM payout_attempts WHERE payout_id = $1 ORDER BY attempt', [payout!.id]),
+    ).toEqual([1, 2, 3].map((attempt) => ({ attempt, outcome: 'failed', reason: 'PAYMENT_FAILED', invoice_hash: payout!.invoice_hash })));
     expect(await server.db.query('SELECT state, owner_msat FROM splits WHERE payment_hash = $1', [hash])).toEqual([{ state: 'pending', owner_msat: 997_000 }]);
     expect(await ownerBalance()).toBe(ownerBefore);
     expect((await server.ctx.provider.balance()).balanceMsat - serviceBefore).toBe(1_000_000);
@@ -244,13 +262,19 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
     const address = owner.address('claim-race');
     // Accrued shares written straight to the ledger, then 20 settlements race.
     for (let i = 0; i < 10; i++) {
-      await server.db.query("INSERT INTO splits (payment_hash, owner_address, amount_msat, owner_msat, fee_msat, state) VALUES ($1, $2, 20000, 19940, 60, 'accrued')", [`race-${i}-${Date.now()}`, address]);
+      await server.db.query(
+        "INSERT INTO splits (payment_hash, owner_address, amount_msat, owner_msat, fee_msat, state) VALUES ($1, $2, 20000, 19940, 60, 'accrued')",
+        [`race-${i}-${Date.now()}`, address],
+      );
     }
     const before = await ownerBalance();
     const { settleOwner } = await import('../../lib/service/money/payouts.js');
     await Promise.all(Array.from({ length: 20 }, () => settleOwner(server.ctx, address)));
     const payouts = await payoutsOf(address);
-    const covered = await server.db.query('SELECT count(*)::int AS n, count(DISTINCT payout_id)::int AS payouts FROM splits WHERE owner_address = $1 AND state = $2', [address, 'paid']);
+    const covered = await server.db.query(
+      'SELECT count(*)::int AS n, count(DISTINCT payout_id)::int AS payouts FROM splits WHERE owner_address = $1 AND state = $2',
+      [address, 'paid'],
+    );
     expect(covered).toEqual([{ n: 10, payouts: payouts.length }]);
     expect(payouts.reduce((sum, p) => sum + Number(p.amount_msat), 0)).toBe(10 * 19_940);
     expect(await ownerBalance()).toBe(before + 10 * 19_940);
@@ -266,7 +290,9 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
     const body = (await (await cron()).json()) as { reconciled: { confirmed: number } };
     expect(body.reconciled.confirmed).toBe(1);
     expect(await ownerBalance()).toBe(before + 997_000);
-    expect(await server.db.query('SELECT state, source FROM splits WHERE payment_hash = $1', [issued.paymentHash])).toEqual([{ state: 'paid', source: 'reconcile' }]);
+    expect(await server.db.query('SELECT state, source FROM splits WHERE payment_hash = $1', [issued.paymentHash])).toEqual([
+      { state: 'paid', source: 'reconcile' },
+    ]);
     expect(await server.db.query('SELECT owner_address FROM payments WHERE payment_hash = $1', [issued.paymentHash])).toEqual([{ owner_address: address }]);
   });
 
@@ -275,7 +301,10 @@ describe.skipIf(postgres.skip)('payouts (local server, PostgreSQL)', () => {
     const ctx = server.ctx;
     const issued = await issueInvoice(ctx, { amountSats: 1000, ownerAddress: address }); // no webhook URL: nothing is announced
     // An earlier run looked at it while it was still unpaid; then it was paid.
-    await server.db.query("UPDATE managed_invoices SET created_at = now() - interval '5 minutes', checked_at = now() - interval '2 minutes' WHERE payment_hash = $1", [issued.paymentHash]);
+    await server.db.query(
+      "UPDATE managed_invoices SET created_at = now() - interval '5 minutes', checked_at = now() - interval '2 minutes' WHERE payment_hash = $1",
+      [issued.paymentHash],
+    );
     await ctx.devNode!.pay(issued.paymentRequest);
     // Meanwhile more 402 challenges went out than one run checks, and nobody paid them (as most are).
     const tag = `unpaid-${Date.now()}-`;

@@ -133,7 +133,13 @@ for (const backend of backends) {
         expect(response.status).toBe(200);
         expect(response.headers.get('cache-control')).toBe('no-store');
         const body = (await response.json()) as Offer;
-        expect(body).toEqual({ priceSats: 9000, invoice: expect.stringMatching(/^lnbcrt/), macaroon: expect.any(String), paymentHash: expect.stringMatching(/^[0-9a-f]{64}$/), expiresAt: expect.any(String) });
+        expect(body).toEqual({
+          priceSats: 9000,
+          invoice: expect.stringMatching(/^lnbcrt/),
+          macaroon: expect.any(String),
+          paymentHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+          expiresAt: expect.any(String),
+        });
         const invoice = decodeInvoice(body.invoice);
         expect(invoice.amountMsat).toBe(9_000_000);
         expect(invoice.paymentHash).toBe(body.paymentHash);
@@ -173,7 +179,7 @@ for (const backend of backends) {
         expect(await check('dave@example.com')).toEqual({ active: false });
       });
 
-      it('accepts the preimage in upper case and the address when it is the token\'s', async () => {
+      it("accepts the preimage in upper case and the address when it is the token's", async () => {
         const { macaroon, preimage } = await buy('erin@example.com');
         await activated({ macaroon, preimage: preimage.toUpperCase(), address: 'Erin@Example.com' });
       });
@@ -211,7 +217,7 @@ for (const backend of backends) {
 
       it('after a subscription ran out, a payment starts 30 days from now, not from the old end', async () => {
         await activated(await buy('ivan@example.com'));
-            await db.query("UPDATE pro_subscriptions SET expires_at = now() - interval '10 days' WHERE address = $1", ['ivan@example.com']);
+        await db.query("UPDATE pro_subscriptions SET expires_at = now() - interval '10 days' WHERE address = $1", ['ivan@example.com']);
         expect(await check('ivan@example.com')).toEqual({ active: false });
         const renewed = await activated(await buy('ivan@example.com'));
         expectAbout(renewed, Date.now() + TERM_MS);
@@ -263,7 +269,11 @@ for (const backend of backends) {
       it('a token signed with another key: 403 UNKNOWN_KEY', async () => {
         const preimage = bytesToHex(randomBytes(32));
         const hash = bytesToHex(new Uint8Array(await crypto.subtle.digest('SHA-256', Buffer.from(preimage, 'hex'))));
-        const forged = mintToken(new Keyring(['an-attacker-secret-0123456789abcdef0123456789']), { paymentHash: hash, expiresAt: future(), caveats: { purpose: 'pro', address: 'mallory@example.com', price_msat: 9_000_000 } });
+        const forged = mintToken(new Keyring(['an-attacker-secret-0123456789abcdef0123456789']), {
+          paymentHash: hash,
+          expiresAt: future(),
+          caveats: { purpose: 'pro', address: 'mallory@example.com', price_msat: 9_000_000 },
+        });
         await expectError(await activate({ macaroon: forged, preimage }), 403, 'UNKNOWN_KEY');
       });
 
@@ -279,7 +289,11 @@ for (const backend of backends) {
       it('an expired token: 403 TOKEN_EXPIRED', async () => {
         const preimage = bytesToHex(randomBytes(32));
         const hash = bytesToHex(new Uint8Array(await crypto.subtle.digest('SHA-256', Buffer.from(preimage, 'hex'))));
-        const expired = mintToken(ctx().keyring, { paymentHash: hash, expiresAt: Math.floor(Date.now() / 1000) - 1, caveats: { purpose: 'pro', address: 'mallory@example.com', price_msat: 9_000_000 } });
+        const expired = mintToken(ctx().keyring, {
+          paymentHash: hash,
+          expiresAt: Math.floor(Date.now() / 1000) - 1,
+          caveats: { purpose: 'pro', address: 'mallory@example.com', price_msat: 9_000_000 },
+        });
         const body = await expectError(await activate({ macaroon: expired, preimage }), 403, 'TOKEN_EXPIRED');
         expect(body.error).toBe('Token expired');
       });
@@ -300,7 +314,7 @@ for (const backend of backends) {
 
       it('none of the above activated anyone', async () => {
         expect(await check('mallory@example.com')).toEqual({ active: false });
-            expect(await db.query('SELECT address FROM pro_subscriptions ORDER BY address')).toEqual([{ address: 'oscar@example.com' }]);
+        expect(await db.query('SELECT address FROM pro_subscriptions ORDER BY address')).toEqual([{ address: 'oscar@example.com' }]);
       });
     });
 
@@ -330,13 +344,22 @@ for (const backend of backends) {
         await expectError(await activate({ macaroon: await goodMacaroon(), preimage: '0'.repeat(64), pad: 'x'.repeat(20_000) }), 413, 'BODY_TOO_LARGE');
       });
 
-      it.each(['', '?address=', '?address=bob', '?address=%00%40example.com', '?address=bob%40example.com%27--'])('GET /api/pro-check%s: 400', async (query) => {
-        await expectError(await fetch(`${server.url}/api/pro-check${query}`), 400, 'INVALID_REQUEST');
-      });
+      it.each(['', '?address=', '?address=bob', '?address=%00%40example.com', '?address=bob%40example.com%27--'])(
+        'GET /api/pro-check%s: 400',
+        async (query) => {
+          await expectError(await fetch(`${server.url}/api/pro-check${query}`), 400, 'INVALID_REQUEST');
+        },
+      );
 
       it('answers OPTIONS with CORS and a wrong method with 405', async () => {
-        for (const [path, methods, wrong] of [['/api/dev-token', 'GET, POST', 'DELETE'], ['/api/pro-check', 'GET', 'POST']] as const) {
-          const options = await fetch(server.url + path, { method: 'OPTIONS', headers: { Origin: 'https://elsewhere.example', 'Access-Control-Request-Method': 'GET' } });
+        for (const [path, methods, wrong] of [
+          ['/api/dev-token', 'GET, POST', 'DELETE'],
+          ['/api/pro-check', 'GET', 'POST'],
+        ] as const) {
+          const options = await fetch(server.url + path, {
+            method: 'OPTIONS',
+            headers: { Origin: 'https://elsewhere.example', 'Access-Control-Request-Method': 'GET' },
+          });
           expect(options.status).toBe(204);
           expect(options.headers.get('access-control-allow-origin')).toBe('*');
           const response = await fetch(server.url + path, { method: wrong, ...(wrong === 'POST' ? { body: '{}' } : {}) });
@@ -358,7 +381,10 @@ for (const backend of backends) {
             { requiredKeys: [] },
           )
           .map((v) => JSON.stringify(v));
-        const raw = fc.oneof(fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)), text);
+        const raw = fc.oneof(
+          fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
+          text,
+        );
         const statuses = new Set<number>();
         const record = async (response: Response) => {
           const body = (await response.json()) as unknown;
@@ -368,7 +394,16 @@ for (const backend of backends) {
         };
         await fc.assert(
           fc.asyncProperty(fc.oneof(structured, raw), async (body) => {
-            await record(await devTokenFn.fetchWith(new Request('http://localhost/api/dev-token', { method: 'POST', headers: { 'content-type': 'application/json', 'x-real-ip': '192.0.2.20' }, body }), server.deployment));
+            await record(
+              await devTokenFn.fetchWith(
+                new Request('http://localhost/api/dev-token', {
+                  method: 'POST',
+                  headers: { 'content-type': 'application/json', 'x-real-ip': '192.0.2.20' },
+                  body,
+                }),
+                server.deployment,
+              ),
+            );
           }),
           { numRuns: 200 },
         );
@@ -376,7 +411,9 @@ for (const backend of backends) {
           fc.asyncProperty(fc.oneof(text, fc.emailAddress()), async (address) => {
             const query = `?address=${encodeURIComponent(address)}`;
             await record(await proCheckFn.fetchWith(new Request(`http://localhost/api/pro-check${query}`), server.deployment));
-            await record(await devTokenFn.fetchWith(new Request(`http://localhost/api/dev-token${query}`, { headers: { 'x-real-ip': '192.0.2.21' } }), server.deployment));
+            await record(
+              await devTokenFn.fetchWith(new Request(`http://localhost/api/dev-token${query}`, { headers: { 'x-real-ip': '192.0.2.21' } }), server.deployment),
+            );
           }),
           { numRuns: 100 },
         );
@@ -469,7 +506,9 @@ for (const backend of backends) {
           expect(await real.query('SELECT payment_hash FROM pro_activations WHERE address = $1', ['xavier@example.com'])).toEqual([]);
           failing = false;
           await activated({ macaroon: paid.macaroon, preimage: paid.preimage });
-          expect(await real.query('SELECT payment_hash FROM pro_activations WHERE address = $1', ['xavier@example.com'])).toEqual([{ payment_hash: decodeToken(paid.macaroon)!.hash }]);
+          expect(await real.query('SELECT payment_hash FROM pro_activations WHERE address = $1', ['xavier@example.com'])).toEqual([
+            { payment_hash: decodeToken(paid.macaroon)!.hash },
+          ]);
         } finally {
           server.restore();
         }

@@ -33,7 +33,11 @@ describe('LNbits on a closed port', () => {
   const server = useDevServer(() => lnbitsEnv(`http://127.0.0.1:${closed}`));
 
   it('POST /api/invoice answers 503 PROVIDER_UNAVAILABLE with Retry-After', async () => {
-    const response = await fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 10 }) });
+    const response = await fetch(`${server.url}/api/invoice`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ amountSats: 10 }),
+    });
     await expectUnavailable(response, 'PROVIDER_UNAVAILABLE');
   });
 
@@ -73,7 +77,11 @@ describe('a backend that accepts the connection and never answers', () => {
   const server = useDevServer(() => lnbitsEnv(`http://127.0.0.1:${port}`));
 
   it('POST /api/invoice and the paywall answer 503 within LIGHTNING_TIMEOUT_MS', async () => {
-    const invoice = await fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 10 }) });
+    const invoice = await fetch(`${server.url}/api/invoice`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ amountSats: 10 }),
+    });
     await expectUnavailable(invoice, 'PROVIDER_UNAVAILABLE');
     expect(sockets.size).toBeGreaterThan(0); // it did ask the backend, which never answered
     await expectUnavailable(await fetch(`${server.url}/api/demo/btc-price`), 'PROVIDER_UNAVAILABLE');
@@ -90,7 +98,11 @@ describe('a backend that refuses the API key', () => {
   const server = useDevServer(() => lnbitsEnv(fake.url));
 
   it('answers 503 (not 500) naming the setting to fix, and /api/health names it too', async () => {
-    const response = await fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 10 }) });
+    const response = await fetch(`${server.url}/api/invoice`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ amountSats: 10 }),
+    });
     await expectUnavailable(response.clone(), 'PROVIDER_MISCONFIGURED');
     const body = await response.json();
     expect(body).toMatchObject({ setting: 'LNBITS_API_KEY' });

@@ -15,7 +15,6 @@ const sha256hex = (hex: string) => createHash('sha256').update(Buffer.from(hex, 
 const SVIX_KEY = randomBytes(24);
 const SVIX_SECRET = `whsec_${SVIX_KEY.toString('base64')}`;
 
-
 let blink: FakeBlink;
 let provider: LightningProvider;
 const make = (overrides: Partial<Parameters<typeof createBlinkProvider>[0]> = {}) =>
@@ -24,7 +23,10 @@ const make = (overrides: Partial<Parameters<typeof createBlinkProvider>[0]> = {}
 function payeeInvoice(amountMsat: number) {
   const preimage = hex32();
   const paymentHash = blink.addPayable(preimage);
-  const invoice = encodeInvoice({ network: 'regtest', amountMsat, timestamp: Math.floor(Date.now() / 1000), paymentHash, paymentSecret: hex32(), description: 'payout' }, hex32());
+  const invoice = encodeInvoice(
+    { network: 'regtest', amountMsat, timestamp: Math.floor(Date.now() / 1000), paymentHash, paymentSecret: hex32(), description: 'payout' },
+    hex32(),
+  );
   return { invoice, preimage, paymentHash };
 }
 
@@ -83,15 +85,26 @@ describe('receiving', () => {
 
   it('refuses an issued invoice for another amount, or with another hash', async () => {
     const paymentHash = hex32();
-    const paymentRequest = encodeInvoice({ network: 'regtest', amountMsat: 1_000, timestamp: 1_700_000_000, paymentHash, paymentSecret: hex32(), description: 'x' }, hex32());
-    blink.failNext('lnInvoiceCreateOnBehalfOfRecipient', { data: { lnInvoiceCreateOnBehalfOfRecipient: { invoice: { paymentRequest, paymentHash }, errors: [] } } });
-    expect((await rejectsWithin(provider.createInvoice({ amountMsat: 2_000 }), ProviderUnavailable, TIMEOUT_MS)).message).toContain('1000 msat instead of 2000');
-    blink.failNext('lnInvoiceCreateOnBehalfOfRecipient', { data: { lnInvoiceCreateOnBehalfOfRecipient: { invoice: { paymentRequest, paymentHash: hex32() }, errors: [] } } });
+    const paymentRequest = encodeInvoice(
+      { network: 'regtest', amountMsat: 1_000, timestamp: 1_700_000_000, paymentHash, paymentSecret: hex32(), description: 'x' },
+      hex32(),
+    );
+    blink.failNext('lnInvoiceCreateOnBehalfOfRecipient', {
+      data: { lnInvoiceCreateOnBehalfOfRecipient: { invoice: { paymentRequest, paymentHash }, errors: [] } },
+    });
+    expect((await rejectsWithin(provider.createInvoice({ amountMsat: 2_000 }), ProviderUnavailable, TIMEOUT_MS)).message).toContain(
+      '1000 msat instead of 2000',
+    );
+    blink.failNext('lnInvoiceCreateOnBehalfOfRecipient', {
+      data: { lnInvoiceCreateOnBehalfOfRecipient: { invoice: { paymentRequest, paymentHash: hex32() }, errors: [] } },
+    });
     await rejectsWithin(provider.createInvoice({ amountMsat: 1_000 }), ProviderUnavailable, TIMEOUT_MS);
   });
 
-  it('a refusal in the mutation\'s errors array is ProviderUnavailable with Blink\'s reason', async () => {
-    blink.failNext('lnInvoiceCreateOnBehalfOfRecipient', { data: { lnInvoiceCreateOnBehalfOfRecipient: { invoice: null, errors: [{ message: 'Amount too large', code: 'INVALID_INPUT' }] } } });
+  it("a refusal in the mutation's errors array is ProviderUnavailable with Blink's reason", async () => {
+    blink.failNext('lnInvoiceCreateOnBehalfOfRecipient', {
+      data: { lnInvoiceCreateOnBehalfOfRecipient: { invoice: null, errors: [{ message: 'Amount too large', code: 'INVALID_INPUT' }] } },
+    });
     const error = await rejectsWithin(provider.createInvoice({ amountMsat: 1_000 }), ProviderUnavailable, TIMEOUT_MS);
     expect(error.message).toContain('Amount too large');
   });
@@ -129,11 +142,18 @@ describe('paying', () => {
 
   it('no route (at the probe) and no balance (at the send) are PaymentFailed', async () => {
     blink.balanceSats = 100;
-    const unroutable = encodeInvoice({ network: 'regtest', amountMsat: 1_000, timestamp: Math.floor(Date.now() / 1000), paymentHash: hex32(), paymentSecret: hex32(), description: 'x' }, hex32());
+    const unroutable = encodeInvoice(
+      { network: 'regtest', amountMsat: 1_000, timestamp: Math.floor(Date.now() / 1000), paymentHash: hex32(), paymentSecret: hex32(), description: 'x' },
+      hex32(),
+    );
     expect((await rejectsWithin(provider.payInvoice({ invoice: unroutable, maxFeeMsat: 5_000 }), PaymentFailed, TIMEOUT_MS)).message).toContain('route');
 
     const { invoice, paymentHash } = payeeInvoice(50_000);
-    blink.failNext('lnInvoicePaymentSend', { data: { lnInvoicePaymentSend: { status: 'FAILURE', transaction: null, errors: [{ message: 'Payment amount exceeds balance', code: 'INSUFFICIENT_BALANCE' }] } } });
+    blink.failNext('lnInvoicePaymentSend', {
+      data: {
+        lnInvoicePaymentSend: { status: 'FAILURE', transaction: null, errors: [{ message: 'Payment amount exceeds balance', code: 'INSUFFICIENT_BALANCE' }] },
+      },
+    });
     expect((await rejectsWithin(provider.payInvoice({ invoice, maxFeeMsat: 5_000 }), PaymentFailed, TIMEOUT_MS)).message).toContain('exceeds balance');
     expect(await provider.lookupPayment(paymentHash)).toBeNull();
   });
@@ -141,7 +161,10 @@ describe('paying', () => {
   it('a route failure at the send looks up as failed', async () => {
     blink.balanceSats = 100;
     const paymentHash = hex32();
-    const invoice = encodeInvoice({ network: 'regtest', amountMsat: 1_000, timestamp: Math.floor(Date.now() / 1000), paymentHash, paymentSecret: hex32(), description: 'x' }, hex32());
+    const invoice = encodeInvoice(
+      { network: 'regtest', amountMsat: 1_000, timestamp: Math.floor(Date.now() / 1000), paymentHash, paymentSecret: hex32(), description: 'x' },
+      hex32(),
+    );
     blink.failNext('lnInvoiceFeeProbe', { data: { lnInvoiceFeeProbe: { amount: 0, errors: [] } } });
     await rejectsWithin(provider.payInvoice({ invoice, maxFeeMsat: 0 }), PaymentFailed, TIMEOUT_MS);
     expect(await provider.lookupPayment(paymentHash)).toEqual({ paymentHash, state: 'failed' });
@@ -169,7 +192,15 @@ describe('paying', () => {
   it('a success whose preimage does not hash to the invoice is not accepted', async () => {
     blink.balanceSats = 100;
     const { invoice } = payeeInvoice(1_000);
-    blink.failNext('lnInvoicePaymentSend', { data: { lnInvoicePaymentSend: { status: 'SUCCESS', errors: [], transaction: { settlementFee: 0, settlementVia: { __typename: 'SettlementViaLn', preImage: hex32() } } } } });
+    blink.failNext('lnInvoicePaymentSend', {
+      data: {
+        lnInvoicePaymentSend: {
+          status: 'SUCCESS',
+          errors: [],
+          transaction: { settlementFee: 0, settlementVia: { __typename: 'SettlementViaLn', preImage: hex32() } },
+        },
+      },
+    });
     await rejectsWithin(provider.payInvoice({ invoice, maxFeeMsat: 2_000 }), ProviderUnavailable, TIMEOUT_MS);
   });
 });
@@ -187,7 +218,9 @@ describe('errors and configuration', () => {
   });
 
   it('a USD wallet id, or one of another account, names BLINK_WALLET_ID', async () => {
-    expect((await rejectsWithin(make({ walletId: blink.usdWalletId }).createInvoice({ amountMsat: 1_000 }), ProviderConfigError, TIMEOUT_MS)).setting).toBe('BLINK_WALLET_ID');
+    expect((await rejectsWithin(make({ walletId: blink.usdWalletId }).createInvoice({ amountMsat: 1_000 }), ProviderConfigError, TIMEOUT_MS)).setting).toBe(
+      'BLINK_WALLET_ID',
+    );
     expect((await rejectsWithin(make({ walletId: 'nope' }).balance(), ProviderConfigError, TIMEOUT_MS)).setting).toBe('BLINK_WALLET_ID');
     const explicit = make({ walletId: blink.btcWalletId });
     expect(decodeInvoice((await explicit.createInvoice({ amountMsat: 3_000 })).invoice).amountMsat).toBe(3_000);
@@ -259,12 +292,16 @@ describe('Svix webhooks', () => {
   it('rejects a body changed after signing', () => {
     const signature = sign('m', ts, body);
     const tampered = body.replace(paymentHash, hex32());
-    expect(() => provider.readWebhook!(delivery({ 'svix-id': 'm', 'svix-timestamp': String(ts), 'svix-signature': signature }, tampered))).toThrow(WebhookRejected);
+    expect(() => provider.readWebhook!(delivery({ 'svix-id': 'm', 'svix-timestamp': String(ts), 'svix-signature': signature }, tampered))).toThrow(
+      WebhookRejected,
+    );
   });
 
   it('accepts a timestamp 4 minutes old (inside the tolerance)', () => {
     const old = ts - 240;
-    expect(provider.readWebhook!(delivery({ 'svix-id': 'm', 'svix-timestamp': String(old), 'svix-signature': sign('m', old, body) }))?.paymentHash).toBe(paymentHash);
+    expect(provider.readWebhook!(delivery({ 'svix-id': 'm', 'svix-timestamp': String(old), 'svix-signature': sign('m', old, body) }))?.paymentHash).toBe(
+      paymentHash,
+    );
   });
 
   it('acknowledges authentic events that are not incoming Lightning payments with null (nothing to do, no redelivery)', () => {
@@ -274,11 +311,15 @@ describe('Svix webhooks', () => {
     }
     // The signature is still checked first.
     const forged = body.replace('receive.lightning', 'send.lightning');
-    expect(() => provider.readWebhook!(delivery({ 'svix-id': 'm', 'svix-timestamp': String(ts), 'svix-signature': sign('m', ts, body) }, forged))).toThrow(WebhookRejected);
+    expect(() => provider.readWebhook!(delivery({ 'svix-id': 'm', 'svix-timestamp': String(ts), 'svix-signature': sign('m', ts, body) }, forged))).toThrow(
+      WebhookRejected,
+    );
   });
 
   it('rejects every delivery when no webhook secret is configured', () => {
     const unsigned = make({ webhookSecret: undefined });
-    expect(() => unsigned.readWebhook!(delivery({ 'svix-id': 'm', 'svix-timestamp': String(ts), 'svix-signature': sign('m', ts, body) }))).toThrow(/BLINK_WEBHOOK_SECRET/);
+    expect(() => unsigned.readWebhook!(delivery({ 'svix-id': 'm', 'svix-timestamp': String(ts), 'svix-signature': sign('m', ts, body) }))).toThrow(
+      /BLINK_WEBHOOK_SECRET/,
+    );
   });
 });

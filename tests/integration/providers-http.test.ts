@@ -55,7 +55,14 @@ const backends: Array<{ name: string; start(): Promise<Backend> }> = [
         name: 'LNbits',
         credentialSetting: 'LNBITS_API_KEY',
         fake,
-        provider: (s) => createLnbitsProvider({ url: s.url, apiKey: s.badCredentials ? 'wrong' : fake.invoiceKey, adminKey: fake.adminKey, network: s.network ?? 'regtest', timeoutMs: s.timeoutMs ?? TIMEOUT_MS }),
+        provider: (s) =>
+          createLnbitsProvider({
+            url: s.url,
+            apiKey: s.badCredentials ? 'wrong' : fake.invoiceKey,
+            adminKey: fake.adminKey,
+            network: s.network ?? 'regtest',
+            timeoutMs: s.timeoutMs ?? TIMEOUT_MS,
+          }),
         settle: (hash) => fake.settle(hash),
         feeLimitSent: null,
         payPath: '/api/v1/payments',
@@ -70,7 +77,14 @@ const backends: Array<{ name: string; start(): Promise<Backend> }> = [
         name: 'Phoenixd',
         credentialSetting: 'PHOENIXD_PASSWORD',
         fake,
-        provider: (s) => createPhoenixdProvider({ url: s.url, password: s.badCredentials ? 'wrong' : fake.password, webhookSecret: fake.webhookSecret, network: s.network ?? 'regtest', timeoutMs: s.timeoutMs ?? TIMEOUT_MS }),
+        provider: (s) =>
+          createPhoenixdProvider({
+            url: s.url,
+            password: s.badCredentials ? 'wrong' : fake.password,
+            webhookSecret: fake.webhookSecret,
+            network: s.network ?? 'regtest',
+            timeoutMs: s.timeoutMs ?? TIMEOUT_MS,
+          }),
         settle: (hash) => fake.settle(hash),
         feeLimitSent: null,
         payPath: '/payinvoice',
@@ -85,7 +99,13 @@ const backends: Array<{ name: string; start(): Promise<Backend> }> = [
         name: 'LND',
         credentialSetting: 'LND_MACAROON',
         fake,
-        provider: (s) => createLndProvider({ url: s.url, macaroon: s.badCredentials ? 'ab'.repeat(20) : fake.macaroon, network: s.network ?? 'regtest', timeoutMs: s.timeoutMs ?? TIMEOUT_MS }),
+        provider: (s) =>
+          createLndProvider({
+            url: s.url,
+            macaroon: s.badCredentials ? 'ab'.repeat(20) : fake.macaroon,
+            network: s.network ?? 'regtest',
+            timeoutMs: s.timeoutMs ?? TIMEOUT_MS,
+          }),
         settle: async (hash) => void fake.node.settle(hash),
         feeLimitSent: (r) => Number((JSON.parse(r.body) as { fee_limit_msat: string }).fee_limit_msat),
         payPath: '/v2/router/send',
@@ -100,7 +120,13 @@ const backends: Array<{ name: string; start(): Promise<Backend> }> = [
         name: 'Core Lightning',
         credentialSetting: 'CLN_RUNE',
         fake,
-        provider: (s) => createClnProvider({ url: s.url, rune: s.badCredentials ? 'not-a-rune' : fake.rune, network: s.network ?? 'regtest', timeoutMs: s.timeoutMs ?? TIMEOUT_MS }),
+        provider: (s) =>
+          createClnProvider({
+            url: s.url,
+            rune: s.badCredentials ? 'not-a-rune' : fake.rune,
+            network: s.network ?? 'regtest',
+            timeoutMs: s.timeoutMs ?? TIMEOUT_MS,
+          }),
         settle: async (hash) => void fake.node.settle(hash),
         feeLimitSent: (r) => (JSON.parse(r.body) as { maxfee: number }).maxfee,
         payPath: '/v1/pay',
@@ -201,7 +227,12 @@ describe.each(backends)('$name provider against its documented API', ({ start })
         const request = [...b.fake.requests].reverse().find((r) => r.path === b.payPath)!;
         expect(b.feeLimitSent(request)).toBe(5_000);
       }
-      expect(await provider.lookupPayment(target.paymentHash)).toEqual({ paymentHash: target.paymentHash, state: 'succeeded', preimage: target.preimage, feeMsat: 2_000 });
+      expect(await provider.lookupPayment(target.paymentHash)).toEqual({
+        paymentHash: target.paymentHash,
+        state: 'succeeded',
+        preimage: target.preimage,
+        feeMsat: 2_000,
+      });
     });
 
     it('a payment the backend could not make is PaymentFailed, and lookupPayment then says failed', async () => {
@@ -287,7 +318,10 @@ describe.each(backends)('$name provider against its documented API', ({ start })
     it('a closed port is ProviderUnavailable, and the message carries no credentials', async () => {
       const port = await closedPort();
       const url = `http://user:secret-in-url@127.0.0.1:${port}`;
-      const error = await b.provider({ url }).balance().catch((e: unknown) => e);
+      const error = await b
+        .provider({ url })
+        .balance()
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ProviderUnavailable);
       expect((error as Error).message).toMatch(/unreachable \(ECONNREFUSED\)/);
       expect((error as Error).message).not.toContain('secret');
@@ -322,7 +356,8 @@ async function webhookReceiver(): Promise<{ url: string; deliveries: Array<{ hea
 describe('Phoenixd webhooks (X-Phoenix-Signature)', () => {
   let fake: Awaited<ReturnType<typeof startFakePhoenixd>>;
   let receiver: Awaited<ReturnType<typeof webhookReceiver>>;
-  const provider = () => createPhoenixdProvider({ url: fake.url, password: fake.password, webhookSecret: fake.webhookSecret, network: 'regtest', timeoutMs: TIMEOUT_MS });
+  const provider = () =>
+    createPhoenixdProvider({ url: fake.url, password: fake.password, webhookSecret: fake.webhookSecret, network: 'regtest', timeoutMs: TIMEOUT_MS });
   beforeAll(async () => {
     [fake, receiver] = await Promise.all([startFakePhoenixd(), webhookReceiver()]);
   });
@@ -387,7 +422,9 @@ describe('LNbits webhooks (unsigned: the hash, confirmed by a look-up)', () => {
   });
 
   it('paying needs LNBITS_ADMIN_KEY, and says so', async () => {
-    const error = await provider().payInvoice({ invoice: invoiceToPay().invoice, maxFeeMsat: 1_000 }).catch((e: unknown) => e);
+    const error = await provider()
+      .payInvoice({ invoice: invoiceToPay().invoice, maxFeeMsat: 1_000 })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderConfigError);
     expect(error).toMatchObject({ setting: 'LNBITS_ADMIN_KEY' });
   });
@@ -411,7 +448,29 @@ describe('LND with its self-signed TLS certificate (LND_TLS_CERT)', () => {
     // A certificate like lnd's own tls.cert: self-signed, for the host it serves.
     const dir = mkdtempSync(join(tmpdir(), 'lnd-tls-'));
     try {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=lnd', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'tls.key'), '-out', join(dir, 'tls.cert')], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-days',
+          '1',
+          '-subj',
+          '/CN=lnd',
+          '-addext',
+          'subjectAltName=IP:127.0.0.1',
+          '-keyout',
+          join(dir, 'tls.key'),
+          '-out',
+          join(dir, 'tls.cert'),
+        ],
+        { stdio: 'ignore' },
+      );
       cert = readFileSync(join(dir, 'tls.cert'), 'utf8');
       fake = await startFakeLnd(new FakeNode(), { key: readFileSync(join(dir, 'tls.key'), 'utf8'), cert });
     } finally {
@@ -419,7 +478,14 @@ describe('LND with its self-signed TLS certificate (LND_TLS_CERT)', () => {
     }
   });
   afterAll(() => fake.close());
-  const lnd = (tlsCert?: string) => createLndProvider({ url: fake.url, macaroon: fake.macaroon, network: 'regtest', timeoutMs: TIMEOUT_MS, ...(tlsCert ? { fetch: fetchTrustingCa(tlsCert) } : {}) });
+  const lnd = (tlsCert?: string) =>
+    createLndProvider({
+      url: fake.url,
+      macaroon: fake.macaroon,
+      network: 'regtest',
+      timeoutMs: TIMEOUT_MS,
+      ...(tlsCert ? { fetch: fetchTrustingCa(tlsCert) } : {}),
+    });
 
   it('trusts the certificate given as PEM, or as the base64 of the file', async () => {
     expect(fake.url).toMatch(/^https:/);
@@ -428,7 +494,9 @@ describe('LND with its self-signed TLS certificate (LND_TLS_CERT)', () => {
   });
 
   it('without it, the unverifiable certificate is ProviderUnavailable naming the TLS error', async () => {
-    const error = await lnd().balance().catch((e: unknown) => e);
+    const error = await lnd()
+      .balance()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderUnavailable);
     expect((error as Error).message).toMatch(/LND is unreachable \((DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)\)/);
   });

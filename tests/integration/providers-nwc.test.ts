@@ -25,7 +25,6 @@ function payeeInvoice(wallet: FakeNwcWallet, amountMsat: number) {
   return { invoice, preimage, paymentHash };
 }
 
-
 let relay: NostrRelay;
 let wallet: FakeNwcWallet;
 let provider: ReturnType<typeof createNwcProvider>;
@@ -56,7 +55,9 @@ describe('NWC_URL', () => {
   const secret = 'b'.repeat(64);
 
   it('parses the wallet key, every relay and the secret', () => {
-    const parsed = parseNwcUrl(`nostr+walletconnect://${pubkey}?relay=wss%3A%2F%2Frelay.example.com%2Fv1&relay=wss://two.example&secret=${secret.toUpperCase()}&lud16=me@example.com`);
+    const parsed = parseNwcUrl(
+      `nostr+walletconnect://${pubkey}?relay=wss%3A%2F%2Frelay.example.com%2Fv1&relay=wss://two.example&secret=${secret.toUpperCase()}&lud16=me@example.com`,
+    );
     expect(parsed).toEqual({ walletPubkey: pubkey, relays: ['wss://relay.example.com/v1', 'wss://two.example'], secret });
   });
 
@@ -146,7 +147,15 @@ describe('answers that do not match what was asked are refused', () => {
     );
     return { invoice, paymentHash };
   }
-  const tx = (invoice: string, payment_hash: string, amount: number) => ({ type: 'incoming', state: 'pending', invoice, payment_hash, amount, fees_paid: 0, created_at: 1 });
+  const tx = (invoice: string, payment_hash: string, amount: number) => ({
+    type: 'incoming',
+    state: 'pending',
+    invoice,
+    payment_hash,
+    amount,
+    fees_paid: 0,
+    created_at: 1,
+  });
 
   it('an invoice for another amount', async () => {
     const { invoice, paymentHash } = foreignInvoice(1_000);
@@ -155,7 +164,7 @@ describe('answers that do not match what was asked are refused', () => {
     expect(error.message).toContain('1000 msat instead of 21000');
   });
 
-  it('a payment hash that is not the invoice\'s', async () => {
+  it("a payment hash that is not the invoice's", async () => {
     const { invoice } = foreignInvoice(21_000);
     wallet.answerNext('make_invoice', tx(invoice, hex32(), 21_000));
     await rejectsWithin(provider.createInvoice({ amountMsat: 21_000 }), ProviderUnavailable, TIMEOUT_MS);
@@ -220,7 +229,10 @@ describe('paying', () => {
   it('a failed route is PaymentFailed and looks up as failed', async () => {
     wallet.balanceMsat = 100_000;
     const paymentHash = hex32();
-    const invoice = encodeInvoice({ network: 'regtest', amountMsat: 1_000, timestamp: Math.floor(Date.now() / 1000), paymentHash, paymentSecret: hex32(), description: 'x' }, hex32());
+    const invoice = encodeInvoice(
+      { network: 'regtest', amountMsat: 1_000, timestamp: Math.floor(Date.now() / 1000), paymentHash, paymentSecret: hex32(), description: 'x' },
+      hex32(),
+    );
     await rejectsWithin(provider.payInvoice({ invoice, maxFeeMsat: 1_000 }), PaymentFailed, TIMEOUT_MS);
     expect(await provider.lookupPayment(paymentHash)).toEqual({ paymentHash, state: 'failed' });
   });
@@ -255,13 +267,17 @@ describe('paying', () => {
 });
 
 describe('errors', () => {
-  it('balance is the wallet\'s, in msat', async () => {
+  it("balance is the wallet's, in msat", async () => {
     wallet.balanceMsat = 123_456;
     expect(await provider.balance()).toEqual({ balanceMsat: 123_456 });
   });
 
   it('a connection the wallet does not know (UNAUTHORIZED) is a configuration error naming NWC_URL', async () => {
-    const foreign = createNwcProvider({ url: wallet.connectionUrl.replace(/secret=[0-9a-f]+/, `secret=${hex32()}`), network: 'regtest', timeoutMs: TIMEOUT_MS });
+    const foreign = createNwcProvider({
+      url: wallet.connectionUrl.replace(/secret=[0-9a-f]+/, `secret=${hex32()}`),
+      network: 'regtest',
+      timeoutMs: TIMEOUT_MS,
+    });
     try {
       const error = await rejectsWithin(foreign.balance(), ProviderConfigError, TIMEOUT_MS);
       expect(error.setting).toBe('NWC_URL');

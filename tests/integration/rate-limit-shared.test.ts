@@ -33,7 +33,11 @@ describe.skipIf(missing !== undefined)('POST /api/invoice: 20 per minute per cli
     const intoMinute = Date.now() % 60_000;
     if (intoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 50));
     const post = (instance: ServerProcess, headers: Record<string, string> = {}) =>
-      fetch(`${instance.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ amountSats: 1 }) });
+      fetch(`${instance.url}/api/invoice`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ amountSats: 1 }),
+      });
 
     // Alternating, ten on each: neither instance alone reaches 20.
     const statuses: number[] = [];

@@ -74,7 +74,11 @@ describe('100 concurrent requests with one paid token', () => {
 
 describe.skipIf(!redisUp)('the hosted demo on Redis, over HTTP', () => {
   // Every refused replay gets a fresh challenge, so an invoice: beyond the per-client invoice budget they would be 429s.
-  const server = useDevServer(() => ({ UPSTASH_REDIS_REST_URL: upstash!.url, UPSTASH_REDIS_REST_TOKEN: upstash!.token, INVOICE_RATE_LIMIT_PER_MINUTE: '100000' }));
+  const server = useDevServer(() => ({
+    UPSTASH_REDIS_REST_URL: upstash!.url,
+    UPSTASH_REDIS_REST_TOKEN: upstash!.token,
+    INVOICE_RATE_LIMIT_PER_MINUTE: '100000',
+  }));
 
   it('100 concurrent paid requests with one token: exactly one 200', async () => {
     const challenge = await fetch(`${server.url}/api/demo/btc-price`);
@@ -85,7 +89,10 @@ describe.skipIf(!redisUp)('the hosted demo on Redis, over HTTP', () => {
     const headers = { authorization: `L402 ${macaroon}:${preimage}` };
     const statuses = await Promise.all(Array.from({ length: 100 }, () => fetch(`${server.url}/api/demo/btc-price`, { headers }).then((r) => r.status)));
     // Refused: 402 (used), or 503 when a loaded machine makes the shared store time out (fail closed). Never a second 200.
-    expect(statuses.filter((s) => s !== 200 && s !== 402 && s !== 503), `statuses: ${JSON.stringify(statuses)}`).toEqual([]);
+    expect(
+      statuses.filter((s) => s !== 200 && s !== 402 && s !== 503),
+      `statuses: ${JSON.stringify(statuses)}`,
+    ).toEqual([]);
     const served = statuses.filter((s) => s === 200).length;
     // A timed-out claim may still have landed in Redis, so only an answer without 503s must hold the one 200.
     if (statuses.includes(503)) expect(served).toBeLessThanOrEqual(1);

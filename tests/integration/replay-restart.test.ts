@@ -36,7 +36,11 @@ describe('replay marks across a restart of the local server', () => {
 
   async function buyDemo(url: string): Promise<string> {
     const challenge = (await (await fetch(`${url}/api/demo/btc-price`)).json()) as ChallengeBody;
-    const paid = await fetch(`${url}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: challenge.invoice }) });
+    const paid = await fetch(`${url}/api/dev/pay`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ invoice: challenge.invoice }),
+    });
     expect(paid.status).toBe(200);
     return `L402 ${challenge.macaroon}:${((await paid.json()) as { preimage: string }).preimage}`;
   }
@@ -47,7 +51,11 @@ describe('replay marks across a restart of the local server', () => {
     const unused = await buyDemo(url);
     const viaVerify = await buyDemo(url);
     expect((await fetch(`${url}/api/demo/btc-price`, { headers: { authorization: used } })).status).toBe(200);
-    const consumed = await fetch(`${url}/api/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: viaVerify, consume: true }) });
+    const consumed = await fetch(`${url}/api/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: viaVerify, consume: true }),
+    });
     expect(await consumed.json()).toMatchObject({ valid: true });
     const secret = readFileSync(join(dataDir, 'l402-secret'), 'utf8');
     await stop();

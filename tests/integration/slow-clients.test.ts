@@ -75,7 +75,8 @@ describe('a function reading a trickled body (wherever it runs)', () => {
       },
     });
   };
-  const slowRequest = () => new Request('http://localhost/x', { method: 'POST', body: trickledBody(), headers: { 'content-type': 'application/json' }, duplex: 'half' } as RequestInit);
+  const slowRequest = () =>
+    new Request('http://localhost/x', { method: 'POST', body: trickledBody(), headers: { 'content-type': 'application/json' }, duplex: 'half' } as RequestInit);
 
   it('readJson gives up at its time limit with 408 REQUEST_TIMEOUT, and cancels the stream', async () => {
     const error = await readJson(slowRequest(), z.object({ a: z.number() }), { timeoutMs: 200 }).catch((e: unknown) => e);

@@ -89,7 +89,14 @@ describe.skipIf(postgres.skip)('POST /api/split (local server, PostgreSQL)', () 
     const response = await split({ amountSats: 1000, ownerAddress: address, idempotencyKey: 'invoice-42' });
     expect(response.status).toBe(200);
     const body = await response.json();
-    expect(body).toMatchObject({ ok: true, ownerSats: 997, ownerMsat: 997_000, state: 'paid', duplicate: false, ledgerKey: expect.stringMatching(/^manual:[0-9a-f]{64}$/) });
+    expect(body).toMatchObject({
+      ok: true,
+      ownerSats: 997,
+      ownerMsat: 997_000,
+      state: 'paid',
+      duplicate: false,
+      ledgerKey: expect.stringMatching(/^manual:[0-9a-f]{64}$/),
+    });
     expect(await balance()).toBe(before + 997_000);
 
     const again = await (await split({ amountSats: 1000, ownerAddress: address, idempotencyKey: 'invoice-42' })).json();
@@ -109,10 +116,17 @@ describe.skipIf(postgres.skip)('POST /api/split (local server, PostgreSQL)', () 
     expect(new Set(bodies.map((b) => b.ledgerKey)).size).toBe(1);
     expect(bodies.filter((b) => !b.duplicate)).toHaveLength(1);
     // Whichever request's attempt paid, it was paid once: a concurrent one found the payout leased or paid.
-    await vi.waitFor(async () => expect(await server.db.query("SELECT state FROM payouts WHERE owner_address = $1", [address])).toEqual([{ state: 'paid' }]));
+    await vi.waitFor(async () => expect(await server.db.query('SELECT state FROM payouts WHERE owner_address = $1', [address])).toEqual([{ state: 'paid' }]));
     expect(await balance()).toBe(before + 997_000);
-    expect(await server.db.query('SELECT count(*)::int AS splits, sum(owner_msat)::int AS owed FROM splits WHERE owner_address = $1', [address])).toEqual([{ splits: 1, owed: 997_000 }]);
-    expect(await server.db.query("SELECT count(*)::int AS n FROM payout_attempts a JOIN payouts p ON p.id = a.payout_id WHERE p.owner_address = $1 AND a.outcome = 'paid'", [address])).toEqual([{ n: 1 }]);
+    expect(await server.db.query('SELECT count(*)::int AS splits, sum(owner_msat)::int AS owed FROM splits WHERE owner_address = $1', [address])).toEqual([
+      { splits: 1, owed: 997_000 },
+    ]);
+    expect(
+      await server.db.query(
+        "SELECT count(*)::int AS n FROM payout_attempts a JOIN payouts p ON p.id = a.payout_id WHERE p.owner_address = $1 AND a.outcome = 'paid'",
+        [address],
+      ),
+    ).toEqual([{ n: 1 }]);
   });
 
   it('below the minimum: {ok, skipped: true}, nothing paid, the share accrues for the owner', async () => {
@@ -124,7 +138,7 @@ describe.skipIf(postgres.skip)('POST /api/split (local server, PostgreSQL)', () 
     expect(await server.db.query('SELECT state, source FROM splits WHERE owner_address = $1', [address])).toEqual([{ state: 'accrued', source: 'manual' }]);
   });
 
-  it('a share that tips the owner\'s accrued total over the minimum is paid with the rest, and the answer does not say skipped', async () => {
+  it("a share that tips the owner's accrued total over the minimum is paid with the rest, and the answer does not say skipped", async () => {
     const address = owner.address('tipping');
     const before = await balance();
     const first = await (await split({ amountSats: 60, ownerAddress: address, idempotencyKey: 'a' })).json();
@@ -133,15 +147,27 @@ describe.skipIf(postgres.skip)('POST /api/split (local server, PostgreSQL)', () 
     expect(second).toMatchObject({ ok: true, ownerSats: 59, ownerMsat: 59_820, state: 'paid' });
     expect(second).not.toHaveProperty('skipped');
     expect(await balance()).toBe(before + 2 * 59_820); // one payout covering both shares
-    expect(await server.db.query("SELECT count(DISTINCT payout_id)::int AS payouts, bool_and(state = 'paid') AS paid FROM splits WHERE owner_address = $1", [address])).toEqual([{ payouts: 1, paid: true }]);
+    expect(
+      await server.db.query("SELECT count(DISTINCT payout_id)::int AS payouts, bool_and(state = 'paid') AS paid FROM splits WHERE owner_address = $1", [
+        address,
+      ]),
+    ).toEqual([{ payouts: 1, paid: true }]);
   });
 
   it('with the paymentHash of a payment the webhook already split: nothing is paid twice', async () => {
     const address = owner.address('recovered');
-    const issuing = await fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 1000, ownerAddress: address }) });
+    const issuing = await fetch(`${server.url}/api/invoice`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ amountSats: 1000, ownerAddress: address }),
+    });
     const invoice = (await issuing.json()) as { paymentRequest: string; paymentHash: string };
     const before = await balance();
-    const paid = await fetch(`${server.url}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: invoice.paymentRequest }) });
+    const paid = await fetch(`${server.url}/api/dev/pay`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ invoice: invoice.paymentRequest }),
+    });
     expect(paid.status).toBe(200); // its webhook split and paid it
     expect(await balance()).toBe(before + 997_000);
 
@@ -161,13 +187,18 @@ describe.skipIf(postgres.skip)('POST /api/split (local server, PostgreSQL)', () 
     const issued = await issueInvoice(ctx, { amountSats: 1000, ownerAddress: address }); // no webhook URL
     await ctx.devNode!.pay(issued.paymentRequest);
     const before = await balance();
-    expect(await (await split({ amountSats: 1000, ownerAddress: address, paymentHash: issued.paymentHash })).json()).toMatchObject({ ok: true, ownerSats: 997, duplicate: false, state: 'paid' });
+    expect(await (await split({ amountSats: 1000, ownerAddress: address, paymentHash: issued.paymentHash })).json()).toMatchObject({
+      ok: true,
+      ownerSats: 997,
+      duplicate: false,
+      state: 'paid',
+    });
     const { confirmPayment } = await import('../../lib/service/money/managed.js');
     await confirmPayment(ctx, issued.paymentHash, 'webhook');
     expect(await balance()).toBe(before + 997_000);
   });
 
-  it('an unpaid invoice\'s hash: 409 NOT_SETTLED, nothing recorded', async () => {
+  it("an unpaid invoice's hash: 409 NOT_SETTLED, nothing recorded", async () => {
     const address = owner.address('unpaid');
     const issued = await issueInvoice(server.ctx, { amountSats: 1000, ownerAddress: address });
     const response = await split({ amountSats: 1000, ownerAddress: address, paymentHash: issued.paymentHash });

@@ -167,7 +167,10 @@ async function snapshot(db: Queryable): Promise<Snapshot> {
     fee_msat: Number(r.fee_msat),
     state: r.state as SplitRow['state'],
   }));
-  const pro = (await db.query('SELECT address, expires_at FROM pro_subscriptions')).map((r) => ({ address: String(r.address), expires_at: r.expires_at as Date }));
+  const pro = (await db.query('SELECT address, expires_at FROM pro_subscriptions')).map((r) => ({
+    address: String(r.address),
+    expires_at: r.expires_at as Date,
+  }));
   const links = (await db.query('SELECT pubkey, address FROM address_links')).map((r) => ({ pubkey: String(r.pubkey), address: String(r.address) }));
   return { payments, splits, pro, links };
 }
@@ -216,7 +219,14 @@ function bruteForce(data: Snapshot, who: { pubkey: string; admin: boolean }, now
 }
 
 function toRecord(p: PaymentRow): PaymentRecord {
-  return { id: p.id, endpoint: p.endpoint, payment_hash: p.payment_hash, amount_sats: p.amount_sats, owner_address: p.owner_address, paid_at: p.paid_at.toISOString() };
+  return {
+    id: p.id,
+    endpoint: p.endpoint,
+    payment_hash: p.payment_hash,
+    amount_sats: p.amount_sats,
+    owner_address: p.owner_address,
+    paid_at: p.paid_at.toISOString(),
+  };
 }
 
 /** The roll-up itself equals a GROUP BY over the base tables (zero cells aside). */
@@ -232,7 +242,9 @@ async function expectRollUpExact(db: Queryable): Promise<void> {
   );
   expect(rolled).toEqual(direct);
   const owed = await db.query(`SELECT owner_address, owed_msat::int8 AS msat FROM stats_owed WHERE owed_msat <> 0 ORDER BY 1`);
-  const unpaid = await db.query(`SELECT owner_address, sum(owner_msat)::int8 AS msat FROM splits WHERE state <> 'paid' GROUP BY 1 HAVING sum(owner_msat) <> 0 ORDER BY 1`);
+  const unpaid = await db.query(
+    `SELECT owner_address, sum(owner_msat)::int8 AS msat FROM splits WHERE state <> 'paid' GROUP BY 1 HAVING sum(owner_msat) <> 0 ORDER BY 1`,
+  );
   expect(owed).toEqual(unpaid);
 }
 
@@ -242,7 +254,8 @@ async function expectRollUpExact(db: Queryable): Promise<void> {
 async function migrateBeforeStats(db: Database): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'l402-migrations-'));
   try {
-    for (const file of readdirSync(MIGRATIONS_DIR)) if (file.endsWith('.sql') && Number(file.slice(0, 3)) < 5) cpSync(join(MIGRATIONS_DIR, file), join(dir, file));
+    for (const file of readdirSync(MIGRATIONS_DIR))
+      if (file.endsWith('.sql') && Number(file.slice(0, 3)) < 5) cpSync(join(MIGRATIONS_DIR, file), join(dir, file));
     await migrate(db, dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -298,7 +311,10 @@ for (const backend of backends) {
       // Rows from before the roll-up existed: the migration must back-fill them.
       const before = Array.from({ length: 300 }, () => gen.payment(now));
       await insertPayments(db, before);
-      await insertSplits(db, before.filter(() => gen.chance(0.7)).map((p) => gen.split(p)));
+      await insertSplits(
+        db,
+        before.filter(() => gen.chance(0.7)).map((p) => gen.split(p)),
+      );
       await migrate(db);
     });
     afterAll(async () => {
@@ -320,15 +336,25 @@ for (const backend of backends) {
       await insertPayments(db, batch);
       const later = batch.filter((p) => !early.some((s) => s.payment_hash === p.payment_hash) && gen.chance(0.5));
       for (const p of later.slice(0, 20)) await insertSplits(db, [gen.split(p)]);
-      await insertSplits(db, later.slice(20).map((p) => gen.split(p)));
+      await insertSplits(
+        db,
+        later.slice(20).map((p) => gen.split(p)),
+      );
       // Back-dated one by one, into days the roll-up already has and days it has not.
       for (let i = 0; i < 25; i++) await insertPayments(db, [gen.payment(now, new Date(now.getTime() - gen.int(800) * DAY_MS - gen.int(DAY_MS)))]);
       // On the free window's edge: exactly 7 × 24 h ago counts, a millisecond earlier does not.
       const edge = now.getTime() - 7 * DAY_MS;
-      await insertPayments(db, [gen.payment(now, new Date(edge), 'alice@example.com'), gen.payment(now, new Date(edge - 1), 'alice@example.com'), gen.payment(now, new Date(edge + 1), 'bob@example.com')]);
+      await insertPayments(db, [
+        gen.payment(now, new Date(edge), 'alice@example.com'),
+        gen.payment(now, new Date(edge - 1), 'alice@example.com'),
+        gen.payment(now, new Date(edge + 1), 'bob@example.com'),
+      ]);
       // Same instant, different ids: recent breaks the tie by id.
       const tie = new Date(now.getTime() - 1000);
-      await insertPayments(db, Array.from({ length: 5 }, () => gen.payment(now, tie, 'carol@example.com')));
+      await insertPayments(
+        db,
+        Array.from({ length: 5 }, () => gen.payment(now, tie, 'carol@example.com')),
+      );
       // A split with no payment row: owed to its owner, not counted as a payment.
       await insertSplits(db, [gen.split({ payment_hash: bytesToHex(randomBytes(32)), amount_sats: 42, owner_address: 'alice@example.com' })]);
       await expectStatsExact(db, now);
@@ -342,10 +368,14 @@ for (const backend of backends) {
       await db.query('DELETE FROM payments WHERE payment_hash = $1', [one!.payment_hash]);
       // Payouts move splits along; an operator corrects a fee; splits go.
       await db.query(`UPDATE splits SET state = 'paid' WHERE state = 'pending'`);
-      await db.query(`UPDATE splits SET fee_msat = fee_msat + 1000, owner_msat = owner_msat - 1000 WHERE owner_msat >= 1000 AND payment_hash IN (SELECT payment_hash FROM splits ORDER BY payment_hash LIMIT 10)`);
+      await db.query(
+        `UPDATE splits SET fee_msat = fee_msat + 1000, owner_msat = owner_msat - 1000 WHERE owner_msat >= 1000 AND payment_hash IN (SELECT payment_hash FROM splits ORDER BY payment_hash LIMIT 10)`,
+      );
       await db.query(`DELETE FROM splits WHERE payment_hash IN (SELECT payment_hash FROM splits ORDER BY payment_hash DESC LIMIT 10)`);
       // A payment moved to another day and owner; one re-priced.
-      await db.query(`UPDATE payments SET paid_at = paid_at - interval '3 days', owner_address = 'dave@example.com' WHERE payment_hash = (SELECT min(payment_hash) FROM payments WHERE owner_address = 'bob@example.com')`);
+      await db.query(
+        `UPDATE payments SET paid_at = paid_at - interval '3 days', owner_address = 'dave@example.com' WHERE payment_hash = (SELECT min(payment_hash) FROM payments WHERE owner_address = 'bob@example.com')`,
+      );
       await db.query(`UPDATE payments SET amount_sats = coalesce(amount_sats, 0) + 7 WHERE payment_hash = (SELECT max(payment_hash) FROM payments)`);
       await db.query(`UPDATE payments SET endpoint = '/api/renamed' WHERE owner_address = 'carol@example.com'`);
       await expectStatsExact(db, now);
@@ -363,9 +393,15 @@ for (const backend of backends) {
         // Pages of 7, and pages that end exactly at the last row (the next page is empty).
         for (const batch of [7, expected.length, Math.ceil(expected.length / 2)]) {
           const text = await new Response(await paymentsCsv(db, view, batch)).text();
-          const ids = text.split('\r\n').slice(1, -1).map((line) => line.slice(0, 36));
+          const ids = text
+            .split('\r\n')
+            .slice(1, -1)
+            .map((line) => line.slice(0, 36));
           // Endpoints with a line break are quoted; ids still start each record.
-          expect(ids.filter((id) => /^[0-9a-f-]{36}$/.test(id)), `${who.name}, pages of ${batch}`).toEqual(expected);
+          expect(
+            ids.filter((id) => /^[0-9a-f-]{36}$/.test(id)),
+            `${who.name}, pages of ${batch}`,
+          ).toEqual(expected);
         }
       }
     });
@@ -386,40 +422,45 @@ for (const backend of backends) {
     });
 
     // PGlite has one connection, so nothing can overlap there: the race exists only on a real server.
-    if (backend.name === 'PostgreSQL') it('counts every fee when payments and their splits are written at the same moment by different transactions', async () => {
-      const pairs = Array.from({ length: 12 }, () => gen.payment(now, new Date(now.getTime() - gen.int(3) * DAY_MS), gen.pick(OWNERS)));
-      // Each payment and its split in two transactions that overlap (neither sees the other's row uncommitted).
-      await Promise.all(
-        pairs.flatMap((p, i) => [
-          db.transaction(async (tx) => {
-            if (i % 2) await tx.query('SELECT pg_sleep(0.05)');
-            await insertPayments(tx, [p]);
-            await tx.query('SELECT pg_sleep(0.1)');
-          }),
-          db.transaction(async (tx) => {
-            if (!(i % 2)) await tx.query('SELECT pg_sleep(0.05)');
-            await insertSplits(tx, [gen.split(p)]);
-            await tx.query('SELECT pg_sleep(0.1)');
-          }),
-        ]),
-      );
-      await expectStatsExact(db, now);
-      // And erasure-style deletes racing new splits.
-      const victims = pairs.slice(0, 6);
-      const fresh = Array.from({ length: 6 }, () => gen.payment(now, undefined, 'frank@example.com'));
-      await insertPayments(db, fresh);
-      await Promise.all([
-        ...victims.map((p) => db.transaction(async (tx) => {
-          await tx.query('DELETE FROM payments WHERE payment_hash = $1', [p.payment_hash]);
-          await tx.query('SELECT pg_sleep(0.1)');
-        })),
-        ...fresh.map((p) => db.transaction(async (tx) => {
-          await insertSplits(tx, [gen.split(p)]);
-          await tx.query('SELECT pg_sleep(0.1)');
-        })),
-      ]);
-      await expectStatsExact(db, now);
-    });
+    if (backend.name === 'PostgreSQL')
+      it('counts every fee when payments and their splits are written at the same moment by different transactions', async () => {
+        const pairs = Array.from({ length: 12 }, () => gen.payment(now, new Date(now.getTime() - gen.int(3) * DAY_MS), gen.pick(OWNERS)));
+        // Each payment and its split in two transactions that overlap (neither sees the other's row uncommitted).
+        await Promise.all(
+          pairs.flatMap((p, i) => [
+            db.transaction(async (tx) => {
+              if (i % 2) await tx.query('SELECT pg_sleep(0.05)');
+              await insertPayments(tx, [p]);
+              await tx.query('SELECT pg_sleep(0.1)');
+            }),
+            db.transaction(async (tx) => {
+              if (!(i % 2)) await tx.query('SELECT pg_sleep(0.05)');
+              await insertSplits(tx, [gen.split(p)]);
+              await tx.query('SELECT pg_sleep(0.1)');
+            }),
+          ]),
+        );
+        await expectStatsExact(db, now);
+        // And erasure-style deletes racing new splits.
+        const victims = pairs.slice(0, 6);
+        const fresh = Array.from({ length: 6 }, () => gen.payment(now, undefined, 'frank@example.com'));
+        await insertPayments(db, fresh);
+        await Promise.all([
+          ...victims.map((p) =>
+            db.transaction(async (tx) => {
+              await tx.query('DELETE FROM payments WHERE payment_hash = $1', [p.payment_hash]);
+              await tx.query('SELECT pg_sleep(0.1)');
+            }),
+          ),
+          ...fresh.map((p) =>
+            db.transaction(async (tx) => {
+              await insertSplits(tx, [gen.split(p)]);
+              await tx.query('SELECT pg_sleep(0.1)');
+            }),
+          ),
+        ]);
+        await expectStatsExact(db, now);
+      });
   });
 }
 
@@ -476,7 +517,10 @@ for (const backend of backends) {
       await seedAccess(server.db, now);
       const rows = Array.from({ length: 150 }, () => gen.payment(now));
       await insertPayments(server.db, rows);
-      await insertSplits(server.db, rows.filter(() => gen.chance(0.7)).map((p) => gen.split(p)));
+      await insertSplits(
+        server.db,
+        rows.filter(() => gen.chance(0.7)).map((p) => gen.split(p)),
+      );
       // Sessions issued by the auth module's own createSession (what the LNURL-auth callback calls once the signature checks out).
       for (const [name, pubkey] of Object.entries(KEYS)) tokens[name] = (await createSession(server.ctx, pubkey)).token;
     });
@@ -503,7 +547,12 @@ for (const backend of backends) {
       it(`gives the ${who.name} exactly the brute-force stats, privately`, async () => {
         const name = Object.entries(KEYS).find(([, key]) => key === who.pubkey)![0];
         const response = await get('', tokens[name]);
-        const body = (await response.json()) as PaymentStats & { walletSats: number; walletUsdCents: number | null; btcPrice: { source: string }; scope: { tier: string; generatedAt: string; since: string | null } };
+        const body = (await response.json()) as PaymentStats & {
+          walletSats: number;
+          walletUsdCents: number | null;
+          btcPrice: { source: string };
+          scope: { tier: string; generatedAt: string; since: string | null };
+        };
         expect(response.status, JSON.stringify(body)).toBe(200);
         expect(response.headers.get('cache-control')).toBe('no-store');
         const now = new Date(body.scope.generatedAt);
@@ -511,7 +560,13 @@ for (const backend of backends) {
         expect(body.scope.tier).toBe(tier);
         expect(body.scope.since).toBe(tier === 'free' ? new Date(now.getTime() - 7 * DAY_MS).toISOString() : null);
         const walletMsat = who.admin ? (await server.ctx.provider.balance()).balanceMsat : owed;
-        expect(body).toEqual({ ...history, walletSats: Math.floor(walletMsat / 1000), walletUsdCents: null, btcPrice: expect.objectContaining({ source: 'simulated' }), scope: expect.any(Object) });
+        expect(body).toEqual({
+          ...history,
+          walletSats: Math.floor(walletMsat / 1000),
+          walletUsdCents: null,
+          btcPrice: expect.objectContaining({ source: 'simulated' }),
+          scope: expect.any(Object),
+        });
         // Integers only, as the stats object promises (walletUsdCents is null: the test runs offline, BTC_PRICE_SOURCES=none).
         for (const field of ['totalPayments', 'totalSats', 'serviceFee', 'walletSats'] as const) expect(Number.isInteger(body[field])).toBe(true);
         if (!who.admin) expect(body.serviceFee).toBe(history.serviceFee);
@@ -540,7 +595,14 @@ for (const backend of backends) {
           const safe = v.replace(/^([\s\u0000-\u001f\u007f-\u009f]*)(?=[=+\-@])/, "$1'");
           return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
         };
-        const expected = [CSV_COLUMNS.join(','), ...rows.map((p) => [p.id, p.endpoint ?? '', p.payment_hash, p.amount_sats ?? '', p.owner_address ?? '', p.paid_at.toISOString()].map((v) => quote(String(v))).join(','))]
+        const expected = [
+          CSV_COLUMNS.join(','),
+          ...rows.map((p) =>
+            [p.id, p.endpoint ?? '', p.payment_hash, p.amount_sats ?? '', p.owner_address ?? '', p.paid_at.toISOString()]
+              .map((v) => quote(String(v)))
+              .join(','),
+          ),
+        ]
           .map((line) => `${line}\r\n`)
           .join('');
         expect(text).toBe(expected);

@@ -36,7 +36,8 @@ describe.skipIf(missing !== undefined)('the shared store down for real (own redi
   const paidCredential = () => payDemoChallenge(server.url);
 
   const demo = (authorization: string) => fetch(`${server.url}/api/demo/btc-price`, { headers: { authorization } });
-  const invoice = () => fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 5 }) });
+  const invoice = () =>
+    fetch(`${server.url}/api/invoice`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ amountSats: 5 }) });
 
   async function expectStoreUnavailable(response: Response): Promise<void> {
     expect(response.status).toBe(503);
@@ -69,7 +70,8 @@ describe.skipIf(missing !== undefined)('the shared store down for real (own redi
       const used = await paidCredential();
       expect((await demo(used.authorization)).status).toBe(200);
       const waiting = await paidCredential();
-      const payments = () => server.ctx.database().then((db) => db.query<{ n: number }>('SELECT count(*)::int AS n FROM payments WHERE payment_hash = $1', [waiting.paymentHash]));
+      const payments = () =>
+        server.ctx.database().then((db) => db.query<{ n: number }>('SELECT count(*)::int AS n FROM payments WHERE payment_hash = $1', [waiting.paymentHash]));
 
       await outage.down();
       await expectStoreUnavailable(await demo(waiting.authorization));
@@ -81,8 +83,8 @@ describe.skipIf(missing !== undefined)('the shared store down for real (own redi
       expect(served.status).toBe(200);
       expect(await served.json()).toMatchObject({ usd: expect.any(Number) });
       // Once, and the token used before the outage is still used (Redis kept it: appendfsync always).
-      expect(await ((await demo(waiting.authorization)).json())).toMatchObject({ code: 'TOKEN_ALREADY_USED' });
-      expect(await ((await demo(used.authorization)).json())).toMatchObject({ code: 'TOKEN_ALREADY_USED' });
+      expect(await (await demo(waiting.authorization)).json()).toMatchObject({ code: 'TOKEN_ALREADY_USED' });
+      expect(await (await demo(used.authorization)).json()).toMatchObject({ code: 'TOKEN_ALREADY_USED' });
     }, 60_000); // the Upstash client retries a refused connection for about 4 s per call before giving up
 
     it(`${outage.name}: POST /api/invoice fails closed (503 STORE_UNAVAILABLE + Retry-After, no invoice), then works again`, async () => {
@@ -101,10 +103,19 @@ describe.skipIf(missing !== undefined)('the shared store down for real (own redi
     const backend = createUpstashBackend({ url: rest.url, token: TOKEN });
     const provider = recordingProvider();
     let served = 0;
-    const handler = withL402(() => {
-      served += 1;
-      return Response.json({ secret: 'paid content' });
-    }, { priceSats: 10, provider, secret: 'store-outage-secret-0123456789abcdef0123456789', replayStore: kvReplayStore(backend.store, `test:outage:${randomUUID()}:`), onError: () => {} });
+    const handler = withL402(
+      () => {
+        served += 1;
+        return Response.json({ secret: 'paid content' });
+      },
+      {
+        priceSats: 10,
+        provider,
+        secret: 'store-outage-secret-0123456789abcdef0123456789',
+        replayStore: kvReplayStore(backend.store, `test:outage:${randomUUID()}:`),
+        onError: () => {},
+      },
+    );
     const url = 'https://api.example/paid';
     const authorization = await payChallenge(await handler(new Request(url)), provider);
 

@@ -19,8 +19,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 const redisUp = await redisReachable(REDIS_URL);
 if (!redisUp) console.warn(`Redis unreachable at ${REDIS_URL}: Upstash store tests are skipped.`);
 const describeWithRedis = redisUp ? describe : describe.skip;
-const withRedis = (title: string) =>
-  redisUp ? title : `${title} [SKIPPED: no Redis at ${REDIS_URL}; set REDIS_URL]`;
+const withRedis = (title: string) => (redisUp ? title : `${title} [SKIPPED: no Redis at ${REDIS_URL}; set REDIS_URL]`);
 
 let keyCount = 0;
 const freshKey = (label: string) => `${RUN}:${label}:${++keyCount}`;
@@ -176,9 +175,7 @@ function storeContract(title: string, describeFn: typeof describe, backend: () =
     it('lets exactly one of 200 concurrent incrementBelow(max 1) through', async () => {
       const { store } = backend();
       const key = freshKey('race1');
-      const results = await Promise.all(
-        Array.from({ length: 200 }, () => store.incrementBelow(key, 1, 10_000)),
-      );
+      const results = await Promise.all(Array.from({ length: 200 }, () => store.incrementBelow(key, 1, 10_000)));
       expect(results.filter((r) => r !== null)).toEqual([1]);
       expect(await store.get(key)).toBe('1');
     });
@@ -186,9 +183,7 @@ function storeContract(title: string, describeFn: typeof describe, backend: () =
     it('hands out each count below max exactly once under concurrency', async () => {
       const { store } = backend();
       const key = freshKey('race50');
-      const results = await Promise.all(
-        Array.from({ length: 200 }, () => store.incrementBelow(key, 50, 10_000)),
-      );
+      const results = await Promise.all(Array.from({ length: 200 }, () => store.incrementBelow(key, 50, 10_000)));
       const granted = results.filter((r): r is number => r !== null).sort((a, b) => a - b);
       expect(granted).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
       expect(await store.get(key)).toBe('50');
@@ -207,9 +202,7 @@ function storeContract(title: string, describeFn: typeof describe, backend: () =
     it('lets exactly one of 100 concurrent set-if-absent win', async () => {
       const { store } = backend();
       const key = freshKey('racenx');
-      const results = await Promise.all(
-        Array.from({ length: 100 }, (_, i) => store.set(key, `writer-${i}`, { ifAbsent: true, ttlMs: 10_000 })),
-      );
+      const results = await Promise.all(Array.from({ length: 100 }, (_, i) => store.set(key, `writer-${i}`, { ifAbsent: true, ttlMs: 10_000 })));
       expect(results.filter(Boolean)).toHaveLength(1);
       expect(await store.get(key)).toBe(`writer-${results.indexOf(true)}`);
     });

@@ -22,7 +22,8 @@ type Answer = Valid | { valid: false; error: string; code: string };
 describe.skipIf(skip !== undefined)(`POST /api/verify (local server, PostgreSQL, Redis)${skip ? ` [SKIPPED: ${skip}]` : ''}`, () => {
   const stack = useStack(() => ({ INVOICE_RATE_LIMIT_PER_MINUTE: '100000' }));
 
-  const post = (path: string, body: unknown) => fetch(`${stack.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (path: string, body: unknown) =>
+    fetch(`${stack.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   async function verify(body: unknown): Promise<Answer> {
     const response = await post('/api/verify', body);
     const answer = (await response.json()) as Answer;
@@ -41,7 +42,10 @@ describe.skipIf(skip !== undefined)(`POST /api/verify (local server, PostgreSQL,
   beforeAll(async () => {
     const oneSat = (await (await post('/api/invoice', { amountSats: 1 })).json()) as { paymentRequest: string; macaroon: string };
     cheap = `${oneSat.macaroon}:${await pay(oneSat.paymentRequest)}`;
-    const owned = (await (await post('/api/invoice', { amountSats: 1000, ownerAddress: 'operator@example.com', endpoint: '/v1/report' })).json()) as { paymentRequest: string; macaroon: string };
+    const owned = (await (await post('/api/invoice', { amountSats: 1000, ownerAddress: 'operator@example.com', endpoint: '/v1/report' })).json()) as {
+      paymentRequest: string;
+      macaroon: string;
+    };
     managed = `${owned.macaroon}:${await pay(owned.paymentRequest)}`;
     const challenge = (await (await fetch(`${stack.url}/api/demo/btc-price`)).json()) as ChallengeBody;
     demo = `${challenge.macaroon}:${await pay(challenge.invoice)}`;
@@ -49,11 +53,27 @@ describe.skipIf(skip !== undefined)(`POST /api/verify (local server, PostgreSQL,
 
   it('answers what each token is good for: amount, route and caveats', async () => {
     expect(await verify({ token: cheap })).toEqual({
-      valid: true, paymentHash: expect.stringMatching(/^[0-9a-f]{64}$/), expiresAt: expect.any(String),
-      amountSats: 1, amountMsat: 1000, route: null, caveats: { price_msat: '1000' }, uses: 1,
+      valid: true,
+      paymentHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      expiresAt: expect.any(String),
+      amountSats: 1,
+      amountMsat: 1000,
+      route: null,
+      caveats: { price_msat: '1000' },
+      uses: 1,
     });
-    expect(await verify({ token: demo })).toMatchObject({ valid: true, amountSats: 1, route: '/api/demo/btc-price', caveats: { price_msat: '1000', route: '/api/demo/btc-price' } });
-    expect(await verify({ token: managed })).toMatchObject({ valid: true, amountSats: 1000, route: null, caveats: { price_msat: '1000000', owner: 'operator@example.com' } });
+    expect(await verify({ token: demo })).toMatchObject({
+      valid: true,
+      amountSats: 1,
+      route: '/api/demo/btc-price',
+      caveats: { price_msat: '1000', route: '/api/demo/btc-price' },
+    });
+    expect(await verify({ token: managed })).toMatchObject({
+      valid: true,
+      amountSats: 1000,
+      route: null,
+      caveats: { price_msat: '1000000', owner: 'operator@example.com' },
+    });
   });
 
   it('an operator selling 1000 sats at a route tells a 1-sat or demo token from a real one', async () => {
@@ -69,14 +89,26 @@ describe.skipIf(skip !== undefined)(`POST /api/verify (local server, PostgreSQL,
     // A condition the caller does not state fails closed (the managed token's owner) ...
     expect(await verify({ token: managed, priceSats: 1000 })).toMatchObject({ valid: false, code: 'CAVEAT_NOT_SATISFIED' });
     // ... and so does a stated one the token lacks, or has with another value.
-    expect(await verify({ token: cheap, priceSats: 1, caveats: { owner: 'operator@example.com' } })).toMatchObject({ valid: false, code: 'CAVEAT_NOT_SATISFIED' });
-    expect(await verify({ token: managed, priceSats: 1000, caveats: { owner: 'mallory@example.com' } })).toMatchObject({ valid: false, code: 'CAVEAT_NOT_SATISFIED' });
+    expect(await verify({ token: cheap, priceSats: 1, caveats: { owner: 'operator@example.com' } })).toMatchObject({
+      valid: false,
+      code: 'CAVEAT_NOT_SATISFIED',
+    });
+    expect(await verify({ token: managed, priceSats: 1000, caveats: { owner: 'mallory@example.com' } })).toMatchObject({
+      valid: false,
+      code: 'CAVEAT_NOT_SATISFIED',
+    });
     expect(await verify({ token: managed, priceSats: 1000, caveats: { owner: 'operator@example.com' } })).toMatchObject({ valid: true, amountSats: 1000 });
-    expect(await verify({ token: managed, priceSats: 1001, caveats: { owner: 'operator@example.com' } })).toMatchObject({ valid: false, code: 'INSUFFICIENT_PRICE' });
+    expect(await verify({ token: managed, priceSats: 1001, caveats: { owner: 'operator@example.com' } })).toMatchObject({
+      valid: false,
+      code: 'INSUFFICIENT_PRICE',
+    });
   });
 
   it('a refused expectation consumes nothing; a met one with consume: true uses the token up', async () => {
-    expect(await verify({ token: managed, priceSats: 5000, caveats: { owner: 'operator@example.com' }, consume: true })).toMatchObject({ valid: false, code: 'INSUFFICIENT_PRICE' });
+    expect(await verify({ token: managed, priceSats: 5000, caveats: { owner: 'operator@example.com' }, consume: true })).toMatchObject({
+      valid: false,
+      code: 'INSUFFICIENT_PRICE',
+    });
     expect(await verify({ token: managed, priceSats: 1000, caveats: { owner: 'operator@example.com' }, consume: true })).toMatchObject({ valid: true });
     expect(await verify({ token: managed })).toMatchObject({ valid: false, code: 'TOKEN_ALREADY_USED' });
   });

@@ -31,7 +31,10 @@ describe.skipIf(postgres.skip)('provider webhook (local server, PostgreSQL)', ()
     return issued.paymentHash;
   }
 
-  function delivery(paymentHash: string, options: { timestamp?: number; sign?: (body: string, t: number) => string; body?: string } = {}): { headers: Record<string, string>; body: string } {
+  function delivery(
+    paymentHash: string,
+    options: { timestamp?: number; sign?: (body: string, t: number) => string; body?: string } = {},
+  ): { headers: Record<string, string>; body: string } {
     const timestamp = options.timestamp ?? Date.now();
     const body = options.body ?? JSON.stringify({ type: 'payment_received', paymentHash, amountMsat: 0, timestamp });
     const sign = options.sign ?? ((b, t) => server.ctx.devNode!.signWebhook(b, t));
@@ -75,7 +78,11 @@ describe.skipIf(postgres.skip)('provider webhook (local server, PostgreSQL)', ()
   });
 
   it.each([
-    ['a wrong signature (another node key)', (hash: string) => delivery(hash, { sign: (b, t) => createDevNode({ store: server.ctx.store, privateKey: bytesToHex(randomBytes(32)) }).signWebhook(b, t) })],
+    [
+      'a wrong signature (another node key)',
+      (hash: string) =>
+        delivery(hash, { sign: (b, t) => createDevNode({ store: server.ctx.store, privateKey: bytesToHex(randomBytes(32)) }).signWebhook(b, t) }),
+    ],
     ['a missing signature', (hash: string) => ({ headers: { 'content-type': 'application/json' }, body: delivery(hash).body })],
     ['a stale signature (10 minutes old, correctly signed)', (hash: string) => delivery(hash, { timestamp: Date.now() - 10 * 60_000 })],
     ['a body changed after signing', (hash: string) => ({ ...delivery(hash), body: delivery(hash).body.replace('"amountMsat":0', '"amountMsat":1') })],
@@ -113,7 +120,9 @@ describe.skipIf(postgres.skip)('provider webhook (local server, PostgreSQL)', ()
     const response = await post(delivery(hash));
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ ok: true, managed: false });
-    expect(await server.db.query('SELECT amount_sats, owner_address, endpoint FROM payments WHERE payment_hash = $1', [hash])).toEqual([{ amount_sats: 5, owner_address: null, endpoint: '/api/invoice' }]);
+    expect(await server.db.query('SELECT amount_sats, owner_address, endpoint FROM payments WHERE payment_hash = $1', [hash])).toEqual([
+      { amount_sats: 5, owner_address: null, endpoint: '/api/invoice' },
+    ]);
     expect(await server.db.query('SELECT 1 FROM splits WHERE payment_hash = $1', [hash])).toEqual([]);
   });
 
@@ -126,7 +135,12 @@ describe.skipIf(postgres.skip)('provider webhook (local server, PostgreSQL)', ()
     const address = owner.address('provider-down');
     const hash = await paidManagedInvoice(1000, address);
     const real = server.ctx;
-    const down: LightningProvider = { ...real.provider, name: 'dev', readWebhook: (d) => real.devNode!.readWebhook(d), lookupInvoice: () => Promise.reject(new ProviderUnavailable('connection refused (test)')) };
+    const down: LightningProvider = {
+      ...real.provider,
+      name: 'dev',
+      readWebhook: (d) => real.devNode!.readWebhook(d),
+      lookupInvoice: () => Promise.reject(new ProviderUnavailable('connection refused (test)')),
+    };
     server.use({ ...real, provider: down });
     try {
       const d = delivery(hash);

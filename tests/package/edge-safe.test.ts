@@ -44,7 +44,15 @@ describe('edge-safe entry points import no Node built-in', () => {
 
   it('the Node entry is told apart: l402-paywall/node does import Node built-ins', async () => {
     const found: string[] = [];
-    await build({ entryPoints: [`${SRC}node.ts`], bundle: true, write: false, platform: 'browser', format: 'esm', logLevel: 'silent', plugins: [nodeBuiltins(found)] });
+    await build({
+      entryPoints: [`${SRC}node.ts`],
+      bundle: true,
+      write: false,
+      platform: 'browser',
+      format: 'esm',
+      logLevel: 'silent',
+      plugins: [nodeBuiltins(found)],
+    });
     expect(found.length).toBeGreaterThan(0);
   });
 });

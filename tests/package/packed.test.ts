@@ -44,7 +44,20 @@ type Fixture = (typeof PACKED_FIXTURES)[number];
 const MAX_PACKAGES_ADDED = 15;
 const MAX_CORE_GZIP_BYTES = 25 * 1024;
 /** Parts of the hosted service that must never come with the library. */
-const SERVICE_ONLY = ['pg', '@electric-sql/pglite', '@neondatabase/serverless', 'hono', '@hono/node-server', 'qrcode', '@upstash/redis', '@upstash/ratelimit', '@vercel/functions', '@getalby/sdk', 'ws', 'path-to-regexp'];
+const SERVICE_ONLY = [
+  'pg',
+  '@electric-sql/pglite',
+  '@neondatabase/serverless',
+  'hono',
+  '@hono/node-server',
+  'qrcode',
+  '@upstash/redis',
+  '@upstash/ratelimit',
+  '@vercel/functions',
+  '@getalby/sdk',
+  'ws',
+  'path-to-regexp',
+];
 
 const WORK = inject('packedWork');
 const SECRET = inject('packedSecret');
@@ -57,7 +70,9 @@ const installed = (fixture: Fixture) => awaitStep<string>(WORK, `install-${fixtu
 
 afterAll(async () => {
   await Promise.all(servers.map((server) => server.stop()));
-  console.log(`packed-tarball suite: ${((Date.now() - startedAt) / 1000).toFixed(0)} s in its worker; preparation steps so far: ${stepTimings(WORK).join(', ')}`);
+  console.log(
+    `packed-tarball suite: ${((Date.now() - startedAt) / 1000).toFixed(0)} s in its worker; preparation steps so far: ${stepTimings(WORK).join(', ')}`,
+  );
 }, 2 * MINUTE);
 
 async function serve(command: string, args: string[], cwd: string, options: { ready?: RegExp; url?: string } = {}): Promise<string> {
@@ -86,7 +101,11 @@ async function provePaidFlow(paidUrl: string, payUrl: string): Promise<void> {
   expect(unpaid.status).toBe(402);
   expect(((await unpaid.json()) as Challenge).code).toBe('PREIMAGE_MISMATCH');
 
-  const payment = await fetch(payUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: challenge.invoice }) });
+  const payment = await fetch(payUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ invoice: challenge.invoice }),
+  });
   expect(payment.status).toBe(200);
   const { preimage } = (await payment.json()) as { preimage: string };
   expect(preimage).toMatch(/^[0-9a-f]{64}$/);
@@ -105,7 +124,9 @@ async function provePaidFlow(paidUrl: string, payUrl: string): Promise<void> {
 describe('the packed tarball', () => {
   it('holds each exported entry built, with its declarations, and no sources or tests', async () => {
     const packed = await packedLibrary();
-    const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as { exports: Record<string, string | { types: string; default: string }> };
+    const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as {
+      exports: Record<string, string | { types: string; default: string }>;
+    };
     for (const [subpath, target] of Object.entries(manifest.exports)) {
       if (typeof target === 'string') continue; // ./package.json
       expect(packed.files, subpath).toContain(target.default.replace(/^\.\//, ''));
@@ -136,63 +157,82 @@ describe('the packed tarball', () => {
     expect(output).not.toMatch(/node16 \(from ESM\): (?!🟢)|bundler: (?!🟢)/);
   });
 
-  it(`installing it into an empty project adds at most ${MAX_PACKAGES_ADDED} packages, nothing of the hosted service`, async () => {
-    const packages = installedPackages(await installed('packed-consumer'));
-    expect(packages).toContain('l402-paywall');
-    expect(packages.length, packages.join(', ')).toBeLessThanOrEqual(MAX_PACKAGES_ADDED);
-    expect(packages.filter((name) => SERVICE_ONLY.includes(name))).toEqual([]);
-  }, 3 * MINUTE);
+  it(
+    `installing it into an empty project adds at most ${MAX_PACKAGES_ADDED} packages, nothing of the hosted service`,
+    async () => {
+      const packages = installedPackages(await installed('packed-consumer'));
+      expect(packages).toContain('l402-paywall');
+      expect(packages.length, packages.join(', ')).toBeLessThanOrEqual(MAX_PACKAGES_ADDED);
+      expect(packages.filter((name) => SERVICE_ONLY.includes(name))).toEqual([]);
+    },
+    3 * MINUTE,
+  );
 
-  it('each entry but l402-paywall/node, as built, bundles for the browser with no Node built-in', async () => {
-    const { build } = await import('esbuild');
-    const project = await installed('packed-consumer');
-    const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
-    const entries = Object.keys(manifest.exports).filter((subpath) => subpath !== './node' && subpath !== './package.json');
-    expect(entries.length).toBeGreaterThanOrEqual(8);
-    for (const subpath of entries) {
-      const specifier = `l402-paywall${subpath.slice(1)}`;
-      const found: string[] = [];
-      await build({
-        stdin: { contents: `export * from '${specifier}';`, resolveDir: project, loader: 'js' },
-        bundle: true,
-        write: false,
-        format: 'esm',
-        platform: 'browser',
-        logLevel: 'silent',
-        // Optional peers, not installed here (the source-level test in edge-safe.test.ts bundles them in).
-        external: ['ws', '@getalby/sdk', '@upstash/redis'],
-        plugins: [
-          {
-            name: 'node-builtins',
-            setup(b) {
-              b.onResolve({ filter: /^node:|^(fs|path|crypto|http|https|net|tls|stream|events|zlib|buffer|url|util|os|dns|child_process|worker_threads|module)$/ }, (args) => {
-                found.push(`${args.path} (from ${args.importer})`);
-                return { path: args.path, external: true };
-              });
+  it(
+    'each entry but l402-paywall/node, as built, bundles for the browser with no Node built-in',
+    async () => {
+      const { build } = await import('esbuild');
+      const project = await installed('packed-consumer');
+      const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+      const entries = Object.keys(manifest.exports).filter((subpath) => subpath !== './node' && subpath !== './package.json');
+      expect(entries.length).toBeGreaterThanOrEqual(8);
+      for (const subpath of entries) {
+        const specifier = `l402-paywall${subpath.slice(1)}`;
+        const found: string[] = [];
+        await build({
+          stdin: { contents: `export * from '${specifier}';`, resolveDir: project, loader: 'js' },
+          bundle: true,
+          write: false,
+          format: 'esm',
+          platform: 'browser',
+          logLevel: 'silent',
+          // Optional peers, not installed here (the source-level test in edge-safe.test.ts bundles them in).
+          external: ['ws', '@getalby/sdk', '@upstash/redis'],
+          plugins: [
+            {
+              name: 'node-builtins',
+              setup(b) {
+                b.onResolve(
+                  { filter: /^node:|^(fs|path|crypto|http|https|net|tls|stream|events|zlib|buffer|url|util|os|dns|child_process|worker_threads|module)$/ },
+                  (args) => {
+                    found.push(`${args.path} (from ${args.importer})`);
+                    return { path: args.path, external: true };
+                  },
+                );
+              },
             },
-          },
-        ],
-      });
-      expect(found, specifier).toEqual([]);
-    }
-  }, 3 * MINUTE);
+          ],
+        });
+        expect(found, specifier).toEqual([]);
+      }
+    },
+    3 * MINUTE,
+  );
 
-  it('the core (withL402 and verification) bundles to at most 25 KB minified and gzipped', async () => {
-    const { gzippedBytes } = await coreBundleSize(await installed('packed-consumer'));
-    expect(gzippedBytes).toBeGreaterThan(1000);
-    expect(gzippedBytes).toBeLessThanOrEqual(MAX_CORE_GZIP_BYTES);
-  }, 3 * MINUTE);
+  it(
+    'the core (withL402 and verification) bundles to at most 25 KB minified and gzipped',
+    async () => {
+      const { gzippedBytes } = await coreBundleSize(await installed('packed-consumer'));
+      expect(gzippedBytes).toBeGreaterThan(1000);
+      expect(gzippedBytes).toBeLessThanOrEqual(MAX_CORE_GZIP_BYTES);
+    },
+    3 * MINUTE,
+  );
 });
 
 describe('a consumer type-checks against the packed declarations', () => {
   const tsc = join(REPO_DIR, 'node_modules/typescript/bin/tsc');
   for (const config of ['tsconfig.bundler.json', 'tsconfig.nodenext.json']) {
-    it(config === 'tsconfig.bundler.json' ? 'moduleResolution bundler, strict off' : 'moduleResolution nodenext, strict, library declarations checked', async () => {
-      const project = await installed('packed-consumer');
-      const { code, output } = await run(process.execPath, [tsc, '-p', config, '--pretty', 'false'], { cwd: project, allowFailure: true });
-      expect(output).toBe('');
-      expect(code).toBe(0);
-    }, 3 * MINUTE);
+    it(
+      config === 'tsconfig.bundler.json' ? 'moduleResolution bundler, strict off' : 'moduleResolution nodenext, strict, library declarations checked',
+      async () => {
+        const project = await installed('packed-consumer');
+        const { code, output } = await run(process.execPath, [tsc, '-p', config, '--pretty', 'false'], { cwd: project, allowFailure: true });
+        expect(output).toBe('');
+        expect(code).toBe(0);
+      },
+      3 * MINUTE,
+    );
   }
 });
 
@@ -202,10 +242,14 @@ describe('the paid flow on Node servers, from the packed library', () => {
     ['Express (l402-paywall/express)', 'packed-express'],
     ['Hono on @hono/node-server (withL402)', 'packed-hono'],
   ] as const) {
-    it(name, async () => {
-      const url = await serve(process.execPath, ['server.js'], await installed(fixture));
-      await provePaidFlow(`${url}/paid`, `${url}/pay`);
-    }, 3 * MINUTE);
+    it(
+      name,
+      async () => {
+        const url = await serve(process.execPath, ['server.js'], await installed(fixture));
+        await provePaidFlow(`${url}/paid`, `${url}/pay`);
+      },
+      3 * MINUTE,
+    );
   }
 });
 
@@ -217,11 +261,15 @@ describe('the paid flow inside other runtimes, from the packed core', () => {
     ['Bun', (app) => [join(app, 'node_modules/.bin/bun'), ['serve-bun.js']]],
   ];
   for (const [name, command] of runtimes) {
-    it(name, async () => {
-      const app = await installed('packed-runtimes');
-      const url = await serve(...command(app), app);
-      await provePaidFlow(`${url}/paid`, `${url}/pay`);
-    }, 3 * MINUTE);
+    it(
+      name,
+      async () => {
+        const app = await installed('packed-runtimes');
+        const url = await serve(...command(app), app);
+        await provePaidFlow(`${url}/paid`, `${url}/pay`);
+      },
+      3 * MINUTE,
+    );
   }
 });
 
@@ -236,10 +284,14 @@ describe('Next.js App Router (create-next-app defaults, no transpilePackages): n
     }));
 
   for (const runtime of ['node', 'edge']) {
-    it(`a paid route on the ${runtime} runtime`, async () => {
-      const url = `${await nextServer()}/api/${runtime}`;
-      await provePaidFlow(url, url);
-    }, 10 * MINUTE);
+    it(
+      `a paid route on the ${runtime} runtime`,
+      async () => {
+        const url = `${await nextServer()}/api/${runtime}`;
+        await provePaidFlow(url, url);
+      },
+      10 * MINUTE,
+    );
   }
 
   // An agent in a route handler pays the local service (npm start's code, in this worker) through its dev wallet.
@@ -251,15 +303,27 @@ describe('Next.js App Router (create-next-app defaults, no transpilePackages): n
   });
   afterAll(() => serviceDatabase?.close());
   for (const runtime of ['node', 'edge']) {
-    it(`a route handler on the ${runtime} runtime pays a paid route of the local service with fetchWithL402`, async () => {
-      const demo = `${service.url}/api/demo/btc-price`;
-      // Paid, or it would not answer 200.
-      expect((await fetch(demo)).status).toBe(402);
-      const answer = await fetch(`${await nextServer()}/api/agent/${runtime}?service=${encodeURIComponent(service.url)}`, { signal: AbortSignal.timeout(MINUTE) });
-      const body = (await answer.json()) as { runtime: string; status: number; body: { usd?: unknown; source?: unknown }; paidMsat: number; paidByThisCall: boolean };
-      expect(answer.status, JSON.stringify(body)).toBe(200);
-      expect(body).toMatchObject({ runtime: runtime === 'node' ? 'nodejs' : 'edge', status: 200, paidMsat: 1000, paidByThisCall: true });
-      expect(body.body).toMatchObject({ usd: expect.any(Number), source: 'simulated' });
-    }, 10 * MINUTE);
+    it(
+      `a route handler on the ${runtime} runtime pays a paid route of the local service with fetchWithL402`,
+      async () => {
+        const demo = `${service.url}/api/demo/btc-price`;
+        // Paid, or it would not answer 200.
+        expect((await fetch(demo)).status).toBe(402);
+        const answer = await fetch(`${await nextServer()}/api/agent/${runtime}?service=${encodeURIComponent(service.url)}`, {
+          signal: AbortSignal.timeout(MINUTE),
+        });
+        const body = (await answer.json()) as {
+          runtime: string;
+          status: number;
+          body: { usd?: unknown; source?: unknown };
+          paidMsat: number;
+          paidByThisCall: boolean;
+        };
+        expect(answer.status, JSON.stringify(body)).toBe(200);
+        expect(body).toMatchObject({ runtime: runtime === 'node' ? 'nodejs' : 'edge', status: 200, paidMsat: 1000, paidByThisCall: true });
+        expect(body.body).toMatchObject({ usd: expect.any(Number), source: 'simulated' });
+      },
+      10 * MINUTE,
+    );
   }
 });

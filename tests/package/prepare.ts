@@ -32,7 +32,9 @@ export default function setup(project: TestProject): () => Promise<void> {
   project.provide('packedSecret', secret);
 
   const packed = recordStep(work, 'pack', Promise.resolve(), () => packLibrary(join(work, 'pack'), { lowPriority: true }));
-  const installs = PACKED_FIXTURES.map((fixture) => recordStep(work, `install-${fixture}`, packed, ({ tarball }) => installFixture(fixture, tarball, join(work, fixture), { lowPriority: true })));
+  const installs = PACKED_FIXTURES.map((fixture) =>
+    recordStep(work, `install-${fixture}`, packed, ({ tarball }) => installFixture(fixture, tarball, join(work, fixture), { lowPriority: true })),
+  );
   const nextBuild = recordStep(work, 'next-build', installs[PACKED_FIXTURES.indexOf('packed-next')]!, async (app) => {
     await run(process.execPath, ['node_modules/next/dist/bin/next', 'build'], { cwd: app, env: cleanEnv({ L402_SECRET: secret }), lowPriority: true });
     return app;
@@ -42,7 +44,9 @@ export default function setup(project: TestProject): () => Promise<void> {
   return async () => {
     // Nothing may still be writing into the directory when it goes.
     await everything;
-    console.log(`packed-tarball preparation (beside the other suites): ${stepTimings(work).join(', ')}; ${((Date.now() - startedAt) / 1000).toFixed(0)} s from the start of the run to the end of the suite`);
+    console.log(
+      `packed-tarball preparation (beside the other suites): ${stepTimings(work).join(', ')}; ${((Date.now() - startedAt) / 1000).toFixed(0)} s from the start of the run to the end of the suite`,
+    );
     rmSync(work, { recursive: true, force: true });
   };
 }

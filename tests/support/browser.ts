@@ -14,7 +14,19 @@
 // Nothing here skips: a browser that cannot be found or started fails the tests
 // that need it, with the reason.
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants, createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -65,7 +77,9 @@ function isExecutable(path: string): boolean {
 /** Unpacks @sparticuz/chromium's archives once per package version; safe when several test files race to do it. */
 async function bundledChromium(): Promise<ChosenBrowser> {
   if (process.platform !== 'linux' || process.arch !== 'x64') {
-    throw new Error(`No Chromium: /usr/bin/chromium is absent and the npm-bundled build (@sparticuz/chromium) is for linux-x64 only, not ${process.platform}-${process.arch}. Install Chromium or set CHROMIUM_PATH.`);
+    throw new Error(
+      `No Chromium: /usr/bin/chromium is absent and the npm-bundled build (@sparticuz/chromium) is for linux-x64 only, not ${process.platform}-${process.arch}. Install Chromium or set CHROMIUM_PATH.`,
+    );
   }
   const require = createRequire(import.meta.url);
   // The package exports only its entry point (build/index.js); its root is two levels up.

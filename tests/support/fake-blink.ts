@@ -150,7 +150,8 @@ export async function startFakeBlink(options: { apiKey?: string; balanceSats?: n
       case 'lnInvoicePaymentStatusByHash': {
         const hash = String(input.paymentHash);
         const invoice = invoices.get(hash);
-        if (!invoice) return { data: null, errors: [{ message: 'Invoice not found', path: ['lnInvoicePaymentStatusByHash'], extensions: { code: 'NOT_FOUND' } }] };
+        if (!invoice)
+          return { data: null, errors: [{ message: 'Invoice not found', path: ['lnInvoicePaymentStatusByHash'], extensions: { code: 'NOT_FOUND' } }] };
         return {
           data: {
             lnInvoicePaymentStatusByHash: {
@@ -165,8 +166,10 @@ export async function startFakeBlink(options: { apiKey?: string; balanceSats?: n
       case 'lnInvoiceFeeProbe': {
         const decoded = decodeInvoice(String(input.paymentRequest));
         const amountSats = (decoded.amountMsat ?? 0) / 1000;
-        if (amountSats + blink.feeSats > blink.balanceSats) return { data: { lnInvoiceFeeProbe: { amount: null, ...refusal('Payment amount exceeds balance', 'INSUFFICIENT_BALANCE') } } };
-        if (!payable.has(decoded.paymentHash)) return { data: { lnInvoiceFeeProbe: { amount: 0, ...refusal('Unable to find a route for payment.', 'ROUTE_FINDING_ERROR') } } };
+        if (amountSats + blink.feeSats > blink.balanceSats)
+          return { data: { lnInvoiceFeeProbe: { amount: null, ...refusal('Payment amount exceeds balance', 'INSUFFICIENT_BALANCE') } } };
+        if (!payable.has(decoded.paymentHash))
+          return { data: { lnInvoiceFeeProbe: { amount: 0, ...refusal('Unable to find a route for payment.', 'ROUTE_FINDING_ERROR') } } };
         return { data: { lnInvoiceFeeProbe: { amount: blink.feeSats, errors: [] } } };
       }
       case 'lnInvoicePaymentSend': {
@@ -177,12 +180,16 @@ export async function startFakeBlink(options: { apiKey?: string; balanceSats?: n
         sends.set(hash, history);
         if (history.some((s) => s.status === 'SUCCESS')) return { data: { lnInvoicePaymentSend: { status: 'ALREADY_PAID', errors: [], transaction: null } } };
         if (amountSats + blink.feeSats > blink.balanceSats) {
-          return { data: { lnInvoicePaymentSend: { status: 'FAILURE', transaction: null, ...refusal('Payment amount exceeds balance', 'INSUFFICIENT_BALANCE') } } };
+          return {
+            data: { lnInvoicePaymentSend: { status: 'FAILURE', transaction: null, ...refusal('Payment amount exceeds balance', 'INSUFFICIENT_BALANCE') } },
+          };
         }
         const preimage = payable.get(hash);
         if (!preimage) {
           history.push({ status: 'FAILURE', feeSats: 0, amountSats });
-          return { data: { lnInvoicePaymentSend: { status: 'FAILURE', transaction: null, ...refusal('Unable to find a route for payment.', 'ROUTE_FINDING_ERROR') } } };
+          return {
+            data: { lnInvoicePaymentSend: { status: 'FAILURE', transaction: null, ...refusal('Unable to find a route for payment.', 'ROUTE_FINDING_ERROR') } },
+          };
         }
         blink.balanceSats -= amountSats + blink.feeSats;
         const send: Send = { status: blink.holdPayments ? 'PENDING' : 'SUCCESS', feeSats: blink.feeSats, amountSats, ...(!blink.holdPayments && { preimage }) };
@@ -195,7 +202,9 @@ export async function startFakeBlink(options: { apiKey?: string; balanceSats?: n
         if (variables.walletId !== blink.btcWalletId) return { data: null, errors: [{ message: 'Wallet not found', extensions: { code: 'NOT_FOUND' } }] };
         const invoice = invoices.get(hash);
         const txs = [
-          ...(invoice?.paid ? [{ direction: 'RECEIVE', status: 'SUCCESS', settlementFee: 0, settlementVia: { __typename: 'SettlementViaLn', preImage: invoice.preimage } }] : []),
+          ...(invoice?.paid
+            ? [{ direction: 'RECEIVE', status: 'SUCCESS', settlementFee: 0, settlementVia: { __typename: 'SettlementViaLn', preImage: invoice.preimage } }]
+            : []),
           ...(sends.get(hash) ?? []).map((s) => ({
             direction: 'SEND',
             status: s.status,
@@ -224,7 +233,8 @@ export async function startFakeBlink(options: { apiKey?: string; balanceSats?: n
       return send(400, JSON.stringify({ errors: [{ message: 'Invalid JSON' }] }));
     }
     const field = FIELDS.find(([, pattern]) => pattern.test(body.query ?? ''))?.[0];
-    if (!field) return send(400, JSON.stringify({ errors: [{ message: 'Unknown operation (fake Blink)', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] }));
+    if (!field)
+      return send(400, JSON.stringify({ errors: [{ message: 'Unknown operation (fake Blink)', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] }));
     requests.push({ field, variables: body.variables ?? {} });
     const fault = faults.get(field);
     if (fault) {

@@ -162,7 +162,15 @@ export async function startFakeNwcWallet(options: FakeNwcWalletOptions): Promise
     const hash = decoded.paymentHash;
     if (outgoing.get(hash)?.state === 'settled') return { error: { code: 'OTHER', message: 'invoice already paid' } };
     if (amount + wallet.feeMsat > wallet.balanceMsat) return { error: { code: 'INSUFFICIENT_BALANCE', message: 'not enough balance' } };
-    const tx: Transaction = { type: 'outgoing', state: 'pending', invoice: String(params.invoice), payment_hash: hash, amount, fees_paid: wallet.feeMsat, created_at: now() };
+    const tx: Transaction = {
+      type: 'outgoing',
+      state: 'pending',
+      invoice: String(params.invoice),
+      payment_hash: hash,
+      amount,
+      fees_paid: wallet.feeMsat,
+      created_at: now(),
+    };
     const preimage = payable.get(hash);
     if (!preimage) {
       outgoing.set(hash, { ...tx, state: 'failed' });
@@ -178,7 +186,17 @@ export async function startFakeNwcWallet(options: FakeNwcWalletOptions): Promise
   function answer(method: string, params: Record<string, unknown>): Answer {
     switch (method) {
       case 'get_info':
-        return { result: { alias: 'fake-wallet', color: '#000000', pubkey: walletPubkey, network: 'regtest', block_height: 1, block_hash: '00'.repeat(32), methods: METHODS } };
+        return {
+          result: {
+            alias: 'fake-wallet',
+            color: '#000000',
+            pubkey: walletPubkey,
+            network: 'regtest',
+            block_height: 1,
+            block_hash: '00'.repeat(32),
+            methods: METHODS,
+          },
+        };
       case 'get_balance':
         return { result: { balance: wallet.balanceMsat } };
       case 'make_invoice': {
@@ -234,7 +252,11 @@ export async function startFakeNwcWallet(options: FakeNwcWalletOptions): Promise
         {
           kind: 23195,
           created_at: now(),
-          tags: [['e', request.id], ['p', request.pubkey], ['encryption', scheme]],
+          tags: [
+            ['e', request.id],
+            ['p', request.pubkey],
+            ['encryption', scheme],
+          ],
           content: encrypt(scheme, request.pubkey, JSON.stringify(body)),
         },
         walletSecret,
@@ -291,7 +313,10 @@ export async function startFakeNwcWallet(options: FakeNwcWalletOptions): Promise
     {
       kind: 13194,
       created_at: now(),
-      tags: [['encryption', encryptions.join(' ')], ['notifications', 'payment_received']],
+      tags: [
+        ['encryption', encryptions.join(' ')],
+        ['notifications', 'payment_received'],
+      ],
       content: METHODS.join(' '),
     },
     walletSecret,

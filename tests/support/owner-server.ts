@@ -100,7 +100,9 @@ export interface OwnerServer {
 
 const DEFAULTS: OwnerSettings = { commentAllowed: 0, minSendable: 1000, maxSendable: 100_000_000_000, reason: 'The owner refuses' };
 
-export async function startOwnerServer(options: { store?: KeyValueStore; behaviour?: OwnerBehaviour; settings?: Partial<OwnerSettings>; privateKey?: string } = {}): Promise<OwnerServer> {
+export async function startOwnerServer(
+  options: { store?: KeyValueStore; behaviour?: OwnerBehaviour; settings?: Partial<OwnerSettings>; privateKey?: string } = {},
+): Promise<OwnerServer> {
   const privateKey = options.privateKey ?? bytesToHex(randomBytes(32));
   const node = createDevNode({ store: options.store ?? createMemoryStore(), privateKey });
   let behaviour: OwnerBehaviour = options.behaviour ?? 'honest';
@@ -108,7 +110,11 @@ export async function startOwnerServer(options: { store?: KeyValueStore; behavio
   const requests: OwnerRequest[] = [];
   const sockets = new Set<Socket>();
   let origin = '';
-  const metadata = (username: string) => JSON.stringify([['text/plain', `Payment to ${username}`], ['text/identifier', `${username}@${origin.replace(/^http:\/\//, '')}`]]);
+  const metadata = (username: string) =>
+    JSON.stringify([
+      ['text/plain', `Payment to ${username}`],
+      ['text/identifier', `${username}@${origin.replace(/^http:\/\//, '')}`],
+    ]);
 
   const misbehavesAt = (stage: 'lnurlp' | 'callback', defaultStage: 'lnurlp' | 'callback') => (settings.stage ?? defaultStage) === stage;
 
@@ -120,7 +126,14 @@ export async function startOwnerServer(options: { store?: KeyValueStore; behavio
     const stage: OwnerRequest['stage'] = lnurlp ? 'lnurlp' : callback ? 'callback' : 'other';
     const amount = url.searchParams.get('amount');
     const comment = url.searchParams.get('comment');
-    requests.push({ stage, username, path: url.pathname + url.search, ...(amount !== null ? { amountMsat: Number(amount) } : {}), ...(comment !== null ? { comment } : {}), ...(req.headers.host ? { host: req.headers.host } : {}) });
+    requests.push({
+      stage,
+      username,
+      path: url.pathname + url.search,
+      ...(amount !== null ? { amountMsat: Number(amount) } : {}),
+      ...(comment !== null ? { comment } : {}),
+      ...(req.headers.host ? { host: req.headers.host } : {}),
+    });
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json', 'access-control-allow-origin': '*' });
       res.end(JSON.stringify(body));
@@ -138,7 +151,10 @@ export async function startOwnerServer(options: { store?: KeyValueStore; behavio
     if (behaviour === 'error-status' && misbehavesAt(here, 'callback')) return send(200, { status: 'ERROR', reason: settings.reason });
 
     if (stage === 'lnurlp') {
-      const callbackUrl = behaviour === 'private-callback' ? (settings.redirectTo ?? 'https://169.254.169.254/latest/meta-data/') : `${origin}/callback/${encodeURIComponent(username)}`;
+      const callbackUrl =
+        behaviour === 'private-callback'
+          ? (settings.redirectTo ?? 'https://169.254.169.254/latest/meta-data/')
+          : `${origin}/callback/${encodeURIComponent(username)}`;
       return send(200, {
         tag: 'payRequest',
         callback: callbackUrl,
@@ -150,7 +166,8 @@ export async function startOwnerServer(options: { store?: KeyValueStore; behavio
     }
 
     const amountMsat = Number(amount);
-    if (!Number.isSafeInteger(amountMsat) || amountMsat < settings.minSendable || amountMsat > settings.maxSendable) return send(400, { status: 'ERROR', reason: 'amount out of range' });
+    if (!Number.isSafeInteger(amountMsat) || amountMsat < settings.minSendable || amountMsat > settings.maxSendable)
+      return send(400, { status: 'ERROR', reason: 'amount out of range' });
     if (comment !== null && comment.length > settings.commentAllowed) return send(400, { status: 'ERROR', reason: 'comment too long' });
     const honestHash = bytesToHex(sha256(utf8ToBytes(metadata(username))));
     let pr: string;
@@ -281,7 +298,10 @@ function tamperedPaymentHash(invoice: string, privateKeyHex: string): string {
   const payee = secp256k1.getPublicKey(hexToBytes(privateKeyHex), true);
   const payeeWords = bech32.toWords(payee);
   const signed = [...data, 19, payeeWords.length >> 5, payeeWords.length & 31, ...payeeWords];
-  const sig = secp256k1.sign(sha256(concatBytes(utf8ToBytes(prefix), wordsToPaddedBytes(signed))), hexToBytes(privateKeyHex), { prehash: false, format: 'recovered' });
+  const sig = secp256k1.sign(sha256(concatBytes(utf8ToBytes(prefix), wordsToPaddedBytes(signed))), hexToBytes(privateKeyHex), {
+    prehash: false,
+    format: 'recovered',
+  });
   const sigWords = bech32.toWords(concatBytes(sig.subarray(1), sig.subarray(0, 1)));
   // The `p` field: walk the tagged fields after the 7-word timestamp.
   const tampered = signed.slice();

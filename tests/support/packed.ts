@@ -60,14 +60,17 @@ export function run(
     }
     let output = '';
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }, options.timeoutMs ?? 10 * 60_000);
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      },
+      options.timeoutMs ?? 10 * 60_000,
+    );
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
     child.on('error', (error) => {
@@ -76,7 +79,8 @@ export function run(
     });
     child.on('close', (code) => {
       clearTimeout(timer);
-      if (timedOut) reject(new Error(`${command} ${args.join(' ')} (in ${options.cwd}) did not end in ${options.timeoutMs ?? 10 * 60_000} ms:\n${output.slice(-6000)}`));
+      if (timedOut)
+        reject(new Error(`${command} ${args.join(' ')} (in ${options.cwd}) did not end in ${options.timeoutMs ?? 10 * 60_000} ms:\n${output.slice(-6000)}`));
       else if (code === 0 || options.allowFailure) resolve({ code, output });
       else reject(new Error(`${command} ${args.join(' ')} (in ${options.cwd}) exited ${code}:\n${output.slice(-6000)}`));
     });
@@ -196,7 +200,10 @@ export function startServer(
       }
     };
     // A server that never comes up must not hold the suite until its timeout unexplained.
-    const giveUp = setTimeout(() => fail(new Error(`${command} ${args.join(' ')} did not start in ${options.startupMs ?? 60_000} ms:\n${output}`)), options.startupMs ?? 60_000);
+    const giveUp = setTimeout(
+      () => fail(new Error(`${command} ${args.join(' ')} did not start in ${options.startupMs ?? 60_000} ms:\n${output}`)),
+      options.startupMs ?? 60_000,
+    );
     const fail = (error: Error) => {
       if (settled) return;
       settled = true;

@@ -21,7 +21,16 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   const dataDir = mkdtempSync(join(tmpdir(), 'l402-process-'));
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'scripts/dev-server.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', BTC_PRICE_SOURCES: 'none', DATA_DIR: dataDir, DATABASE_URL: 'pglite://memory', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'test',
+      BTC_PRICE_SOURCES: 'none',
+      DATA_DIR: dataDir,
+      DATABASE_URL: 'pglite://memory',
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

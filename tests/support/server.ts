@@ -46,7 +46,11 @@ export async function payDemoChallenge(serverUrl: string): Promise<DemoCredentia
   const challenge = await fetch(`${serverUrl}/api/demo/btc-price`);
   expect(challenge.status).toBe(402);
   const body = (await challenge.json()) as ChallengeBody;
-  const paid = await fetch(`${serverUrl}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: body.invoice }) });
+  const paid = await fetch(`${serverUrl}/api/dev/pay`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ invoice: body.invoice }),
+  });
   expect(paid.status).toBe(200);
   const { preimage } = (await paid.json()) as { preimage: string };
   return { authorization: `L402 ${body.macaroon}:${preimage}`, token: body.macaroon, preimage, paymentHash: body.paymentHash };

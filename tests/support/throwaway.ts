@@ -53,7 +53,11 @@ export async function startThrowawayRedis(): Promise<ThrowawayServer> {
   const url = `redis://127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir], { stdio: 'ignore' });
+    child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir],
+      { stdio: 'ignore' },
+    );
     await until(`redis-server on port ${port}`, () => redisAnswers(url));
   };
   const stop = async () => {
@@ -87,7 +91,9 @@ async function started(server: { url: string; port: number; dir: string; start()
 function postgresBin(): string | undefined {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl'))).sort((a, b) => Number(a) - Number(b));
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl')))
+    .sort((a, b) => Number(a) - Number(b));
   return versions.length ? join(root, versions.at(-1)!, 'bin') : undefined;
 }
 

@@ -103,9 +103,7 @@ function send(response: ServerResponse, status: number, body: unknown): void {
   response.end(JSON.stringify(body));
 }
 
-export async function startUpstashRestServer(
-  options: UpstashRestServerOptions,
-): Promise<UpstashRestServer> {
+export async function startUpstashRestServer(options: UpstashRestServerOptions): Promise<UpstashRestServer> {
   // RESP2 on purpose: Upstash answers as RESP2 would (a Lua `true` is 1),
   // and ioredis 6 speaks RESP3 by default.
   const redis = new Redis(options.redisUrl, {
@@ -175,9 +173,7 @@ export async function startUpstashRestServer(
     });
     // Rejects with EXECABORT when a command could not even be queued.
     const replies = (await transaction.exec()) ?? [];
-    return replies.map(([error, reply], i) =>
-      error ? { error: errorMessage(error) } : { result: encodeReply(overrides[i] ?? reply, base64) },
-    );
+    return replies.map(([error, reply], i) => (error ? { error: errorMessage(error) } : { result: encodeReply(overrides[i] ?? reply, base64) }));
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -212,9 +208,7 @@ export async function startUpstashRestServer(
         const commands = body.map(parseCommand);
         // One connection runs commands in the order they are written, so
         // sending them all at once keeps pipeline order.
-        const replies = path === '/pipeline'
-          ? await Promise.all(commands.map((command) => runOne(command, base64)))
-          : await runTransaction(commands, base64);
+        const replies = path === '/pipeline' ? await Promise.all(commands.map((command) => runOne(command, base64))) : await runTransaction(commands, base64);
         send(response, 200, replies);
       } else {
         send(response, 404, { error: `ERR unknown path ${path}` });
@@ -245,9 +239,7 @@ export async function startUpstashRestServer(
     async close() {
       // The client keeps connections alive; without this close() would wait for them.
       server.closeAllConnections();
-      await new Promise<void>((resolve, reject) =>
-        server.close((error) => (error ? reject(error) : resolve())),
-      );
+      await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
       // QUIT needs an answer; a Redis that is down (the outage tests) gets none.
       if (redis.status === 'ready') await redis.quit();
       else redis.disconnect();

@@ -31,7 +31,8 @@ function referenceBudget(totalMsat: number, perHostMsat: number | undefined, win
       };
     },
     spentMsat: (host?: string) => sum(host, true),
-    remainingMsat: (host?: string) => Math.max(0, Math.min(totalMsat - sum(), host === undefined || perHostMsat === undefined ? Infinity : perHostMsat - sum(host))),
+    remainingMsat: (host?: string) =>
+      Math.max(0, Math.min(totalMsat - sum(), host === undefined || perHostMsat === undefined ? Infinity : perHostMsat - sum(host))),
   };
 }
 
@@ -72,38 +73,49 @@ describe('createBudget', () => {
       fc.record({ kind: fc.constant('wait' as const), ms: fc.integer({ min: 0, max: 3_000 }) }),
     );
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 20 }), fc.option(fc.integer({ min: 0, max: 12 }), { nil: undefined }), fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }), fc.array(step, { maxLength: 80 }), (totalSats, perHostSats, windowSeconds, steps) => {
-        let clock = 1_000_000;
-        const now = () => clock;
-        const budget = createBudget({ totalSats, perHostSats, windowSeconds, now });
-        const reference = referenceBudget(totalSats * 1000, perHostSats === undefined ? undefined : perHostSats * 1000, windowSeconds === undefined ? undefined : windowSeconds * 1000, now);
-        const held: [BudgetReservation, { commit(): void; release(): void }][] = [];
-        for (const s of steps) {
-          if (s.kind === 'wait') clock += s.ms;
-          else if (s.kind === 'reserve') {
-            const expected = reference.reserve(s.host, s.msat);
-            let reservation: BudgetReservation | undefined;
-            try {
-              reservation = budget.reserve(s.host, s.msat);
-            } catch (error) {
-              expect(error).toMatchObject({ code: 'BUDGET_EXCEEDED' });
+      fc.property(
+        fc.integer({ min: 0, max: 20 }),
+        fc.option(fc.integer({ min: 0, max: 12 }), { nil: undefined }),
+        fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }),
+        fc.array(step, { maxLength: 80 }),
+        (totalSats, perHostSats, windowSeconds, steps) => {
+          let clock = 1_000_000;
+          const now = () => clock;
+          const budget = createBudget({ totalSats, perHostSats, windowSeconds, now });
+          const reference = referenceBudget(
+            totalSats * 1000,
+            perHostSats === undefined ? undefined : perHostSats * 1000,
+            windowSeconds === undefined ? undefined : windowSeconds * 1000,
+            now,
+          );
+          const held: [BudgetReservation, { commit(): void; release(): void }][] = [];
+          for (const s of steps) {
+            if (s.kind === 'wait') clock += s.ms;
+            else if (s.kind === 'reserve') {
+              const expected = reference.reserve(s.host, s.msat);
+              let reservation: BudgetReservation | undefined;
+              try {
+                reservation = budget.reserve(s.host, s.msat);
+              } catch (error) {
+                expect(error).toMatchObject({ code: 'BUDGET_EXCEEDED' });
+              }
+              expect(reservation !== undefined).toBe(expected !== undefined);
+              if (reservation && expected) held.push([reservation, expected]);
+            } else if (held.length > 0) {
+              const [ours, theirs] = held[s.which % held.length]!;
+              ours[s.kind]();
+              theirs[s.kind]();
             }
-            expect(reservation !== undefined).toBe(expected !== undefined);
-            if (reservation && expected) held.push([reservation, expected]);
-          } else if (held.length > 0) {
-            const [ours, theirs] = held[s.which % held.length]!;
-            ours[s.kind]();
-            theirs[s.kind]();
+            const spent = budget.spent();
+            expect(spent.totalMsat).toBe(reference.spentMsat());
+            for (const h of ['a.example', 'b.example', 'c.example']) {
+              expect(spent.byHost[h]?.msat ?? 0).toBe(reference.spentMsat(h));
+              expect(budget.remainingMsat(h)).toBe(reference.remainingMsat(h));
+            }
+            expect(budget.remainingMsat()).toBe(reference.remainingMsat());
           }
-          const spent = budget.spent();
-          expect(spent.totalMsat).toBe(reference.spentMsat());
-          for (const h of ['a.example', 'b.example', 'c.example']) {
-            expect(spent.byHost[h]?.msat ?? 0).toBe(reference.spentMsat(h));
-            expect(budget.remainingMsat(h)).toBe(reference.remainingMsat(h));
-          }
-          expect(budget.remainingMsat()).toBe(reference.remainingMsat());
-        }
-      }),
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -111,7 +123,11 @@ describe('createBudget', () => {
   it('keeps running totals: a million payments charge and report like the first', () => {
     const budget = createBudget({ totalSats: 1_000_000, perHostSats: 1_000_000 });
     for (let i = 0; i < 1_000_000; i++) budget.reserve(i % 2 ? 'a.example' : 'b.example', 1_000).commit();
-    expect(budget.spent()).toEqual({ totalMsat: 1e9, totalSats: 1e6, byHost: { 'a.example': { msat: 5e8, sats: 5e5 }, 'b.example': { msat: 5e8, sats: 5e5 } } });
+    expect(budget.spent()).toEqual({
+      totalMsat: 1e9,
+      totalSats: 1e6,
+      byHost: { 'a.example': { msat: 5e8, sats: 5e5 }, 'b.example': { msat: 5e8, sats: 5e5 } },
+    });
     expect(() => budget.reserve('a.example', 1)).toThrow(expect.objectContaining({ code: 'BUDGET_EXCEEDED' }));
   });
 

@@ -64,14 +64,23 @@ describe('loadConfig', () => {
     const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
     const local = { L402_SECRET: 's'.repeat(32), DATA_DIR: dataDir() };
     expect(loadConfig(local).events).toBeUndefined();
-    expect(loadConfig({ ...local, EVENTS_WEBHOOK_URL: 'http://127.0.0.1:9000/hook', EVENTS_WEBHOOK_SECRET: secret }).events).toEqual({ webhookUrl: 'http://127.0.0.1:9000/hook', webhookSecret: secret });
+    expect(loadConfig({ ...local, EVENTS_WEBHOOK_URL: 'http://127.0.0.1:9000/hook', EVENTS_WEBHOOK_SECRET: secret }).events).toEqual({
+      webhookUrl: 'http://127.0.0.1:9000/hook',
+      webhookSecret: secret,
+    });
     expect(() => loadConfig({ ...local, EVENTS_WEBHOOK_URL: 'https://hooks.example.com/l402' })).toThrow(/both EVENTS_WEBHOOK_URL and EVENTS_WEBHOOK_SECRET/);
     expect(() => loadConfig({ ...local, EVENTS_WEBHOOK_SECRET: secret })).toThrow(/both/);
     expect(() => loadConfig({ ...local, EVENTS_WEBHOOK_URL: 'https://hooks.example.com/l402', EVENTS_WEBHOOK_SECRET: 'hunter2' })).toThrow(/whsec_/);
-    expect(() => loadConfig({ ...local, EVENTS_WEBHOOK_URL: 'https://hooks.example.com/l402', EVENTS_WEBHOOK_SECRET: `whsec_${Buffer.alloc(8).toString('base64')}` })).toThrow(/24 to 64 bytes/);
+    expect(() =>
+      loadConfig({ ...local, EVENTS_WEBHOOK_URL: 'https://hooks.example.com/l402', EVENTS_WEBHOOK_SECRET: `whsec_${Buffer.alloc(8).toString('base64')}` }),
+    ).toThrow(/24 to 64 bytes/);
     expect(() => loadConfig({ ...local, EVENTS_WEBHOOK_URL: 'ftp://hooks.example.com/', EVENTS_WEBHOOK_SECRET: secret })).toThrow(/https/);
-    expect(() => loadConfig({ ...local, NODE_ENV: 'production', EVENTS_WEBHOOK_URL: 'http://hooks.example.com/', EVENTS_WEBHOOK_SECRET: secret })).toThrow(/https/);
-    expect(loadConfig({ ...local, NODE_ENV: 'production', EVENTS_WEBHOOK_URL: 'https://hooks.example.com/', EVENTS_WEBHOOK_SECRET: secret }).events?.webhookUrl).toBe('https://hooks.example.com/');
+    expect(() => loadConfig({ ...local, NODE_ENV: 'production', EVENTS_WEBHOOK_URL: 'http://hooks.example.com/', EVENTS_WEBHOOK_SECRET: secret })).toThrow(
+      /https/,
+    );
+    expect(
+      loadConfig({ ...local, NODE_ENV: 'production', EVENTS_WEBHOOK_URL: 'https://hooks.example.com/', EVENTS_WEBHOOK_SECRET: secret }).events?.webhookUrl,
+    ).toBe('https://hooks.example.com/');
   });
 
   it('explains invalid settings instead of running with them', () => {

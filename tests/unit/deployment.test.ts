@@ -93,7 +93,7 @@ describe('serviceRoute', () => {
     expect(seen[0]).toBe(seen[1]);
   });
 
-  it('keeps route()\'s shape: 405 with Allow, CORS', async () => {
+  it("keeps route()'s shape: 405 with Allow, CORS", async () => {
     const refused = await fn.fetchWith(new Request('http://localhost/x', { method: 'POST' }), createDeployment(local()));
     expect(refused.status).toBe(405);
     expect(refused.headers.get('allow')).toBe('GET, HEAD, OPTIONS');

@@ -26,7 +26,10 @@ async function paidFlow(options: Partial<L402Options> = {}) {
   const refused = await handler(new Request('http://shop.example/paid', { headers: { authorization: 'L402 garbage:00' } }));
   const served = await handler(new Request('http://shop.example/paid', { headers: { authorization } }));
   const replayed = await handler(new Request('http://shop.example/paid', { headers: { authorization } }));
-  return { statuses: [challenge.status, refused.status, served.status, replayed.status], bodies: [(await refused.json()).code, await served.json(), (await replayed.json()).code] };
+  return {
+    statuses: [challenge.status, refused.status, served.status, replayed.status],
+    bodies: [(await refused.json()).code, await served.json(), (await replayed.json()).code],
+  };
 }
 
 describe('onEvent unset', () => {

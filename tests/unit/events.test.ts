@@ -117,7 +117,9 @@ describe('server events from withL402', () => {
     vi.spyOn(Date, 'now').mockImplementation(() => wall);
     try {
       const provider = recordingProvider();
-      const slow = { createInvoice: (request: Parameters<typeof provider.createInvoice>[0]) => ((monotonic += 5), (wall += 5), provider.createInvoice(request)) };
+      const slow = {
+        createInvoice: (request: Parameters<typeof provider.createInvoice>[0]) => ((monotonic += 5), (wall += 5), provider.createInvoice(request)),
+      };
       const { events, handler } = paywall({ provider: slow });
       const challenge = await handler(request());
       expect(challenge.status).toBe(402);
@@ -169,7 +171,12 @@ describe('server events from withL402', () => {
     const types = events.map((e) => e.type.replace('dev.l402paywall.server.', ''));
     expect(types).toEqual(['challenge.issued', 'request.served', 'token.rejected', 'challenge.issued', 'token.rejected', 'challenge.issued']);
     const [, , used, reissued, malformed] = events as L402Event[];
-    expect(used!.data).toMatchObject({ reason: 'TOKEN_ALREADY_USED', claimedPaymentHash: hash, session: { id: hash, kind: 'payment' }, causation: { traceStarted: true } });
+    expect(used!.data).toMatchObject({
+      reason: 'TOKEN_ALREADY_USED',
+      claimedPaymentHash: hash,
+      session: { id: hash, kind: 'payment' },
+      causation: { traceStarted: true },
+    });
     expect(reissued!.data.causation.causationId).toBe(used!.id);
     expect(reissued!.traceparent).toBe(used!.traceparent); // one request, one span
     expect(malformed!.data.reason).toBe('MALFORMED_TOKEN');
@@ -265,9 +272,13 @@ describe('server events from l402Middleware (Express)', () => {
 
   beforeAll(async () => {
     const app = express();
-    app.get('/paid', l402Middleware({ priceSats: 4, provider, secret: SECRET, onEvent: (e) => void events.push(e), events: { source: 'urn:test:express' } }), (_req, res) => {
-      res.status(201).json({ ok: true });
-    });
+    app.get(
+      '/paid',
+      l402Middleware({ priceSats: 4, provider, secret: SECRET, onEvent: (e) => void events.push(e), events: { source: 'urn:test:express' } }),
+      (_req, res) => {
+        res.status(201).json({ ok: true });
+      },
+    );
     server = createServer(app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -297,7 +308,7 @@ describe('server events from l402Middleware (Express)', () => {
 });
 
 describe('server events in managed mode', () => {
-  it('onEvent passes through: the invoice comes from the service, the events are the paywall owner\'s', async () => {
+  it("onEvent passes through: the invoice comes from the service, the events are the paywall owner's", async () => {
     const node = createDevNode();
     // The hosted service's POST /api/invoice, answered in process with a real regtest invoice.
     const service = async (_input: string | URL | Request, init?: RequestInit) => {
@@ -368,7 +379,11 @@ describe('signatures: Standard Webhooks', () => {
     const body = JSON.stringify(event());
     const timestamp = new Date();
     const signature = new Webhook(secret).sign('evt-1', timestamp, body);
-    const headers = { 'webhook-id': 'evt-1', 'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)), 'webhook-signature': `v1,${'A'.repeat(43)}= ${signature}` };
+    const headers = {
+      'webhook-id': 'evt-1',
+      'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+      'webhook-signature': `v1,${'A'.repeat(43)}= ${signature}`,
+    };
     expect(verifyEvent(body, headers, secret).type).toBe(EVENT_TYPES.serverRequestServed);
   });
 
@@ -378,14 +393,18 @@ describe('signatures: Standard Webhooks', () => {
     expect(refusal(() => verifyEvent(tampered, headers, secret))).toBe('BAD_SIGNATURE');
     expect(() => new Webhook(secret).verify(tampered, headers)).toThrow();
     expect(refusal(() => verifyEvent(body, { ...headers, 'webhook-id': 'evt-2' }, secret))).toBe('BAD_SIGNATURE');
-    expect(refusal(() => verifyEvent(body, { ...headers, 'webhook-timestamp': String(Number(headers['webhook-timestamp']) - 1) }, secret))).toBe('BAD_SIGNATURE');
+    expect(refusal(() => verifyEvent(body, { ...headers, 'webhook-timestamp': String(Number(headers['webhook-timestamp']) - 1) }, secret))).toBe(
+      'BAD_SIGNATURE',
+    );
   });
 
   it('unsigned: no signature headers, or a signature of another scheme, is refused', () => {
     const { body, headers } = signed();
     expect(refusal(() => verifyEvent(body, {}, secret))).toBe('MISSING_HEADERS');
     expect(refusal(() => verifyEvent(body, { 'webhook-id': 'evt-1', 'webhook-timestamp': headers['webhook-timestamp']! }, secret))).toBe('MISSING_HEADERS');
-    expect(refusal(() => verifyEvent(body, { ...headers, 'webhook-signature': headers['webhook-signature']!.replace('v1,', 'v1a,') }, secret))).toBe('BAD_SIGNATURE');
+    expect(refusal(() => verifyEvent(body, { ...headers, 'webhook-signature': headers['webhook-signature']!.replace('v1,', 'v1a,') }, secret))).toBe(
+      'BAD_SIGNATURE',
+    );
   });
 
   it('wrongly keyed: signed with another secret, refused (by both)', () => {

@@ -33,7 +33,13 @@ describe('createJournaledStore', () => {
     expect(await second.get('long')).toBe('z');
     expect(await second.get('balance')).toBe('3500');
     // Compacted: one line per live key.
-    expect(readFileSync(file(), 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { k: string }).k).sort()).toEqual(['balance', 'kept', 'long']);
+    expect(
+      readFileSync(file(), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { k: string }).k)
+        .sort(),
+    ).toEqual(['balance', 'kept', 'long']);
   });
 
   it('writes into the store it wraps, and journals only what goes through it', async () => {

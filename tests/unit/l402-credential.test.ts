@@ -11,7 +11,13 @@ const PRE = 'ab'.repeat(32);
 
 describe('parseCredential', () => {
   it('accepts L402 and LSAT in any case, base64url or padded standard base64, any-case hex', () => {
-    for (const header of [`L402 ${TOKEN}:${PRE}`, `l402 ${TOKEN}:${PRE}`, `LSAT ${TOKEN}:${PRE}`, `lSaT ${TOKEN}:${PRE}`, `L402   ${TOKEN}:${PRE.toUpperCase()}  `]) {
+    for (const header of [
+      `L402 ${TOKEN}:${PRE}`,
+      `l402 ${TOKEN}:${PRE}`,
+      `LSAT ${TOKEN}:${PRE}`,
+      `lSaT ${TOKEN}:${PRE}`,
+      `L402   ${TOKEN}:${PRE.toUpperCase()}  `,
+    ]) {
       expect(parseCredential(header), header).toEqual({ ok: true, credential: { token: TOKEN, preimage: PRE } });
     }
     expect(parseCredential(`L402 ab+/cd==:${PRE}`)).toEqual({ ok: true, credential: { token: 'ab+/cd==', preimage: PRE } });
@@ -20,7 +26,15 @@ describe('parseCredential', () => {
   it('names what is wrong', () => {
     expect(parseCredential(null)).toMatchObject({ ok: false, rejection: { code: 'PAYMENT_REQUIRED' } });
     expect(parseCredential('')).toMatchObject({ ok: false, rejection: { code: 'PAYMENT_REQUIRED' } });
-    for (const header of ['Bearer abc', `L402${TOKEN}:${PRE}`, `L402 ${TOKEN}`, `L402 :${PRE}`, `L402 ${TOKEN}:`, `L402 ${TOKEN}:${PRE}:${PRE}`, `Basic ${TOKEN}:${PRE}`]) {
+    for (const header of [
+      'Bearer abc',
+      `L402${TOKEN}:${PRE}`,
+      `L402 ${TOKEN}`,
+      `L402 :${PRE}`,
+      `L402 ${TOKEN}:`,
+      `L402 ${TOKEN}:${PRE}:${PRE}`,
+      `Basic ${TOKEN}:${PRE}`,
+    ]) {
       expect(parseCredential(header), header).toMatchObject({ ok: false, rejection: { code: 'MALFORMED_CREDENTIAL' } });
     }
     for (const preimage of ['zz'.repeat(32), 'ab'.repeat(32) + 'x', 'ab', 'ab'.repeat(31), 'ab'.repeat(33), 'ab'.repeat(32) + 'a']) {
@@ -57,7 +71,15 @@ describe('parseCredential', () => {
   };
 
   it('answers what a plain step-by-step reading of the grammar answers, on random strings (property)', () => {
-    const near = fc.tuple(fc.constantFrom('L402', 'lsat', 'LSAT', 'l402', 'L40', 'Bearer', ''), fc.constantFrom(' ', '\t', '  ', '', ':'), fc.string({ maxLength: 40 }), fc.constantFrom(':', '', '::'), fc.oneof(fc.constant(PRE), fc.constant(PRE.toUpperCase()), fc.string({ maxLength: 70 })), fc.constantFrom('', ' ', '\t', '\n', '\u00a0'))
+    const near = fc
+      .tuple(
+        fc.constantFrom('L402', 'lsat', 'LSAT', 'l402', 'L40', 'Bearer', ''),
+        fc.constantFrom(' ', '\t', '  ', '', ':'),
+        fc.string({ maxLength: 40 }),
+        fc.constantFrom(':', '', '::'),
+        fc.oneof(fc.constant(PRE), fc.constant(PRE.toUpperCase()), fc.string({ maxLength: 70 })),
+        fc.constantFrom('', ' ', '\t', '\n', '\u00a0'),
+      )
       .map((parts) => parts.join(''));
     const outcomes = new Set<string>();
     fc.assert(
@@ -82,7 +104,12 @@ describe('parseCredential', () => {
     );
     // Inputs that make a backtracking pattern explode: the answers are right, and
     // an exponential reading would stall the test past its timeout (no clock here).
-    for (const header of ['L402 ' + 'a'.repeat(8000) + '!', 'L402 ' + 'a:'.repeat(4000), 'L402 ' + 'a'.repeat(8200) + ':' + PRE, 'L402 ' + '\t'.repeat(8000) + 'x']) {
+    for (const header of [
+      'L402 ' + 'a'.repeat(8000) + '!',
+      'L402 ' + 'a:'.repeat(4000),
+      'L402 ' + 'a'.repeat(8200) + ':' + PRE,
+      'L402 ' + '\t'.repeat(8000) + 'x',
+    ]) {
       expect(parsed(header)).toEqual(referenceParse(header));
       expect(parsed(header)).toEqual({ ok: false, code: 'MALFORMED_CREDENTIAL' });
     }
@@ -94,7 +121,11 @@ describe('verifyAuthorization', () => {
   const now = Math.floor(Date.now() / 1000);
   const paid = (caveats: Record<string, string | number> = { route: '/api/x', price_msat: 1000 }, expiresAt = now + 600) => {
     const preimage = randomBytes(32);
-    return { token: mintToken(keyring, { paymentHash: bytesToHex(sha256(preimage)), expiresAt, caveats }), preimage: bytesToHex(preimage), hash: bytesToHex(sha256(preimage)) };
+    return {
+      token: mintToken(keyring, { paymentHash: bytesToHex(sha256(preimage)), expiresAt, caveats }),
+      preimage: bytesToHex(preimage),
+      hash: bytesToHex(sha256(preimage)),
+    };
   };
   // The reference: the general path, header parsed by the regex, token verified on its own.
   const general = (header: string | null): unknown => {
@@ -116,18 +147,44 @@ describe('verifyAuthorization', () => {
     expect(authorize(`L402 ${token}:${preimage}`)).toEqual({ ok: true, token: { hash, exp: now + 600, caveats: ['price_msat=1000', 'route=/api/x'] } });
     const standard = Buffer.from(token, 'base64url').toString('base64');
     const spellings = [
-      `L402 ${token}:${preimage}`, `l402 ${token}:${preimage}`, `LSAT ${token}:${preimage}`, `lsAt ${token}:${preimage}`,
-      `L402 ${standard}:${preimage}`, `L402 ${standard.replace(/=+$/, '')}:${preimage}`, `L402 ${token}=:${preimage}`, `L402 ${token}==:${preimage}`,
-      `L402 ${token}:${preimage.toUpperCase()}`, `L402  ${token}:${preimage}`, `L402\t${token}:${preimage}`, ` L402 ${token}:${preimage}`, `L402 ${token}:${preimage} `,
-      `L402 ${token}:${preimage.slice(1)}`, `L402 ${token}:${preimage}0`, `L402 ${token}:${'g'.repeat(64)}`, `L402 ${token}:${preimage.slice(0, 63)}:`,
-      `L402 ${token.slice(1)}:${preimage}`, `L402 ${token}x:${preimage}`, `L402 ${token.slice(0, 40)}=${token.slice(41)}:${preimage}`, `L402 ${token.replace(/.$/, '!')}:${preimage}`,
-      `L4O2 ${token}:${preimage}`, `L\u0014\u00102 ${token}:${preimage}`, `l\u0014\u0010\u0012 ${token}:${preimage}`, `LSAT:${token}:${preimage}`, `L402 :${preimage}`, `L402 ${token}:`,
-      `L402 ${paid({ route: '/api/x', price_msat: 1000 }, now - 1).token}:${preimage}`, `L402 ${paid().token}:${preimage}`,
-      `L402 ${token}:${preimage}`.padEnd(9000, ' '), null, '', 'Bearer x',
+      `L402 ${token}:${preimage}`,
+      `l402 ${token}:${preimage}`,
+      `LSAT ${token}:${preimage}`,
+      `lsAt ${token}:${preimage}`,
+      `L402 ${standard}:${preimage}`,
+      `L402 ${standard.replace(/=+$/, '')}:${preimage}`,
+      `L402 ${token}=:${preimage}`,
+      `L402 ${token}==:${preimage}`,
+      `L402 ${token}:${preimage.toUpperCase()}`,
+      `L402  ${token}:${preimage}`,
+      `L402\t${token}:${preimage}`,
+      ` L402 ${token}:${preimage}`,
+      `L402 ${token}:${preimage} `,
+      `L402 ${token}:${preimage.slice(1)}`,
+      `L402 ${token}:${preimage}0`,
+      `L402 ${token}:${'g'.repeat(64)}`,
+      `L402 ${token}:${preimage.slice(0, 63)}:`,
+      `L402 ${token.slice(1)}:${preimage}`,
+      `L402 ${token}x:${preimage}`,
+      `L402 ${token.slice(0, 40)}=${token.slice(41)}:${preimage}`,
+      `L402 ${token.replace(/.$/, '!')}:${preimage}`,
+      `L4O2 ${token}:${preimage}`,
+      `L\u0014\u00102 ${token}:${preimage}`,
+      `l\u0014\u0010\u0012 ${token}:${preimage}`,
+      `LSAT:${token}:${preimage}`,
+      `L402 :${preimage}`,
+      `L402 ${token}:`,
+      `L402 ${paid({ route: '/api/x', price_msat: 1000 }, now - 1).token}:${preimage}`,
+      `L402 ${paid().token}:${preimage}`,
+      `L402 ${token}:${preimage}`.padEnd(9000, ' '),
+      null,
+      '',
+      'Bearer x',
     ];
     for (const header of spellings) same(header);
     // A valid token in a header just over the length limit: refused either way.
-    const big = (n: number) => paid({ route: '/api/x', price_msat: 1000, last: 'v'.repeat(n), ...Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`c${i}`, 'v'.repeat(500)])) });
+    const big = (n: number) =>
+      paid({ route: '/api/x', price_msat: 1000, last: 'v'.repeat(n), ...Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`c${i}`, 'v'.repeat(500)])) });
     let long = big(500);
     for (let n = 500; `L402 ${long.token}:${long.preimage}`.length > 8200; n--) long = big(n);
     const header = `L402 ${long.token}:${long.preimage}`;
@@ -150,12 +207,18 @@ describe('verifyAuthorization', () => {
       }),
       { numRuns: 3000 },
     );
-    fc.assert(fc.property(fc.string({ maxLength: 120 }), (s) => {
-      same(`L402 ${s}:${preimage}`);
-    }), { numRuns: 1000 });
-    fc.assert(fc.property(fc.string({ maxLength: 300 }), (s) => {
-      same(s);
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(fc.string({ maxLength: 120 }), (s) => {
+        same(`L402 ${s}:${preimage}`);
+      }),
+      { numRuns: 1000 },
+    );
+    fc.assert(
+      fc.property(fc.string({ maxLength: 300 }), (s) => {
+        same(s);
+      }),
+      { numRuns: 1000 },
+    );
   });
 });
 
@@ -179,14 +242,21 @@ describe('base64ToBytes', () => {
       const buffer = Buffer.from(bytes);
       for (const text of [buffer.toString('base64'), buffer.toString('base64url')]) expect(decode(text), text).toEqual(bytes);
     }
-    for (const text of ['QQ', 'QQ=', 'QQ==', 'QQ===', 'Q', 'Q===', '=', '====', 'QUI=', 'QUI', 'QR', 'QUJD', 'QU=D', '-_+/', 'Q Q=', 'QQ\u00c1=']) expect(decode(text), text).toEqual(viaAtob(text));
+    for (const text of ['QQ', 'QQ=', 'QQ==', 'QQ===', 'Q', 'Q===', '=', '====', 'QUI=', 'QUI', 'QR', 'QUJD', 'QU=D', '-_+/', 'Q Q=', 'QQ\u00c1='])
+      expect(decode(text), text).toEqual(viaAtob(text));
   });
 
   it('accepts and refuses exactly what atob does, for strings without whitespace (property)', () => {
     const alphabet = fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_='.split(''), '!', '\u00c1', '\u0141', '\u0080');
-    fc.assert(fc.property(fc.array(alphabet, { maxLength: 40 }).map((c) => c.join('')), (text) => {
-      expect(decode(text)).toEqual(viaAtob(text));
-    }), { numRuns: 5000 });
+    fc.assert(
+      fc.property(
+        fc.array(alphabet, { maxLength: 40 }).map((c) => c.join('')),
+        (text) => {
+          expect(decode(text)).toEqual(viaAtob(text));
+        },
+      ),
+      { numRuns: 5000 },
+    );
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 64 }), fc.boolean(), (bytes, url) => {
         const text = Buffer.from(bytes).toString(url ? 'base64url' : 'base64');

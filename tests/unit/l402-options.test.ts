@@ -11,7 +11,9 @@ const valid = () => ({ priceSats: 10, provider: recordingProvider(), secret: SEC
 
 describe('withL402 options', () => {
   it('a secret from an unset environment variable is named, not a TypeError deep inside', () => {
-    expect(() => withL402(handler, { ...valid(), secret: process.env.L402_SECRET_THAT_IS_NOT_SET! })).toThrow(/option `secret` is missing \(is the environment variable/);
+    expect(() => withL402(handler, { ...valid(), secret: process.env.L402_SECRET_THAT_IS_NOT_SET! })).toThrow(
+      /option `secret` is missing \(is the environment variable/,
+    );
     expect(() => withL402(handler, { ...valid(), secret: '' })).toThrow(/option `secret` is missing/);
   });
 

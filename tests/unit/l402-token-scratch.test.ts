@@ -64,7 +64,14 @@ describe('token reads do not leak into each other', () => {
   it('a refused token right after a good one is refused for its own reason, not judged on the good one\u2019s fields', () => {
     const [a] = good as [ReturnType<typeof token>];
     // The same hash as a, but a signature that is not hex: the reader must not reuse a's signature words.
-    const forged = json({ v: 1, kid: decodeToken(a.text)!.kid, hash: a.hash, exp: now + 600, caveats: ['price_msat=1000', 'route=/paid'], sig: 'g'.repeat(64) });
+    const forged = json({
+      v: 1,
+      kid: decodeToken(a.text)!.kid,
+      hash: a.hash,
+      exp: now + 600,
+      caveats: ['price_msat=1000', 'route=/paid'],
+      sig: 'g'.repeat(64),
+    });
     expect(verifyToken(keyring, a.text, a.preimage).ok).toBe(true);
     expect(verifyToken(keyring, forged, a.preimage)).toMatchObject({ ok: false, rejection: { code: 'MALFORMED_TOKEN' } });
   });

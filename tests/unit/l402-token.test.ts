@@ -36,7 +36,9 @@ describe('token mint and verify', () => {
     const { hash } = newPreimage();
     const token = mintToken(keyring, { paymentHash: hash, expiresAt: 1_900_000_000, caveats });
     const payload = decodeToken(token)!;
-    const caveatKey = createHmac('sha256', SECRET).update('L402/v1 caveats\n' + payload.caveats.join('\n')).digest();
+    const caveatKey = createHmac('sha256', SECRET)
+      .update('L402/v1 caveats\n' + payload.caveats.join('\n'))
+      .digest();
     const message = Buffer.alloc(41);
     message[0] = 1;
     Buffer.from(hash, 'hex').copy(message, 1);
@@ -61,7 +63,14 @@ describe('token mint and verify', () => {
     const { preimage, hash } = newPreimage();
     const seedStyle = encode({ hash, exp: now + 3600 });
     expect(verifyToken(keyring, seedStyle, preimage)).toMatchObject({ ok: false, rejection: { code: 'MALFORMED_TOKEN' } });
-    const madeUp = encode({ v: 1, kid: keyring.signingKid, hash, exp: now + 3600, caveats: ['price_msat=1000', 'route=/api/demo/btc-price'], sig: 'ab'.repeat(32) });
+    const madeUp = encode({
+      v: 1,
+      kid: keyring.signingKid,
+      hash,
+      exp: now + 3600,
+      caveats: ['price_msat=1000', 'route=/api/demo/btc-price'],
+      sig: 'ab'.repeat(32),
+    });
     expect(verifyToken(keyring, madeUp, preimage)).toMatchObject({ ok: false, rejection: { code: 'BAD_SIGNATURE' } });
     const otherKey = mintToken(new Keyring(['another-secret-0123456789abcdef0123456789']), { paymentHash: hash, expiresAt: now + 3600, caveats });
     expect(verifyToken(keyring, otherKey, preimage)).toMatchObject({ ok: false, rejection: { code: 'UNKNOWN_KEY' } });
@@ -119,10 +128,29 @@ describe('token mint and verify', () => {
     const sig = decodeToken(token)!.sig;
     for (let i = 0; i < 64; i++) {
       for (const c of wrong(preimage[i]!)) {
-        expect(verifyToken(keyring, token, at(preimage, i, c)), `preimage[${i}] = ${JSON.stringify(c)}`).toMatchObject({ ok: false, rejection: { code: 'PREIMAGE_MISMATCH' } });
+        expect(verifyToken(keyring, token, at(preimage, i, c)), `preimage[${i}] = ${JSON.stringify(c)}`).toMatchObject({
+          ok: false,
+          rejection: { code: 'PREIMAGE_MISMATCH' },
+        });
       }
-      for (const c of wrong(sig[i]!)) expect(verifyToken(keyring, latin1((p) => (p.sig = at(sig, i, c))), preimage).ok, `sig[${i}] = ${JSON.stringify(c)}`).toBe(false);
-      for (const c of wrong(hash[i]!)) expect(verifyToken(keyring, latin1((p) => (p.hash = at(hash, i, c))), preimage).ok, `hash[${i}] = ${JSON.stringify(c)}`).toBe(false);
+      for (const c of wrong(sig[i]!))
+        expect(
+          verifyToken(
+            keyring,
+            latin1((p) => (p.sig = at(sig, i, c))),
+            preimage,
+          ).ok,
+          `sig[${i}] = ${JSON.stringify(c)}`,
+        ).toBe(false);
+      for (const c of wrong(hash[i]!))
+        expect(
+          verifyToken(
+            keyring,
+            latin1((p) => (p.hash = at(hash, i, c))),
+            preimage,
+          ).ok,
+          `hash[${i}] = ${JSON.stringify(c)}`,
+        ).toBe(false);
     }
     expect(verifyToken(keyring, token, preimage.slice(1)).ok).toBe(false);
     expect(verifyToken(keyring, token, preimage + '0').ok).toBe(false);
@@ -269,8 +297,18 @@ describe('hostile tokens (property-based)', () => {
     }
     const hex64 = (x: unknown) => typeof x === 'string' && /^[0-9a-f]{64}$/.test(x);
     const ok =
-      typeof t === 'object' && t !== null && t.v === 1 && typeof t.kid === 'string' && /^[0-9a-f]{8}$/.test(t.kid) && hex64(t.hash) && hex64(t.sig) &&
-      typeof t.exp === 'number' && Number.isSafeInteger(t.exp) && t.exp > 0 && Array.isArray(t.caveats) && t.caveats.length <= 16 &&
+      typeof t === 'object' &&
+      t !== null &&
+      t.v === 1 &&
+      typeof t.kid === 'string' &&
+      /^[0-9a-f]{8}$/.test(t.kid) &&
+      hex64(t.hash) &&
+      hex64(t.sig) &&
+      typeof t.exp === 'number' &&
+      Number.isSafeInteger(t.exp) &&
+      t.exp > 0 &&
+      Array.isArray(t.caveats) &&
+      t.caveats.length <= 16 &&
       t.caveats.every((c) => typeof c === 'string' && /^[a-z][a-z0-9_]{0,31}=[\x20-\x7e]{0,512}$/.test(c));
     // The token's fields; other keys JSON may carry are not part of it.
     return ok ? { v: t.v, kid: t.kid, hash: t.hash, exp: t.exp, caveats: t.caveats, sig: t.sig } : null;
@@ -279,11 +317,31 @@ describe('hostile tokens (property-based)', () => {
   it('reads a token exactly as JSON.parse does, whatever is changed in its text', () => {
     const text = Buffer.from(valid, 'base64url').toString('latin1');
     const significant = [...'"\\,:[]{}. -+eE0123456789abcdefABCDEF_=/\n\t\r\x00\x1f\x7f\xe9'];
-    const change = fc.record({ at: fc.nat(text.length), remove: fc.nat(3), insert: fc.array(fc.constantFrom(...significant), { maxLength: 3 }).map((c) => c.join('')) });
+    const change = fc.record({
+      at: fc.nat(text.length),
+      remove: fc.nat(3),
+      insert: fc.array(fc.constantFrom(...significant), { maxLength: 3 }).map((c) => c.join('')),
+    });
     const sig = decodeToken(valid)!.sig;
     const exp = String(decodeToken(valid)!.exp);
     const nearLayout = [
-      ...['0' + exp, '-' + exp, '+' + exp, exp + '.0', exp + 'e0', ' ' + exp, exp + ' ', '0', '00', '9'.repeat(17), '9'.repeat(16), '9007199254740991', '9007199254740992', '9007199254740993', '1' + '0'.repeat(16)].map((e) => text.replace(`"exp":${exp}`, `"exp":${e}`)),
+      ...[
+        '0' + exp,
+        '-' + exp,
+        '+' + exp,
+        exp + '.0',
+        exp + 'e0',
+        ' ' + exp,
+        exp + ' ',
+        '0',
+        '00',
+        '9'.repeat(17),
+        '9'.repeat(16),
+        '9007199254740991',
+        '9007199254740992',
+        '9007199254740993',
+        '1' + '0'.repeat(16),
+      ].map((e) => text.replace(`"exp":${exp}`, `"exp":${e}`)),
       text.replace(sig, sig.slice(0, 63) + '"'),
       text.replace(sig, `\\u00${sig.charCodeAt(0).toString(16)}` + sig.slice(1)),
       text.replace('"route=', '"route="'),

@@ -109,10 +109,12 @@ describe('ADMIN_PUBKEYS', () => {
     expect(loadConfig(env).auth.adminPubkeys).toEqual([]);
   });
 
-  it.each([['an npub', 'npub1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq'], ['an uncompressed key', '04' + 'ab'.repeat(64)], ['a truncated key', LUD04.key.slice(0, -2)], ['a trailing comma', `${LUD04.key},`]])(
-    'refuses %s',
-    (_name, value) => {
-      expect(() => loadConfig({ ...env, ADMIN_PUBKEYS: value })).toThrow(ConfigError);
-    },
-  );
+  it.each([
+    ['an npub', 'npub1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq'],
+    ['an uncompressed key', '04' + 'ab'.repeat(64)],
+    ['a truncated key', LUD04.key.slice(0, -2)],
+    ['a trailing comma', `${LUD04.key},`],
+  ])('refuses %s', (_name, value) => {
+    expect(() => loadConfig({ ...env, ADMIN_PUBKEYS: value })).toThrow(ConfigError);
+  });
 });

@@ -28,7 +28,12 @@ describe('LUD-01 LNURL', () => {
 
   it('refuses a bad checksum, mixed case and another prefix', () => {
     const badChecksum = LUD01_LNURL.slice(0, -1) + (LUD01_LNURL.endsWith('S') ? 'Q' : 'S');
-    for (const text of [badChecksum, 'LNURL1' + LUD01_LNURL.slice(6).toLowerCase(), 'lnbc1pvjluezpp5qqqsyqcyq5rqwzqfqqqsyqcyq5rqwzqfqqqsyqcyq5rqwzqfqypq', '']) {
+    for (const text of [
+      badChecksum,
+      'LNURL1' + LUD01_LNURL.slice(6).toLowerCase(),
+      'lnbc1pvjluezpp5qqqsyqcyq5rqwzqfqqqsyqcyq5rqwzqfqqqsyqcyq5rqwzqfqypq',
+      '',
+    ]) {
       expect(() => decodeLnurl(text)).toThrow(LnurlError);
     }
   });

@@ -26,7 +26,9 @@ const complete: Record<string, Record<string, string>> = {
 describe('Lightning backend settings', () => {
   it('locally, a chosen backend with missing settings refuses to start, naming them', () => {
     expect(() => loadConfig({ ...base, LIGHTNING_PROVIDER: 'lnbits', LNBITS_URL: 'https://lnbits.example' })).toThrow(ConfigError);
-    expect(() => loadConfig({ ...base, LIGHTNING_PROVIDER: 'lnbits', LNBITS_URL: 'https://lnbits.example' })).toThrow(/Set LNBITS_API_KEY \(needed by LIGHTNING_PROVIDER=lnbits\)/);
+    expect(() => loadConfig({ ...base, LIGHTNING_PROVIDER: 'lnbits', LNBITS_URL: 'https://lnbits.example' })).toThrow(
+      /Set LNBITS_API_KEY \(needed by LIGHTNING_PROVIDER=lnbits\)/,
+    );
     expect(() => loadConfig({ ...base, LIGHTNING_PROVIDER: 'lnd' })).toThrow(/LND_REST_URL, LND_MACAROON/);
   });
 
@@ -38,7 +40,12 @@ describe('Lightning backend settings', () => {
 
   it('only the chosen backend is read; network defaults to bitcoin, the dev node is always regtest', () => {
     const config = loadConfig({ ...base, LIGHTNING_PROVIDER: 'lnd', ...complete.lnd, ...complete.lnbits });
-    expect(config.lightning).toMatchObject({ provider: 'lnd', network: 'bitcoin', timeoutMs: 10_000, lnd: { url: 'https://lnd.example:8080', macaroon: '0201ab' } });
+    expect(config.lightning).toMatchObject({
+      provider: 'lnd',
+      network: 'bitcoin',
+      timeoutMs: 10_000,
+      lnd: { url: 'https://lnd.example:8080', macaroon: '0201ab' },
+    });
     expect(config.lightning.lnbits).toBeUndefined();
     expect(loadConfig({ ...base, LIGHTNING_NETWORK: 'signet' }).lightning.network).toBe('regtest');
     expect(loadConfig({ ...base, LIGHTNING_PROVIDER: 'phoenixd', ...complete.phoenixd, LIGHTNING_NETWORK: 'signet' }).lightning.network).toBe('signet');

@@ -45,7 +45,11 @@ describe('fixed-size SHA-256 and HMAC (our unrolled compression)', () => {
     for (let i = 0; i < 50; i++) {
       const m = Buffer.from(`message ${i}`);
       (i % 2 ? a : b).macInto(m, out);
-      expect(Buffer.from(out).toString('hex')).toBe(createHmac('sha256', i % 2 ? 'key a' : 'key b').update(m).digest('hex'));
+      expect(Buffer.from(out).toString('hex')).toBe(
+        createHmac('sha256', i % 2 ? 'key a' : 'key b')
+          .update(m)
+          .digest('hex'),
+      );
       sha256Short(m, out);
       expect(Buffer.from(out).toString('hex')).toBe(createHash('sha256').update(m).digest('hex'));
     }

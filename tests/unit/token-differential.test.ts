@@ -56,14 +56,17 @@ function referenceVerify(token: string, preimage: string, now: number): Answer {
   const secret = KIDS.get(t.kid);
   if (!secret) return { ok: false, code: 'UNKNOWN_KEY' };
   if (!caveats.every((c) => CAVEAT.test(c))) return malformed;
-  const caveatKey = createHmac('sha256', secret).update(`L402/v1 caveats\n${caveats.join('\n')}`).digest();
+  const caveatKey = createHmac('sha256', secret)
+    .update(`L402/v1 caveats\n${caveats.join('\n')}`)
+    .digest();
   const message = Buffer.alloc(41);
   message[0] = 1;
   Buffer.from(t.hash, 'hex').copy(message, 1);
   message.writeBigUInt64BE(BigInt(t.exp), 33);
   if (createHmac('sha256', caveatKey).update(message).digest('hex') !== t.sig) return { ok: false, code: 'BAD_SIGNATURE' };
   if (t.exp <= now) return { ok: false, code: 'TOKEN_EXPIRED' };
-  if (!LOWER_HEX_64.test(preimage) || createHash('sha256').update(Buffer.from(preimage, 'hex')).digest('hex') !== t.hash) return { ok: false, code: 'PREIMAGE_MISMATCH' };
+  if (!LOWER_HEX_64.test(preimage) || createHash('sha256').update(Buffer.from(preimage, 'hex')).digest('hex') !== t.hash)
+    return { ok: false, code: 'PREIMAGE_MISMATCH' };
   return { ok: true, kid: t.kid, hash: t.hash, exp: t.exp, caveats };
 }
 
@@ -81,34 +84,54 @@ const preimageOf = (seed: number) => createHash('sha256').update(`preimage ${see
 const hashOf = (preimage: string) => createHash('sha256').update(Buffer.from(preimage, 'hex')).digest('hex');
 const caveatEntry = fc.oneof(
   fc.constantFrom(['route', '/api/x'], ['price_msat', 1000], ['uses', 3], ['owner', 'alice@example.com'], ['purpose', 'pro']),
-  fc.tuple(fc.stringMatching(/^[a-z][a-z0-9_]{0,8}$/), fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 20 })),
+  fc.tuple(
+    fc.stringMatching(/^[a-z][a-z0-9_]{0,8}$/),
+    fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 20 }),
+  ),
 );
 /** A real token: minted by our keyring (either secret's turn to sign) or by an unknown one. */
-const minted = fc.record({
-  seed: fc.nat(1000),
-  exp: fc.oneof(fc.integer({ min: NOW + 1, max: NOW + 100_000 }), fc.integer({ min: 1, max: NOW })),
-  caveats: fc.array(caveatEntry, { maxLength: 5 }).map((entries) => Object.fromEntries(entries)),
-  signer: fc.constantFrom('current', 'previous', 'unknown'),
-}).map(({ seed, exp, caveats, signer }) => {
-  const preimage = preimageOf(seed);
-  const ring = signer === 'current' ? keyring : signer === 'previous' ? new Keyring([SECRETS[1]!]) : otherKeyring;
-  return { token: mintToken(ring, { paymentHash: hashOf(preimage), expiresAt: exp, caveats }), preimage };
-});
+const minted = fc
+  .record({
+    seed: fc.nat(1000),
+    exp: fc.oneof(fc.integer({ min: NOW + 1, max: NOW + 100_000 }), fc.integer({ min: 1, max: NOW })),
+    caveats: fc.array(caveatEntry, { maxLength: 5 }).map((entries) => Object.fromEntries(entries)),
+    signer: fc.constantFrom('current', 'previous', 'unknown'),
+  })
+  .map(({ seed, exp, caveats, signer }) => {
+    const preimage = preimageOf(seed);
+    const ring = signer === 'current' ? keyring : signer === 'previous' ? new Keyring([SECRETS[1]!]) : otherKeyring;
+    return { token: mintToken(ring, { paymentHash: hashOf(preimage), expiresAt: exp, caveats }), preimage };
+  });
 
 const fromJson = (text: string) => Buffer.from(text, 'latin1').toString('base64url');
 const toJson = (token: string) => Buffer.from(token, 'base64url').toString('latin1');
 
 // Edits of the JSON text: a byte changed, removed or inserted anywhere.
-const editedJson = fc.tuple(minted, fc.nat(), fc.constantFrom('replace', 'delete', 'insert'), fc.integer({ min: 0, max: 255 })).map(([{ token, preimage }, at, op, byte]) => {
-  const text = toJson(token);
-  const i = at % (text.length + 1);
-  const c = String.fromCharCode(byte);
-  const edited = op === 'replace' ? text.slice(0, i) + c + text.slice(i + 1) : op === 'delete' ? text.slice(0, i) + text.slice(i + 1) : text.slice(0, i) + c + text.slice(i);
-  return { token: fromJson(edited), preimage };
-});
+const editedJson = fc
+  .tuple(minted, fc.nat(), fc.constantFrom('replace', 'delete', 'insert'), fc.integer({ min: 0, max: 255 }))
+  .map(([{ token, preimage }, at, op, byte]) => {
+    const text = toJson(token);
+    const i = at % (text.length + 1);
+    const c = String.fromCharCode(byte);
+    const edited =
+      op === 'replace'
+        ? text.slice(0, i) + c + text.slice(i + 1)
+        : op === 'delete'
+          ? text.slice(0, i) + text.slice(i + 1)
+          : text.slice(0, i) + c + text.slice(i);
+    return { token: fromJson(edited), preimage };
+  });
 // The same payload in other layouts: key order, spacing, escapes, extra keys, fields of other types.
-const relaid = fc.tuple(minted, fc.boolean(), fc.constantFrom('', ' ', '\n  '), fc.boolean(), fc.option(fc.jsonValue({ maxDepth: 1 })), fc.constantFrom('none', 'exp-float', 'exp-string', 'hash-upper', 'v2', 'caveats-17', 'caveat-newline', 'kid-short')).map(
-  ([{ token, preimage }, reverse, space, escapeKid, extra, change]) => {
+const relaid = fc
+  .tuple(
+    minted,
+    fc.boolean(),
+    fc.constantFrom('', ' ', '\n  '),
+    fc.boolean(),
+    fc.option(fc.jsonValue({ maxDepth: 1 })),
+    fc.constantFrom('none', 'exp-float', 'exp-string', 'hash-upper', 'v2', 'caveats-17', 'caveat-newline', 'kid-short'),
+  )
+  .map(([{ token, preimage }, reverse, space, escapeKid, extra, change]) => {
     const payload = JSON.parse(toJson(token)) as Record<string, unknown>;
     if (change === 'exp-float') payload.exp = (payload.exp as number) + 0.5;
     if (change === 'exp-string') payload.exp = String(payload.exp);
@@ -123,16 +146,35 @@ const relaid = fc.tuple(minted, fc.boolean(), fc.constantFrom('', ' ', '\n  '), 
     let text = JSON.stringify(Object.fromEntries(entries), null, space);
     if (escapeKid) text = text.replace(/"kid"/, '"\\u006bid"');
     return { token: fromJson(text), preimage };
-  },
-);
+  });
 // Spellings of the base64 itself: standard alphabet, padding, cut or extended.
-const respelled = fc.tuple(minted, fc.constantFrom('standard', 'padded', 'cut', 'extra-padding', 'inner-padding', 'space')).map(([{ token, preimage }, how]) => {
-  const standard = Buffer.from(token, 'base64url').toString('base64');
-  const spelled = { standard: standard.replace(/=+$/, ''), padded: standard, cut: token.slice(0, -1), 'extra-padding': `${token}===`, 'inner-padding': `${token.slice(0, 8)}=${token.slice(8)}`, space: `${token.slice(0, 8)} ${token.slice(8)}` }[how];
-  return { token: spelled, preimage };
-});
-const otherPreimage = fc.tuple(minted, fc.oneof(fc.stringMatching(/^[0-9a-f]{64}$/), fc.stringMatching(/^[0-9A-F]{64}$/), fc.string({ maxLength: 70 }))).map(([{ token }, preimage]) => ({ token, preimage }));
-const randomText = fc.tuple(fc.oneof(fc.string({ maxLength: 200 }), fc.base64String({ maxLength: 400 }), fc.jsonValue().map((v) => fromJson(JSON.stringify(v)))), fc.stringMatching(/^[0-9a-f]{64}$/)).map(([token, preimage]) => ({ token, preimage }));
+const respelled = fc
+  .tuple(minted, fc.constantFrom('standard', 'padded', 'cut', 'extra-padding', 'inner-padding', 'space'))
+  .map(([{ token, preimage }, how]) => {
+    const standard = Buffer.from(token, 'base64url').toString('base64');
+    const spelled = {
+      standard: standard.replace(/=+$/, ''),
+      padded: standard,
+      cut: token.slice(0, -1),
+      'extra-padding': `${token}===`,
+      'inner-padding': `${token.slice(0, 8)}=${token.slice(8)}`,
+      space: `${token.slice(0, 8)} ${token.slice(8)}`,
+    }[how];
+    return { token: spelled, preimage };
+  });
+const otherPreimage = fc
+  .tuple(minted, fc.oneof(fc.stringMatching(/^[0-9a-f]{64}$/), fc.stringMatching(/^[0-9A-F]{64}$/), fc.string({ maxLength: 70 })))
+  .map(([{ token }, preimage]) => ({ token, preimage }));
+const randomText = fc
+  .tuple(
+    fc.oneof(
+      fc.string({ maxLength: 200 }),
+      fc.base64String({ maxLength: 400 }),
+      fc.jsonValue().map((v) => fromJson(JSON.stringify(v))),
+    ),
+    fc.stringMatching(/^[0-9a-f]{64}$/),
+  )
+  .map(([token, preimage]) => ({ token, preimage }));
 
 describe(`the token reader against a plain reference (seed ${SEED})`, () => {
   it('gives the same answer on 30,000 tokens, valid, edited, re-laid, re-spelled, rotated and random', () => {

@@ -26,7 +26,6 @@ import type { ChallengeBody } from '../support/server.js';
 const SECRET = 'unit-test-secret-0123456789abcdef0123456789abcdef';
 const BASE = 'http://shop.example';
 
-
 type Behaviour = (request: Request) => Response | Promise<Response>;
 
 /** A paywalled handler whose answer each test can script; every call is recorded. */
@@ -228,12 +227,22 @@ describe('withL402: credentials as real clients send them', () => {
   it('still verifies tokens signed with a previous secret after rotation', async () => {
     const provider = recordingProvider();
     const old = withL402(() => Response.json({ ok: true }), { priceSats: 10, provider, secret: SECRET, onError: () => {} });
-    const rotated = withL402(() => Response.json({ ok: true }), { priceSats: 10, provider, secret: ['a-brand-new-secret-0123456789abcdef0123', SECRET], onError: () => {} });
+    const rotated = withL402(() => Response.json({ ok: true }), {
+      priceSats: 10,
+      provider,
+      secret: ['a-brand-new-secret-0123456789abcdef0123', SECRET],
+      onError: () => {},
+    });
     const { authorization } = await buy(old, provider);
     expect((await rotated(get('/paid', authorization))).status).toBe(200);
     // ...and a paywall that no longer knows the old secret refuses it.
     const { authorization: another } = await buy(old, provider);
-    const dropped = withL402(() => Response.json({ ok: true }), { priceSats: 10, provider, secret: 'a-brand-new-secret-0123456789abcdef0123', onError: () => {} });
+    const dropped = withL402(() => Response.json({ ok: true }), {
+      priceSats: 10,
+      provider,
+      secret: 'a-brand-new-secret-0123456789abcdef0123',
+      onError: () => {},
+    });
     await expectChallenge(await dropped(get('/paid', another)), 'UNKNOWN_KEY');
   });
 });
@@ -242,7 +251,17 @@ describe('withL402: refusals get a fresh challenge with the reason', () => {
   it('refuses malformed Authorization headers', async () => {
     const { handler, provider, calls } = setup();
     const { body, preimage } = await buy(handler, provider);
-    for (const header of ['Bearer abc', 'L402', 'L402 ', `L402 ${body.macaroon}`, `L402 ${body.macaroon}:`, `Basic ${body.macaroon}:${preimage}`, `L402${body.macaroon}:${preimage}`, `L402 ${body.macaroon}:${preimage}:${preimage}`, `L402 ${body.macaroon}:${preimage}, L402 x:y`]) {
+    for (const header of [
+      'Bearer abc',
+      'L402',
+      'L402 ',
+      `L402 ${body.macaroon}`,
+      `L402 ${body.macaroon}:`,
+      `Basic ${body.macaroon}:${preimage}`,
+      `L402${body.macaroon}:${preimage}`,
+      `L402 ${body.macaroon}:${preimage}:${preimage}`,
+      `L402 ${body.macaroon}:${preimage}, L402 x:y`,
+    ]) {
       await expectChallenge(await handler(get('/paid', header)), 'MALFORMED_CREDENTIAL');
     }
     expect(calls).toHaveLength(0);
@@ -362,7 +381,11 @@ describe('withL402: refusals get a fresh challenge with the reason', () => {
       await expectChallenge(await handler(get('/paid', `L402 ${token}:${preimage}`)), code);
     }
     // A token signed with another secret.
-    const foreign = mintToken(new Keyring(['some-other-secret-0123456789abcdef012345']), { paymentHash: hash, expiresAt: exp, caveats: { route: '/paid', price_msat: 10_000 } });
+    const foreign = mintToken(new Keyring(['some-other-secret-0123456789abcdef012345']), {
+      paymentHash: hash,
+      expiresAt: exp,
+      caveats: { route: '/paid', price_msat: 10_000 },
+    });
     await expectChallenge(await handler(get('/paid', `L402 ${foreign}:${preimage}`)), 'UNKNOWN_KEY');
     expect(calls).toHaveLength(0);
   });
@@ -729,7 +752,13 @@ describe('limitInvoices: a limit on making invoices, asked before each 402', () 
   it('answers 503 with Retry-After, and makes no invoice, when the limit cannot be checked', async () => {
     const provider = recordingProvider();
     const onError = vi.fn();
-    const handler = withL402(() => Response.json({ ok: true }), { priceSats: 2, provider, secret: SECRET, onError, limitInvoices: () => Promise.reject(new Error('store down')) });
+    const handler = withL402(() => Response.json({ ok: true }), {
+      priceSats: 2,
+      provider,
+      secret: SECRET,
+      onError,
+      limitInvoices: () => Promise.reject(new Error('store down')),
+    });
     const response = await handler(new Request(`${BASE}/x`));
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toMatch(/^\d+$/);

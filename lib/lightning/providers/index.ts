@@ -35,7 +35,14 @@ export function createProvider(config: LightningConfig, store: KeyValueStore): L
       return createNwcProvider({ url: settings(config.nwc, 'NWC_URL').url, network, timeoutMs });
     case 'blink': {
       const blink = settings(config.blink, 'BLINK_API_KEY');
-      return createBlinkProvider({ apiKey: blink.apiKey, apiUrl: blink.apiUrl, network, timeoutMs, ...(blink.walletId ? { walletId: blink.walletId } : {}), ...(blink.webhookSecret ? { webhookSecret: blink.webhookSecret } : {}) });
+      return createBlinkProvider({
+        apiKey: blink.apiKey,
+        apiUrl: blink.apiUrl,
+        network,
+        timeoutMs,
+        ...(blink.walletId ? { walletId: blink.walletId } : {}),
+        ...(blink.webhookSecret ? { webhookSecret: blink.webhookSecret } : {}),
+      });
     }
   }
 }

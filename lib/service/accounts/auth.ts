@@ -75,7 +75,9 @@ export async function revokeSession(ctx: ServiceContext, request: Request, every
   const { session, tokenHash } = await readSession(ctx, request);
   const db = await ctx.database();
   const rows = everywhere
-    ? await db.query(`UPDATE auth_sessions SET revoked_at = now() WHERE pubkey = $1 AND revoked_at IS NULL AND expires_at > now() RETURNING 1`, [session.pubkey])
+    ? await db.query(`UPDATE auth_sessions SET revoked_at = now() WHERE pubkey = $1 AND revoked_at IS NULL AND expires_at > now() RETURNING 1`, [
+        session.pubkey,
+      ])
     : await db.query(`UPDATE auth_sessions SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL RETURNING 1`, [tokenHash]);
   return rows.length;
 }

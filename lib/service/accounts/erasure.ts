@@ -13,7 +13,8 @@ export interface ErasureCounts {
 /** Deletes what belongs to `pubkey` and records that an erasure happened, without saying whose. */
 export async function eraseKey(db: Database, pubkey: string): Promise<ErasureCounts> {
   return db.transaction(async (tx) => {
-    const count = async (sql: string) => Number((await tx.query<{ n: number }>(`WITH gone AS (${sql} RETURNING 1) SELECT count(*)::int AS n FROM gone`, [pubkey]))[0]!.n);
+    const count = async (sql: string) =>
+      Number((await tx.query<{ n: number }>(`WITH gone AS (${sql} RETURNING 1) SELECT count(*)::int AS n FROM gone`, [pubkey]))[0]!.n);
     // Payments first: they are found through the links deleted next.
     const payments = await count('DELETE FROM payments WHERE owner_address IN (SELECT address FROM address_links WHERE pubkey = $1)');
     // The roll-up keeps emptied cells, and an empty cell still says on which days an address was paid.

@@ -37,9 +37,23 @@ const attemptsKey = (id: string) => `link:attempts:${id}`;
 export async function startLink(ctx: ServiceContext, session: Session, address: string): Promise<LinkStarted> {
   const db = await ctx.database();
   if ((await linkedAddresses(db, session.pubkey)).includes(address)) return { address, status: 'linked' };
-  await enforceWindowLimit(ctx, 'link', session.pubkey, ctx.config.auth.linkRatePerHour, 3_600_000, 'Too many links started for this key; each one pays a sat, so wait a while');
+  await enforceWindowLimit(
+    ctx,
+    'link',
+    session.pubkey,
+    ctx.config.auth.linkRatePerHour,
+    3_600_000,
+    'Too many links started for this key; each one pays a sat, so wait a while',
+  );
   // Keys are free: without a service-wide budget, many keys could drain the wallet one sat at a time.
-  await enforceWindowLimit(ctx, 'link-proofs', 'service', ctx.config.auth.linkProofsPerDay, 86_400_000, 'The service has sent as many link proofs as it will today; try again tomorrow');
+  await enforceWindowLimit(
+    ctx,
+    'link-proofs',
+    'service',
+    ctx.config.auth.linkProofsPerDay,
+    86_400_000,
+    'The service has sent as many link proofs as it will today; try again tomorrow',
+  );
 
   const code = newCode();
   const ttlMs = ctx.config.auth.linkCodeTtlSeconds * 1000;
@@ -71,7 +85,12 @@ export async function startLink(ctx: ServiceContext, session: Session, address: 
       throw providerUnavailable(error);
     }
     // Outcome unknown: the sat may still arrive, and its code then still works.
-    throw retryLater(503, 'LINK_PAYMENT_UNCERTAIN', `The 1-sat payment to ${address} may or may not have gone through; if it arrives, enter its code, otherwise try again later`, 60);
+    throw retryLater(
+      503,
+      'LINK_PAYMENT_UNCERTAIN',
+      `The 1-sat payment to ${address} may or may not have gone through; if it arrives, enter its code, otherwise try again later`,
+      60,
+    );
   }
   return { address, status: 'code-sent', expiresAt: new Date(pending.expiresAt).toISOString(), attempts: ctx.config.auth.linkCodeAttempts };
 }
@@ -92,7 +111,14 @@ export async function confirmLink(ctx: ServiceContext, session: Session, address
   if (!sameSecret(codeHash(session.pubkey, address, normaliseCode(code)), pending.codeHash)) {
     const attemptsLeft = max - attempt;
     if (attemptsLeft === 0) await ctx.store.del(key);
-    throw new HttpError(400, 'WRONG_CODE', attemptsLeft > 0 ? `That is not the code sent to ${address}; ${attemptsLeft} attempt(s) left` : `That is not the code sent to ${address}, and it was the last attempt; start the link again`, { attemptsLeft });
+    throw new HttpError(
+      400,
+      'WRONG_CODE',
+      attemptsLeft > 0
+        ? `That is not the code sent to ${address}; ${attemptsLeft} attempt(s) left`
+        : `That is not the code sent to ${address}, and it was the last attempt; start the link again`,
+      { attemptsLeft },
+    );
   }
   await ctx.store.del(key);
   await db.query('INSERT INTO address_links (pubkey, address) VALUES ($1, $2) ON CONFLICT DO NOTHING', [session.pubkey, address]);
@@ -127,8 +153,13 @@ function codeHash(pubkey: string, address: string, code: string): string {
 function addressRefused(error: unknown, address: string): Error {
   if (!(error instanceof LnurlError)) return error as Error;
   if (error.code === 'COMMENT_NOT_ALLOWED') {
-    return new HttpError(422, 'COMMENT_NOT_SUPPORTED', `The server of ${address} does not accept payment comments (LUD-12) long enough to carry a code, so it cannot be linked this way`);
+    return new HttpError(
+      422,
+      'COMMENT_NOT_SUPPORTED',
+      `The server of ${address} does not accept payment comments (LUD-12) long enough to carry a code, so it cannot be linked this way`,
+    );
   }
-  if (error.retryable) return retryLater(503, 'ADDRESS_UNREACHABLE', `The server of ${address} did not answer properly (${error.message}); try again later`, 60);
+  if (error.retryable)
+    return retryLater(503, 'ADDRESS_UNREACHABLE', `The server of ${address} did not answer properly (${error.message}); try again later`, 60);
   return new HttpError(422, 'ADDRESS_REFUSED', `${address} cannot receive the 1-sat proof: ${error.message}`, { reason: error.code });
 }

@@ -71,7 +71,13 @@ const hex = (bytes: number, what: string) =>
 export const K1 = hex(32, 'k1');
 /** The poll's query; `source` is the request that handed out the token, which the error names. */
 const pollQuery = (source: string) =>
-  z.object({ k1: K1, pollToken: z.string({ error: 'pollToken is required' }).trim().regex(/^[A-Za-z0-9_-]{43}$/, `pollToken must be the one ${source} gave`) });
+  z.object({
+    k1: K1,
+    pollToken: z
+      .string({ error: 'pollToken is required' })
+      .trim()
+      .regex(/^[A-Za-z0-9_-]{43}$/, `pollToken must be the one ${source} gave`),
+  });
 export const PollQuery = pollQuery('GET /api/lnurl-auth');
 const ErasurePollQuery = pollQuery('POST /api/delete-data');
 export const WalletQuery = z.object({
@@ -183,10 +189,18 @@ export async function collectErasure(ctx: ServiceContext, query: unknown): Promi
   return { status: 'ok', deleted: result.signed.erased! };
 }
 
-async function collect(ctx: ServiceContext, purpose: ChallengePurpose, k1: string, pollToken: string): Promise<{ status: 'pending'; expiresAt: string } | { signed: SignedRecord }> {
+async function collect(
+  ctx: ServiceContext,
+  purpose: ChallengePurpose,
+  k1: string,
+  pollToken: string,
+): Promise<{ status: 'pending'; expiresAt: string } | { signed: SignedRecord }> {
   // The mark first: read in this order, "done" with no result can only mean collected.
   const used = await ctx.store.get(keys.used(k1));
-  const [challenge, signed] = await Promise.all([ctx.store.get(keys.challenge(k1)).then(parseRecord<ChallengeRecord>), ctx.store.get(keys.signed(k1)).then(parseRecord<SignedRecord>)]);
+  const [challenge, signed] = await Promise.all([
+    ctx.store.get(keys.challenge(k1)).then(parseRecord<ChallengeRecord>),
+    ctx.store.get(keys.signed(k1)).then(parseRecord<SignedRecord>),
+  ]);
   const record = signed ?? challenge;
   const notFound = new HttpError(404, 'CHALLENGE_NOT_FOUND', 'Unknown or expired challenge: ask for a new QR code');
   if (!record) throw notFound;

@@ -66,7 +66,8 @@ export async function offerPro(ctx: ServiceContext, address: string, request?: R
     caveats: { purpose: PRO_PURPOSE, address, price_msat: amountMsat },
   });
   const paymentHash = created.paymentHash.toLowerCase();
-  if (ctx.events && request) ctx.events.server.challengeIssued(request, { route: PRO_ROUTE, paymentHash, amountMsat, invoice: created.invoice, startedAt, status: 200 });
+  if (ctx.events && request)
+    ctx.events.server.challengeIssued(request, { route: PRO_ROUTE, paymentHash, amountMsat, invoice: created.invoice, startedAt, status: 200 });
   return { priceSats, invoice: created.invoice, macaroon, paymentHash, expiresAt: new Date(invoiceExpiresAt * 1000).toISOString() };
 }
 
@@ -81,7 +82,11 @@ export async function offerPro(ctx: ServiceContext, address: string, request?: R
  *   403 WRONG_ADDRESS                         a Pro token for another address
  *   409 ALREADY_ACTIVATED                     this payment already activated Pro
  */
-export async function activatePro(ctx: ServiceContext, input: { macaroon: string; preimage: string; address?: string }, request?: Request): Promise<{ access: true; expiresAt: string }> {
+export async function activatePro(
+  ctx: ServiceContext,
+  input: { macaroon: string; preimage: string; address?: string },
+  request?: Request,
+): Promise<{ access: true; expiresAt: string }> {
   const events = request && ctx.events;
   if (!events) return activate(ctx, input);
   const startedAt = performance.now();
@@ -95,7 +100,13 @@ export async function activatePro(ctx: ServiceContext, input: { macaroon: string
   } catch (error) {
     // A refused proof of payment (not an outage: 5xx is no verdict on the token).
     if (error instanceof HttpError && error.status < 500) {
-      events.server.tokenRejected(request, { route: PRO_ROUTE, reason: error.code, startedAt, claimedPaymentHash: decodeToken(input.macaroon)?.hash, status: error.status });
+      events.server.tokenRejected(request, {
+        route: PRO_ROUTE,
+        reason: error.code,
+        startedAt,
+        claimedPaymentHash: decodeToken(input.macaroon)?.hash,
+        status: error.status,
+      });
     }
     throw error;
   }
@@ -108,7 +119,8 @@ async function activate(ctx: ServiceContext, input: { macaroon: string; preimage
 
   const values = new Map(caveats.map((c) => [c.slice(0, c.indexOf('=')), c.slice(c.indexOf('=') + 1)]));
   const address = values.get('address');
-  const wrongPurpose = () => new HttpError(403, 'WRONG_PURPOSE', 'This token was not sold for Pro; get a Pro invoice from GET /api/dev-token?address=<lightning address>');
+  const wrongPurpose = () =>
+    new HttpError(403, 'WRONG_PURPOSE', 'This token was not sold for Pro; get a Pro invoice from GET /api/dev-token?address=<lightning address>');
   if (values.get('purpose') !== PRO_PURPOSE || address === undefined) throw wrongPurpose();
   // Exactly the caveats offerPro mints, each understood (a route or owner caveat means another product).
   if (caveats.length !== PRO_CAVEAT_KEYS.length || !PRO_CAVEAT_KEYS.every((k) => values.has(k))) throw wrongPurpose();
@@ -120,7 +132,10 @@ async function activate(ctx: ServiceContext, input: { macaroon: string; preimage
 
   const db = await ctx.database();
   const expiresAt = await db.transaction(async (tx) => {
-    const claimed = await tx.query('INSERT INTO pro_activations (payment_hash, address) VALUES ($1, $2) ON CONFLICT (payment_hash) DO NOTHING RETURNING payment_hash', [hash, address]);
+    const claimed = await tx.query(
+      'INSERT INTO pro_activations (payment_hash, address) VALUES ($1, $2) ON CONFLICT (payment_hash) DO NOTHING RETURNING payment_hash',
+      [hash, address],
+    );
     if (claimed.length === 0) return null;
     const [row] = await tx.query<{ expires_at: Date | string }>(
       `INSERT INTO pro_subscriptions (address, expires_at) VALUES ($1, now() + ${TERM})
@@ -133,7 +148,12 @@ async function activate(ctx: ServiceContext, input: { macaroon: string; preimage
   if (expiresAt === null) {
     // A client retrying after a lost answer learns where it stands.
     const status = await proStatus(ctx, address);
-    throw new HttpError(409, 'ALREADY_ACTIVATED', 'This payment has already activated Pro; each paid invoice activates once', status.active ? { expiresAt: status.expiresAt } : {});
+    throw new HttpError(
+      409,
+      'ALREADY_ACTIVATED',
+      'This payment has already activated Pro; each paid invoice activates once',
+      status.active ? { expiresAt: status.expiresAt } : {},
+    );
   }
   return { access: true, expiresAt };
 }

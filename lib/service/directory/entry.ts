@@ -75,7 +75,10 @@ export const Registration = z.strictObject({
   url: ApiUrl,
   name: text('name', MAX_NAME_CHARS, false, `1-${MAX_NAME_CHARS} characters`),
   price_sats: z
-    .number({ error: (issue) => (issue.input === undefined ? 'price_sats is required (satoshis per call, a whole number >= 1)' : 'price_sats must be a number (satoshis per call)') })
+    .number({
+      error: (issue) =>
+        issue.input === undefined ? 'price_sats is required (satoshis per call, a whole number >= 1)' : 'price_sats must be a number (satoshis per call)',
+    })
     .int('price_sats must be a whole number of satoshis')
     .min(1, 'price_sats must be at least 1')
     .max(MAX_PRICE_SATS, `price_sats must be at most ${MAX_PRICE_SATS}`),
@@ -86,7 +89,10 @@ export const Registration = z.strictObject({
     .transform((s) => (s ? s : null)),
   category: CategorySchema.nullish().transform((c) => c ?? null),
   /** 32 bytes in base64url chosen by the registrant: the origin of `url` must answer it (registration.ts). */
-  proof_token: z.string({ error: 'proof_token must be a string' }).regex(PROOF_TOKEN, 'proof_token must be 43 base64url characters (32 random bytes)').optional(),
+  proof_token: z
+    .string({ error: 'proof_token must be a string' })
+    .regex(PROOF_TOKEN, 'proof_token must be 43 base64url characters (32 random bytes)')
+    .optional(),
 });
 export type Registration = z.infer<typeof Registration>;
 

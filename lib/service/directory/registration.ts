@@ -78,7 +78,11 @@ async function proveOwnership(ctx: ServiceContext, entry: Registration, request:
   if (request.headers.has('authorization')) {
     const session = await requireSession(ctx, request);
     if (!(await linkedAddresses(await ctx.database(), session.pubkey)).includes(entry.lightning_address)) {
-      throw new HttpError(403, 'ADDRESS_NOT_LINKED', `${entry.lightning_address} is not linked to the key of this session: link it first (POST /api/links), or prove control of the url instead`);
+      throw new HttpError(
+        403,
+        'ADDRESS_NOT_LINKED',
+        `${entry.lightning_address} is not linked to the key of this session: link it first (POST /api/links), or prove control of the url instead`,
+      );
     }
     return 'address';
   }

@@ -31,7 +31,10 @@ export interface PayCallbackAnswer {
   routes: [];
 }
 
-const Username = z.string().toLowerCase().regex(/^[a-z0-9\-_.]{1,64}$/);
+const Username = z
+  .string()
+  .toLowerCase()
+  .regex(/^[a-z0-9\-_.]{1,64}$/);
 
 function lnurlError(status: number, code: string, reason: string): HttpError {
   return new HttpError(status, code, reason, { status: 'ERROR', reason });
@@ -43,7 +46,12 @@ function lnurlError(status: number, code: string, reason: string): HttpError {
  * own path `/api/lnurlp/<name>`, so paying works even where the host serves
  * `/.well-known` some other way (a static file: docs/managed-mode.md).
  */
-export async function answerLnurlp(ctx: ServiceContext, requestUrl: string, query: Record<string, string | undefined>, clientIp: string): Promise<PayRequest | PayCallbackAnswer> {
+export async function answerLnurlp(
+  ctx: ServiceContext,
+  requestUrl: string,
+  query: Record<string, string | undefined>,
+  clientIp: string,
+): Promise<PayRequest | PayCallbackAnswer> {
   const username = servedUsername(ctx, query.username);
   const url = new URL(requestUrl);
   const metadata = payMetadata(username, url.host);
@@ -61,7 +69,13 @@ export async function answerLnurlp(ctx: ServiceContext, requestUrl: string, quer
   // The callback makes an invoice: the per-client budget of every invoice route.
   const limited = await invoiceLimit(ctx, clientIp);
   if (limited) {
-    throw new HttpError(429, 'RATE_LIMITED', limited.message, { status: 'ERROR', reason: limited.message, retryAfter: Math.max(1, Math.ceil(limited.retryAfterSeconds)) }, { 'Retry-After': String(Math.max(1, Math.ceil(limited.retryAfterSeconds))) });
+    throw new HttpError(
+      429,
+      'RATE_LIMITED',
+      limited.message,
+      { status: 'ERROR', reason: limited.message, retryAfter: Math.max(1, Math.ceil(limited.retryAfterSeconds)) },
+      { 'Retry-After': String(Math.max(1, Math.ceil(limited.retryAfterSeconds))) },
+    );
   }
   const amountMsat = /^\d{1,16}$/.test(query.amount) ? Number(query.amount) : NaN;
   if (!Number.isSafeInteger(amountMsat) || amountMsat < LNURLP_MIN_SENDABLE_MSAT || amountMsat > maxSendable) {
@@ -73,12 +87,24 @@ export async function answerLnurlp(ctx: ServiceContext, requestUrl: string, quer
   let created;
   try {
     // The metadata goes along as memo: Core Lightning can only commit to the hash of a text it is given.
-    created = await ctx.provider.createInvoice({ amountMsat, memo: metadata, descriptionHash: bytesToHex(sha256(utf8ToBytes(metadata))), expirySeconds: INVOICE_EXPIRY_SECONDS });
+    created = await ctx.provider.createInvoice({
+      amountMsat,
+      memo: metadata,
+      descriptionHash: bytesToHex(sha256(utf8ToBytes(metadata))),
+      expirySeconds: INVOICE_EXPIRY_SECONDS,
+    });
   } catch (error) {
     const unavailable = providerUnavailable(error);
-    throw new HttpError(unavailable.status, unavailable.code, unavailable.message, { ...unavailable.extra, status: 'ERROR', reason: unavailable.message }, unavailable.headers);
+    throw new HttpError(
+      unavailable.status,
+      unavailable.code,
+      unavailable.message,
+      { ...unavailable.extra, status: 'ERROR', reason: unavailable.message },
+      unavailable.headers,
+    );
   }
-  if (ctx.devNode) await rememberDevPayment(ctx, `${username}@${url.host.toLowerCase()}`, { paymentHash: created.paymentHash, amountMsat, comment: query.comment ?? null });
+  if (ctx.devNode)
+    await rememberDevPayment(ctx, `${username}@${url.host.toLowerCase()}`, { paymentHash: created.paymentHash, amountMsat, comment: query.comment ?? null });
   return { pr: created.invoice, routes: [] };
 }
 

@@ -101,7 +101,8 @@ export async function confirmPayment(
   const split = await recordSplit(db, { paymentHash: hash, ownerAddress, amountMsat: status.amountMsat, source });
   if (split.ownerAddress !== ownerAddress) throw new HttpError(409, 'OWNER_MISMATCH', 'This payment was already split to another owner; nothing was done');
   if (managed && !managed.settledAt) await db.query('UPDATE managed_invoices SET settled_at = now() WHERE payment_hash = $1 AND settled_at IS NULL', [hash]);
-  if (split.created) console.log(`[managed] payment ${hash} of ${status.amountMsat} msat confirmed (${source}): ${split.ownerMsat} msat owed to ${ownerAddress}`);
+  if (split.created)
+    console.log(`[managed] payment ${hash} of ${status.amountMsat} msat confirmed (${source}): ${split.ownerMsat} msat owed to ${ownerAddress}`);
   const payouts = await settleOwner(ctx, ownerAddress);
   return { paymentHash: hash, amountMsat: status.amountMsat, managed: true, split, payouts };
 }

@@ -250,7 +250,8 @@ export async function attemptPayout(ctx: ServiceContext, payoutId: string): Prom
     // still make it, so the same invoice again while it can be paid, a new one only after.
     if (!status && payout.invoice) {
       const earlier = earlierInvoice(payout.invoice, payout.invoiceHash);
-      if (earlier === 'expiring') return attempt.retry('waiting', 'PAYMENT_UNKNOWN', 'the provider does not know the earlier payment; waiting for its invoice to expire');
+      if (earlier === 'expiring')
+        return attempt.retry('waiting', 'PAYMENT_UNKNOWN', 'the provider does not know the earlier payment; waiting for its invoice to expire');
       invoice = earlier;
     }
   }
@@ -284,13 +285,19 @@ export async function attemptPayout(ctx: ServiceContext, payoutId: string): Prom
   if (!stored[0]) return attempt.retry('failed', 'LEASE_EXPIRED', 'the attempt took too long and did not pay', { known, invoiceHash: invoice.paymentHash });
 
   try {
-    const paid = await withTimeout(ctx.provider.payInvoice({ invoice: invoice.invoice, maxFeeMsat: payout.maxFeeMsat }), PAY_TIMEOUT_MS, () => new PayTimeout(`no answer from the provider within ${PAY_TIMEOUT_MS} ms`));
+    const paid = await withTimeout(
+      ctx.provider.payInvoice({ invoice: invoice.invoice, maxFeeMsat: payout.maxFeeMsat }),
+      PAY_TIMEOUT_MS,
+      () => new PayTimeout(`no answer from the provider within ${PAY_TIMEOUT_MS} ms`),
+    );
     return attempt.paid(invoice.paymentHash, paid.feeMsat);
   } catch (error) {
     if (error instanceof PaymentFailed) return attempt.retry('failed', 'PAYMENT_FAILED', error.message, { known, invoiceHash: invoice.paymentHash });
     // Refused before anything was sent: an operator must fix a setting (or the backend cannot pay this amount).
-    if (error instanceof ProviderConfigError) return attempt.retry('failed', 'PROVIDER_MISCONFIGURED', `check ${error.setting}: ${error.message}`, { known, invoiceHash: invoice.paymentHash });
-    if (error instanceof ProviderUnsupported) return attempt.retry('failed', 'UNSUPPORTED_BY_PROVIDER', error.message, { known, invoiceHash: invoice.paymentHash });
+    if (error instanceof ProviderConfigError)
+      return attempt.retry('failed', 'PROVIDER_MISCONFIGURED', `check ${error.setting}: ${error.message}`, { known, invoiceHash: invoice.paymentHash });
+    if (error instanceof ProviderUnsupported)
+      return attempt.retry('failed', 'UNSUPPORTED_BY_PROVIDER', error.message, { known, invoiceHash: invoice.paymentHash });
     // ProviderUnavailable, a timeout, anything else: it may have been paid. The next attempt looks it up first.
     return attempt.retry('unknown', 'PAYMENT_UNKNOWN', describeError(error), { invoiceHash: invoice.paymentHash });
   }
@@ -429,4 +436,3 @@ function payoutRow(row: Record<string, unknown>): PayoutRow {
 class PayTimeout extends Error {
   override readonly name = 'PayTimeout';
 }
-

@@ -9,7 +9,13 @@ export function providerUnavailable(error: unknown): HttpError {
   console.error('[lightning] provider failed:', error instanceof Error ? error.message : error);
   if (error instanceof ProviderConfigError) {
     // Names the setting, never its value.
-    return new HttpError(503, 'PROVIDER_MISCONFIGURED', `The Lightning provider is misconfigured; the operator must check ${error.setting}`, { setting: error.setting, retryAfter: 60 }, { 'Retry-After': '60' });
+    return new HttpError(
+      503,
+      'PROVIDER_MISCONFIGURED',
+      `The Lightning provider is misconfigured; the operator must check ${error.setting}`,
+      { setting: error.setting, retryAfter: 60 },
+      { 'Retry-After': '60' },
+    );
   }
   // Asking again will not help (a fractional-sat amount on a sat-only backend, say).
   if (error instanceof ProviderUnsupported) return new HttpError(422, 'UNSUPPORTED_BY_PROVIDER', `The Lightning provider cannot do this: ${error.message}`);

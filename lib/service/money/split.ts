@@ -13,4 +13,3 @@ export function ownerShareMsat(amountMsat: number): number {
 export function serviceFeeMsat(amountMsat: number): number {
   return amountMsat - ownerShareMsat(amountMsat);
 }
-

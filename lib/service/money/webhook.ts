@@ -17,7 +17,11 @@ export const WEBHOOK_BODY_LIMIT = 64 * 1024;
 export async function readProviderWebhook(ctx: ServiceContext, request: Request): Promise<WebhookEvent | null> {
   const readWebhook = ctx.provider.readWebhook?.bind(ctx.provider);
   if (!readWebhook) {
-    throw new HttpError(501, 'WEBHOOKS_UNSUPPORTED', `The configured Lightning provider (${ctx.provider.name}) sends no webhooks; payments are confirmed by the payouts cron`);
+    throw new HttpError(
+      501,
+      'WEBHOOKS_UNSUPPORTED',
+      `The configured Lightning provider (${ctx.provider.name}) sends no webhooks; payments are confirmed by the payouts cron`,
+    );
   }
   let body: string;
   try {

@@ -23,7 +23,11 @@ export async function statsCsvFor(ctx: ServiceContext, session: Session, options
   const db = await ctx.database();
   const view = await statsView(db, session, options.now);
   if (view.tier === 'free') {
-    throw new HttpError(403, 'PRO_REQUIRED', 'CSV export belongs to the Pro tier: activate Pro for one of your linked Lightning Addresses (GET /api/dev-token?address=...)');
+    throw new HttpError(
+      403,
+      'PRO_REQUIRED',
+      'CSV export belongs to the Pro tier: activate Pro for one of your linked Lightning Addresses (GET /api/dev-token?address=...)',
+    );
   }
   return { filename: `payments-${view.now.toISOString().slice(0, 10)}.csv`, body: await paymentsCsv(db, view) };
 }

@@ -107,7 +107,13 @@ export function createPaymentLog(options: PaymentLogOptions): PaymentLog {
     attemptTimeoutMs: options.attemptTimeoutMs ?? 3_000,
     retryBudgetMs: options.retryBudgetMs ?? 5_000,
   });
-  const outbox = createOutbox({ store: options.store, prefix: options.keyPrefix ?? 'paylog:', ttlMs: options.outboxTtlMs ?? 7 * 86_400_000, write: writer.write, log });
+  const outbox = createOutbox({
+    store: options.store,
+    prefix: options.keyPrefix ?? 'paylog:',
+    ttlMs: options.outboxTtlMs ?? 7 * 86_400_000,
+    write: writer.write,
+    log,
+  });
   const keepAlive = keepAliveWith(options.waitUntil, log);
   const background = createBackgroundFlush(outbox, { checkIntervalMs: options.outboxCheckIntervalMs ?? 10_000, keepAlive, log });
   const noteKept = keptNotice(log);
@@ -122,7 +128,9 @@ export function createPaymentLog(options: PaymentLogOptions): PaymentLog {
     try {
       await outbox.keep(entry);
     } catch (storeError) {
-      log(`[payment-log] payment NOT logged: database (${describeError(dbError)}) and key-value store (${describeError(storeError)}) both failed; entry, to be written by hand: ${JSON.stringify(entry)}`);
+      log(
+        `[payment-log] payment NOT logged: database (${describeError(dbError)}) and key-value store (${describeError(storeError)}) both failed; entry, to be written by hand: ${JSON.stringify(entry)}`,
+      );
       return 'dropped';
     }
     background.afterKeep();
@@ -169,7 +177,11 @@ function createDatabaseWriter(database: () => Promise<Database>, timing: WriteTi
           await sleep(pause);
         }
         try {
-          await withTimeout(insertPayments(database, entries), timing.attemptTimeoutMs, () => new WriteTimeout(`no answer from the database within ${timing.attemptTimeoutMs} ms`));
+          await withTimeout(
+            insertPayments(database, entries),
+            timing.attemptTimeoutMs,
+            () => new WriteTimeout(`no answer from the database within ${timing.attemptTimeoutMs} ms`),
+          );
           downUntil = 0;
           return undefined;
         } catch (error) {
@@ -203,7 +215,10 @@ async function insertPayments(database: () => Promise<Database>, entries: readon
  * After a successful write: writes what this instance kept at once, and now
  * and then looks for what other instances kept (one flush at a time).
  */
-function createBackgroundFlush(outbox: Outbox, options: { checkIntervalMs: number; keepAlive: (promise: Promise<unknown>) => void; log: (line: string) => void }) {
+function createBackgroundFlush(
+  outbox: Outbox,
+  options: { checkIntervalMs: number; keepAlive: (promise: Promise<unknown>) => void; log: (line: string) => void },
+) {
   // True while this instance knows it left entries in the outbox; `kept` counts
   // them, so a flush that started before the latest one cannot clear the flag.
   let keptHere = false;
@@ -276,7 +291,12 @@ function keepAliveWith(waitUntil: PaymentLogOptions['waitUntil'], log: (line: st
 }
 
 /** The log entry of a paid request (withL402's onPaid); undefined, with a line logged, when it cannot be described. */
-function describePaidRequest(payment: Payment, request: Request, ownerOf: PaymentLogOptions['ownerOf'], log: (line: string) => void): PaymentLogEntry | undefined {
+function describePaidRequest(
+  payment: Payment,
+  request: Request,
+  ownerOf: PaymentLogOptions['ownerOf'],
+  log: (line: string) => void,
+): PaymentLogEntry | undefined {
   try {
     return {
       paymentHash: payment.paymentHash,
@@ -310,7 +330,22 @@ export function servicePaymentLog(ctx: ServiceContext): PaymentLog | undefined {
 
 // Connection trouble, timeouts and "try again" answers; anything else (a
 // missing table, say) will not pass on a retry a moment later.
-const TRANSIENT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', '57P01', '57P02', '57P03', '53300', '40001', '40P01']);
+const TRANSIENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '40001',
+  '40P01',
+]);
 
 export function isTransient(error: unknown): boolean {
   if (error instanceof DatabaseUnavailable || error instanceof WriteTimeout) return true;

@@ -28,7 +28,8 @@ export const PUBLIC_SOURCES: Record<string, PriceSource> = {
   kraken: {
     name: 'kraken',
     url: 'https://api.kraken.com/0/public/Ticker?pair=XBTUSD',
-    parse: (body) => z.object({ result: z.object({ XXBTZUSD: z.object({ c: z.tuple([positiveNumber]).rest(z.unknown()) }) }) }).parse(body).result.XXBTZUSD.c[0],
+    parse: (body) =>
+      z.object({ result: z.object({ XXBTZUSD: z.object({ c: z.tuple([positiveNumber]).rest(z.unknown()) }) }) }).parse(body).result.XXBTZUSD.c[0],
   },
   coingecko: {
     name: 'coingecko',

@@ -112,7 +112,10 @@ function cells(scope: StatsScope, params: unknown[]): string {
     GROUP BY 1, 2`;
 }
 
-async function groupedTotals(db: Queryable, scope: StatsScope): Promise<Pick<PaymentStats, 'totalPayments' | 'totalSats' | 'serviceFee' | 'byOwner' | 'byDay'>> {
+async function groupedTotals(
+  db: Queryable,
+  scope: StatsScope,
+): Promise<Pick<PaymentStats, 'totalPayments' | 'totalSats' | 'serviceFee' | 'byOwner' | 'byDay'>> {
   const params: unknown[] = [];
   // grouping(): 1 = the (day) set, 2 = the (owner) set, 3 = the grand total.
   const rows = await db.query(
@@ -138,7 +141,10 @@ async function groupedTotals(db: Queryable, scope: StatsScope): Promise<Pick<Pay
 
 async function windowTotals(db: Queryable, scope: StatsScope): Promise<PaymentStats['trend']> {
   const params: unknown[] = [];
-  const [row] = await db.query(`WITH cells AS (${cells(scope, params)}) SELECT coalesce(sum(payments), 0)::int8 AS count, coalesce(sum(sats), 0)::int8 AS sats FROM cells`, params);
+  const [row] = await db.query(
+    `WITH cells AS (${cells(scope, params)}) SELECT coalesce(sum(payments), 0)::int8 AS count, coalesce(sum(sats), 0)::int8 AS sats FROM cells`,
+    params,
+  );
   return { payments7d: int(row?.count), sats7d: int(row?.sats) };
 }
 

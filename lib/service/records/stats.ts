@@ -49,7 +49,9 @@ export interface Stats extends PaymentStats {
 export async function statsView(db: Queryable, session: Session, now: Date = new Date()): Promise<StatsView> {
   if (session.admin) return { tier: 'admin', addresses: 'all', since: null, now };
   const addresses = await linkedAddresses(db, session.pubkey);
-  const pro = addresses.length > 0 && (await db.query('SELECT 1 FROM pro_subscriptions WHERE address = ANY($1::text[]) AND expires_at > $2 LIMIT 1', [addresses, now])).length > 0;
+  const pro =
+    addresses.length > 0 &&
+    (await db.query('SELECT 1 FROM pro_subscriptions WHERE address = ANY($1::text[]) AND expires_at > $2 LIMIT 1', [addresses, now])).length > 0;
   return { tier: pro ? 'pro' : 'free', addresses, since: pro ? null : new Date(now.getTime() - FREE_HISTORY_DAYS * DAY_MS), now };
 }
 

@@ -15,7 +15,8 @@ async function main(args: string[]): Promise<number> {
         server = await import('./cli/mcp-server.js');
       } catch (error) {
         // An optional peer dependency: the fetch command works without it.
-        if (String((error as Error).message).includes('@modelcontextprotocol/sdk')) throw new UsageError('l402-paywall mcp needs @modelcontextprotocol/sdk: npm install @modelcontextprotocol/sdk');
+        if (String((error as Error).message).includes('@modelcontextprotocol/sdk'))
+          throw new UsageError('l402-paywall mcp needs @modelcontextprotocol/sdk: npm install @modelcontextprotocol/sdk');
         throw error;
       }
       return await server.mcpCommand(args.slice(1), io);

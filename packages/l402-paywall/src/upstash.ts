@@ -16,6 +16,7 @@ export interface UpstashReplayStoreOptions {
 
 /** `upstashReplayStore(Redis.fromEnv())`: uses counted atomically in Upstash. */
 export function upstashReplayStore(redis: UpstashRedisLike, options: UpstashReplayStoreOptions = {}): ReplayStore {
-  if (!redis || typeof redis.eval !== 'function') throw new TypeError('upstashReplayStore: pass an @upstash/redis client (new Redis({ url, token }) or Redis.fromEnv())');
+  if (!redis || typeof redis.eval !== 'function')
+    throw new TypeError('upstashReplayStore: pass an @upstash/redis client (new Redis({ url, token }) or Redis.fromEnv())');
   return scriptedReplayStore((script, key, args) => redis.eval(script, [key], args), options.prefix ?? DEFAULT_PREFIX);
 }

@@ -10,7 +10,8 @@ export interface FakeCln extends FakeServer {
 }
 
 export async function startFakeCln(node = new FakeNode()): Promise<FakeCln> {
-  const rune = 'tU-RLjMiDpY2U0o3W1oFowar36RFGpWloPbW9-RuZdo9MyZpZD0wMjRiOWExZmE4ZTAwNmYxZTM5MzdmNjVmNjZjNDA4ZTZkYThlMWNhNzI4ZWE0MzIyMmE3MzgxZGYxY2M0NDk2MDUmbWV0aG9kPWxpc3RwZWVycyZwbnVtPTEmcG5hbWVpZF4wMjRiOWExZmE4ZTAwNmYxZTM5M3xwYXJyMF4wMjRiOWExZmE4ZTAwNmYxZTM5MyZ0aW1lPDE2NTY5MjA1MzgmcmF0ZT0y';
+  const rune =
+    'tU-RLjMiDpY2U0o3W1oFowar36RFGpWloPbW9-RuZdo9MyZpZD0wMjRiOWExZmE4ZTAwNmYxZTM5MzdmNjVmNjZjNDA4ZTZkYThlMWNhNzI4ZWE0MzIyMmE3MzgxZGYxY2M0NDk2MDUmbWV0aG9kPWxpc3RwZWVycyZwbnVtPTEmcG5hbWVpZF4wMjRiOWExZmE4ZTAwNmYxZTM5M3xwYXJyMF4wMjRiOWExZmE4ZTAwNmYxZTM5MyZ0aW1lPDE2NTY5MjA1MzgmcmF0ZT0y';
   const rpcError = (code: number, message: string) => ({ status: 500, body: { code, message } });
   const labels = new Set<string>();
 
@@ -32,7 +33,16 @@ export async function startFakeCln(node = new FakeNode()): Promise<FakeCln> {
             ...(params.expiry ? { expirySeconds: Number(params.expiry) } : {}),
             label,
           });
-          return { status: 201, body: { payment_hash: i.paymentHash, expires_at: i.expiresAt, bolt11: i.invoice, payment_secret: '00'.repeat(32), created_index: node.invoices.size } };
+          return {
+            status: 201,
+            body: {
+              payment_hash: i.paymentHash,
+              expires_at: i.expiresAt,
+              bolt11: i.invoice,
+              payment_secret: '00'.repeat(32),
+              created_index: node.invoices.size,
+            },
+          };
         }
         case '/v1/listinvoices': {
           const i = node.invoices.get(String(params.payment_hash));
@@ -63,8 +73,21 @@ export async function startFakeCln(node = new FakeNode()): Promise<FakeCln> {
           }
           const p = paid.payment;
           if (p.state === 'pending') return { status: 201, body: null, hold: true };
-          if (p.state === 'failed') return p.reason === 'route too expensive' ? rpcError(206, 'Route wanted fee too high') : rpcError(210, 'Ran out of routes to try after 3 attempts');
-          return { status: 201, body: { destination: '02'.padEnd(66, '1'), payment_hash: p.paymentHash, created_at: p.createdAt / 1000, parts: 1, amount_msat: p.amountMsat, amount_sent_msat: p.amountMsat + p.feeMsat, payment_preimage: p.preimage, status: 'complete' } };
+          if (p.state === 'failed')
+            return p.reason === 'route too expensive' ? rpcError(206, 'Route wanted fee too high') : rpcError(210, 'Ran out of routes to try after 3 attempts');
+          return {
+            status: 201,
+            body: {
+              destination: '02'.padEnd(66, '1'),
+              payment_hash: p.paymentHash,
+              created_at: p.createdAt / 1000,
+              parts: 1,
+              amount_msat: p.amountMsat,
+              amount_sent_msat: p.amountMsat + p.feeMsat,
+              payment_preimage: p.preimage,
+              status: 'complete',
+            },
+          };
         }
         case '/v1/listpays': {
           const p = node.payments.get(String(params.payment_hash));
@@ -72,7 +95,17 @@ export async function startFakeCln(node = new FakeNode()): Promise<FakeCln> {
           const status = p.state === 'succeeded' ? 'complete' : p.state;
           return {
             status: 201,
-            body: { pays: [{ payment_hash: p.paymentHash, status, created_at: Math.floor(p.createdAt / 1000), amount_msat: p.amountMsat, ...(p.state === 'succeeded' ? { amount_sent_msat: p.amountMsat + p.feeMsat, preimage: p.preimage } : {}) }] },
+            body: {
+              pays: [
+                {
+                  payment_hash: p.paymentHash,
+                  status,
+                  created_at: Math.floor(p.createdAt / 1000),
+                  amount_msat: p.amountMsat,
+                  ...(p.state === 'succeeded' ? { amount_sent_msat: p.amountMsat + p.feeMsat, preimage: p.preimage } : {}),
+                },
+              ],
+            },
           };
         }
         case '/v1/listfunds':
@@ -81,7 +114,13 @@ export async function startFakeCln(node = new FakeNode()): Promise<FakeCln> {
             body: {
               outputs: [{ txid: 'aa'.repeat(32), output: 0, amount_msat: 5_000_000, status: 'confirmed', reserved: false }],
               channels: [
-                { peer_id: '02'.padEnd(66, '2'), connected: true, state: 'CHANNELD_NORMAL', our_amount_msat: node.balanceMsat, amount_msat: node.balanceMsat * 2 },
+                {
+                  peer_id: '02'.padEnd(66, '2'),
+                  connected: true,
+                  state: 'CHANNELD_NORMAL',
+                  our_amount_msat: node.balanceMsat,
+                  amount_msat: node.balanceMsat * 2,
+                },
                 { peer_id: '02'.padEnd(66, '3'), connected: false, state: 'ONCHAIN', our_amount_msat: 123_000, amount_msat: 500_000 },
               ],
             },

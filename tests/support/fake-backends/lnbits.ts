@@ -18,7 +18,18 @@ export async function startFakeLnbits(node = new FakeNode()): Promise<FakeLnbits
 
   const incoming = (hash: string) => {
     const i = node.invoices.get(hash)!;
-    return { checking_id: hash, payment_hash: hash, amount: i.amountMsat, fee: 0, memo: i.description ?? '', bolt11: i.invoice, status: i.settled ? 'success' : 'pending', preimage: i.settled ? i.preimage : ZERO, webhook: i.webhookUrl ?? null, time: i.createdAt };
+    return {
+      checking_id: hash,
+      payment_hash: hash,
+      amount: i.amountMsat,
+      fee: 0,
+      memo: i.description ?? '',
+      bolt11: i.invoice,
+      status: i.settled ? 'success' : 'pending',
+      preimage: i.settled ? i.preimage : ZERO,
+      webhook: i.webhookUrl ?? null,
+      time: i.createdAt,
+    };
   };
 
   const server = await serveFake(node, {
@@ -27,10 +38,24 @@ export async function startFakeLnbits(node = new FakeNode()): Promise<FakeLnbits
       const key = request.headers['x-api-key'];
       if (key !== invoiceKey && key !== adminKey) return { status: 401, body: { detail: 'Invalid key' } };
       if (request.method === 'POST' && request.path === '/api/v1/payments') {
-        const body = JSON.parse(request.body) as { out?: boolean; amount?: number; memo?: string; expiry?: number; webhook?: string; description_hash?: string; bolt11?: string };
+        const body = JSON.parse(request.body) as {
+          out?: boolean;
+          amount?: number;
+          memo?: string;
+          expiry?: number;
+          webhook?: string;
+          description_hash?: string;
+          bolt11?: string;
+        };
         if (body.out === false) {
           if (!Number.isInteger(body.amount) || body.amount! <= 0) return { status: 400, body: { detail: 'Invalid amount' } };
-          const i = node.createInvoice({ amountMsat: body.amount! * 1000, description: body.memo ?? '', descriptionHash: body.description_hash, expirySeconds: body.expiry, webhookUrl: body.webhook });
+          const i = node.createInvoice({
+            amountMsat: body.amount! * 1000,
+            description: body.memo ?? '',
+            descriptionHash: body.description_hash,
+            expirySeconds: body.expiry,
+            webhookUrl: body.webhook,
+          });
           return { status: 201, body: { ...incoming(i.paymentHash), payment_request: i.invoice } };
         }
         if (key !== adminKey) return { status: 401, body: { detail: 'Invalid adminkey.' } };
@@ -38,7 +63,17 @@ export async function startFakeLnbits(node = new FakeNode()): Promise<FakeLnbits
         if ('refused' in paid) return { status: 400, body: { detail: paid.refused } };
         const p = paid.payment;
         if (p.state === 'failed') return { status: 520, body: { detail: `Payment failed: ${p.reason}`, status: 'failed' } };
-        return { status: 201, body: { checking_id: p.paymentHash, payment_hash: p.paymentHash, amount: -p.amountMsat, fee: -p.feeMsat, status: p.state === 'succeeded' ? 'success' : 'pending', preimage: p.preimage ?? ZERO } };
+        return {
+          status: 201,
+          body: {
+            checking_id: p.paymentHash,
+            payment_hash: p.paymentHash,
+            amount: -p.amountMsat,
+            fee: -p.feeMsat,
+            status: p.state === 'succeeded' ? 'success' : 'pending',
+            preimage: p.preimage ?? ZERO,
+          },
+        };
       }
       const match = /^\/api\/v1\/payments\/([0-9a-f]{64})$/.exec(request.path);
       if (request.method === 'GET' && match) {
@@ -50,11 +85,20 @@ export async function startFakeLnbits(node = new FakeNode()): Promise<FakeLnbits
         const p = node.payments.get(hash);
         if (p) {
           const status = p.state === 'succeeded' ? 'success' : p.state;
-          return { status: 200, body: { paid: p.state === 'succeeded', status, preimage: p.preimage ?? ZERO, details: { checking_id: hash, payment_hash: hash, amount: -p.amountMsat, fee: -p.feeMsat, status, preimage: p.preimage ?? ZERO } } };
+          return {
+            status: 200,
+            body: {
+              paid: p.state === 'succeeded',
+              status,
+              preimage: p.preimage ?? ZERO,
+              details: { checking_id: hash, payment_hash: hash, amount: -p.amountMsat, fee: -p.feeMsat, status, preimage: p.preimage ?? ZERO },
+            },
+          };
         }
         return { status: 404, body: { detail: 'Payment does not exist.' } };
       }
-      if (request.method === 'GET' && request.path === '/api/v1/wallet') return { status: 200, body: { id: 'wallet-1', name: 'fake', balance: node.balanceMsat } };
+      if (request.method === 'GET' && request.path === '/api/v1/wallet')
+        return { status: 200, body: { id: 'wallet-1', name: 'fake', balance: node.balanceMsat } };
       return { status: 404, body: { detail: 'Not Found' } };
     },
   });

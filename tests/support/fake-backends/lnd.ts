@@ -44,7 +44,10 @@ export async function startFakeLnd(node = new FakeNode(), tls?: { key: string; c
           ...(body.description_hash ? { descriptionHash: Buffer.from(body.description_hash, 'base64').toString('hex') } : { description: body.memo ?? '' }),
           ...(body.expiry ? { expirySeconds: Number(body.expiry) } : {}),
         });
-        return { status: 200, body: { r_hash: b64(i.paymentHash), payment_request: i.invoice, add_index: String(node.invoices.size), payment_addr: b64('00'.repeat(32)) } };
+        return {
+          status: 200,
+          body: { r_hash: b64(i.paymentHash), payment_request: i.invoice, add_index: String(node.invoices.size), payment_addr: b64('00'.repeat(32)) },
+        };
       }
       let match = /^\/v1\/invoice\/([0-9a-f]{64})$/.exec(request.path);
       if (request.method === 'GET' && match) {
@@ -69,7 +72,8 @@ export async function startFakeLnd(node = new FakeNode(), tls?: { key: string; c
       }
       if (request.method === 'POST' && request.path === '/v2/router/send') {
         const body = JSON.parse(request.body) as { payment_request?: string; fee_limit_msat?: string; fee_limit_sat?: string; no_inflight_updates?: boolean };
-        const limit = body.fee_limit_msat !== undefined ? Number(body.fee_limit_msat) : body.fee_limit_sat !== undefined ? Number(body.fee_limit_sat) * 1000 : undefined;
+        const limit =
+          body.fee_limit_msat !== undefined ? Number(body.fee_limit_msat) : body.fee_limit_sat !== undefined ? Number(body.fee_limit_sat) * 1000 : undefined;
         const paid = node.pay(body.payment_request ?? '', limit);
         if ('refused' in paid) return { status: 200, body: line({ error: grpcError(2, paid.refused) }), contentType: 'application/json' };
         const p = paid.payment;
@@ -88,7 +92,10 @@ export async function startFakeLnd(node = new FakeNode(), tls?: { key: string; c
       }
       if (request.method === 'GET' && request.path === '/v1/balance/channels') {
         const sat = Math.floor(node.balanceMsat / 1000);
-        return { status: 200, body: { balance: String(sat), local_balance: { sat: String(sat), msat: String(node.balanceMsat) }, remote_balance: { sat: '0', msat: '0' } } };
+        return {
+          status: 200,
+          body: { balance: String(sat), local_balance: { sat: String(sat), msat: String(node.balanceMsat) }, remote_balance: { sat: '0', msat: '0' } },
+        };
       }
       return { status: 404, body: grpcError(5, 'Not Found') };
     },

@@ -67,14 +67,22 @@ export class FakeNode {
   offline = false;
   constructor(readonly network: Network = 'regtest') {}
 
-  createInvoice(input: { amountMsat: number; description?: string; descriptionHash?: string; expirySeconds?: number; webhookUrl?: string; label?: string }): FakeInvoice {
+  createInvoice(input: {
+    amountMsat: number;
+    description?: string;
+    descriptionHash?: string;
+    expirySeconds?: number;
+    webhookUrl?: string;
+    label?: string;
+  }): FakeInvoice {
     const preimage = randomBytes(32).toString('hex');
     const paymentHash = sha256Hex(preimage);
     const timestamp = Math.floor(Date.now() / 1000);
     const expirySeconds = input.expirySeconds ?? 3600;
     const encodedHash = this.fault === 'wrong-hash' ? sha256Hex(randomBytes(32).toString('hex')) : paymentHash;
     const encodedAmount = this.fault === 'wrong-amount' ? input.amountMsat + 1000 : input.amountMsat;
-    const descriptionHash = this.fault === 'wrong-description-hash' && input.descriptionHash ? sha256Hex(randomBytes(32).toString('hex')) : input.descriptionHash;
+    const descriptionHash =
+      this.fault === 'wrong-description-hash' && input.descriptionHash ? sha256Hex(randomBytes(32).toString('hex')) : input.descriptionHash;
     const invoice = encodeInvoice(
       {
         network: this.network,
@@ -131,7 +139,13 @@ export class FakeNode {
     const existing = this.payments.get(decoded.paymentHash);
     if (existing && existing.state !== 'failed') return { refused: 'invoice is already paid' };
     if (decoded.amountMsat + this.routingFeeMsat > this.balanceMsat) return { refused: 'insufficient balance' };
-    const payment: FakePayment = { paymentHash: decoded.paymentHash, amountMsat: decoded.amountMsat, state: 'pending', feeMsat: this.routingFeeMsat, createdAt: Date.now() };
+    const payment: FakePayment = {
+      paymentHash: decoded.paymentHash,
+      amountMsat: decoded.amountMsat,
+      state: 'pending',
+      feeMsat: this.routingFeeMsat,
+      createdAt: Date.now(),
+    };
     this.payments.set(decoded.paymentHash, payment);
     if (this.paymentsStayPending) return { payment };
     const target = network.get(decoded.paymentHash);
@@ -199,7 +213,13 @@ export async function serveFake(
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://fake');
-      const request: FakeRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const request: FakeRequest = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       requests.push(request);
       const answer = (a: FakeAnswer) => {
         if (a.hold || a.keepOpen) hanging.add(res);

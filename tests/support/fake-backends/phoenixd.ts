@@ -47,7 +47,22 @@ export async function startFakePhoenixd(node = new FakeNode()): Promise<FakePhoe
         if (!i) return { status: 404, body: 'Unknown endpoint (check api doc)' };
         return {
           status: 200,
-          body: { type: 'incoming_payment', subType: 'lightning', paymentHash: i.paymentHash, preimage: i.preimage, externalId: null, description: i.description ?? null, invoice: i.invoice, isPaid: i.settled, isExpired: false, requestedSat: i.amountMsat / 1000, receivedSat: i.settled ? i.amountMsat / 1000 : 0, fees: 0, completedAt: i.settled ? Date.now() : null, createdAt: i.createdAt * 1000 },
+          body: {
+            type: 'incoming_payment',
+            subType: 'lightning',
+            paymentHash: i.paymentHash,
+            preimage: i.preimage,
+            externalId: null,
+            description: i.description ?? null,
+            invoice: i.invoice,
+            isPaid: i.settled,
+            isExpired: false,
+            requestedSat: i.amountMsat / 1000,
+            receivedSat: i.settled ? i.amountMsat / 1000 : 0,
+            fees: 0,
+            completedAt: i.settled ? Date.now() : null,
+            createdAt: i.createdAt * 1000,
+          },
         };
       }
       if (request.method === 'POST' && request.path === '/payinvoice') {
@@ -63,7 +78,16 @@ export async function startFakePhoenixd(node = new FakeNode()): Promise<FakePhoe
         paymentIds.set(p.paymentHash, paymentId);
         if (p.state === 'pending') return { status: 200, body: null, hold: true }; // phoenixd answers once the payment settles
         if (p.state === 'failed') return { status: 200, body: { paymentHash: p.paymentHash, reason: p.reason } };
-        return { status: 200, body: { recipientAmountSat: p.amountMsat / 1000, routingFeeSat: p.feeMsat / 1000, paymentId, paymentHash: p.paymentHash, paymentPreimage: p.preimage } };
+        return {
+          status: 200,
+          body: {
+            recipientAmountSat: p.amountMsat / 1000,
+            routingFeeSat: p.feeMsat / 1000,
+            paymentId,
+            paymentHash: p.paymentHash,
+            paymentPreimage: p.preimage,
+          },
+        };
       }
       match = /^\/payments\/outgoingbyhash\/([0-9a-f]{64})$/.exec(request.path);
       if (request.method === 'GET' && match) {
@@ -71,10 +95,22 @@ export async function startFakePhoenixd(node = new FakeNode()): Promise<FakePhoe
         if (!p) return { status: 404, body: 'Unknown endpoint (check api doc)' };
         return {
           status: 200,
-          body: { type: 'outgoing_payment', subType: 'lightning', paymentId: paymentIds.get(p.paymentHash), paymentHash: p.paymentHash, ...(p.preimage ? { preimage: p.preimage } : {}), isPaid: p.state === 'succeeded', sent: p.amountMsat / 1000, fees: p.feeMsat, ...(p.state !== 'pending' ? { completedAt: Date.now() } : {}), createdAt: p.createdAt },
+          body: {
+            type: 'outgoing_payment',
+            subType: 'lightning',
+            paymentId: paymentIds.get(p.paymentHash),
+            paymentHash: p.paymentHash,
+            ...(p.preimage ? { preimage: p.preimage } : {}),
+            isPaid: p.state === 'succeeded',
+            sent: p.amountMsat / 1000,
+            fees: p.feeMsat,
+            ...(p.state !== 'pending' ? { completedAt: Date.now() } : {}),
+            createdAt: p.createdAt,
+          },
         };
       }
-      if (request.method === 'GET' && request.path === '/getbalance') return { status: 200, body: { balanceSat: Math.floor(node.balanceMsat / 1000), feeCreditSat: 0 } };
+      if (request.method === 'GET' && request.path === '/getbalance')
+        return { status: 200, body: { balanceSat: Math.floor(node.balanceMsat / 1000), feeCreditSat: 0 } };
       return { status: 404, body: 'Unknown endpoint (check api doc)' };
     },
   });

@@ -55,7 +55,8 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
     io.stdout.write(FETCH_USAGE);
     return EXIT.SERVED;
   }
-  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? 'Which URL? l402-paywall <url> (--help for options)' : `One URL at a time, got ${positionals.length}`);
+  if (positionals.length !== 1)
+    throw new UsageError(positionals.length === 0 ? 'Which URL? l402-paywall <url> (--help for options)' : `One URL at a time, got ${positionals.length}`);
   let url: URL;
   try {
     url = new URL(positionals[0]!);
@@ -76,13 +77,18 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
   }
   const body = values.data === undefined ? undefined : await readData(values.data, io);
   const method = (values.request ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase();
-  if (body !== undefined && !headers.has('content-type')) headers.set('content-type', looksLikeJson(body) ? 'application/json' : 'application/x-www-form-urlencoded');
+  if (body !== undefined && !headers.has('content-type'))
+    headers.set('content-type', looksLikeJson(body) ? 'application/json' : 'application/x-www-form-urlencoded');
 
   const { wallet, chosen } = walletWhenNeeded(io.env, flags.dev);
   try {
     let response: Response;
     try {
-      response = await fetchWithL402(url, { method, headers, ...(body !== undefined && { body }) }, { wallet, maxPriceSats: flags.maxSats, maxFeeSats: flags.maxFeeSats, budget: sessionBudget(flags), tokens: false });
+      response = await fetchWithL402(
+        url,
+        { method, headers, ...(body !== undefined && { body }) },
+        { wallet, maxPriceSats: flags.maxSats, maxFeeSats: flags.maxFeeSats, budget: sessionBudget(flags), tokens: false },
+      );
     } catch (error) {
       if (error instanceof L402ClientError && error.cause instanceof UsageError) throw error.cause;
       // Something was to be paid and there is nothing to pay with: say that, not why this invoice would be refused.

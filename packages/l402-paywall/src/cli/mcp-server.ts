@@ -31,9 +31,21 @@ const VERSION = '0.1.0';
 const MAX_BODY_CHARS = 100_000;
 const CATEGORIES = ['data', 'ai', 'finance', 'weather', 'compute', 'storage', 'other'] as const;
 /** Answer headers an agent may need; others (cookies included) are left out. */
-const HEADERS_THAT_MATTER = ['content-type', 'content-length', 'retry-after', 'location', 'www-authenticate', 'cache-control', 'ratelimit', 'ratelimit-policy', 'x-ratelimit-remaining'];
+const HEADERS_THAT_MATTER = [
+  'content-type',
+  'content-length',
+  'retry-after',
+  'location',
+  'www-authenticate',
+  'cache-control',
+  'ratelimit',
+  'ratelimit-policy',
+  'x-ratelimit-remaining',
+];
 
-const ApiEntry = z.object({ url: z.string(), name: z.string(), description: z.string().nullish(), price_sats: z.number(), category: z.string().nullish() }).loose();
+const ApiEntry = z
+  .object({ url: z.string(), name: z.string(), description: z.string().nullish(), price_sats: z.number(), category: z.string().nullish() })
+  .loose();
 const Directory = z.object({ apis: z.array(ApiEntry) }).loose();
 
 export async function mcpCommand(args: string[], io: Io): Promise<number> {
@@ -60,7 +72,10 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
       inputSchema: {
         category: z.enum(CATEGORIES).optional().describe('only APIs of this category'),
         limit: z.number().int().min(1).max(500).default(50).describe('at most this many, newest first'),
-        directory: z.url().optional().describe(`the directory service's base URL${directory ? ` (default ${directory})` : ''}`),
+        directory: z
+          .url()
+          .optional()
+          .describe(`the directory service's base URL${directory ? ` (default ${directory})` : ''}`),
       },
     },
     async ({ category, limit, directory: asked }) => {
@@ -76,7 +91,9 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
       } catch (error) {
         return toolError('DIRECTORY_ERROR', `Could not read ${listUrl.href}: ${error instanceof Error ? error.message : String(error)}`);
       }
-      const apis = listing.apis.slice(0, limit).map((a) => ({ url: a.url, name: a.name, description: a.description ?? '', price_sats: a.price_sats, category: a.category ?? 'other' }));
+      const apis = listing.apis
+        .slice(0, limit)
+        .map((a) => ({ url: a.url, name: a.name, description: a.description ?? '', price_sats: a.price_sats, category: a.category ?? 'other' }));
       const result = { directory: new URL(base).origin, count: listing.apis.length, apis, openapi: new URL('/api/openapi.json', base).href, ...budgetState() };
       return { content: [{ type: 'text' as const, text: JSON.stringify(result, null, 2) }], structuredContent: result };
     },
@@ -104,7 +121,11 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
       if (body !== undefined) headers['content-type'] = content_type ?? 'application/json';
       let response: Response;
       try {
-        response = await fetchWithL402(url, { method, headers, ...(body !== undefined && { body }) }, { wallet, maxPriceSats, maxFeeSats: flags.maxFeeSats, budget });
+        response = await fetchWithL402(
+          url,
+          { method, headers, ...(body !== undefined && { body }) },
+          { wallet, maxPriceSats, maxFeeSats: flags.maxFeeSats, budget },
+        );
       } catch (error) {
         if (error instanceof L402ClientError) return toolError(error.code, error.message, { refused: error.refused, ...error.details });
         return toolError('REQUEST_FAILED', `Could not reach ${new URL(url).origin}: ${error instanceof Error ? error.message : String(error)}`);

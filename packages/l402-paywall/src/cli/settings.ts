@@ -49,11 +49,15 @@ export const SESSION_OPTIONS = {
 
 export function wholeNumber(value: string | undefined, flag: string, fallback: number, min = 1): number {
   if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) throw new UsageError(`${flag} must be a whole number of satoshis${min > 0 ? ' above 0' : ''}, got "${value}"`);
+  if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value)))
+    throw new UsageError(`${flag} must be a whole number of satoshis${min > 0 ? ' above 0' : ''}, got "${value}"`);
   return Number(value);
 }
 
-export function sessionFlags(values: { 'max-sats'?: string; 'budget-sats'?: string; 'max-fee-sats'?: string; dev?: string }, defaultBudget: number): SessionFlags {
+export function sessionFlags(
+  values: { 'max-sats'?: string; 'budget-sats'?: string; 'max-fee-sats'?: string; dev?: string },
+  defaultBudget: number,
+): SessionFlags {
   const maxSats = wholeNumber(values['max-sats'], '--max-sats', DEFAULT_MAX_SATS);
   return {
     maxSats,
@@ -88,7 +92,10 @@ export function walletNetwork(env: Record<string, string | undefined>, dev: stri
  * free URL needs no wallet. A configuration problem then surfaces as the
  * payment's cause (a UsageError).
  */
-export function walletWhenNeeded(env: Record<string, string | undefined>, dev: string | undefined): { wallet: Wallet; chosen(): Promise<ChosenWallet> | undefined } {
+export function walletWhenNeeded(
+  env: Record<string, string | undefined>,
+  dev: string | undefined,
+): { wallet: Wallet; chosen(): Promise<ChosenWallet> | undefined } {
   const network = walletNetwork(env, dev);
   let chosen: Promise<ChosenWallet> | undefined;
   return {

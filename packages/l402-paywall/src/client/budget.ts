@@ -66,7 +66,8 @@ interface SettledCharge {
 export function createBudget(options: BudgetOptions): Budget {
   const { totalSats, perHostSats, windowSeconds } = options;
   const wholeSats = (value: number | undefined, name: string) => {
-    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) throw new TypeError(`createBudget: ${name} must be a whole number of satoshis, got ${value}`);
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0))
+      throw new TypeError(`createBudget: ${name} must be a whole number of satoshis, got ${value}`);
   };
   wholeSats(totalSats, 'totalSats');
   if (totalSats === undefined) throw new TypeError('createBudget: totalSats is required');
@@ -101,12 +102,20 @@ export function createBudget(options: BudgetOptions): Budget {
       forgetLeftWindow();
       const overall = paid.total + inFlight.total;
       if (overall + amountMsat > totalMsat) {
-        throw new L402ClientError('BUDGET_EXCEEDED', `Not paid: ${amountMsat / 1000} sats would take the budget past its ${totalSats} sats (${overall / 1000} spent or in flight)`, { amountMsat });
+        throw new L402ClientError(
+          'BUDGET_EXCEEDED',
+          `Not paid: ${amountMsat / 1000} sats would take the budget past its ${totalSats} sats (${overall / 1000} spent or in flight)`,
+          { amountMsat },
+        );
       }
       if (perHostMsat !== undefined) {
         const forHost = paid.of(host) + inFlight.of(host);
         if (forHost + amountMsat > perHostMsat) {
-          throw new L402ClientError('BUDGET_EXCEEDED', `Not paid: ${amountMsat / 1000} sats would take ${host} past its ${perHostSats} sats (${forHost / 1000} spent or in flight)`, { amountMsat });
+          throw new L402ClientError(
+            'BUDGET_EXCEEDED',
+            `Not paid: ${amountMsat / 1000} sats would take ${host} past its ${perHostSats} sats (${forHost / 1000} spent or in flight)`,
+            { amountMsat },
+          );
         }
       }
       inFlight.add(host, amountMsat);

@@ -97,7 +97,12 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
   const key = tokenKey(url);
   const budget = options.budget;
   const events: ClientCall | undefined = options.onEvent
-    ? clientCall(options.onEvent, options.events ?? {}, request, budget && { spentMsat: () => budget.spent().totalMsat, leftMsat: () => budget.remainingMsat(url.host) })
+    ? clientCall(
+        options.onEvent,
+        options.events ?? {},
+        request,
+        budget && { spentMsat: () => budget.spent().totalMsat, leftMsat: () => budget.remainingMsat(url.host) },
+      )
     : undefined;
 
   // 1. send
@@ -235,20 +240,30 @@ function acceptableInvoice(challenge: L402Challenge, options: FetchWithL402Optio
   try {
     invoice = decodeInvoice(challenge.invoice.trim().replace(/^lightning:/i, ''), { expectedPayee: payeeByHost.get(url.host) });
   } catch (error) {
-    if (error instanceof InvalidInvoice) throw new L402ClientError('INVOICE_INVALID', `Not paid: the server's invoice is not a valid BOLT11 invoice (${error.reason})`, where, { cause: error });
+    if (error instanceof InvalidInvoice)
+      throw new L402ClientError('INVOICE_INVALID', `Not paid: the server's invoice is not a valid BOLT11 invoice (${error.reason})`, where, { cause: error });
     throw error;
   }
   rememberPayee(url.host, invoice.payeeNodeKey);
   const facts = { ...where, paymentHash: invoice.paymentHash, amountMsat: invoice.amountMsat, network: invoice.network, expiresAt: invoice.expiresAt };
   const walletNetwork = options.network ?? options.wallet.network ?? 'bitcoin';
   if (invoice.network !== walletNetwork) {
-    throw new L402ClientError('WRONG_NETWORK', `Not paid: the invoice is for ${invoice.network}, the wallet pays on ${walletNetwork}`, { ...facts, walletNetwork });
+    throw new L402ClientError('WRONG_NETWORK', `Not paid: the invoice is for ${invoice.network}, the wallet pays on ${walletNetwork}`, {
+      ...facts,
+      walletNetwork,
+    });
   }
-  if (invoice.amountMsat === null) throw new L402ClientError('INVOICE_WITHOUT_AMOUNT', 'Not paid: the invoice does not say how much (the price must be in the invoice)', facts);
-  if (invoice.expiresAt <= Date.now() / 1000) throw new L402ClientError('INVOICE_EXPIRED', `Not paid: the invoice expired at ${new Date(invoice.expiresAt * 1000).toISOString()}`, facts);
+  if (invoice.amountMsat === null)
+    throw new L402ClientError('INVOICE_WITHOUT_AMOUNT', 'Not paid: the invoice does not say how much (the price must be in the invoice)', facts);
+  if (invoice.expiresAt <= Date.now() / 1000)
+    throw new L402ClientError('INVOICE_EXPIRED', `Not paid: the invoice expired at ${new Date(invoice.expiresAt * 1000).toISOString()}`, facts);
   const maxPriceMsat = options.maxPriceSats * 1000;
   if (invoice.amountMsat > maxPriceMsat) {
-    throw new L402ClientError('PRICE_ABOVE_MAXIMUM', `Not paid: the invoice asks ${invoice.amountMsat / 1000} sats, above the maximum of ${options.maxPriceSats}`, { ...facts, maxPriceMsat });
+    throw new L402ClientError(
+      'PRICE_ABOVE_MAXIMUM',
+      `Not paid: the invoice asks ${invoice.amountMsat / 1000} sats, above the maximum of ${options.maxPriceSats}`,
+      { ...facts, maxPriceMsat },
+    );
   }
   // A token that names a payment hash (this project's) must name this invoice's, or paying would buy nothing.
   const token = decodeToken(challenge.token);
@@ -290,7 +305,8 @@ async function walletPayment(options: FetchWithL402Options, bolt11: string, invo
     answer = await options.wallet.payInvoice({ invoice: bolt11, maxFeeMsat: (options.maxFeeSats ?? DEFAULT_MAX_FEE_SATS) * 1000 });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    if (outcomeUnknown(error)) throw new L402ClientError('PAYMENT_OUTCOME_UNKNOWN', `The wallet could not say whether it paid: ${message}`, facts, { cause: error });
+    if (outcomeUnknown(error))
+      throw new L402ClientError('PAYMENT_OUTCOME_UNKNOWN', `The wallet could not say whether it paid: ${message}`, facts, { cause: error });
     throw new L402ClientError('PAYMENT_FAILED', `The wallet did not pay: ${message}`, facts, { cause: error });
   }
   const preimage = typeof answer?.preimage === 'string' ? answer.preimage.toLowerCase() : '';

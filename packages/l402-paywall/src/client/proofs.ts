@@ -30,7 +30,12 @@ export function existingProof(paymentHash: string): Promise<Proof> | undefined {
  * `pay` runs only for the first caller; a payment that definitely failed is
  * forgotten (`forgetOnFailure` says which errors mean that) so a later call may try again.
  */
-export function payOnce(paymentHash: string, expiresAt: number, pay: () => Promise<Proof>, forgetOnFailure: (error: unknown) => boolean): { proof: Promise<Proof>; first: boolean } {
+export function payOnce(
+  paymentHash: string,
+  expiresAt: number,
+  pay: () => Promise<Proof>,
+  forgetOnFailure: (error: unknown) => boolean,
+): { proof: Promise<Proof>; first: boolean } {
   sweep();
   const existing = entries.get(paymentHash);
   if (existing) return { proof: existing.proof, first: false };

@@ -40,7 +40,14 @@ function sessionOf(onEvent: EventHandler, options: ClientEventOptions): Session 
   let session = byId.get(key);
   if (!session) {
     const onError = options.onError ?? ((error, context) => console.error(`[l402 events] ${context}:`, error instanceof Error ? error.message : error));
-    session = { id: declared ?? crypto.randomUUID(), kind: declared ? 'declared' : 'client', paidMsat: 0, retries: 0, refusals: 0, emit: dispatcher(onEvent, onError, options.maxPending) };
+    session = {
+      id: declared ?? crypto.randomUUID(),
+      kind: declared ? 'declared' : 'client',
+      paidMsat: 0,
+      retries: 0,
+      refusals: 0,
+      emit: dispatcher(onEvent, onError, options.maxPending),
+    };
     byId.set(key, session);
   }
   return session;
@@ -60,7 +67,10 @@ export interface ClientCall {
   /** payment.sent; answers its id. */
   paymentSent(fields: { paymentHash: string; amountMsat: number; invoice: string; feeMsat: number; payStartedAt: number }, causationId: string): string;
   /** request.served: the paid retry was answered. */
-  requestServed(fields: { paymentHash: string; amountMsat: number; status: number; retryStartedAt: number; paidByThisCall: boolean }, causationId: string): void;
+  requestServed(
+    fields: { paymentHash: string; amountMsat: number; status: number; retryStartedAt: number; paidByThisCall: boolean },
+    causationId: string,
+  ): void;
 }
 
 /**
@@ -87,10 +97,18 @@ export function clientCall(onEvent: EventHandler, options: ClientEventOptions, r
 
   const proof = (fields: { paymentHash?: string; amountMsat?: number | null; invoice?: string }): PaymentProof | undefined =>
     fields.paymentHash && typeof fields.amountMsat === 'number'
-      ? { paymentHash: fields.paymentHash, amountMsat: fields.amountMsat, ...(fields.invoice ? { invoice: fields.invoice } : {}), verification: PAYMENT_VERIFICATION }
+      ? {
+          paymentHash: fields.paymentHash,
+          amountMsat: fields.amountMsat,
+          ...(fields.invoice ? { invoice: fields.invoice } : {}),
+          verification: PAYMENT_VERIFICATION,
+        }
       : undefined;
 
-  const emit = (type: L402EventType, data: Omit<L402EventData, 'agent' | 'session' | 'context' | 'causation'> & { causationId?: string; status?: number }): string => {
+  const emit = (
+    type: L402EventType,
+    data: Omit<L402EventData, 'agent' | 'session' | 'context' | 'causation'> & { causationId?: string; status?: number },
+  ): string => {
     const { causationId, status, ...rest } = data;
     const event = makeEvent({
       type,

@@ -80,7 +80,14 @@ export function originOf(url: string): string {
 }
 
 // Written out field by field, without spreads: an event is built per paid request.
-export function makeEvent<Data extends L402EventData>(fields: { type: L402EventType; source: string; subject: string; data: Data; id?: string; time?: number }): L402Event<Data> {
+export function makeEvent<Data extends L402EventData>(fields: {
+  type: L402EventType;
+  source: string;
+  subject: string;
+  data: Data;
+  id?: string;
+  time?: number;
+}): L402Event<Data> {
   return {
     specversion: '1.0',
     id: fields.id ?? crypto.randomUUID(),

@@ -38,7 +38,8 @@ export function dispatcher(onEvent: EventHandler, onError: ErrorReporter, maxPen
     if (pending >= maxPending) {
       dropped += 1;
       // Once at the first drop, then at every power of two: visible, not a flood.
-      if ((dropped & (dropped - 1)) === 0) report(new Error(`${pending} onEvent calls have not resolved; ${dropped} event(s) dropped so far`), 'onEvent is not keeping up');
+      if ((dropped & (dropped - 1)) === 0)
+        report(new Error(`${pending} onEvent calls have not resolved; ${dropped} event(s) dropped so far`), 'onEvent is not keeping up');
       return;
     }
     let result: unknown;

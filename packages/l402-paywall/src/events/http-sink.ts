@@ -71,7 +71,8 @@ export function httpEventSink(options: HttpEventSinkOptions): HttpEventSink {
   const timeoutMs = positive(options.timeoutMs ?? 10_000, 'timeoutMs');
   const maxQueue = positive(options.maxQueue ?? 1000, 'maxQueue');
   const concurrency = positive(options.concurrency ?? 4, 'concurrency');
-  const onError: ErrorReporter = options.onError ?? ((error, context) => console.error(`[l402 events] ${context}:`, error instanceof Error ? error.message : error));
+  const onError: ErrorReporter =
+    options.onError ?? ((error, context) => console.error(`[l402 events] ${context}:`, error instanceof Error ? error.message : error));
   const target = url.toString();
 
   const queue: Pending[] = [];
@@ -173,7 +174,8 @@ export function httpEventSink(options: HttpEventSinkOptions): HttpEventSink {
       const oldest = take()!;
       stats.dropped += 1;
       oldest.done?.();
-      if ((stats.dropped & (stats.dropped - 1)) === 0) onError(new Error(`the event queue is full (${maxQueue}); ${stats.dropped} event(s) dropped so far`), 'audit events dropped');
+      if ((stats.dropped & (stats.dropped - 1)) === 0)
+        onError(new Error(`the event queue is full (${maxQueue}); ${stats.dropped} event(s) dropped so far`), 'audit events dropped');
     }
     queue.push(item);
     if (active < concurrency) {

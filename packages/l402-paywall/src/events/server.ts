@@ -42,11 +42,22 @@ interface RequestFacts {
 
 export interface ServerEvents {
   /** Emits challenge.issued; answers its id. */
-  challengeIssued(request: Request, fields: { route: string; paymentHash: string; amountMsat: number; invoice?: string; startedAt: number; causationId?: string; status?: number } & Moment, facts?: RequestFacts): string;
+  challengeIssued(
+    request: Request,
+    fields: { route: string; paymentHash: string; amountMsat: number; invoice?: string; startedAt: number; causationId?: string; status?: number } & Moment,
+    facts?: RequestFacts,
+  ): string;
   /** Emits token.rejected; answers its id. */
-  tokenRejected(request: Request, fields: { route: string; reason: string; startedAt: number; claimedPaymentHash?: string; status?: number } & Moment, facts?: RequestFacts): string;
+  tokenRejected(
+    request: Request,
+    fields: { route: string; reason: string; startedAt: number; claimedPaymentHash?: string; status?: number } & Moment,
+    facts?: RequestFacts,
+  ): string;
   /** Emits request.served, caused by the challenge of the same payment hash. */
-  requestServed(request: Request, fields: { route: string; paymentHash: string; amountMsat: number; status: number; startedAt: number; issuedAtSeconds?: number } & Moment): void;
+  requestServed(
+    request: Request,
+    fields: { route: string; paymentHash: string; amountMsat: number; status: number; startedAt: number; issuedAtSeconds?: number } & Moment,
+  ): void;
   /** The per-request facts, read once when one request emits several events. */
   factsOf(request: Request): RequestFacts;
 }
@@ -151,7 +162,12 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
 
 /** The paywall's hook (l402/audit.ts): what withL402 and the adapters call when onEvent is set. */
 export function serverAudit(options: L402Options & { onEvent: EventHandler }, onError: ErrorReporter): AuditBuilder {
-  const events = serverEvents(options.onEvent, { agentId: options.events?.agentId, source: options.events?.source, maxPending: options.events?.maxPending, onError });
+  const events = serverEvents(options.onEvent, {
+    agentId: options.events?.agentId,
+    source: options.events?.source,
+    maxPending: options.events?.maxPending,
+    onError,
+  });
   const ttl = options.tokenTtlSeconds ?? 3600;
   return {
     refused(request, refusal: Refusal, { startedAt, endedAt, time }) {
@@ -165,7 +181,20 @@ export function serverAudit(options: L402Options & { onEvent: EventHandler }, on
         const claimedPaymentHash = parsed.ok ? decodeToken(parsed.credential.token)?.hash : undefined;
         causationId = events.tokenRejected(request, { route: refusal.route, reason: body.code, startedAt, endedAt, time, claimedPaymentHash }, facts);
       }
-      events.challengeIssued(request, { route: refusal.route, paymentHash: body.paymentHash, amountMsat: body.priceSats * 1000, invoice: body.invoice, startedAt, endedAt, time, causationId }, facts);
+      events.challengeIssued(
+        request,
+        {
+          route: refusal.route,
+          paymentHash: body.paymentHash,
+          amountMsat: body.priceSats * 1000,
+          invoice: body.invoice,
+          startedAt,
+          endedAt,
+          time,
+          causationId,
+        },
+        facts,
+      );
     },
     served(request, paid: Paid, status, { startedAt, endedAt, time }) {
       const { paymentHash, amountMsat, route } = paid.payment;

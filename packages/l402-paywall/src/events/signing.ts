@@ -34,7 +34,8 @@ const encoder = new TextEncoder();
 
 /** The key inside a `whsec_` secret; throws a TypeError naming what is wrong (never the secret). */
 export function secretKey(secret: string): Uint8Array {
-  if (typeof secret !== 'string' || !secret.startsWith(SECRET_PREFIX)) throw new TypeError(`an event secret is "${SECRET_PREFIX}" followed by base64 (generateEventSecret() makes one)`);
+  if (typeof secret !== 'string' || !secret.startsWith(SECRET_PREFIX))
+    throw new TypeError(`an event secret is "${SECRET_PREFIX}" followed by base64 (generateEventSecret() makes one)`);
   let key: Uint8Array;
   try {
     key = base64.decode(secret.slice(SECRET_PREFIX.length));
@@ -84,7 +85,12 @@ function equalText(a: string, b: string): boolean {
  * EventVerificationError (with a `code`) for anything tampered, unsigned,
  * signed with another key, stale or malformed.
  */
-export function verifyEvent(body: string | Uint8Array, headers: HeaderSource, secret: string, options: { toleranceSeconds?: number; nowSeconds?: number } = {}): L402Event {
+export function verifyEvent(
+  body: string | Uint8Array,
+  headers: HeaderSource,
+  secret: string,
+  options: { toleranceSeconds?: number; nowSeconds?: number } = {},
+): L402Event {
   let key: Uint8Array;
   try {
     key = secretKey(secret);
@@ -94,7 +100,8 @@ export function verifyEvent(body: string | Uint8Array, headers: HeaderSource, se
   const id = header(headers, 'webhook-id');
   const timestampText = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
-  if (!id || !timestampText || !signatures) throw new EventVerificationError('MISSING_HEADERS', 'webhook-id, webhook-timestamp and webhook-signature are required');
+  if (!id || !timestampText || !signatures)
+    throw new EventVerificationError('MISSING_HEADERS', 'webhook-id, webhook-timestamp and webhook-signature are required');
   if (!/^\d{1,12}$/.test(timestampText)) throw new EventVerificationError('INVALID_TIMESTAMP', 'webhook-timestamp must be unix seconds');
   const timestamp = Number(timestampText);
   const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);

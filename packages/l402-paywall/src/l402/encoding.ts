@@ -154,8 +154,14 @@ export function wordsHex(words: Int32Array): string {
   for (let i = 0; i < 8; i++) {
     const w = words[i]!;
     hex += String.fromCharCode(
-      DIGIT[(w >>> 28) & 15]!, DIGIT[(w >>> 24) & 15]!, DIGIT[(w >>> 20) & 15]!, DIGIT[(w >>> 16) & 15]!,
-      DIGIT[(w >>> 12) & 15]!, DIGIT[(w >>> 8) & 15]!, DIGIT[(w >>> 4) & 15]!, DIGIT[w & 15]!,
+      DIGIT[(w >>> 28) & 15]!,
+      DIGIT[(w >>> 24) & 15]!,
+      DIGIT[(w >>> 20) & 15]!,
+      DIGIT[(w >>> 16) & 15]!,
+      DIGIT[(w >>> 12) & 15]!,
+      DIGIT[(w >>> 8) & 15]!,
+      DIGIT[(w >>> 4) & 15]!,
+      DIGIT[w & 15]!,
     );
   }
   return hex;

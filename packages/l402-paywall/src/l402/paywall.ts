@@ -198,7 +198,10 @@ export function createPaywall(options: L402Options): Paywall {
       const tokenCaveats = verified.token.caveats;
       let amountMsat = passedAmountMsat;
       if (!fixedExpect || tokenCaveats !== passedCaveats) {
-        const caveats = checkCaveats(tokenCaveats, fixedExpect ?? { route, priceMsat: priceSats * 1000, exact: fixedCaveats ?? (await expectedCaveats(request)) });
+        const caveats = checkCaveats(
+          tokenCaveats,
+          fixedExpect ?? { route, priceMsat: priceSats * 1000, exact: fixedCaveats ?? (await expectedCaveats(request)) },
+        );
         if (!caveats.ok) return challenge(request, route, priceSats, caveats.rejection);
         amountMsat = paidMsat(tokenCaveats);
         if (fixedExpect && Object.isFrozen(tokenCaveats)) {
@@ -262,7 +265,11 @@ function rateLimited(limit: InvoiceLimit): Refusal {
   return {
     kind: 'refused',
     status: 429,
-    headers: [['Content-Type', 'application/json'], ['Cache-Control', 'no-store'], ['Retry-After', String(retryAfter)]],
+    headers: [
+      ['Content-Type', 'application/json'],
+      ['Cache-Control', 'no-store'],
+      ['Retry-After', String(retryAfter)],
+    ],
     body: { error: limit.message ?? 'Too many invoices requested; try again later', code: 'RATE_LIMITED', retryAfter },
   };
 }
@@ -272,7 +279,11 @@ function unavailable(code: string, error: string): Refusal {
   return {
     kind: 'refused',
     status: 503,
-    headers: [['Content-Type', 'application/json'], ['Cache-Control', 'no-store'], ['Retry-After', String(PROVIDER_RETRY_AFTER_SECONDS)]],
+    headers: [
+      ['Content-Type', 'application/json'],
+      ['Cache-Control', 'no-store'],
+      ['Retry-After', String(PROVIDER_RETRY_AFTER_SECONDS)],
+    ],
     body: { error, code, retryAfter: PROVIDER_RETRY_AFTER_SECONDS },
   };
 }
@@ -285,20 +296,29 @@ function unavailable(code: string, error: string): Refusal {
 function checkOptions(options: L402Options): void {
   if (!options || typeof options !== 'object') throw new TypeError('withL402 needs options: { priceSats, provider, secret }');
   const fail = (name: string, expected: string, value: unknown) => {
-    throw new TypeError(`withL402: option \`${name}\` must be ${expected}, got ${value === undefined ? 'undefined' : typeof value === 'object' ? JSON.stringify(value) : String(value)}`);
+    throw new TypeError(
+      `withL402: option \`${name}\` must be ${expected}, got ${value === undefined ? 'undefined' : typeof value === 'object' ? JSON.stringify(value) : String(value)}`,
+    );
   };
   const isFunction = (v: unknown) => typeof v === 'function';
   const { priceSats, provider, secret } = options;
   if (typeof priceSats === 'number') validPrice(priceSats);
   else if (!isFunction(priceSats)) fail('priceSats', 'a positive whole number of satoshis or a function of the request', priceSats);
-  if (!provider || !isFunction((provider as Partial<InvoiceProvider>).createInvoice)) fail('provider', 'a Lightning backend with createInvoice() (see l402-paywall/backends)', provider);
+  if (!provider || !isFunction((provider as Partial<InvoiceProvider>).createInvoice))
+    fail('provider', 'a Lightning backend with createInvoice() (see l402-paywall/backends)', provider);
   if (secret === undefined || secret === null || secret === '') {
-    throw new TypeError('withL402: option `secret` is missing (is the environment variable, e.g. L402_SECRET, set?); use at least 32 random bytes, e.g. `openssl rand -hex 32`');
+    throw new TypeError(
+      'withL402: option `secret` is missing (is the environment variable, e.g. L402_SECRET, set?); use at least 32 random bytes, e.g. `openssl rand -hex 32`',
+    );
   }
-  if (!(secret instanceof Keyring) && typeof secret !== 'string' && !Array.isArray(secret)) fail('secret', 'a string, an array of strings (newest first) or a Keyring', secret);
-  if (options.replayStore !== undefined && (!isFunction(options.replayStore?.claim) || !isFunction(options.replayStore?.release))) fail('replayStore', 'a replay store with claim() and release()', options.replayStore);
-  if (options.route !== undefined && typeof options.route !== 'string' && !isFunction(options.route)) fail('route', 'a string or a function of the request', options.route);
-  if (options.events !== undefined && (typeof options.events !== 'object' || options.events === null)) fail('events', 'an object { agentId?, source?, maxPending?, waitUntil? }', options.events);
+  if (!(secret instanceof Keyring) && typeof secret !== 'string' && !Array.isArray(secret))
+    fail('secret', 'a string, an array of strings (newest first) or a Keyring', secret);
+  if (options.replayStore !== undefined && (!isFunction(options.replayStore?.claim) || !isFunction(options.replayStore?.release)))
+    fail('replayStore', 'a replay store with claim() and release()', options.replayStore);
+  if (options.route !== undefined && typeof options.route !== 'string' && !isFunction(options.route))
+    fail('route', 'a string or a function of the request', options.route);
+  if (options.events !== undefined && (typeof options.events !== 'object' || options.events === null))
+    fail('events', 'an object { agentId?, source?, maxPending?, waitUntil? }', options.events);
   if (options.events?.waitUntil !== undefined && !isFunction(options.events.waitUntil)) fail('events.waitUntil', 'a function', options.events.waitUntil);
   for (const name of ['memo', 'caveats', 'onPaid', 'onError', 'onEvent', 'limitInvoices'] as const) {
     if (options[name] !== undefined && !isFunction(options[name])) fail(name, 'a function', options[name]);
@@ -316,10 +336,7 @@ function validPrice(price: number): number {
  * parsers, token and version for the current spec).
  */
 export function challengeHeaders(macaroon: string, invoice: string): string[] {
-  return [
-    `L402 ${macaroon}, invoice="${invoice}"`,
-    `L402 macaroon="${macaroon}", invoice="${invoice}", token="${macaroon}", version="0"`,
-  ];
+  return [`L402 ${macaroon}, invoice="${invoice}"`, `L402 macaroon="${macaroon}", invoice="${invoice}", token="${macaroon}", version="0"`];
 }
 
 export function refusalResponse(challenge: Refusal): Response {

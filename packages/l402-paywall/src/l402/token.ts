@@ -12,7 +12,20 @@
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { ShortHmac, padBlock, sha256Block } from './sha256-block.js';
-import { MAX_BASE64_LENGTH, base64ToBytes, base64UrlEncode, binaryString, equalWords, hex32Words, hexBytesWords, hexWordsAt, isHex32, isLowerHex, utf8, wordsHex } from './encoding.js';
+import {
+  MAX_BASE64_LENGTH,
+  base64ToBytes,
+  base64UrlEncode,
+  binaryString,
+  equalWords,
+  hex32Words,
+  hexBytesWords,
+  hexWordsAt,
+  isHex32,
+  isLowerHex,
+  utf8,
+  wordsHex,
+} from './encoding.js';
 import { reject, type Rejection, type RejectionCode } from './reasons.js';
 
 export const TOKEN_VERSION = 1;
@@ -74,10 +87,16 @@ export class Keyring {
   constructor(secrets: readonly string[]) {
     if (!Array.isArray(secrets) || secrets.length === 0) throw new TypeError('Keyring needs at least one secret');
     for (const [i, secret] of secrets.entries()) {
-      if (typeof secret !== 'string') throw new TypeError(`secret${secrets.length > 1 ? `[${i}]` : ''} must be a string, got ${secret === undefined ? 'undefined (is the environment variable set?)' : typeof secret}`);
+      if (typeof secret !== 'string')
+        throw new TypeError(
+          `secret${secrets.length > 1 ? `[${i}]` : ''} must be a string, got ${secret === undefined ? 'undefined (is the environment variable set?)' : typeof secret}`,
+        );
       const key = utf8(secret);
       // Short secrets can be guessed offline from one token; 32 bytes is what `openssl rand -hex 32` gives with room to spare.
-      if (key.length < MIN_SECRET_BYTES) throw new TypeError(`secret${secrets.length > 1 ? `[${i}]` : ''} must be at least ${MIN_SECRET_BYTES} bytes, got ${key.length} (generate one with \`openssl rand -hex 32\`)`);
+      if (key.length < MIN_SECRET_BYTES)
+        throw new TypeError(
+          `secret${secrets.length > 1 ? `[${i}]` : ''} must be at least ${MIN_SECRET_BYTES} bytes, got ${key.length} (generate one with \`openssl rand -hex 32\`)`,
+        );
       const kid = hexOf(hmac(sha256, key, utf8('L402/v1 key id')).subarray(0, 4));
       if (!this.keys.has(kid)) this.keys.set(kid, { kid, secret: key });
     }
@@ -348,7 +367,15 @@ export function verifyResult(t: VerifiedToken | RejectionCode): VerifyResult {
  * verifyToken of the token in text[from, to) and the preimage that is the
  * rest of `preimageText` from `preimageAt`, without cutting either out.
  */
-export function verifyTokenAt(keyring: Keyring, text: string, from: number, to: number, preimageText: string, preimageAt: number, nowSeconds: number): VerifiedToken | RejectionCode {
+export function verifyTokenAt(
+  keyring: Keyring,
+  text: string,
+  from: number,
+  to: number,
+  preimageText: string,
+  preimageAt: number,
+  nowSeconds: number,
+): VerifiedToken | RejectionCode {
   const t = readToken(text, from, to);
   if (!t) return 'MALFORMED_TOKEN';
   if (!keyring.has(t.kid)) return 'UNKNOWN_KEY';

@@ -64,12 +64,20 @@ type Multiplier = keyof typeof MSAT10;
 
 const TAG = { p: 1, s: 16, d: 13, h: 23, n: 19, x: 6, c: 24, features: 5 } as const;
 // Readers skip these fields when their length is wrong (room for future variants).
-const FIXED_LENGTH = new Map<number, number>([[TAG.p, 52], [TAG.s, 52], [TAG.h, 52], [TAG.n, 53]]);
+const FIXED_LENGTH = new Map<number, number>([
+  [TAG.p, 52],
+  [TAG.s, 52],
+  [TAG.h, 52],
+  [TAG.n, 53],
+]);
 // Even bits of the BOLT 9 features a payer may meet in an invoice; an unknown even bit
 // means "you must understand this", so the invoice is refused.
 const KNOWN_FEATURES = new Set([8, 14, 16, 48]); // var_onion_optin, payment_secret, basic_mpp, payment_metadata
 // BOLT 9 dependencies: payment_secret needs var_onion_optin, basic_mpp needs payment_secret.
-const FEATURE_DEPENDS: [number, number][] = [[14, 8], [16, 14]];
+const FEATURE_DEPENDS: [number, number][] = [
+  [14, 8],
+  [16, 14],
+];
 const SIG_WORDS = 104; // 65 bytes: r ‖ s ‖ recovery id
 const TIMESTAMP_WORDS = 7;
 
@@ -189,7 +197,7 @@ export function decodeInvoice(invoice: string, options: DecodeOptions = {}): Dec
   if (features) {
     featureBits = [];
     for (let i = 0; i < features.length * 5; i++) {
-      if ((features[features.length - 1 - Math.floor(i / 5)]! >> i % 5) & 1) featureBits.push(i);
+      if ((features[features.length - 1 - Math.floor(i / 5)]! >> (i % 5)) & 1) featureBits.push(i);
     }
     const set = new Set(featureBits);
     const unknown = featureBits.find((b) => b % 2 === 0 && !KNOWN_FEATURES.has(b));
@@ -336,9 +344,7 @@ export function encodeInvoice(fields: InvoiceFields, privateKeyHex: string): str
     ...intToWords(timestamp, TIMESTAMP_WORDS),
     ...tagged(TAG.p, hash32(fields.paymentHash, 'paymentHash')),
     ...tagged(TAG.s, hash32(fields.paymentSecret, 'paymentSecret')),
-    ...(description !== undefined
-      ? tagged(TAG.d, bech32.toWords(utf8ToBytes(description)))
-      : tagged(TAG.h, hash32(descriptionHash!, 'descriptionHash'))),
+    ...(description !== undefined ? tagged(TAG.d, bech32.toWords(utf8ToBytes(description))) : tagged(TAG.h, hash32(descriptionHash!, 'descriptionHash'))),
     ...(expirySeconds !== undefined ? tagged(TAG.x, intToWords(expirySeconds)) : []),
     ...tagged(TAG.c, intToWords(minFinalCltvExpiry)),
     ...tagged(TAG.features, intToWords((1 << 14) | (1 << 8))), // payment_secret, var_onion_optin: required

@@ -84,14 +84,20 @@ export function managedInvoiceProvider(mode: ManagedMode, options: { endpoint?: 
 
   return {
     async createInvoice({ amountMsat, memo }) {
-      if (!Number.isSafeInteger(amountMsat) || amountMsat <= 0 || amountMsat % 1000 !== 0) throw new ManagedServiceError('managed mode sells whole satoshis only');
+      if (!Number.isSafeInteger(amountMsat) || amountMsat <= 0 || amountMsat % 1000 !== 0)
+        throw new ManagedServiceError('managed mode sells whole satoshis only');
       const amountSats = amountMsat / 1000;
       let response: Response;
       try {
         response = await doFetch(invoiceUrl, {
           method: 'POST',
           headers: { 'content-type': 'application/json', accept: 'application/json' },
-          body: JSON.stringify({ amountSats, ownerAddress, ...(memo ? { memo: memo.slice(0, 200) } : {}), ...(options.endpoint ? { endpoint: options.endpoint } : {}) }),
+          body: JSON.stringify({
+            amountSats,
+            ownerAddress,
+            ...(memo ? { memo: memo.slice(0, 200) } : {}),
+            ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+          }),
           signal: AbortSignal.timeout(timeoutMs),
           redirect: 'error',
         });
@@ -121,7 +127,8 @@ export function managedInvoiceProvider(mode: ManagedMode, options: { endpoint?: 
       }
       // The token is bound to this hash: a wrong one would sell access for another payment.
       if (decoded.paymentHash !== paymentHash) throw new ManagedServiceError('the invoice does not carry the payment hash the service named');
-      if (decoded.amountMsat !== amountMsat) throw new ManagedServiceError(`the invoice is for ${decoded.amountMsat ?? 'any'} msat, not the ${amountMsat} msat asked`);
+      if (decoded.amountMsat !== amountMsat)
+        throw new ManagedServiceError(`the invoice is for ${decoded.amountMsat ?? 'any'} msat, not the ${amountMsat} msat asked`);
       if (decoded.expiresAt <= Math.floor(Date.now() / 1000)) throw new ManagedServiceError('the invoice has already expired');
       if (mode.network && decoded.network !== mode.network) throw new ManagedServiceError(`the invoice is for ${decoded.network}, not ${mode.network}`);
       return { invoice: parsed.data.paymentRequest, paymentHash };
@@ -153,13 +160,22 @@ export function withL402<Rest extends unknown[]>(
   const answeringProofs = (request: Request, ...more: Rest): Promise<Response> => {
     const token = request.method === 'GET' ? request.headers.get(DIRECTORY_PROOF_HEADER) : null;
     if (token !== null && proofs.isOurs(token)) {
-      return Promise.resolve(new Response(`${token}.${ownerAddress}`, { headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } }));
+      return Promise.resolve(
+        new Response(`${token}.${ownerAddress}`, { headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } }),
+      );
     }
     return paywalled(request, ...more);
   };
   if (!register) return answeringProofs;
 
-  const registration = directoryRegistration(managed, ownerAddress, register, typeof rest.priceSats === 'number' ? rest.priceSats : undefined, rest.onError, proofs);
+  const registration = directoryRegistration(
+    managed,
+    ownerAddress,
+    register,
+    typeof rest.priceSats === 'number' ? rest.priceSats : undefined,
+    rest.onError,
+    proofs,
+  );
   // Started by the first request, not here: the directory asks the url for its proof, which
   // only a server already listening can answer.
   return (request, ...more) => {
@@ -266,7 +282,8 @@ function directoryRegistration(
           state = 'idle';
           // Refused for a reason a retry will not change (invalid entry): stop. 403 is retried: the
           // directory may have checked the url before this server was reachable there.
-          if (error instanceof ManagedServiceError && error.status !== undefined && error.status < 500 && error.status !== 429 && error.status !== 403) attempts = REGISTER_ATTEMPTS;
+          if (error instanceof ManagedServiceError && error.status !== undefined && error.status < 500 && error.status !== 429 && error.status !== 403)
+            attempts = REGISTER_ATTEMPTS;
           nextTry = Date.now() + REGISTER_RETRY_MS;
           report(error, `registering in the directory failed (attempt ${attempts} of ${REGISTER_ATTEMPTS})`);
         },

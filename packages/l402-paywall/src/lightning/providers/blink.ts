@@ -62,10 +62,7 @@ const InvoiceStatusAnswer = z.object({
 
 const FeeProbe = z.object({ lnInvoiceFeeProbe: z.object({ errors: PayloadErrors, amount: sats.nullish() }) });
 
-const Settlement = z
-  .object({ __typename: z.string().optional(), preImage: z.string().nullish() })
-  .loose()
-  .nullish();
+const Settlement = z.object({ __typename: z.string().optional(), preImage: z.string().nullish() }).loose().nullish();
 const BlinkTransaction = z.object({
   direction: z.enum(['SEND', 'RECEIVE']),
   status: z.enum(['SUCCESS', 'PENDING', 'FAILURE']),
@@ -125,7 +122,11 @@ const Q = {
 export function parseSvixSecret(secret: string): Uint8Array {
   const match = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(secret.trim());
   const key = match ? decodeBase64(match[1]!) : new Uint8Array(0);
-  if (key.length < 16) throw new ProviderConfigError('BLINK_WEBHOOK_SECRET', 'BLINK_WEBHOOK_SECRET must be the endpoint\'s signing secret as Blink shows it (whsec_ followed by base64)');
+  if (key.length < 16)
+    throw new ProviderConfigError(
+      'BLINK_WEBHOOK_SECRET',
+      "BLINK_WEBHOOK_SECRET must be the endpoint's signing secret as Blink shows it (whsec_ followed by base64)",
+    );
   return key;
 }
 
@@ -162,7 +163,6 @@ function decodeBase64(text: string): Uint8Array {
 const isAuthError = (code: string | undefined | null, message: string) =>
   /^(UNAUTHENTICATED|NOT_AUTHORIZED|UNAUTHORIZED|FORBIDDEN)$/.test(code ?? '') || /not authori[sz]ed|unauthori[sz]ed|invalid api key/i.test(message);
 
-
 export function createBlinkProvider(options: BlinkOptions): LightningProvider {
   const { apiKey, apiUrl } = options;
   const webhookKey = options.webhookSecret ? parseSvixSecret(options.webhookSecret) : undefined;
@@ -182,7 +182,10 @@ export function createBlinkProvider(options: BlinkOptions): LightningProvider {
     const answer = await http.json({ method: 'POST', path: '', json: { query, variables } }, GraphqlAnswer);
     if (answer.errors?.length) {
       if (answer.errors.some((e) => isAuthError(e.extensions?.code, e.message))) {
-        throw new ProviderConfigError('BLINK_API_KEY', `BLINK_API_KEY may not ${operation} (${answer.errors[0]!.message}); give the key the Read, Receive and Write scopes`);
+        throw new ProviderConfigError(
+          'BLINK_API_KEY',
+          `BLINK_API_KEY may not ${operation} (${answer.errors[0]!.message}); give the key the Read, Receive and Write scopes`,
+        );
       }
       throw new ProviderUnavailable(`Blink refused to ${operation}: ${answer.errors.map((e) => e.message).join('; ')}`);
     }
@@ -201,7 +204,8 @@ export function createBlinkProvider(options: BlinkOptions): LightningProvider {
     if (options.walletId) {
       const wallet = list.find((w) => w.id === options.walletId);
       if (!wallet) throw new ProviderConfigError('BLINK_WALLET_ID', 'BLINK_WALLET_ID is not a wallet of the account BLINK_API_KEY belongs to');
-      if (wallet.walletCurrency !== 'BTC') throw new ProviderConfigError('BLINK_WALLET_ID', 'BLINK_WALLET_ID names a USD (Stablesats) wallet; use the BTC wallet\'s id');
+      if (wallet.walletCurrency !== 'BTC')
+        throw new ProviderConfigError('BLINK_WALLET_ID', "BLINK_WALLET_ID names a USD (Stablesats) wallet; use the BTC wallet's id");
       return wallet;
     }
     const wallet = list.find((w) => w.walletCurrency === 'BTC');
@@ -258,14 +262,24 @@ export function createBlinkProvider(options: BlinkOptions): LightningProvider {
       if (created.errors.length || !created.invoice) {
         throw new ProviderUnavailable(`Blink did not create the invoice: ${created.errors.map((e) => e.message).join('; ') || 'no invoice returned'}`);
       }
-      return issuedInvoice('Blink', created.invoice.paymentRequest, { amountMsat: request.amountMsat, paymentHash: created.invoice.paymentHash, descriptionHash, network: options.network });
+      return issuedInvoice('Blink', created.invoice.paymentRequest, {
+        amountMsat: request.amountMsat,
+        paymentHash: created.invoice.paymentHash,
+        descriptionHash,
+        network: options.network,
+      });
     },
 
     async lookupInvoice(paymentHash: string): Promise<InvoiceStatus | null> {
       const hash = paymentHash.toLowerCase();
       let status;
       try {
-        ({ lnInvoicePaymentStatusByHash: status } = await graphql('look up an invoice', Q.invoiceStatus, { input: { paymentHash: hash } }, InvoiceStatusAnswer));
+        ({ lnInvoicePaymentStatusByHash: status } = await graphql(
+          'look up an invoice',
+          Q.invoiceStatus,
+          { input: { paymentHash: hash } },
+          InvoiceStatusAnswer,
+        ));
       } catch (error) {
         // Blink answers an unknown hash with a GraphQL error, not an empty result.
         if (error instanceof ProviderUnavailable && /not found|could ?n[o']t find/i.test(error.message)) return null;
@@ -278,7 +292,8 @@ export function createBlinkProvider(options: BlinkOptions): LightningProvider {
       } catch (error) {
         throw new ProviderUnavailable(`Blink returned an invoice that does not decode: ${(error as Error).message}`);
       }
-      if (decoded.paymentHash !== hash || (status.paymentHash && status.paymentHash !== hash)) throw new ProviderUnavailable('Blink answered about another payment hash');
+      if (decoded.paymentHash !== hash || (status.paymentHash && status.paymentHash !== hash))
+        throw new ProviderUnavailable('Blink answered about another payment hash');
       if (decoded.amountMsat === null) throw new ProviderUnavailable('Blink returned an invoice without an amount');
       if (status.status !== 'PAID') return { paymentHash: hash, settled: false, amountMsat: decoded.amountMsat };
       const preimage = checkedPreimage('Blink', hash, status.paymentPreimage);
@@ -294,7 +309,8 @@ export function createBlinkProvider(options: BlinkOptions): LightningProvider {
       if (probe.errors.length) throw new PaymentFailed(`Not paid: Blink found no way to pay (${probe.errors.map((e) => e.message).join('; ')})`);
       if (probe.amount === null || probe.amount === undefined) throw new ProviderUnavailable('Blink answered the fee probe without an amount');
       const probedFeeMsat = satToMsat(probe.amount);
-      if (probedFeeMsat > maxFeeMsat) throw new PaymentFailed(`Not paid: the routing fee would be ${probedFeeMsat} msat, above the limit of ${maxFeeMsat} msat`);
+      if (probedFeeMsat > maxFeeMsat)
+        throw new PaymentFailed(`Not paid: the routing fee would be ${probedFeeMsat} msat, above the limit of ${maxFeeMsat} msat`);
 
       const { lnInvoicePaymentSend: sent } = await graphql('pay an invoice', Q.pay, { input }, PaymentSent);
       if (sent.status === 'PENDING') throw new ProviderUnavailable('Blink is still sending the payment; look it up later');

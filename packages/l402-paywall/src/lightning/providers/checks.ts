@@ -15,7 +15,13 @@ export const Hex32 = z
 
 /** An integer that JSON may carry as a number or (gRPC-gateway uint64) a decimal string. */
 export const IntLike = z
-  .union([z.number(), z.string().regex(/^-?\d{1,17}$/).transform(Number)])
+  .union([
+    z.number(),
+    z
+      .string()
+      .regex(/^-?\d{1,17}$/)
+      .transform(Number),
+  ])
   .pipe(z.number().int().refine(Number.isSafeInteger, 'too large'));
 
 export function parseJson(text: string): unknown {
@@ -35,7 +41,11 @@ export function errorMessage(body: string): string {
     text = value.detail ?? value.message ?? nested?.message ?? value.reason ?? value.error ?? '';
   }
   if (typeof text !== 'string') return '';
-  return text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 200);
+  return text
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 200);
 }
 
 export function satToMsat(sat: number): number {

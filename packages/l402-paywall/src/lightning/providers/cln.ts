@@ -16,7 +16,13 @@ export interface ClnOptions extends CommonBackendOptions {
 const BACKEND = 'Core Lightning';
 
 const Msat = z
-  .union([z.number(), z.string().regex(/^\d{1,17}(msat)?$/).transform((s) => Number(s.replace('msat', '')))])
+  .union([
+    z.number(),
+    z
+      .string()
+      .regex(/^\d{1,17}(msat)?$/)
+      .transform((s) => Number(s.replace('msat', ''))),
+  ])
   .pipe(z.number().int().nonnegative().refine(Number.isSafeInteger, 'too large'));
 
 const Created = z.object({ bolt11: z.string().min(1), payment_hash: Hex32 });
@@ -31,7 +37,13 @@ const ListInvoices = z.object({
     }),
   ),
 });
-const Pay = z.object({ payment_hash: Hex32, payment_preimage: z.string().nullish(), status: z.enum(['complete', 'pending', 'failed']), amount_msat: Msat, amount_sent_msat: Msat });
+const Pay = z.object({
+  payment_hash: Hex32,
+  payment_preimage: z.string().nullish(),
+  status: z.enum(['complete', 'pending', 'failed']),
+  amount_msat: Msat,
+  amount_sent_msat: Msat,
+});
 const ListPays = z.object({
   pays: z.array(
     z.object({
@@ -60,7 +72,8 @@ export function createClnProvider(options: ClnOptions): LightningProvider {
     credentialSetting: 'CLN_RUNE',
     isAuthFailure: (status, body) => status >= 400 && /not authorized|rune/i.test(errorMessage(body)),
   });
-  const rpc = <S extends z.ZodType>(method: string, params: Record<string, unknown>, schema: S) => http.json({ method: 'POST', path: `/v1/${method}`, json: params }, schema);
+  const rpc = <S extends z.ZodType>(method: string, params: Record<string, unknown>, schema: S) =>
+    http.json({ method: 'POST', path: `/v1/${method}`, json: params }, schema);
 
   return {
     name: 'cln',
@@ -128,7 +141,8 @@ export function createClnProvider(options: ClnOptions): LightningProvider {
       const complete = attempts.find((p) => p.status === 'complete');
       if (complete) {
         const preimage = checkedPreimage(BACKEND, paymentHash, complete.preimage);
-        const feeMsat = complete.amount_msat != null && complete.amount_sent_msat != null ? Math.max(0, complete.amount_sent_msat - complete.amount_msat) : undefined;
+        const feeMsat =
+          complete.amount_msat != null && complete.amount_sent_msat != null ? Math.max(0, complete.amount_sent_msat - complete.amount_msat) : undefined;
         return { paymentHash, state: 'succeeded', ...(preimage ? { preimage } : {}), ...(feeMsat !== undefined ? { feeMsat } : {}) };
       }
       return { paymentHash, state: attempts.some((p) => p.status === 'pending') ? 'pending' : 'failed' };

@@ -39,7 +39,12 @@ const OutgoingPayment = z.object({ preimage: z.string(), feeMsat: z.number().int
 
 /** The dev node's webhook body (like Phoenixd's), signed in `x-dev-node-signature: t=<unix ms>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. */
 export const DEV_WEBHOOK_SIGNATURE_HEADER = 'x-dev-node-signature';
-const DevWebhookBody = z.object({ type: z.literal('payment_received'), paymentHash: z.string().regex(/^[0-9a-f]{64}$/), amountMsat: z.number().int(), timestamp: z.number().int() });
+const DevWebhookBody = z.object({
+  type: z.literal('payment_received'),
+  paymentHash: z.string().regex(/^[0-9a-f]{64}$/),
+  amountMsat: z.number().int(),
+  timestamp: z.number().int(),
+});
 const WEBHOOK_TOLERANCE_MS = 5 * 60_000;
 const WEBHOOK_TIMEOUT_MS = 5_000;
 
@@ -140,12 +145,16 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
     }
     const record = await load(decoded.paymentHash);
     if (!record || (record.payee ?? nodeKey) !== decoded.payeeNodeKey) {
-      if (decoded.payeeNodeKey !== nodeKey) throw new DevPaymentError('NOT_DEV_INVOICE', 'This invoice was not issued by the embedded dev node; pay it with a real wallet');
+      if (decoded.payeeNodeKey !== nodeKey)
+        throw new DevPaymentError('NOT_DEV_INVOICE', 'This invoice was not issued by the embedded dev node; pay it with a real wallet');
       throw new DevPaymentError('UNKNOWN_INVOICE', 'The dev node does not know this invoice (it may have been created before a restart)');
     }
     if (record.expiresAt <= Date.now() / 1000) throw new DevPaymentError('INVOICE_EXPIRED', 'Invoice expired; request a new one');
     // SET NX: concurrent payers race here and exactly one settles.
-    const settledNow = await store.set(paidKey(decoded.paymentHash), String(Date.now()), { ttlMs: (record.expiresAt - Math.floor(Date.now() / 1000) + 86_400) * 1000, ifAbsent: true });
+    const settledNow = await store.set(paidKey(decoded.paymentHash), String(Date.now()), {
+      ttlMs: (record.expiresAt - Math.floor(Date.now() / 1000) + 86_400) * 1000,
+      ifAbsent: true,
+    });
     if (!settledNow) throw new DevPaymentError('ALREADY_PAID', 'Invoice already paid');
     await store.incrementBy(balanceKey(decoded.payeeNodeKey), record.amountMsat);
     if (record.webhookUrl) await deliverWebhook(record.webhookUrl, decoded.paymentHash, record.amountMsat);

@@ -80,7 +80,8 @@ export function backendHttp(options: BackendHttpOptions): BackendHttp {
   }
   if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new ProviderConfigError(credentialSetting, `${backend} URL must be http(s)`);
   // fetch refuses URLs with credentials in them; a backend behind a proxy with Basic auth gets them as a header.
-  const urlCredentials = base.username || base.password ? `Basic ${utf8ToBase64(`${decodeURIComponent(base.username)}:${decodeURIComponent(base.password)}`)}` : undefined;
+  const urlCredentials =
+    base.username || base.password ? `Basic ${utf8ToBase64(`${decodeURIComponent(base.username)}:${decodeURIComponent(base.password)}`)}` : undefined;
   base.username = '';
   base.password = '';
   const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;

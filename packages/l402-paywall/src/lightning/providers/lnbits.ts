@@ -101,7 +101,8 @@ export function createLnbitsProvider(options: LnbitsOptions): LightningProvider 
       const preimage = checkedPreimage(BACKEND, answer.payment_hash, record.preimage ?? record.details?.preimage ?? answer.preimage);
       if (!preimage) throw new ProviderUnavailable('LNbits reported the payment without its preimage');
       const feeMsat = Math.abs(record.details?.fee ?? answer.fee ?? 0);
-      if (feeMsat > maxFeeMsat) console.warn(`[lightning] LNbits paid ${feeMsat} msat in fees, over the ${maxFeeMsat} msat asked (LNbits has no per-payment fee limit)`);
+      if (feeMsat > maxFeeMsat)
+        console.warn(`[lightning] LNbits paid ${feeMsat} msat in fees, over the ${maxFeeMsat} msat asked (LNbits has no per-payment fee limit)`);
       return { paymentHash: answer.payment_hash, preimage, feeMsat };
     },
 

@@ -44,7 +44,8 @@ const ChannelBalance = z.object({ local_balance: z.object({ msat: IntLike }).nul
 // gRPC NotFound (5) through the gateway, or the older "unable to locate" text with Unknown (2).
 const NOT_FOUND = /unable to locate invoice|there are no existing invoices|payment isn't initiated|not found/i;
 // Refused before any HTLC left: safe to call it failed. Anything else (in transition, already paid) is not.
-const REFUSED_BEFORE_SENDING = /invoice expired|invalid|checksum|amount must be specified|self-payment|self payment|no route|insufficient|unknown network|not enough/i;
+const REFUSED_BEFORE_SENDING =
+  /invoice expired|invalid|checksum|amount must be specified|self-payment|self payment|no route|insufficient|unknown network|not enough/i;
 
 export function createLndProvider(options: LndOptions): LightningProvider {
   const http = backendHttp({
@@ -118,7 +119,10 @@ export function createLndProvider(options: LndOptions): LightningProvider {
         },
         firstLineOnly: true,
       });
-      const line = response.status >= 200 && response.status < 300 ? parseJson(response.body) : { error: parseJson(response.body) ?? { message: `HTTP ${response.status}` } };
+      const line =
+        response.status >= 200 && response.status < 300
+          ? parseJson(response.body)
+          : { error: parseJson(response.body) ?? { message: `HTTP ${response.status}` } };
       const parsed = StreamLine.safeParse(line);
       if (!parsed.success) {
         if (response.status >= 500) throw new ProviderUnavailable(`LND answered HTTP ${response.status} to a payment; outcome unknown`);

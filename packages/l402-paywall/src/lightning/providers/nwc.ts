@@ -48,7 +48,10 @@ export interface NwcConnection {
 export function parseNwcUrl(url: string): NwcConnection {
   const match = /^nostr\+walletconnect:(?:\/\/)?([^?#]*)\?([^#]*)$/i.exec(url.trim());
   if (!match) {
-    throw new ProviderConfigError('NWC_URL', 'NWC_URL must look like nostr+walletconnect://<wallet pubkey>?relay=wss://…&secret=… (copy it from your wallet\'s app connections)');
+    throw new ProviderConfigError(
+      'NWC_URL',
+      "NWC_URL must look like nostr+walletconnect://<wallet pubkey>?relay=wss://…&secret=… (copy it from your wallet's app connections)",
+    );
   }
   const query = new URLSearchParams(match[2]);
   const parsed = ConnectionUri.safeParse({ walletPubkey: match[1], relays: query.getAll('relay'), secret: query.get('secret') ?? '' });
@@ -102,7 +105,6 @@ function ensureWebSocket(): Promise<void> {
   return webSocketReady;
 }
 
-
 export function createNwcProvider(options: { url: string; network: Network; timeoutMs: number; idleCloseMs?: number }): LightningProvider & { close(): void } {
   const connection = parseNwcUrl(options.url);
   const { timeoutMs, idleCloseMs = IDLE_CLOSE_MS } = options;
@@ -115,7 +117,12 @@ export function createNwcProvider(options: { url: string; network: Network; time
   }
 
   /** Runs one NIP-47 call on the shared connection, bounded by timeoutMs, and maps the SDK's errors. */
-  async function call<T>(method: string, run: (client: NWCClient) => Promise<unknown>, schema: z.ZodType<T>, onWalletError?: (code: string, message: string) => T): Promise<T> {
+  async function call<T>(
+    method: string,
+    run: (client: NWCClient) => Promise<unknown>,
+    schema: z.ZodType<T>,
+    onWalletError?: (code: string, message: string) => T,
+  ): Promise<T> {
     await ensureWebSocket();
     const current = (session ??= {
       client: new NWCClient({ relayUrls: connection.relays, walletPubkey: connection.walletPubkey, secret: connection.secret }),
@@ -129,7 +136,10 @@ export function createNwcProvider(options: { url: string; network: Network; time
     } catch (error) {
       if (error instanceof Nip47WalletError) {
         if (CREDENTIAL_REFUSALS.has(error.code)) {
-          throw new ProviderConfigError('NWC_URL', `NWC_URL: the wallet refused this connection for ${method} (${error.code}); create a new app connection with the receive and pay permissions and set NWC_URL to it`);
+          throw new ProviderConfigError(
+            'NWC_URL',
+            `NWC_URL: the wallet refused this connection for ${method} (${error.code}); create a new app connection with the receive and pay permissions and set NWC_URL to it`,
+          );
         }
         if (onWalletError) return onWalletError(error.code, error.message);
         throw new ProviderUnavailable(`NWC wallet answered ${method} with ${error.code}: ${error.message}`, { cause: error });
@@ -155,10 +165,15 @@ export function createNwcProvider(options: { url: string; network: Network; time
 
   /** lookup_invoice, or null when the wallet does not know the hash. */
   const lookup = (paymentHash: string) =>
-    call('lookup_invoice', (c) => c.lookupInvoice({ payment_hash: paymentHash }), Transaction.nullable(), (code, message) => {
-      if (code === 'NOT_FOUND') return null;
-      throw new ProviderUnavailable(`NWC wallet answered lookup_invoice with ${code}: ${message}`);
-    }).then((tx) => {
+    call(
+      'lookup_invoice',
+      (c) => c.lookupInvoice({ payment_hash: paymentHash }),
+      Transaction.nullable(),
+      (code, message) => {
+        if (code === 'NOT_FOUND') return null;
+        throw new ProviderUnavailable(`NWC wallet answered lookup_invoice with ${code}: ${message}`);
+      },
+    ).then((tx) => {
       if (tx && tx.payment_hash !== paymentHash) throw new ProviderUnavailable('NWC wallet answered lookup_invoice about another payment hash');
       return tx;
     });
@@ -182,7 +197,12 @@ export function createNwcProvider(options: { url: string; network: Network; time
       };
       const made = await call('make_invoice', (c) => c.makeInvoice(params), MadeInvoice);
       // The wallet is trusted with money, not with arithmetic: what it issued must be what we asked for.
-      return issuedInvoice('NWC wallet', made.invoice, { amountMsat: request.amountMsat, paymentHash: made.payment_hash, descriptionHash, network: options.network });
+      return issuedInvoice('NWC wallet', made.invoice, {
+        amountMsat: request.amountMsat,
+        paymentHash: made.payment_hash,
+        descriptionHash,
+        network: options.network,
+      });
     },
 
     async lookupInvoice(paymentHash: string): Promise<InvoiceStatus | null> {
@@ -197,11 +217,16 @@ export function createNwcProvider(options: { url: string; network: Network; time
     async payInvoice({ invoice, maxFeeMsat }): Promise<PaidInvoice> {
       const { paymentHash } = invoiceToPay(invoice);
       void maxFeeMsat; // NIP-47 has no fee limit: the connection's budget in the wallet bounds what it spends.
-      const paid = await call('pay_invoice', (c) => c.payInvoice({ invoice }), PayResult, (code, message) => {
-        if (PAYMENT_REFUSALS.has(code)) throw new PaymentFailed(`NWC wallet did not pay (${code}): ${message}`);
-        // INTERNAL, OTHER, unknown codes: the wallet may have sent it; lookupPayment tells.
-        throw new ProviderUnavailable(`NWC wallet answered pay_invoice with ${code}: ${message}`);
-      });
+      const paid = await call(
+        'pay_invoice',
+        (c) => c.payInvoice({ invoice }),
+        PayResult,
+        (code, message) => {
+          if (PAYMENT_REFUSALS.has(code)) throw new PaymentFailed(`NWC wallet did not pay (${code}): ${message}`);
+          // INTERNAL, OTHER, unknown codes: the wallet may have sent it; lookupPayment tells.
+          throw new ProviderUnavailable(`NWC wallet answered pay_invoice with ${code}: ${message}`);
+        },
+      );
       const preimage = checkedPreimage('NWC wallet', paymentHash, paid.preimage);
       if (!preimage) throw new ProviderUnavailable('NWC wallet reports the invoice paid without its preimage');
       return { paymentHash, preimage, feeMsat: paid.fees_paid ?? 0 };

@@ -66,14 +66,17 @@ export function createPhoenixdProvider(options: PhoenixdOptions): LightningProvi
           path: '/createinvoice',
           form: {
             amountSat,
-            ...(request.descriptionHash ? { descriptionHash: request.descriptionHash } : { description: [...(request.memo ?? '')].slice(0, MAX_DESCRIPTION_CHARS).join('') }),
+            ...(request.descriptionHash
+              ? { descriptionHash: request.descriptionHash }
+              : { description: [...(request.memo ?? '')].slice(0, MAX_DESCRIPTION_CHARS).join('') }),
             expirySeconds: request.expirySeconds,
             webhookUrl: request.webhookUrl,
           },
         },
         Created,
       );
-      if (created.amountSat != null && created.amountSat !== amountSat) throw new ProviderUnavailable(`Phoenixd reported ${created.amountSat} sat instead of ${amountSat}`);
+      if (created.amountSat != null && created.amountSat !== amountSat)
+        throw new ProviderUnavailable(`Phoenixd reported ${created.amountSat} sat instead of ${amountSat}`);
       return issuedInvoice(BACKEND, created.serialized, { ...request, paymentHash: created.paymentHash, network: options.network });
     },
 
@@ -97,12 +100,14 @@ export function createPhoenixdProvider(options: PhoenixdOptions): LightningProvi
       if (response.status >= 500) throw new ProviderUnavailable(`Phoenixd answered HTTP ${response.status} to a payment; outcome unknown`);
       const answer = parseJson(response.body);
       const failed = NotSent.safeParse(answer);
-      if (failed.success && !(answer as Record<string, unknown>).paymentPreimage) throw new PaymentFailed(`Phoenixd could not pay: ${failed.data.reason.slice(0, 200)}`);
+      if (failed.success && !(answer as Record<string, unknown>).paymentPreimage)
+        throw new PaymentFailed(`Phoenixd could not pay: ${failed.data.reason.slice(0, 200)}`);
       const sent = http.parse(response, Sent);
       const preimage = checkedPreimage(BACKEND, sent.paymentHash, sent.paymentPreimage);
       if (!preimage) throw new ProviderUnavailable('Phoenixd reported a payment without its preimage');
       const feeMsat = satToMsat(sent.routingFeeSat);
-      if (feeMsat > maxFeeMsat) console.warn(`[lightning] Phoenixd paid ${feeMsat} msat in fees, over the ${maxFeeMsat} msat asked (Phoenixd has no per-payment fee limit)`);
+      if (feeMsat > maxFeeMsat)
+        console.warn(`[lightning] Phoenixd paid ${feeMsat} msat in fees, over the ${maxFeeMsat} msat asked (Phoenixd has no per-payment fee limit)`);
       return { paymentHash: sent.paymentHash, preimage, feeMsat };
     },
 
