@@ -9,10 +9,10 @@
 // whole time slice.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
-import { Keyring, mintToken, withL402, type L402Options } from 'l402-paywall';
+import { Keyring, withL402, type L402Options } from 'l402-paywall';
 import { generateEventSecret, httpEventSink } from 'l402-paywall/events';
+import { paidAuthorization } from './credentials.js';
 
 export interface EventsBench {
   paidUnsetMicros: number;
@@ -66,17 +66,9 @@ export async function benchEvents(): Promise<EventsBench> {
   const withSink = withL402(answer, { ...options, onEvent: sink, events: { agentId: 'bench' } });
 
   const paidBatch = () =>
-    Array.from({ length: BATCH }, () => {
-      const preimage = randomBytes(32);
-      const token = mintToken(keyring, {
-        paymentHash: bytesToHex(sha256(preimage)),
-        expiresAt: Math.floor(Date.now() / 1000) + 3600,
-        caveats: { route: '/api/paid', price_msat: 1000 },
-      });
-      return new Request('http://127.0.0.1/api/paid', { headers: { authorization: `L402 ${token}:${bytesToHex(preimage)}` } });
-    });
+    Array.from({ length: BATCH }, () => new Request('http://127.0.0.1/api/paid', { headers: { authorization: paidAuthorization(keyring) } }));
   const challengeBatch = () => Array.from({ length: BATCH }, () => new Request('http://127.0.0.1/api/paid'));
-  // Each request's event is built in a microtask queued before its answer resolves, so it runs inside the loop.
+  // The loop runs each request and its microtasks; the events are built in a later task (build() below), outside it.
   const time = async (handler: (r: Request) => Promise<Response>, requests: Request[], status: number) => {
     const start = process.cpuUsage();
     for (const request of requests) if ((await handler(request)).status !== status) throw new Error(`not ${status}`);

@@ -10,10 +10,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { createInterface } from 'node:readline';
-import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import autocannon from 'autocannon';
-import { Keyring, mintToken } from 'l402-paywall';
+import { Keyring } from 'l402-paywall';
+import { paidAuthorization } from './credentials.js';
 
 const SECRET = bytesToHex(randomBytes(32));
 const SLICE_SECONDS = 0.5;
@@ -69,11 +69,7 @@ let unsent: string[] = [];
 
 function credentials(count: number): string[] {
   const expiresAt = Math.floor(Date.now() / 1000) + 3600;
-  while (unsent.length < count) {
-    const preimage = randomBytes(32);
-    const token = mintToken(keyring, { paymentHash: bytesToHex(sha256(preimage)), expiresAt, caveats: { route: '/api/paid', price_msat: 1000 } });
-    unsent.push(`L402 ${token}:${bytesToHex(preimage)}`);
-  }
+  while (unsent.length < count) unsent.push(paidAuthorization(keyring, '/api/paid', expiresAt));
   return unsent;
 }
 

@@ -1,9 +1,9 @@
 // What the paywall adds to one request, in process: the same fresh Requests
 // (each with its own paid credential) through a bare handler and through
 // withL402, alternating batches. Steadier than HTTP throughput on a shared machine.
-import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
-import { Keyring, mintToken, withL402 } from 'l402-paywall';
+import { Keyring, withL402 } from 'l402-paywall';
+import { paidAuthorization } from './credentials.js';
 
 export async function benchOverhead(): Promise<{ bareMicros: number; paidMicros: number; overheadMicros: number }> {
   const secret = bytesToHex(randomBytes(32));
@@ -17,15 +17,7 @@ export async function benchOverhead(): Promise<{ bareMicros: number; paidMicros:
     route: '/api/paid',
   });
   const batch = (n: number) =>
-    Array.from({ length: n }, () => {
-      const preimage = randomBytes(32);
-      const token = mintToken(keyring, {
-        paymentHash: bytesToHex(sha256(preimage)),
-        expiresAt: Math.floor(Date.now() / 1000) + 3600,
-        caveats: { route: '/api/paid', price_msat: 1000 },
-      });
-      return new Request('http://127.0.0.1/api/paid', { headers: { authorization: `L402 ${token}:${bytesToHex(preimage)}` } });
-    });
+    Array.from({ length: n }, () => new Request('http://127.0.0.1/api/paid', { headers: { authorization: paidAuthorization(keyring) } }));
   const time = async (handler: (r: Request) => Response | Promise<Response>, requests: Request[]) => {
     const start = performance.now();
     for (const request of requests) if ((await handler(request)).status !== 200) throw new Error('not served');

@@ -21,6 +21,7 @@ import { payOnce, type Proof } from './proofs.js';
 import { countUse, defaultTokenStore, reusable, tokenKey, usableCredential, type TokenStore } from './tokens.js';
 import { clientCall, type ClientCall, type ClientEventOptions } from '../events/client.js';
 import type { L402Event } from '../events/types.js';
+import { setNewest } from '../util/bounded-map.js';
 
 export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
@@ -228,10 +229,7 @@ const payeeByHost = new Map<string, string>();
 const PAYEE_HOSTS_MAX = 256;
 
 function rememberPayee(host: string, payee: string): void {
-  if (payeeByHost.get(host) === payee) return;
-  payeeByHost.delete(host);
-  if (payeeByHost.size >= PAYEE_HOSTS_MAX) payeeByHost.delete(payeeByHost.keys().next().value!);
-  payeeByHost.set(host, payee);
+  if (payeeByHost.get(host) !== payee) setNewest(payeeByHost, host, payee, PAYEE_HOSTS_MAX);
 }
 
 function acceptableInvoice(challenge: L402Challenge, options: FetchWithL402Options, url: URL): DecodedInvoice & { amountMsat: number } {

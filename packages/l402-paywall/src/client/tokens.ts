@@ -7,6 +7,7 @@
 // are tried until refused (a refusal costs no round trip: its 402 carries the
 // fresh challenge that is paid instead).
 import { decodeToken } from '../l402/token.js';
+import { setNewest } from '../util/bounded-map.js';
 
 export interface StoredCredential {
   /** The Authorization header value. */
@@ -34,11 +35,7 @@ export function createTokenStore(options: { maxEntries?: number } = {}): TokenSt
   const map = new Map<string, StoredCredential>();
   return {
     get: (key) => map.get(key),
-    set: (key, credential) => {
-      map.delete(key); // re-inserted as the newest
-      if (map.size >= maxEntries) map.delete(map.keys().next().value!);
-      map.set(key, credential);
-    },
+    set: (key, credential) => setNewest(map, key, credential, maxEntries),
     delete: (key) => void map.delete(key),
   };
 }

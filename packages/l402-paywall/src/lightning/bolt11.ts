@@ -10,6 +10,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { bech32 } from '@scure/base';
+import { setNewest } from '../util/bounded-map.js';
 
 export type Network = 'bitcoin' | 'testnet' | 'signet' | 'regtest';
 
@@ -284,8 +285,7 @@ function payeeTable(keyHex: string): CurvePoint | undefined {
     } catch {
       return undefined;
     }
-    if (payeeTables.size >= PAYEE_TABLES_MAX) payeeTables.delete(payeeTables.keys().next().value!);
-    payeeTables.set(keyHex, point);
+    setNewest(payeeTables, keyHex, point, PAYEE_TABLES_MAX);
   }
   return point;
 }
