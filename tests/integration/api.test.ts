@@ -86,7 +86,11 @@ function expectErrorBody(body: unknown, code?: string): asserts body is ErrorBod
 const failingProvider = unreachableProvider();
 
 describe('L402 protocol flow through the dev server', () => {
-  beforeAll(freshService);
+  beforeAll(async () => {
+    freshService();
+    // The first database of the file (PGlite on disk) opens here, under the hook's timeout, not inside a test's 20 s.
+    await server.ctx.database();
+  });
 
   it('402 -> pay -> retry with L402 <macaroon>:<preimage> -> 200 with the price; replay -> 402', async () => {
     const first = await fetch(`${base}/api/demo/btc-price`);
