@@ -516,6 +516,8 @@ for (const backend of backends) {
       const now = new Date();
       await seedAccess(server.db, now);
       const rows = Array.from({ length: 150 }, () => gen.payment(now));
+      // Every endpoint, hostile ones included, at least once for every owner, whatever the seed: the CSV checks below look for them.
+      for (const owner of OWNERS) for (const endpoint of ENDPOINTS) rows.push({ ...gen.payment(now, undefined, owner), endpoint });
       await insertPayments(server.db, rows);
       await insertSplits(
         server.db,
