@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import { Keyring } from 'l402-paywall';
 import { createDevNode, type DevNode } from 'l402-paywall/backends';
 import { createProvider, ProviderConfigError } from '../lightning/providers/index.js';
+import { libsecp256k1Signer } from '../lightning/invoice-signer.js';
 import type { LightningProvider } from 'l402-paywall/lightning';
 import { createBackend } from '../store/index.js';
 import { createJournaledStore } from '../store/journal.js';
@@ -59,6 +60,7 @@ export function createServiceContext(config: Config): ServiceContext {
       ? createDevNode({
           store: config.store.upstash ? backend.store : createJournaledStore(join(config.dataDir, 'dev-node-ledger.jsonl'), backend.store),
           privateKey: config.lightning.devNodePrivateKey,
+          signInvoice: libsecp256k1Signer,
         })
       : undefined;
   if (config.lightning.provider === 'dev' && !devNode)

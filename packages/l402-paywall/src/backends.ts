@@ -13,3 +13,4 @@ export { createBlinkProvider } from './lightning/providers/blink.js';
 export type { BlinkOptions } from './lightning/providers/blink.js';
 export { createDevNode, memoryDevNodeStore, DevPaymentError, DEV_WEBHOOK_SIGNATURE_HEADER } from './lightning/providers/dev.js';
 export type { DevNode, DevNodeOptions, DevNodeStore } from './lightning/providers/dev.js';
+export type { InvoiceSigner } from './lightning/bolt11.js';

@@ -2,8 +2,8 @@
 // one: the BOLT11 codec, the provider interface and its errors, the checks of
 // issued invoices and preimages, the bounded reading of a backend's answer,
 // Lightning Address schemas. Edge-safe.
-export { decodeInvoice, encodeInvoice, InvalidInvoice } from './lightning/bolt11.js';
-export type { DecodedInvoice, InvoiceFields, Network } from './lightning/bolt11.js';
+export { decodeInvoice, encodeInvoice, nobleInvoiceSigner, InvalidInvoice } from './lightning/bolt11.js';
+export type { DecodedInvoice, InvoiceFields, InvoiceSigner, Network } from './lightning/bolt11.js';
 export { PaymentFailed, ProviderConfigError, ProviderUnavailable, ProviderUnsupported, WebhookRejected } from './lightning/provider.js';
 export type {
   CreateInvoiceRequest,

@@ -335,10 +335,24 @@ function assertInt(n: number, min: number, max: number, name: string): void {
 }
 
 /**
+ * Signs an invoice's 32-byte signing hash with the node's 32-byte key: ECDSA on
+ * secp256k1, low-S, as the 64 bytes r ‖ s and the recovery id (0-3) that a
+ * decoder needs to recover the payee.
+ */
+export type InvoiceSigner = (hash: Uint8Array, privateKey: Uint8Array) => { signature: Uint8Array; recovery: number };
+
+/** The default signer: @noble/curves (pure JS, runs everywhere; RFC 6979 nonces). */
+export const nobleInvoiceSigner: InvoiceSigner = (hash, privateKey) => {
+  // noble's recovered format is recovery id ‖ r ‖ s.
+  const sig = secp256k1.sign(hash, privateKey, { prehash: false, format: 'recovered' });
+  return { signature: sig.subarray(1), recovery: sig[0]! };
+};
+
+/**
  * Signs a BOLT 11 invoice with the node key. No `n` field: any BOLT 11 decoder recovers
  * the payee from the (low-S) signature, and the invoice stays shorter for QR codes.
  */
-export function encodeInvoice(fields: InvoiceFields, privateKeyHex: string): string {
+export function encodeInvoice(fields: InvoiceFields, privateKeyHex: string, sign: InvoiceSigner = nobleInvoiceSigner): string {
   const { amountMsat, timestamp, description, descriptionHash, expirySeconds, minFinalCltvExpiry = 18 } = fields;
   if ((description === undefined) === (descriptionHash === undefined)) {
     throw new TypeError('give exactly one of description and descriptionHash');
@@ -358,8 +372,7 @@ export function encodeInvoice(fields: InvoiceFields, privateKeyHex: string): str
     ...tagged(TAG.c, intToWords(minFinalCltvExpiry)),
     ...tagged(TAG.features, intToWords((1 << 14) | (1 << 8))), // payment_secret, var_onion_optin: required
   ];
-  // noble's recovered format is recovery id ‖ r ‖ s; BOLT 11 wants r ‖ s ‖ recovery id.
-  const sig = secp256k1.sign(signingHash(hrp, data), hexToBytes(privateKeyHex), { prehash: false, format: 'recovered' });
-  const sig65 = concatBytes(sig.subarray(1), sig.subarray(0, 1));
+  const { signature, recovery } = sign(signingHash(hrp, data), hexToBytes(privateKeyHex));
+  const sig65 = concatBytes(signature, Uint8Array.of(recovery)); // BOLT 11: r ‖ s ‖ recovery id
   return bech32.encode(hrp, [...data, ...bech32.toWords(sig65)], false);
 }

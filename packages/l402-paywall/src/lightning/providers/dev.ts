@@ -11,7 +11,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
 import { discardBody } from '../../http/discard-body.js';
-import { InvalidInvoice, decodeInvoice, encodeInvoice } from '../bolt11.js';
+import { InvalidInvoice, decodeInvoice, encodeInvoice, nobleInvoiceSigner, type InvoiceSigner } from '../bolt11.js';
 import { equalBytes, invoiceToPay, parseJson } from './checks.js';
 import {
   PaymentFailed,
@@ -114,6 +114,12 @@ export interface DevNodeOptions {
   store?: DevNodeStore;
   /** The node key, 32 bytes of hex; default a fresh random key (keep it to recognise this node's invoices after a restart). */
   privateKey?: string;
+  /**
+   * Signs the invoices. Default: @noble/curves, pure JS, wherever the library
+   * runs. On Node, libsecp256k1 (e.g. tiny-secp256k1's `signRecoverable`)
+   * signs about three times faster; the signer is checked once, here.
+   */
+  signInvoice?: InvoiceSigner;
 }
 
 /** The embedded dev node: real BOLT11 on regtest, fake money. Never a production backend. */
@@ -122,6 +128,8 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
   const privateKey = options.privateKey ?? bytesToHex(randomBytes(32));
   if (!/^[0-9a-fA-F]{64}$/.test(privateKey)) throw new TypeError('createDevNode: privateKey must be 32 bytes of hex');
   const nodeKey = bytesToHex(secp256k1.getPublicKey(hexToBytes(privateKey), true));
+  const signInvoice = options.signInvoice ?? nobleInvoiceSigner;
+  if (options.signInvoice) checkSigner(signInvoice, privateKey, nodeKey);
   const invoiceKey = (hash: string) => `devnode:invoice:${hash}`;
   const paidKey = (hash: string) => `devnode:paid:${hash}`;
   const outgoingKey = (hash: string) => `devnode:out:${nodeKey}:${hash}`;
@@ -202,6 +210,7 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
           expirySeconds,
         },
         privateKey,
+        signInvoice,
       );
       const record = {
         invoice,
@@ -279,4 +288,22 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
 
     signWebhook,
   };
+}
+
+/**
+ * A signer that signs with another key, or gives a high-S signature or a wrong
+ * recovery id, would make every invoice unpayable or name another payee:
+ * refused at construction rather than discovered by the first payer.
+ */
+function checkSigner(sign: InvoiceSigner, privateKey: string, nodeKey: string): void {
+  const hash = sha256(utf8ToBytes('dev-node signer check'));
+  let recovered: string | undefined;
+  try {
+    const { signature, recovery } = sign(hash, hexToBytes(privateKey));
+    const sig = secp256k1.Signature.fromBytes(signature, 'compact');
+    if (!sig.hasHighS()) recovered = sig.addRecoveryBit(recovery).recoverPublicKey(hash).toHex(true);
+  } catch {
+    // a throw is a wrong signer too
+  }
+  if (recovered !== nodeKey) throw new TypeError('createDevNode: signInvoice must return a low-S ECDSA signature (64 bytes r ‖ s) and its recovery id, made with the node key');
 }
