@@ -19,7 +19,7 @@ export interface ChallengeBench {
 }
 
 export async function benchChallenges(): Promise<ChallengeBench> {
-  const service = await challengesPerSecond(libsecp256k1Signer);
+  const service = await challengesPerSecond(libsecp256k1Signer());
   const pureJs = await challengesPerSecond(undefined);
   return { perSecond: service.perSecond, pureJsPerSecond: pureJs.perSecond, bodyBytes: service.bodyBytes };
 }

@@ -60,7 +60,7 @@ export function createServiceContext(config: Config): ServiceContext {
       ? createDevNode({
           store: config.store.upstash ? backend.store : createJournaledStore(join(config.dataDir, 'dev-node-ledger.jsonl'), backend.store),
           privateKey: config.lightning.devNodePrivateKey,
-          signInvoice: libsecp256k1Signer,
+          signInvoice: libsecp256k1Signer(),
         })
       : undefined;
   if (config.lightning.provider === 'dev' && !devNode)

@@ -7,7 +7,6 @@ import { createBlinkProvider, createClnProvider, createDevNode, createLnbitsProv
 import { ProviderConfigError, type LightningProvider } from 'l402-paywall/lightning';
 import { fetchTrustingCa } from 'l402-paywall/node';
 import { createNwcProvider } from 'l402-paywall/nwc';
-import { libsecp256k1Signer } from '../invoice-signer.js';
 
 export { ProviderConfigError, ProviderUnsupported } from 'l402-paywall/lightning';
 
@@ -21,7 +20,7 @@ export function createProvider(config: LightningConfig, store: KeyValueStore): L
   switch (config.provider) {
     case 'dev':
       if (!config.devNodePrivateKey) throw new ProviderConfigError('DEV_NODE_PRIVATE_KEY', 'The dev node needs DEV_NODE_PRIVATE_KEY');
-      return createDevNode({ store, privateKey: config.devNodePrivateKey, signInvoice: libsecp256k1Signer });
+      return createDevNode({ store, privateKey: config.devNodePrivateKey });
     case 'lnbits':
       return createLnbitsProvider({ ...settings(config.lnbits, 'LNBITS_URL, LNBITS_API_KEY'), network, timeoutMs });
     case 'phoenixd':
