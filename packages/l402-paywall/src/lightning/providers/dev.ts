@@ -305,5 +305,6 @@ function checkSigner(sign: InvoiceSigner, privateKey: string, nodeKey: string): 
   } catch {
     // a throw is a wrong signer too
   }
-  if (recovered !== nodeKey) throw new TypeError('createDevNode: signInvoice must return a low-S ECDSA signature (64 bytes r ‖ s) and its recovery id, made with the node key');
+  if (recovered !== nodeKey)
+    throw new TypeError('createDevNode: signInvoice must return a low-S ECDSA signature (64 bytes r ‖ s) and its recovery id, made with the node key');
 }
