@@ -12,6 +12,16 @@ import { decodeInvoice, encodeInvoice, nobleInvoiceSigner } from 'l402-paywall/l
 import { libsecp256k1Signer } from '../../lib/lightning/invoice-signer.js';
 import { createMemoryStore } from '../../lib/store/memory.js';
 
+const invoiceFields = () => ({
+  network: 'regtest' as const,
+  amountMsat: 21_000,
+  timestamp: 1_700_000_000,
+  paymentHash: bytesToHex(randomBytes(32)),
+  paymentSecret: bytesToHex(randomBytes(32)),
+  description: 'L402 /api/demo/btc-price',
+  expirySeconds: 3600,
+});
+
 const bytes32 = fc.uint8Array({ minLength: 32, maxLength: 32 });
 // A valid secret key: 1 <= d < n.
 const secretKey = bytes32.filter((d) => secp256k1.utils.isValidSecretKey(d));
@@ -35,15 +45,7 @@ describe('libsecp256k1 invoice signer', () => {
 
   it('signs the same invoice string as the default, which decoders read with the node as payee', () => {
     const key = bytesToHex(randomBytes(32));
-    const fields = {
-      network: 'regtest' as const,
-      amountMsat: 21_000,
-      timestamp: 1_700_000_000,
-      paymentHash: bytesToHex(randomBytes(32)),
-      paymentSecret: bytesToHex(randomBytes(32)),
-      description: 'L402 /api/demo/btc-price',
-      expirySeconds: 3600,
-    };
+    const fields = invoiceFields();
     const invoice = encodeInvoice(fields, key, libsecp256k1Signer());
     expect(invoice).toBe(encodeInvoice(fields, key));
     const payee = bytesToHex(secp256k1.getPublicKey(Buffer.from(key, 'hex'), true));
@@ -92,5 +94,20 @@ describe('createDevNode refuses a signer that would make invoices unpayable', ()
 
   it('and takes one that signs right', () => {
     expect(createDevNode({ privateKey, signInvoice: libsecp256k1Signer() }).nodeKey).toMatch(/^0[23][0-9a-f]{64}$/);
+  });
+});
+
+describe('encodeInvoice checks what a signer returns', () => {
+  const fields = invoiceFields();
+  const key = bytesToHex(randomBytes(32));
+  it('refuses a signature that is not 64 bytes or a recovery id outside 0-3', () => {
+    const good = nobleInvoiceSigner;
+    const shapes: InvoiceSigner[] = [
+      (hash, k) => ({ ...good(hash, k), signature: good(hash, k).signature.subarray(0, 63) }),
+      (hash, k) => ({ ...good(hash, k), recovery: 4 }),
+      (hash, k) => ({ ...good(hash, k), recovery: 0.5 }),
+    ];
+    for (const sign of shapes) expect(() => encodeInvoice(fields, key, sign)).toThrow(/must return 64 bytes/);
+    expect(decodeInvoice(encodeInvoice(fields, key, good)).paymentHash).toBe(fields.paymentHash);
   });
 });

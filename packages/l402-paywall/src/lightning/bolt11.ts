@@ -373,6 +373,8 @@ export function encodeInvoice(fields: InvoiceFields, privateKeyHex: string, sign
     ...tagged(TAG.features, intToWords((1 << 14) | (1 << 8))), // payment_secret, var_onion_optin: required
   ];
   const { signature, recovery } = sign(signingHash(hrp, data), hexToBytes(privateKeyHex));
+  if (signature.length !== 64 || !Number.isInteger(recovery) || recovery < 0 || recovery > 3)
+    throw new TypeError('the invoice signer must return 64 bytes (r ‖ s) and a recovery id 0-3');
   const sig65 = concatBytes(signature, Uint8Array.of(recovery)); // BOLT 11: r ‖ s ‖ recovery id
   return bech32.encode(hrp, [...data, ...bech32.toWords(sig65)], false);
 }
