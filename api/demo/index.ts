@@ -1,7 +1,7 @@
 import { json } from '../../lib/http/errors.js';
 import { serviceRoute } from '../../lib/service/deployment.js';
 import { DEMO_ROUTE } from '../../lib/service/demo.js';
-import { devLoginKey } from '../../lib/service/accounts/dev-login.js';
+import { devLoginKey } from '../../lib/service/accounts/dev-login-key.js';
 
 export default serviceRoute({
   GET(request, deployment) {

@@ -7,7 +7,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { hexToBytes } from '@noble/hashes/utils.js';
 import { loadConfig } from '../../lib/config.js';
 import { createServiceContext } from '../../lib/service/context.js';
-import { devLoginKey } from '../../lib/service/accounts/dev-login.js';
+import { devLoginKey } from '../../lib/service/accounts/dev-login-key.js';
 import { isAdmin } from '../../lib/service/accounts/auth.js';
 import { verifyLnurlAuthSignature } from '../../lib/lightning/lnurl-auth.js';
 import { useDevServer } from '../support/server.js';

@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Queryable } from '../../db/types.js';
 import { HttpError, retryLater } from '../../http/errors.js';
 import type { ServiceContext } from '../context.js';
-import { devLoginKey } from './dev-login.js';
+import { devLoginKey } from './dev-login-key.js';
 
 export interface Session {
   pubkey: string;
