@@ -136,6 +136,8 @@ export interface HttpBench {
   /** Median over processes of best control / best free: the free route plus a busy loop as long as the paywall's time. */
   controlRatio: number;
   failures: number;
+  /** Server and load generator each had a core of their own (taskset); otherwise they shared, and the ratio reads high. */
+  pinned: boolean;
 }
 
 const ROUTES = ['free', 'paid', 'control'] as const;
@@ -188,6 +190,7 @@ export async function benchHttp(): Promise<HttpBench> {
     paywallMicros: median(servers.flatMap((s) => s.paywallMicros)),
     controlRatio: across((s) => s.best.control / s.best.free),
     failures: servers.reduce((sum, s) => sum + s.failures, 0),
+    pinned: pinned === true,
   };
 }
 

@@ -73,6 +73,9 @@ console.log(
   `  ratio          ${http.ratio.toFixed(3)}   (best slice against best slice, median of ${http.ratioPerServer.length} server processes; goal >= 0.95)`,
 );
 console.log(`  per process    ${http.ratioPerServer.map((r) => r.toFixed(3)).join(', ')}`);
+if (!http.pinned) {
+  console.log('  NOT PINNED     fewer than 2 cores here (or no taskset): server and load generator shared them, so the ratio reads high');
+}
 console.log(
   `  server CPU     ${http.freeCpuMicros.toFixed(0)} us/request unprotected, ${http.paidCpuMicros.toFixed(0)} us/request paywalled (least per slice), ratio ${http.cpuRatio.toFixed(3)}`,
 );
