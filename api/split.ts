@@ -6,7 +6,7 @@
 // {ok, skipped: true, ...} when the owner's accrued shares are still below the payout
 // minimum (SPLIT_MIN_SATS, and a fee earned on them of PAYOUT_MIN_FEE_MSAT): it accrues.
 import { z } from 'zod';
-import { HttpError, json } from '../lib/http/errors.js';
+import { HttpError, json, notConfigured } from '../lib/http/errors.js';
 import { readJson } from '../lib/http/input.js';
 import { sameSecret } from '../lib/http/secrets.js';
 import { lightningAddressSchema } from 'l402-paywall/lightning';
@@ -36,14 +36,7 @@ const DevBody = bodySchema(true);
 export default serviceRoute({
   async POST(request, deployment) {
     const secret = deployment.config().payouts.splitSecret;
-    if (!secret)
-      throw new HttpError(
-        503,
-        'NOT_CONFIGURED',
-        'Manual splits are not configured: set SPLIT_SECRET',
-        { missing: ['SPLIT_SECRET'] },
-        { 'Retry-After': '3600' },
-      );
+    if (!secret) throw notConfigured('Manual splits are not configured: set SPLIT_SECRET', ['SPLIT_SECRET'], 3600);
     if (!sameSecret(request.headers.get('x-split-secret'), secret)) throw new HttpError(401, 'UNAUTHORIZED', 'Missing or wrong x-split-secret header');
     const ctx = deployment.context();
     const body = await readJson(request, outboundPolicy(ctx.config).allowLoopback ? DevBody : Body);

@@ -29,6 +29,11 @@ export function errorResponse(
   return json({ error, code, ...extra }, { status, headers });
 }
 
+/** 503 NOT_CONFIGURED: the operator has a setting to make, named in `missing`. */
+export function notConfigured(message: string, missing: string[], retryAfterSeconds: number): HttpError {
+  return new HttpError(503, 'NOT_CONFIGURED', message, { missing }, { 'Retry-After': String(retryAfterSeconds) });
+}
+
 /** 429 and 503 answers tell the client when to come back. */
 export function retryLater(status: 429 | 503, code: string, message: string, retryAfterSeconds: number): HttpError {
   const seconds = Math.max(1, Math.ceil(retryAfterSeconds));

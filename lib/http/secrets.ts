@@ -1,6 +1,6 @@
 // Constant-time checks of secrets sent by callers (docs/architecture.md decision 10).
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { HttpError } from './errors.js';
+import { HttpError, notConfigured } from './errors.js';
 
 /** True when `sent` equals `expected`, taking the same time whatever was sent (both are hashed first, so lengths match). */
 export function sameSecret(sent: string | null | undefined, expected: string): boolean {
@@ -10,14 +10,7 @@ export function sameSecret(sent: string | null | undefined, expected: string): b
 
 /** Scheduled functions (api/cron/*): Vercel calls them with `Authorization: Bearer <CRON_SECRET>`; nothing else may. */
 export function requireCronSecret(secret: string | undefined, authorization: string | null): void {
-  if (!secret)
-    throw new HttpError(
-      503,
-      'NOT_CONFIGURED',
-      'Scheduled functions are not configured: set CRON_SECRET',
-      { missing: ['CRON_SECRET'] },
-      { 'Retry-After': '3600' },
-    );
+  if (!secret) throw notConfigured('Scheduled functions are not configured: set CRON_SECRET', ['CRON_SECRET'], 3600);
   if (!sameSecret(authorization, `Bearer ${secret}`)) {
     throw new HttpError(401, 'UNAUTHORIZED', 'This endpoint is for the scheduler only', {}, { 'WWW-Authenticate': 'Bearer' });
   }

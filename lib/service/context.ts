@@ -13,7 +13,7 @@ import { createBackend } from '../store/index.js';
 import { createJournaledStore } from '../store/journal.js';
 import { kvReplayStore, type KvReplayStore } from '../store/replay.js';
 import type { KeyValueStore, RateLimiter } from '../store/types.js';
-import { HttpError } from '../http/errors.js';
+import { HttpError, notConfigured } from '../http/errors.js';
 import { openMigratedDatabase, type Database } from '../db/index.js';
 import { createServiceEvents, type ServiceEvents } from './events.js';
 
@@ -43,13 +43,7 @@ export interface ServiceContext {
 export function createServiceContext(config: Config): ServiceContext {
   // Fail closed in production (docs/architecture.md "Where it runs"): name what is missing.
   if (config.problems.length > 0) {
-    throw new HttpError(
-      503,
-      'NOT_CONFIGURED',
-      `Service is not configured: set ${config.problems.join('; ')}`,
-      { missing: config.problems },
-      { 'Retry-After': '60' },
-    );
+    throw notConfigured(`Service is not configured: set ${config.problems.join('; ')}`, config.problems, 60);
   }
   const backend = createBackend(config.store);
   // Without a shared store the dev node keeps its ledger (invoices, paid marks, balances) in a file under
@@ -70,10 +64,7 @@ export function createServiceContext(config: Config): ServiceContext {
   return {
     config,
     database() {
-      if (!config.database)
-        return Promise.reject(
-          new HttpError(503, 'NOT_CONFIGURED', 'No database is configured; set DATABASE_URL', { missing: ['DATABASE_URL'] }, { 'Retry-After': '60' }),
-        );
+      if (!config.database) return Promise.reject(notConfigured('No database is configured; set DATABASE_URL', ['DATABASE_URL'], 60));
       database ??= openMigratedDatabase(config.database).catch((error) => {
         database = undefined; // try again on the next request
         throw error;

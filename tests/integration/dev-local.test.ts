@@ -34,6 +34,16 @@ async function devLogin(): Promise<{ token: string; pubkey: string; admin: boole
   return (await collected.json()) as { token: string; pubkey: string; admin: boolean };
 }
 
+/** A production deployment with everything it needs (unreachable backends: nothing here calls them). */
+const FULL_PRODUCTION = {
+  NODE_ENV: 'production',
+  L402_SECRET: 'p'.repeat(40),
+  UPSTASH_REDIS_REST_URL: 'http://127.0.0.1:9',
+  UPSTASH_REDIS_REST_TOKEN: 't',
+  LIGHTNING_PROVIDER: 'lnbits',
+  LNBITS_URL: 'http://127.0.0.1:9',
+  LNBITS_API_KEY: 'k',
+};
 describe('the development login', () => {
   it('signs the real challenge with the dev key: the page collects an admin session with its poll token', async () => {
     const session = await devLogin();
@@ -105,18 +115,7 @@ describe('never in production', () => {
 
   it.each([
     ['with nothing configured', { NODE_ENV: 'production' }],
-    [
-      'fully configured',
-      {
-        NODE_ENV: 'production',
-        L402_SECRET: 'p'.repeat(40),
-        UPSTASH_REDIS_REST_URL: 'http://127.0.0.1:9',
-        UPSTASH_REDIS_REST_TOKEN: 't',
-        LIGHTNING_PROVIDER: 'lnbits',
-        LNBITS_URL: 'http://127.0.0.1:9',
-        LNBITS_API_KEY: 'k',
-      },
-    ],
+    ['fully configured', FULL_PRODUCTION],
     ['with a real backend outside production', { LIGHTNING_PROVIDER: 'lnbits', LNBITS_URL: 'http://127.0.0.1:9', LNBITS_API_KEY: 'k' }],
   ])('POST /api/dev/login and GET /api/dev/inbox answer 404 %s', async (_, env) => {
     server.redeploy(configOf(env));
@@ -129,17 +128,7 @@ describe('never in production', () => {
   });
 
   it('in production no key is the development admin', () => {
-    const ctx = createServiceContext(
-      configOf({
-        NODE_ENV: 'production',
-        L402_SECRET: 'p'.repeat(40),
-        UPSTASH_REDIS_REST_URL: 'http://127.0.0.1:9',
-        UPSTASH_REDIS_REST_TOKEN: 't',
-        LIGHTNING_PROVIDER: 'lnbits',
-        LNBITS_URL: 'http://127.0.0.1:9',
-        LNBITS_API_KEY: 'k',
-      }),
-    );
+    const ctx = createServiceContext(configOf(FULL_PRODUCTION));
     expect(devLoginKey(ctx)).toBeUndefined();
     expect(isAdmin(ctx, '02' + '11'.repeat(32))).toBe(false);
   });
