@@ -7,6 +7,7 @@
 // paywall checks them (checkCaveats), so every condition in the token must be
 // stated and met; an unknown one fails closed.
 import { REJECTIONS, checkCaveats, verifyAuthorization, type CaveatExpectations, type RejectionCode } from 'l402-paywall';
+import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from './context.js';
 
 export interface Expectations {
@@ -64,7 +65,7 @@ export async function verifyTokenString(ctx: ServiceContext, token: string, cons
     if (!checked.ok) return invalid(checked.rejection.code, checked.rejection.message);
   }
   if (consume) {
-    if (!(await ctx.replay.claim(hash, maxUses, exp))) return invalid('TOKEN_ALREADY_USED');
+    if (!(await claimUse(ctx, hash, maxUses, exp))) return invalid('TOKEN_ALREADY_USED');
   } else if ((await ctx.replay.usedCount(hash)) >= maxUses) {
     return invalid('TOKEN_ALREADY_USED');
   }
@@ -79,4 +80,19 @@ export async function verifyTokenString(ctx: ServiceContext, token: string, cons
     caveats: values,
     uses: maxUses,
   };
+}
+
+/**
+ * Claims one use for this request. When the store fails, the claim may still
+ * have landed: its use is given back (exactly this attempt's) before the
+ * error answers 503, so the caller's retry with the same token can succeed.
+ */
+async function claimUse(ctx: ServiceContext, hash: string, maxUses: number, expiresAt: number): Promise<boolean> {
+  const attempt = randomUUID();
+  try {
+    return await ctx.replay.claim(hash, maxUses, expiresAt, attempt);
+  } catch (error) {
+    await ctx.replay.release(hash, attempt, expiresAt).catch(() => {}); // the store is failing: the claim's error is the one to report
+    throw error;
+  }
 }

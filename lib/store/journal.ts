@@ -9,7 +9,7 @@
 // keys only, so it does not grow across runs.
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { createMemoryStore } from './memory.js';
+import { createMemoryStore, usesKeptUntil } from './memory.js';
 import type { KeyValueStore, SetOptions } from './types.js';
 
 interface JournalLine {
@@ -101,5 +101,21 @@ export function createJournaledStore(file: string, inner: KeyValueStore = create
       await record(key);
       return value;
     },
+    async claimUse(key, maxUses, expiresAt, attempt) {
+      const before = await inner.get(key);
+      const claimed = await inner.claimUse(key, maxUses, expiresAt, attempt);
+      if ((await inner.get(key)) !== before) {
+        if (before === null) expiries.set(key, usesKeptUntil(expiresAt));
+        await record(key);
+      }
+      return claimed;
+    },
+    async releaseUse(key, attempt, expiresAt) {
+      const before = await inner.get(key);
+      await inner.releaseUse(key, attempt, expiresAt);
+      if (before === null) expiries.set(key, usesKeptUntil(expiresAt));
+      await record(key);
+    },
+    usesHeld: (key) => inner.usesHeld(key),
   };
 }

@@ -33,6 +33,33 @@ export function assertDelta(delta: number): void {
   if (!Number.isSafeInteger(delta)) throw new RangeError(`delta must be a safe integer, got ${delta}`);
 }
 
+// Kept past token expiry, as the Redis store does (clock skew between instances).
+const USE_SKEW_MS = 5 * 60_000;
+
+/** Unix ms until which the uses of a token that expires at `expiresAt` (unix seconds) are kept. */
+export function usesKeptUntil(expiresAt: number): number {
+  if (!(expiresAt > 0)) throw new RangeError(`expiresAt must be a positive number of unix seconds, got ${expiresAt}`);
+  return Math.max(Date.now() + 1000, Math.ceil(expiresAt * 1000)) + USE_SKEW_MS;
+}
+
+/** The uses of one token: how many are held, and each attempt's state (true: holds one). */
+interface Uses {
+  n: number;
+  a: Record<string, boolean>;
+}
+
+function parseUses(value: string): Uses {
+  // A plain counter: written before attempts were kept.
+  if (INTEGER.test(value)) return { n: Number(value), a: {} };
+  const uses = JSON.parse(value) as Uses;
+  if (!Number.isSafeInteger(uses?.n) || typeof uses.a !== 'object' || uses.a === null) throw new Error(`not a record of uses: ${value.slice(0, 40)}`);
+  return uses;
+}
+
+function checkAttempt(attempt: string): void {
+  if (typeof attempt !== 'string' || attempt.length === 0 || attempt.length > 128) throw new TypeError('attempt must be a string of 1 to 128 characters');
+}
+
 function parseCounter(value: string): number {
   if (!INTEGER.test(value)) throw new Error(NOT_AN_INTEGER);
   return Number(value);
@@ -138,6 +165,37 @@ export function createMemoryStore(): KeyValueStore {
       if (entry === undefined) write(key, { value: String(next), expiresAt: Infinity });
       else entry.value = String(next);
       return next;
+    },
+
+    async claimUse(key, maxUses, expiresAt, attempt) {
+      checkAttempt(attempt);
+      const until = usesKeptUntil(expiresAt);
+      const entry = live(key);
+      const uses = entry ? parseUses(entry.value) : { n: 0, a: {} };
+      const held = uses.a[attempt];
+      if (held !== undefined) return held;
+      if (uses.n >= maxUses) return false;
+      uses.n += 1;
+      uses.a[attempt] = true;
+      if (entry) entry.value = JSON.stringify(uses);
+      else write(key, { value: JSON.stringify(uses), expiresAt: until });
+      return true;
+    },
+
+    async releaseUse(key, attempt, expiresAt) {
+      checkAttempt(attempt);
+      const until = usesKeptUntil(expiresAt);
+      const entry = live(key);
+      const uses = entry ? parseUses(entry.value) : { n: 0, a: {} };
+      if (uses.a[attempt] === true) uses.n -= 1;
+      uses.a[attempt] = false;
+      if (entry) entry.value = JSON.stringify(uses);
+      else write(key, { value: JSON.stringify(uses), expiresAt: until });
+    },
+
+    async usesHeld(key) {
+      const entry = live(key);
+      return entry ? parseUses(entry.value).n : 0;
     },
   };
 }

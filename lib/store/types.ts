@@ -34,6 +34,17 @@ export interface KeyValueStore {
    * `key`, creating it at 0 without expiry; returns the new value (INCRBY).
    */
   incrementBy(key: string, delta: number): Promise<number>;
+  /**
+   * The uses of one paid token, kept at `key` with the attempts that hold
+   * them: the replay store's contract (ReplayStore in l402-paywall). Claims
+   * one use for `attempt` unless `maxUses` are held; idempotent per attempt.
+   * The key lives until `expiresAt` (unix seconds) and a few minutes more.
+   */
+  claimUse(key: string, maxUses: number, expiresAt: number, attempt: string): Promise<boolean>;
+  /** Gives back the use `attempt` holds, or bars it from claiming later when it holds none. */
+  releaseUse(key: string, attempt: string, expiresAt: number): Promise<void>;
+  /** Uses held now, without claiming one. */
+  usesHeld(key: string): Promise<number>;
 }
 
 export interface RateLimitResult {

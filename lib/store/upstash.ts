@@ -4,6 +4,7 @@
 
 import { Ratelimit } from '@upstash/ratelimit';
 import { Redis } from '@upstash/redis';
+import { upstashReplayStore } from 'l402-paywall/upstash';
 import { assertCounterMax, assertDelta, assertTtlMs } from './memory.js';
 import { StoreUnavailable, type KeyValueStore, type RateLimiter, type RateLimiterOptions, type RateLimitResult, type SetOptions } from './types.js';
 
@@ -93,6 +94,7 @@ async function reach<T>(call: () => Promise<T>): Promise<T> {
 function storeOn(redis: Redis): KeyValueStore {
   const incrementBelow = redis.createScript<unknown>(INCREMENT_BELOW);
   const decrementToZero = redis.createScript<unknown>(DECREMENT_TO_ZERO);
+  const uses = upstashReplayStore(redis, { prefix: '' });
 
   return {
     kind: 'upstash',
@@ -133,6 +135,11 @@ function storeOn(redis: Redis): KeyValueStore {
       assertDelta(delta);
       return await reach(() => redis.incrby(key, delta));
     },
+
+    // The library's replay store on this client, keyed by the whole key: one set of scripts for both.
+    claimUse: (key, maxUses, expiresAt, attempt) => reach(() => uses.claim(key, maxUses, expiresAt, attempt)),
+    releaseUse: (key, attempt, expiresAt) => reach(() => uses.release(key, attempt, expiresAt)),
+    usesHeld: (key) => reach(() => uses.usedCount(key)),
   };
 }
 

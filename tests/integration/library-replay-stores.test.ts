@@ -7,7 +7,7 @@ import { Redis as UpstashRedis } from '@upstash/redis';
 import { Redis as IORedis } from 'ioredis';
 import { createClient } from 'redis';
 import { withL402, type L402Options, type ReplayStore } from 'l402-paywall';
-import { redisReplayStore } from 'l402-paywall/redis';
+import { redisReplayStore, type SharedReplayStore } from 'l402-paywall/redis';
 import { upstashReplayStore } from 'l402-paywall/upstash';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payChallenge, recordingProvider, type RecordingProvider } from '../support/l402.js';
@@ -37,13 +37,14 @@ afterAll(async () => {
 });
 
 // Each client builds a fresh store on its own prefix, so tests never share counters.
-const stores: [string, () => ReplayStore][] = [
+const freshPrefix = () => `test:lib:${randomUUID()}:`;
+const stores: [string, (prefix?: string) => SharedReplayStore][] = [
   [
     'upstashReplayStore (@upstash/redis over REST)',
-    () => upstashReplayStore(new UpstashRedis({ url: upstash!.url, token: upstash!.token }), { prefix: `test:lib:${randomUUID()}:` }),
+    (prefix = freshPrefix()) => upstashReplayStore(new UpstashRedis({ url: upstash!.url, token: upstash!.token }), { prefix }),
   ],
-  ['redisReplayStore (ioredis)', () => redisReplayStore(ioredis!, { prefix: `test:lib:${randomUUID()}:` })],
-  ['redisReplayStore (node-redis)', () => redisReplayStore(nodeRedis!, { prefix: `test:lib:${randomUUID()}:` })],
+  ['redisReplayStore (ioredis)', (prefix = freshPrefix()) => redisReplayStore(ioredis!, { prefix })],
+  ['redisReplayStore (node-redis)', (prefix = freshPrefix()) => redisReplayStore(nodeRedis!, { prefix })],
 ];
 
 function paidRoute(provider: RecordingProvider, replayStore: ReplayStore, options: Partial<L402Options> = {}, handler?: () => Response | Promise<Response>) {
@@ -91,6 +92,54 @@ describe.skipIf(!redisUp).each(stores)('%s on the real redis-server', (_name, ma
     fail = false;
     expect((await route(new Request(URL_PAID, { headers: { authorization } }))).status).toBe(200);
     expect((await route(new Request(URL_PAID, { headers: { authorization } }))).status).toBe(402);
+  });
+});
+
+// The store's own contract, on each client: what makes a lost answer safe to undo (tests/integration/lost-answers.test.ts).
+describe.skipIf(!redisUp).each(stores)('%s: uses are kept per attempt', (_name, makeStore) => {
+  const hash = () => randomUUID().replaceAll('-', '').padEnd(64, '0');
+  const inAnHour = () => Math.floor(Date.now() / 1000) + 3600;
+
+  it('one attempt claiming twice holds one use; a release gives back only its own use, once', async () => {
+    const store = makeStore();
+    const paid = hash();
+    expect(await store.claim(paid, 2, inAnHour(), 'a')).toBe(true);
+    expect(await store.claim(paid, 2, inAnHour(), 'a')).toBe(true);
+    expect(await store.usedCount(paid)).toBe(1);
+    expect(await store.claim(paid, 2, inAnHour(), 'b')).toBe(true);
+    expect(await store.claim(paid, 2, inAnHour(), 'c')).toBe(false);
+    await store.release(paid, 'a', inAnHour());
+    await store.release(paid, 'a', inAnHour());
+    await store.release(paid, 'c', inAnHour());
+    expect(await store.usedCount(paid)).toBe(1);
+  });
+
+  it('an attempt released before its claim arrives never claims, and the key it leaves expires', async () => {
+    const prefix = freshPrefix();
+    const store = makeStore(prefix);
+    const paid = hash();
+    await store.release(paid, 'late', Math.floor(Date.now() / 1000) + 60);
+    expect(await store.claim(paid, 1, inAnHour(), 'late')).toBe(false);
+    expect(await store.usedCount(paid)).toBe(0);
+    const ttl = await ioredis!.pttl(prefix + paid);
+    expect(ttl).toBeGreaterThan(60_000);
+    expect(ttl).toBeLessThanOrEqual(60_000 + 5 * 60_000);
+    expect(await store.claim(paid, 1, inAnHour(), 'next')).toBe(true);
+  });
+
+  it('a plain counter written before attempts were kept keeps its count and its expiry', async () => {
+    const prefix = freshPrefix();
+    const store = makeStore(prefix);
+    const paid = hash();
+    await ioredis!.set(prefix + paid, '1', 'PX', 90_000);
+    expect(await store.usedCount(paid)).toBe(1);
+    expect(await store.claim(paid, 1, inAnHour(), 'a')).toBe(false);
+    expect(await store.claim(paid, 2, inAnHour(), 'a')).toBe(true);
+    expect(await store.usedCount(paid)).toBe(2);
+    expect(await ioredis!.type(prefix + paid)).toBe('hash');
+    const ttl = await ioredis!.pttl(prefix + paid);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(90_000);
   });
 });
 

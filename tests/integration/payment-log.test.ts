@@ -150,6 +150,18 @@ function recording(inner: KeyValueStore): RecordingStore {
       check(key);
       return inner.incrementBy(key, delta);
     },
+    async claimUse(key, maxUses, expiresAt, attempt) {
+      check(key);
+      return inner.claimUse(key, maxUses, expiresAt, attempt);
+    },
+    async releaseUse(key, attempt, expiresAt) {
+      check(key);
+      return inner.releaseUse(key, attempt, expiresAt);
+    },
+    async usesHeld(key) {
+      check(key);
+      return inner.usesHeld(key);
+    },
   };
   return store;
 }

@@ -7,7 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { Redis as IORedis } from 'ioredis';
 import { Redis as UpstashRedis } from '@upstash/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBackend, createUpstashStore, type StoreBackend } from '../../lib/store/index.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createBackend, createMemoryRateLimiter, createUpstashStore, type StoreBackend } from '../../lib/store/index.js';
+import { createJournaledStore } from '../../lib/store/journal.js';
 import { REDIS_URL, redisReachable } from '../support/redis.js';
 import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
 
@@ -199,6 +203,72 @@ function storeContract(title: string, describeFn: typeof describe, backend: () =
       expect(await store.get(key)).toBe('0');
     });
 
+    // The replay store's contract (ReplayStore in l402-paywall), on the port.
+    const inAnHour = () => Math.floor(Date.now() / 1000) + 3600;
+
+    it('claimUse counts attempts up to maxUses; the same attempt claiming again keeps its one use', async () => {
+      const { store } = backend();
+      const key = freshKey('uses');
+      expect(await store.claimUse(key, 2, inAnHour(), 'a')).toBe(true);
+      expect(await store.claimUse(key, 2, inAnHour(), 'a')).toBe(true);
+      expect(await store.usesHeld(key)).toBe(1);
+      expect(await store.claimUse(key, 2, inAnHour(), 'b')).toBe(true);
+      expect(await store.claimUse(key, 2, inAnHour(), 'c')).toBe(false);
+      expect(await store.usesHeld(key)).toBe(2);
+      expect(await store.usesHeld(freshKey('none'))).toBe(0);
+    });
+
+    it('releaseUse gives back exactly the attempt\u2019s use, once; an attempt that holds none gives nothing back', async () => {
+      const { store } = backend();
+      const key = freshKey('release');
+      await store.claimUse(key, 2, inAnHour(), 'a');
+      await store.claimUse(key, 2, inAnHour(), 'b');
+      await store.releaseUse(key, 'a', inAnHour());
+      await store.releaseUse(key, 'a', inAnHour());
+      await store.releaseUse(key, 'never-claimed', inAnHour());
+      expect(await store.usesHeld(key)).toBe(1); // b's use is still held
+      expect(await store.claimUse(key, 2, inAnHour(), 'c')).toBe(true);
+      expect(await store.claimUse(key, 2, inAnHour(), 'd')).toBe(false);
+    });
+
+    it('an attempt released before its claim arrives can never claim', async () => {
+      const { store } = backend();
+      const key = freshKey('barred');
+      await store.releaseUse(key, 'late', inAnHour());
+      expect(await store.claimUse(key, 1, inAnHour(), 'late')).toBe(false);
+      expect(await store.usesHeld(key)).toBe(0);
+      expect(await store.claimUse(key, 1, inAnHour(), 'next')).toBe(true);
+    });
+
+    it('lets exactly one of 100 concurrent attempts claim a single use; one attempt sent 20 times at once counts once', async () => {
+      const { store } = backend();
+      const key = freshKey('usesrace');
+      const results = await Promise.all(Array.from({ length: 100 }, (_, i) => store.claimUse(key, 1, inAnHour(), `attempt-${i}`)));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const again = freshKey('usesrace');
+      const same = await Promise.all(Array.from({ length: 20 }, () => store.claimUse(again, 3, inAnHour(), 'resent')));
+      expect(same).toEqual(Array(20).fill(true));
+      expect(await store.usesHeld(again)).toBe(1);
+    });
+
+    it('carries a plain counter written before attempts were kept over, with its count', async () => {
+      const { store } = backend();
+      const key = freshKey('legacy');
+      expect(await store.incrementBelow(key, 5, 60_000)).toBe(1);
+      expect(await store.usesHeld(key)).toBe(1);
+      expect(await store.claimUse(key, 1, inAnHour(), 'a')).toBe(false);
+      expect(await store.claimUse(key, 2, inAnHour(), 'a')).toBe(true);
+      expect(await store.usesHeld(key)).toBe(2);
+    });
+
+    it('refuses an attempt that is empty or not a string, and an expiry that is not positive', async () => {
+      const { store } = backend();
+      const key = freshKey('badattempt');
+      await expect(store.claimUse(key, 1, inAnHour(), '')).rejects.toThrow(/attempt/);
+      await expect(store.releaseUse(key, 'x'.repeat(129), inAnHour())).rejects.toThrow(/attempt/);
+      expect(await store.usesHeld(key)).toBe(0);
+    });
+
     it('lets exactly one of 100 concurrent set-if-absent win', async () => {
       const { store } = backend();
       const key = freshKey('racenx');
@@ -246,6 +316,12 @@ let upstashBackend: StoreBackend | undefined;
 const memoryBackend = createBackend({});
 
 storeContract('memory store', describe, () => memoryBackend);
+// Journaled: what `npm start` keeps its replay marks in.
+const journaledBackend = {
+  store: createJournaledStore(join(mkdtempSync(join(tmpdir(), 'store-journal-')), 'journal.jsonl')),
+  rateLimiter: createMemoryRateLimiter,
+};
+storeContract('journaled memory store', describe, () => journaledBackend);
 
 describeWithRedis(withRedis('upstash store (REST server -> redis)'), () => {
   beforeAll(async () => {

@@ -31,6 +31,14 @@ export interface UpstashRestServer {
   url: string;
   token: string;
   close(): Promise<void>;
+  /**
+   * The next `count` requests holding a command that `matches` run on Redis
+   * as usual, then lose their answer: the connection is cut before a byte of
+   * it is sent (a reply lost on its way back, a timeout after the fact).
+   */
+  loseAnswers(matches: (command: string[]) => boolean, count: number): void;
+  /** Requests whose answer was lost so far. */
+  readonly answersLost: number;
 }
 
 export interface UpstashRestServerOptions {
@@ -120,6 +128,9 @@ export async function startUpstashRestServer(options: UpstashRestServerOptions):
   // Client SHA1 (of the text with its shebang) -> SHA1 of what Redis was given.
   const redisShaOf = new Map<string, string>();
 
+  let losing: { matches: (command: string[]) => boolean; count: number } | undefined;
+  let answersLost = 0;
+
   function loadScript(script: string): string {
     const stripped = stripShebang(script);
     if (stripped !== script) redisShaOf.set(sha1(script), sha1(stripped));
@@ -199,17 +210,31 @@ export async function startUpstashRestServer(options: UpstashRestServerOptions):
       return;
     }
 
+    const respond = (status: number, reply: unknown) => {
+      if (loseThis) {
+        answersLost += 1;
+        response.destroy();
+      } else send(response, status, reply);
+    };
+    let loseThis = false;
+    if (losing && losing.count > 0) {
+      const commands = path === '' ? [body] : Array.isArray(body) ? body : [];
+      if (commands.some((command) => Array.isArray(command) && losing!.matches(command.map(String)))) {
+        loseThis = true;
+        losing.count -= 1;
+      }
+    }
     try {
       if (path === '') {
         const reply = await runOne(parseCommand(body), base64);
-        send(response, 'error' in reply ? 400 : 200, reply);
+        respond('error' in reply ? 400 : 200, reply);
       } else if (path === '/pipeline' || path === '/multi-exec') {
         if (!Array.isArray(body)) throw new BadRequest('ERR a pipeline must be a JSON array of commands');
         const commands = body.map(parseCommand);
         // One connection runs commands in the order they are written, so
         // sending them all at once keeps pipeline order.
         const replies = path === '/pipeline' ? await Promise.all(commands.map((command) => runOne(command, base64))) : await runTransaction(commands, base64);
-        send(response, 200, replies);
+        respond(200, replies);
       } else {
         send(response, 404, { error: `ERR unknown path ${path}` });
       }
@@ -243,6 +268,12 @@ export async function startUpstashRestServer(options: UpstashRestServerOptions):
       // QUIT needs an answer; a Redis that is down (the outage tests) gets none.
       if (redis.status === 'ready') await redis.quit();
       else redis.disconnect();
+    },
+    loseAnswers(matches, count) {
+      losing = { matches, count };
+    },
+    get answersLost() {
+      return answersLost;
     },
   };
 }

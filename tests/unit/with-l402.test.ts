@@ -8,6 +8,9 @@ import express from 'express';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { l402Middleware } from 'l402-paywall/express';
 import { base64UrlEncode, utf8 } from '../../packages/l402-paywall/src/l402/encoding.js';
+import { RELEASE_RETRY_DELAYS_MS } from '../../packages/l402-paywall/src/l402/paywall.js';
+import { createMemoryStore } from '../../lib/store/memory.js';
+import { kvReplayStore } from '../../lib/store/replay.js';
 import {
   Keyring,
   createPaywall,
@@ -550,6 +553,103 @@ describe('withL402: backends failing', () => {
     expect(onError).toHaveBeenCalled();
     storeUp = true;
     expect((await handler(get('/paid', authorization))).status).toBe(200);
+  });
+});
+
+describe('withL402: a claim whose answer was lost', () => {
+  /** A store keeping attempts (the service's, in memory) whose answers can be lost after the claim ran. */
+  function losingStore() {
+    const inner = kvReplayStore(createMemoryStore(), 'unit:');
+    const store = {
+      loseNext: 0,
+      failReleases: 0,
+      releases: [] as string[],
+      usedCount: inner.usedCount,
+      async claim(hash: string, maxUses: number, expiresAt: number, attempt: string) {
+        const claimed = await inner.claim(hash, maxUses, expiresAt, attempt);
+        if (store.loseNext > 0) {
+          store.loseNext -= 1;
+          throw new Error('socket hang up');
+        }
+        return claimed;
+      },
+      async release(hash: string, attempt: string, expiresAt: number) {
+        store.releases.push(attempt);
+        if (store.failReleases > 0) {
+          store.failReleases -= 1;
+          throw new Error('ECONNRESET');
+        }
+        await inner.release(hash, attempt, expiresAt);
+      },
+    };
+    return store;
+  }
+  const hashOf = (body: ChallengeBody) => body.paymentHash;
+
+  it('gives that attempt\u2019s use back: 503 now, the same token served on the retry, once', async () => {
+    const replayStore = losingStore();
+    const { handler, provider, calls } = setup({ replayStore });
+    const { authorization, body } = await buy(handler, provider);
+    replayStore.loseNext = 1;
+    const refused = await handler(get('/paid', authorization));
+    expect(refused.status).toBe(503);
+    expect(calls).toHaveLength(0);
+    expect(replayStore.releases).toHaveLength(1);
+    expect(await replayStore.usedCount(hashOf(body))).toBe(0);
+    expect((await handler(get('/paid', authorization))).status).toBe(200);
+    await expectChallenge(await handler(get('/paid', authorization)), 'TOKEN_ALREADY_USED');
+    expect(calls).toHaveLength(1);
+  });
+
+  it('never gives back a use another request holds: a refused claim whose answer was lost releases nothing', async () => {
+    const replayStore = losingStore();
+    const { handler, provider, calls } = setup({ replayStore });
+    const { authorization, body } = await buy(handler, provider);
+    expect((await handler(get('/paid', authorization))).status).toBe(200);
+    replayStore.loseNext = 1; // this claim is refused in the store (the token is used), then its answer is lost
+    expect((await handler(get('/paid', authorization))).status).toBe(503);
+    expect(await replayStore.usedCount(hashOf(body))).toBe(1);
+    await expectChallenge(await handler(get('/paid', authorization)), 'TOKEN_ALREADY_USED');
+    expect(calls).toHaveLength(1);
+  });
+
+  it('retries a release the store did not take, in the background, until it is taken', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      const replayStore = losingStore();
+      const { handler, provider, onError } = setup({ replayStore });
+      const { authorization, body } = await buy(handler, provider);
+      replayStore.loseNext = 1;
+      replayStore.failReleases = 3;
+      expect((await handler(get('/paid', authorization))).status).toBe(503);
+      expect(await replayStore.usedCount(hashOf(body))).toBe(1); // held until the store takes the release
+      await vi.advanceTimersByTimeAsync(RELEASE_RETRY_DELAYS_MS[0]! + RELEASE_RETRY_DELAYS_MS[1]! + RELEASE_RETRY_DELAYS_MS[2]!);
+      expect(replayStore.releases).toHaveLength(4);
+      expect(new Set(replayStore.releases).size).toBe(1); // always the same attempt
+      expect(await replayStore.usedCount(hashOf(body))).toBe(0);
+      expect(onError).toHaveBeenCalledWith(expect.any(Error), 'releasing a use failed');
+      await vi.advanceTimersByTimeAsync(120_000);
+      expect(replayStore.releases).toHaveLength(4); // taken: no more tries
+      expect((await handler(get('/paid', authorization))).status).toBe(200);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('gives up on a release after about a minute of failures, without throwing', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      const replayStore = losingStore();
+      const { handler, provider } = setup({ replayStore });
+      const { authorization } = await buy(handler, provider);
+      replayStore.loseNext = 1;
+      replayStore.failReleases = 100;
+      expect((await handler(get('/paid', authorization))).status).toBe(503);
+      await vi.advanceTimersByTimeAsync(10 * 60_000);
+      expect(replayStore.releases).toHaveLength(1 + RELEASE_RETRY_DELAYS_MS.length);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

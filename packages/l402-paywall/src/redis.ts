@@ -1,8 +1,9 @@
 // `l402-paywall/redis`: the replay store on a Redis server over a plain
 // connection, for Express, Hono or Node servers outside Vercel that run more
 // than one process. Works with `ioredis` and with `redis` (node-redis 4+).
-import type { ReplayStore } from './l402/replay.js';
-import { DEFAULT_PREFIX, scriptedReplayStore } from './stores/replay-scripts.js';
+
+import { DEFAULT_PREFIX, scriptedReplayStore, type SharedReplayStore } from './stores/replay-scripts.js';
+export type { SharedReplayStore } from './stores/replay-scripts.js';
 
 /** ioredis: `eval(script, numKeys, ...keysAndArgs)`. */
 interface IoRedisLike {
@@ -24,7 +25,7 @@ export interface RedisReplayStoreOptions {
 }
 
 /** `redisReplayStore(new Redis(url))` (ioredis) or `redisReplayStore(await createClient({ url }).connect())` (redis). */
-export function redisReplayStore(client: RedisClientLike, options: RedisReplayStoreOptions = {}): ReplayStore {
+export function redisReplayStore(client: RedisClientLike, options: RedisReplayStoreOptions = {}): SharedReplayStore {
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   if (client && typeof client.eval === 'function' && 'isOpen' in client) {
     return scriptedReplayStore((script, key, args) => client.eval(script, { keys: [key], arguments: args }), prefix);

@@ -7,6 +7,6 @@ export type { TokenPayload, MintInput, VerifyResult, CaveatExpectations } from '
 export { parseCredential, verifyAuthorization } from './credential.js';
 export type { Credential, AuthorizationResult } from './credential.js';
 export { memoryReplayStore } from './replay.js';
-export type { ReplayStore } from './replay.js';
+export type { ReplayStore, MemoryReplayStore } from './replay.js';
 export { REJECTIONS } from './reasons.js';
 export type { Rejection, RejectionCode } from './reasons.js';

@@ -212,17 +212,25 @@ export function createPaywall(options: L402Options): Paywall {
 
       const token = verified.token;
       let claimed: boolean;
+      let attempt = '';
       try {
-        // The built-in store takes the hash as the words it was verified as.
-        const claim = replay instanceof UseTable ? replay.claimWords(token.hashWords, uses, token.exp) : replay.claim(token.hash, uses, token.exp);
-        claimed = typeof claim === 'boolean' ? claim : await claim;
+        if (replay instanceof UseTable) {
+          // The built-in store answers in process, with certainty: no attempt to keep. It takes the hash as the words it was verified as.
+          claimed = replay.claimWords(token.hashWords, uses, token.exp);
+        } else {
+          attempt = nextAttempt();
+          const claim = replay.claim(token.hash, uses, token.exp, attempt);
+          claimed = typeof claim === 'boolean' ? claim : await claim;
+        }
       } catch (error) {
         onError(error, 'replay store unavailable');
+        // The claim may have landed before its answer was lost: give that use back, or the payer's retry would find it spent.
+        if (attempt) void giveBack(replay, token, attempt, onError);
         return unavailable('STORE_UNAVAILABLE', 'Payment verification store temporarily unavailable; retry with the same token');
       }
       if (!claimed) return challenge(request, route, priceSats, { code: 'TOKEN_ALREADY_USED', message: REJECTIONS.TOKEN_ALREADY_USED });
 
-      return new PaidUse(token, route, amountMsat, replay, onError);
+      return new PaidUse(token, route, amountMsat, replay, attempt, onError);
     },
   };
 }
@@ -237,6 +245,7 @@ class PaidUse implements Paid {
     private readonly route: string,
     private readonly amountMsat: number,
     private readonly replay: ReplayStore,
+    private readonly attempt: string,
     private readonly onError: (error: unknown, context: string) => void,
   ) {}
 
@@ -249,8 +258,51 @@ class PaidUse implements Paid {
   }
 
   release(): Promise<void> {
-    return this.replay.release(this.token.hash).catch((error) => this.onError(error, 'releasing a use failed'));
+    return giveBack(this.replay, this.token, this.attempt, this.onError);
   }
+}
+
+// Attempts name paid requests in a shared store: a random prefix per process
+// and a counter, unique across instances without a random draw per request.
+// Drawn on first use: some runtimes (Workers) refuse randomness at import.
+let attemptPrefix = '';
+let attemptCount = 0;
+function nextAttempt(): string {
+  if (!attemptPrefix) {
+    const bytes = crypto.getRandomValues(new Uint8Array(12));
+    for (const byte of bytes) attemptPrefix += byte.toString(16).padStart(2, '0');
+  }
+  return `${attemptPrefix}.${(attemptCount++).toString(36)}`;
+}
+
+/** Waits between tries of a release the store did not take: about a minute in all. */
+export const RELEASE_RETRY_DELAYS_MS: readonly number[] = [1000, 2000, 4000, 8000, 16000, 32000];
+
+/**
+ * Gives a use back: tried once now, and while the store fails, again in the
+ * background (RELEASE_RETRY_DELAYS_MS) until it is taken or the token is
+ * dead. Resolves after the first try; a release never throws.
+ */
+async function giveBack(replay: ReplayStore, token: VerifiedToken, attempt: string, onError: (error: unknown, context: string) => void): Promise<void> {
+  const tryOnce = async () => {
+    try {
+      await replay.release(token.hash, attempt, token.exp);
+      return true;
+    } catch (error) {
+      onError(error, 'releasing a use failed');
+      return false;
+    }
+  };
+  if (await tryOnce()) return;
+  const retry = (index: number) => {
+    if (index >= RELEASE_RETRY_DELAYS_MS.length) return;
+    const timer = setTimeout(async () => {
+      if (token.exp * 1000 > Date.now() && !(await tryOnce())) retry(index + 1);
+    }, RELEASE_RETRY_DELAYS_MS[index]);
+    // A Node process may exit meanwhile: a pending release is no reason to stay up.
+    (timer as { unref?: () => void }).unref?.();
+  };
+  retry(0);
 }
 
 // checkCaveats has made sure exactly one price_msat caveat is there.

@@ -4,22 +4,40 @@ import { hex32Words } from './encoding.js';
 
 export interface ReplayStore {
   /**
-   * Records one use of `paymentHash` unless `maxUses` uses are already recorded.
-   * Must be atomic across every instance sharing the store. An in-process
-   * store may answer synchronously, which spares the paid path an await.
+   * Records one use of `paymentHash` for `attempt` unless `maxUses` uses are
+   * already recorded. Must be atomic across every instance sharing the store,
+   * and idempotent per attempt: the same attempt claiming again (a client
+   * library resending a command whose answer was lost) answers true without
+   * counting a second use. An in-process store may answer synchronously,
+   * which spares the paid path an await.
    * @param expiresAt unix seconds after which the token is dead anyway
+   * @param attempt unique per paid request (the paywall makes one)
    */
-  claim(paymentHash: string, maxUses: number, expiresAt: number): boolean | Promise<boolean>;
-  /** Gives back one use (the paid request failed and may be retried). */
-  release(paymentHash: string): Promise<void>;
+  claim(paymentHash: string, maxUses: number, expiresAt: number, attempt: string): boolean | Promise<boolean>;
+  /**
+   * Gives back the use `attempt` holds: its paid request failed, or its
+   * claim's outcome is unknown (the store threw or timed out, perhaps after
+   * the claim landed). Exact: never gives back another attempt's use, and an
+   * attempt that holds none is barred from claiming later, so a claim still
+   * on its way cannot land after its release.
+   */
+  release(paymentHash: string, attempt: string, expiresAt: number): Promise<void>;
+}
+
+/** The in-process store: its claims answer synchronously, and need no attempt. */
+export interface MemoryReplayStore extends ReplayStore {
+  claim(paymentHash: string, maxUses: number, expiresAt: number, attempt?: string): boolean;
+  release(paymentHash: string, attempt?: string, expiresAt?: number): Promise<void>;
 }
 
 /**
  * One process only: fine for a single server, wrong for serverless (use a
  * shared store). Payment hashes must be 32 bytes of lower-case hex, as the
- * paywall passes them.
+ * paywall passes them. It counts uses without keeping attempts: an
+ * in-process claim always answers, so the paywall releases only attempts it
+ * knows hold a use.
  */
-export function memoryReplayStore(): ReplayStore {
+export function memoryReplayStore(): MemoryReplayStore {
   return new UseTable();
 }
 
@@ -33,7 +51,7 @@ const INITIAL_SLOTS = 1024;
  * traced, and at most half the slots are in use. When half are, the table is
  * rebuilt, larger or smaller, without its expired and released entries.
  */
-export class UseTable implements ReplayStore {
+export class UseTable implements MemoryReplayStore {
   private slots = INITIAL_SLOTS;
   private hashes = new Int32Array(INITIAL_SLOTS * 8);
   /** Unix seconds; 0 marks an empty slot. */
