@@ -11,23 +11,14 @@ import { encodeInvoice } from 'l402-paywall/lightning';
 import { Keyring, mintToken } from 'l402-paywall';
 import { createBudget, createTokenStore, devWallet, fetchWithL402, getL402Receipt, L402ClientError, type TokenStore } from 'l402-paywall/client';
 import { useDevServer } from '../support/server.js';
-import {
-  apertureStandIn,
-  recordingWallet,
-  startExpressApp,
-  startHonoApp,
-  startStandIn,
-  type Listening,
-  type RecordingWallet,
-  type StandIn,
-} from '../support/paid-apps.js';
+import { apertureStandIn, recordingWallet, startExpressApp, startHonoApp, startStandIn, type RecordingWallet, type StandIn } from '../support/paid-apps.js';
 
 const server = useDevServer();
 const node = createDevNode();
 let wallet: RecordingWallet;
 let tokens: TokenStore;
 let expressApp: Awaited<ReturnType<typeof startExpressApp>>;
-let honoApp: Listening;
+let honoApp: Awaited<ReturnType<typeof startHonoApp>>;
 let standIn: StandIn;
 
 beforeAll(async () => {
@@ -356,6 +347,82 @@ describe('one invoice, one payment', () => {
     const error = await refusal(fetchWithL402(`${expressApp.url}/paid`, undefined, { wallet, maxPriceSats: 2, budget, tokens }));
     expect(error.code).toBe('PREIMAGE_MISMATCH');
     expect(budget.spent().totalMsat).toBe(2000); // the wallet says it paid: that money is counted
+  });
+});
+
+describe('a paid request the server could not serve: never paid twice', () => {
+  const flaky = () => `${honoApp.url}/flaky`;
+  beforeEach(() => {
+    honoApp.flaky.failures = [];
+    honoApp.flaky.reached = 0;
+  });
+
+  it('503 with a short Retry-After: waits, sends the same credential again, and is served; one payment', async () => {
+    honoApp.flaky.failures = [{ status: 503, retryAfter: '1' }];
+    const response = await fetchWithL402(flaky(), undefined, { wallet, maxPriceSats: 1, tokens });
+    expect(response.status).toBe(200);
+    expect(honoApp.flaky.reached).toBe(2);
+    expect(wallet.invoices).toHaveLength(1);
+    expect(getL402Receipt(response)).toMatchObject({ paidByThisCall: true, amountMsat: 1000 });
+    expect(tokens.get(flaky())).toBeUndefined(); // single use, now spent
+  });
+
+  it('a 500, or a 503 asking a longer wait than maxRetryAfterSeconds, is returned; the next call sends the kept credential and pays nothing', async () => {
+    for (const failure of [{ status: 500 }, { status: 503, retryAfter: '30' }, { status: 503, retryAfter: '1' }]) {
+      honoApp.flaky.failures = [failure];
+      const paying = wallet.invoices.length;
+      const failed = await fetchWithL402(flaky(), undefined, { wallet, maxPriceSats: 1, tokens, maxRetryAfterSeconds: failure.retryAfter === '1' ? 0 : 10 });
+      expect(failed.status).toBe(failure.status);
+      expect(wallet.invoices).toHaveLength(paying + 1);
+      expect(tokens.get(flaky())).toMatchObject({ usesLeft: 1 });
+      const served = await fetchWithL402(flaky(), undefined, { wallet, maxPriceSats: 1, tokens });
+      expect(served.status).toBe(200);
+      expect(getL402Receipt(served)).toBeUndefined(); // paid nothing
+      expect(wallet.invoices).toHaveLength(paying + 1);
+      expect(tokens.get(flaky())).toBeUndefined();
+    }
+  });
+
+  it('gives up after two more tries, keeping the credential', async () => {
+    honoApp.flaky.failures = Array(3).fill({ status: 503, retryAfter: '0' });
+    const response = await fetchWithL402(flaky(), undefined, { wallet, maxPriceSats: 1, tokens });
+    expect(response.status).toBe(503);
+    expect(honoApp.flaky.reached).toBe(3);
+    expect(tokens.get(flaky())).toMatchObject({ usesLeft: 1 });
+  });
+
+  it('aborted while it waits: rejects with the reason, and the credential is kept for the next call', async () => {
+    honoApp.flaky.failures = [{ status: 503, retryAfter: '5' }];
+    const controller = new AbortController();
+    const call = fetchWithL402(flaky(), { signal: controller.signal }, { wallet, maxPriceSats: 1, tokens });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    controller.abort(new Error('caller gave up'));
+    await expect(call).rejects.toThrow('caller gave up');
+    expect(tokens.get(flaky())).toMatchObject({ usesLeft: 1 });
+    expect((await fetchWithL402(flaky(), undefined, { wallet, maxPriceSats: 1, tokens })).status).toBe(200);
+    expect(wallet.invoices).toHaveLength(1);
+  });
+
+  it('no answer to the paid request (connection refused): rejects, and the next call sends the kept credential', async () => {
+    let cut = true;
+    const flakyNetwork = (input: string | URL | Request, init?: RequestInit) => {
+      const request = new Request(input, init);
+      if (cut && request.headers.has('authorization')) {
+        cut = false;
+        return Promise.reject(new TypeError('fetch failed'));
+      }
+      return fetch(request);
+    };
+    await expect(fetchWithL402(flaky(), undefined, { wallet, maxPriceSats: 1, tokens, fetch: flakyNetwork })).rejects.toThrow('fetch failed');
+    expect(tokens.get(flaky())).toMatchObject({ usesLeft: 1 });
+    expect((await fetchWithL402(flaky(), undefined, { wallet, maxPriceSats: 1, tokens, fetch: flakyNetwork })).status).toBe(200);
+    expect(wallet.invoices).toHaveLength(1);
+  });
+
+  it('refuses a maxRetryAfterSeconds that is not a number of seconds', async () => {
+    for (const maxRetryAfterSeconds of [-1, Number.NaN, 3601]) {
+      await expect(fetchWithL402(flaky(), undefined, { wallet, maxPriceSats: 1, tokens, maxRetryAfterSeconds })).rejects.toThrow(/maxRetryAfterSeconds/);
+    }
   });
 });
 

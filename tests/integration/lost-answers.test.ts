@@ -8,6 +8,7 @@
 import { Redis as UpstashRedis } from '@upstash/redis';
 import { withL402 } from 'l402-paywall';
 import { upstashReplayStore } from 'l402-paywall/upstash';
+import { devWallet, fetchWithL402, getL402Receipt, type PayInvoiceArgs } from 'l402-paywall/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLAIM_SCRIPT } from '../../packages/l402-paywall/src/stores/replay-scripts.js';
 import { payChallenge, recordingProvider } from '../support/l402.js';
@@ -129,6 +130,20 @@ describe.skipIf(missing !== undefined)('claims whose answer is lost (own redis-s
       expect(await (await demo(authorization)).json()).toMatchObject({ code: 'TOKEN_ALREADY_USED' });
       await eventually(async () => (await logged(paymentHash)) === 1, 'the payment logged');
       expect(await logged(paymentHash)).toBe(1);
+    }, 30_000);
+
+    it('fetchWithL402 paying the demo while the claim\u2019s answers are lost: waits the Retry-After, is served with the same payment', async () => {
+      const wallet = devWallet({ serviceUrl: server.url });
+      let payments = 0;
+      const counting = { network: wallet.network, payInvoice: (args: PayInvoiceArgs) => (payments++, wallet.payInvoice(args)) };
+      rest.loseAnswers(isClaim, 10);
+      const response = await fetchWithL402(`${server.url}/api/demo/btc-price`, undefined, { wallet: counting, maxPriceSats: 5, tokens: false });
+      rest.loseAnswers(isClaim, 0);
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ usd: expect.any(Number) });
+      expect(payments).toBe(1);
+      const receipt = getL402Receipt(response)!;
+      await eventually(async () => (await logged(receipt.paymentHash)) === 1, 'the payment logged');
     }, 30_000);
   });
 });

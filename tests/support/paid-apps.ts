@@ -91,17 +91,34 @@ export async function startExpressApp(node: DevNode): Promise<Listening & { serv
   };
 }
 
-/** Hono on Node: /paid (1 sat), /multi (1 sat buys 3 requests), /dear (50 sats). */
-export async function startHonoApp(node: DevNode): Promise<Listening> {
+/** What /flaky's handler answers next, in order (then 200), and how many paid requests reached it. */
+export interface FlakyScript {
+  failures: { status: number; retryAfter?: string }[];
+  reached: number;
+}
+
+/** Hono on Node: /paid (1 sat), /multi (1 sat buys 3 requests), /dear (50 sats), /flaky (1 sat; its handler answers `flaky.failures` first). */
+export async function startHonoApp(node: DevNode): Promise<Listening & { flaky: FlakyScript }> {
   const app = new Hono();
   const answer = (request: Request) => Response.json({ app: 'hono', path: new URL(request.url).pathname });
+  const flaky: FlakyScript = { failures: [], reached: 0 };
   const paid = withL402(answer, paywallOptions(node));
   const multi = withL402(answer, paywallOptions(node, { uses: 3 }));
   const dear = withL402(answer, paywallOptions(node, { priceSats: 50 }));
+  const flakyRoute = withL402((request) => {
+    flaky.reached++;
+    const failure = flaky.failures.shift();
+    if (!failure) return answer(request);
+    return Response.json(
+      { error: 'not now', code: 'UPSTREAM_DOWN' },
+      { status: failure.status, headers: failure.retryAfter ? { 'Retry-After': failure.retryAfter } : {} },
+    );
+  }, paywallOptions(node));
   app.get('/paid', (c) => paid(c.req.raw));
   app.get('/multi', (c) => multi(c.req.raw));
   app.get('/dear', (c) => dear(c.req.raw));
-  return listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server);
+  app.get('/flaky', (c) => flakyRoute(c.req.raw));
+  return { ...(await listening(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server)), flaky };
 }
 
 export interface ScriptedAnswer {

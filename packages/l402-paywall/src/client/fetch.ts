@@ -18,7 +18,7 @@ import type { Budget, BudgetReservation } from './budget.js';
 import { bodyChallenge, l402Challenges, type L402Challenge } from './challenge.js';
 import { L402ClientError, outcomeUnknown } from './errors.js';
 import { payOnce, type Proof } from './proofs.js';
-import { countUse, defaultTokenStore, reusable, tokenKey, usableCredential, type TokenStore } from './tokens.js';
+import { countUse, defaultTokenStore, keptCredential, tokenKey, usableCredential, type TokenStore } from './tokens.js';
 import { clientCall, type ClientCall, type ClientEventOptions } from '../events/client.js';
 import type { L402Event } from '../events/types.js';
 import { setNewest } from '../util/bounded-map.js';
@@ -53,6 +53,15 @@ export interface FetchWithL402Options {
   maxFeeSats?: number;
   /** Overrides the wallet's network. */
   network?: Network;
+  /**
+   * A paid request answered 503 with a Retry-After of at most this many
+   * seconds is sent again with the same credential after that wait, twice at
+   * most: the server could not serve it yet but keeps the payment (this
+   * project's paywall does so when its replay store fails). Default 10; 0
+   * turns this off. Either way a credential whose request failed (5xx, or no
+   * answer) is kept in `tokens` for the next call to the same path.
+   */
+  maxRetryAfterSeconds?: number;
   /** Where reusable credentials are kept; default one store for the process; false: none. */
   tokens?: TokenStore | false;
   /** The fetch to send requests with; default globalThis.fetch. */
@@ -82,6 +91,35 @@ export interface L402Receipt {
 }
 
 const DEFAULT_MAX_FEE_SATS = 10;
+const DEFAULT_MAX_RETRY_AFTER_SECONDS = 10;
+/** Paid requests sent again after a 503 with Retry-After, at most. */
+const UNAVAILABLE_RETRIES = 2;
+
+/** Seconds to wait before sending a paid request again: its answer was 503 with a Retry-After of at most `maxSeconds`. */
+function unavailableFor(response: Response, maxSeconds: number): number | undefined {
+  if (response.status !== 503 || !(maxSeconds > 0)) return undefined;
+  const header = response.headers.get('retry-after')?.trim();
+  if (!header) return undefined;
+  const seconds = /^\d+$/.test(header) ? Number(header) : (Date.parse(header) - Date.now()) / 1000;
+  if (!Number.isFinite(seconds)) return undefined;
+  const wait = Math.max(0, seconds);
+  return wait <= maxSeconds ? wait : undefined;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', abort);
+      resolve();
+    }, ms);
+    const abort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', abort, { once: true });
+  });
+}
 const receipts = new WeakMap<Response, L402Receipt>();
 
 /** What the call that returned this response paid; undefined when it paid nothing (free, or served with a stored credential). */
@@ -152,14 +190,25 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
   // 5. retry with the credential
   const authorization = `${chosen.challenge.scheme} ${chosen.challenge.token}:${proof.preimage}`;
   const retryStartedAt = events ? performance.now() : 0;
-  const response = await send(doFetch, request, authorization);
+  let response: Response | undefined;
+  try {
+    response = await send(doFetch, request, authorization);
+    // Not served now, but the payment still holds (e.g. the server's replay store timed out): the same credential, after the wait asked.
+    for (let again = 0; again < UNAVAILABLE_RETRIES; again++) {
+      const waitSeconds = unavailableFor(response, options.maxRetryAfterSeconds ?? DEFAULT_MAX_RETRY_AFTER_SECONDS);
+      if (waitSeconds === undefined) break;
+      discardBody(response.body);
+      await sleep(waitSeconds * 1000, request.signal);
+      response = await send(doFetch, request, authorization);
+    }
+  } finally {
+    // Kept unless the server took or refused it (a 5xx gives the use back; no answer may have): the next call then pays nothing.
+    const keep = store && keptCredential(authorization, chosen.challenge.token, response?.status);
+    if (keep) store!.set(key, keep);
+  }
   events?.requestServed({ ...facts, status: response.status, retryStartedAt, paidByThisCall }, cause!);
 
   // 6. served
-  if (store && response.status < 400) {
-    const keep = reusable(authorization, chosen.challenge.token);
-    if (keep) store.set(key, keep);
-  }
   receipts.set(response, {
     url: request.url,
     host: url.host,
@@ -175,6 +224,9 @@ function checkOptions(options: FetchWithL402Options): void {
   if (!options || typeof options.wallet?.payInvoice !== 'function') throw new TypeError('fetchWithL402 needs options.wallet with payInvoice({ invoice })');
   if (!Number.isSafeInteger(options.maxPriceSats) || options.maxPriceSats <= 0) {
     throw new TypeError(`fetchWithL402: options.maxPriceSats must be a positive whole number of satoshis, got ${options.maxPriceSats}`);
+  }
+  if (options.maxRetryAfterSeconds !== undefined && !(options.maxRetryAfterSeconds >= 0 && options.maxRetryAfterSeconds <= 3600)) {
+    throw new TypeError(`fetchWithL402: options.maxRetryAfterSeconds must be a number of seconds from 0 to 3600, got ${options.maxRetryAfterSeconds}`);
   }
   if (options.maxFeeSats !== undefined && (!Number.isSafeInteger(options.maxFeeSats) || options.maxFeeSats < 0)) {
     throw new TypeError(`fetchWithL402: options.maxFeeSats must be a whole number of satoshis, got ${options.maxFeeSats}`);

@@ -46,14 +46,25 @@ export function tokenKey(url: URL): string {
   return url.origin + url.pathname;
 }
 
-/** What a just-paid token allows beyond the request it was paid for: the credential to keep, or undefined when it is used up. */
-export function reusable(authorization: string, token: string): StoredCredential | undefined {
+/**
+ * The credential to keep after a just-paid token's request was answered
+ * `status` (undefined: no answer came), or undefined when it has nothing left.
+ * 401/402: refused, nothing. A 5xx or no answer: all of it, since the server
+ * gives the use back when it fails, and the next call must not pay again for
+ * it (if the request was served after all, that call is refused and pays the
+ * fresh challenge in the same answer). Anything else used one use (the
+ * paywall counts every answer below 500): what it allows beyond that.
+ */
+export function keptCredential(authorization: string, token: string, status: number | undefined): StoredCredential | undefined {
+  if (status === 401 || status === 402) return undefined;
+  const failed = status === undefined || status >= 500;
   const ours = decodeToken(token);
   if (!ours) return { authorization, usesLeft: Infinity };
   const uses = ours.caveats.find((c) => c.startsWith('uses='));
   const total = uses ? Number(uses.slice(5)) : 1;
-  if (!(total > 1)) return undefined;
-  return { authorization, usesLeft: total - 1, expiresAt: ours.exp };
+  const left = failed ? total : total - 1;
+  if (!(left > 0)) return undefined;
+  return { authorization, usesLeft: left, expiresAt: ours.exp };
 }
 
 /** The credential to send with a request to key, if one is known to be usable. */
