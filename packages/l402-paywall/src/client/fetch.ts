@@ -95,31 +95,6 @@ const DEFAULT_MAX_RETRY_AFTER_SECONDS = 10;
 /** Paid requests sent again after a 503 with Retry-After, at most. */
 const UNAVAILABLE_RETRIES = 2;
 
-/** Seconds to wait before sending a paid request again: its answer was 503 with a Retry-After of at most `maxSeconds`. */
-function unavailableFor(response: Response, maxSeconds: number): number | undefined {
-  if (response.status !== 503 || !(maxSeconds > 0)) return undefined;
-  const header = response.headers.get('retry-after')?.trim();
-  if (!header) return undefined;
-  const seconds = /^\d+$/.test(header) ? Number(header) : (Date.parse(header) - Date.now()) / 1000;
-  if (!Number.isFinite(seconds)) return undefined;
-  const wait = Math.max(0, seconds);
-  return wait <= maxSeconds ? wait : undefined;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', abort);
-      resolve();
-    }, ms);
-    const abort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', abort, { once: true });
-  });
-}
 const receipts = new WeakMap<Response, L402Receipt>();
 
 /** What the call that returned this response paid; undefined when it paid nothing (free, or served with a stored credential). */
@@ -238,6 +213,32 @@ function send(doFetch: Fetch, request: Request, authorization: string | undefine
   const attempt = request.clone();
   if (authorization) attempt.headers.set('authorization', authorization);
   return doFetch(attempt);
+}
+
+/** Seconds to wait before sending a paid request again: its answer was 503 with a Retry-After of at most `maxSeconds`. */
+function unavailableFor(response: Response, maxSeconds: number): number | undefined {
+  if (response.status !== 503 || !(maxSeconds > 0)) return undefined;
+  const header = response.headers.get('retry-after')?.trim();
+  if (!header) return undefined;
+  const seconds = /^\d+$/.test(header) ? Number(header) : (Date.parse(header) - Date.now()) / 1000;
+  if (!Number.isFinite(seconds)) return undefined;
+  const wait = Math.max(0, seconds);
+  return wait <= maxSeconds ? wait : undefined;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', abort);
+      resolve();
+    }, ms);
+    const abort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', abort, { once: true });
+  });
 }
 
 async function readChallenges(response: Response): Promise<L402Challenge[]> {
