@@ -59,6 +59,8 @@ const MAX_REMEMBERED_BLOCKS = 10_000;
 
 /** Longer than the client's own retries of a refused connection (about 4.3 s), so a store that is down fails as an error. */
 const LIMITER_TIMEOUT_MS = 5_000;
+/** The most a call to the store may take, its retries included; just above the limiter's, which reports its own timeout. */
+const STORE_TIMEOUT_MS = 5_500;
 
 class BoundedBlockCache extends Map<string, number> {
   override set(identifier: string, resetMs: number): this {
@@ -187,7 +189,15 @@ function rateLimiterOn(redis: Redis, options: RateLimiterOptions): RateLimiter {
 export function createUpstashBackend(config: UpstashConfig): UpstashBackend {
   // Values are our own strings: the client must hand them back verbatim, not
   // JSON.parse them (a stored "123" would come back as a number).
-  const redis = new Redis({ url: config.url, token: config.token, automaticDeserialization: false });
+  // Every call is bounded (its own retries included): a store that takes connections and never
+  // answers must not hold a paid request until the platform kills the function. A call cut short
+  // is StoreUnavailable, like one refused; a replay claim that ran meanwhile is given back by its attempt.
+  const redis = new Redis({
+    url: config.url,
+    token: config.token,
+    automaticDeserialization: false,
+    signal: () => AbortSignal.timeout(STORE_TIMEOUT_MS),
+  });
   return {
     store: storeOn(redis),
     rateLimiter: (options) => rateLimiterOn(redis, options),

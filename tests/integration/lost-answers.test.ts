@@ -132,6 +132,17 @@ describe.skipIf(missing !== undefined)('claims whose answer is lost (own redis-s
       expect(await logged(paymentHash)).toBe(1);
     }, 30_000);
 
+    it('a store that takes the claim and never answers: 503 within the store timeout, then the same token is served once', async () => {
+      const { authorization, paymentHash } = await payDemoChallenge(server.url);
+      rest.loseAnswers(isClaim, 1, 'stall');
+      const refused = await demo(authorization);
+      expect(refused.status).toBe(503);
+      expect(await refused.json()).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      await eventually(async () => (await server.ctx.replay.usedCount(paymentHash)) === 0, 'the stalled claim given back');
+      expect((await demo(authorization)).status).toBe(200);
+      expect(await (await demo(authorization)).json()).toMatchObject({ code: 'TOKEN_ALREADY_USED' });
+    }, 30_000);
+
     it('fetchWithL402 paying the demo while the claim\u2019s answers are lost: waits the Retry-After, is served with the same payment', async () => {
       const wallet = devWallet({ serviceUrl: server.url });
       let payments = 0;

@@ -34,9 +34,10 @@ export interface UpstashRestServer {
   /**
    * The next `count` requests holding a command that `matches` run on Redis
    * as usual, then lose their answer: the connection is cut before a byte of
-   * it is sent (a reply lost on its way back, a timeout after the fact).
+   * it is sent (`cut`: a reply lost on its way back), or left open with no
+   * answer until the client gives up (`stall`: a store that hangs).
    */
-  loseAnswers(matches: (command: string[]) => boolean, count: number): void;
+  loseAnswers(matches: (command: string[]) => boolean, count: number, how?: 'cut' | 'stall'): void;
   /** Requests whose answer was lost so far. */
   readonly answersLost: number;
 }
@@ -128,7 +129,7 @@ export async function startUpstashRestServer(options: UpstashRestServerOptions):
   // Client SHA1 (of the text with its shebang) -> SHA1 of what Redis was given.
   const redisShaOf = new Map<string, string>();
 
-  let losing: { matches: (command: string[]) => boolean; count: number } | undefined;
+  let losing: { matches: (command: string[]) => boolean; count: number; how: 'cut' | 'stall' } | undefined;
   let answersLost = 0;
 
   function loadScript(script: string): string {
@@ -211,16 +212,17 @@ export async function startUpstashRestServer(options: UpstashRestServerOptions):
     }
 
     const respond = (status: number, reply: unknown) => {
-      if (loseThis) {
+      if (!loseThis) send(response, status, reply);
+      else {
         answersLost += 1;
-        response.destroy();
-      } else send(response, status, reply);
+        if (loseThis === 'cut') response.destroy(); // a stalled one is never answered: the client's timeout ends it, or close()
+      }
     };
-    let loseThis = false;
+    let loseThis: 'cut' | 'stall' | undefined;
     if (losing && losing.count > 0) {
       const commands = path === '' ? [body] : Array.isArray(body) ? body : [];
       if (commands.some((command) => Array.isArray(command) && losing!.matches(command.map(String)))) {
-        loseThis = true;
+        loseThis = losing.how;
         losing.count -= 1;
       }
     }
@@ -269,8 +271,8 @@ export async function startUpstashRestServer(options: UpstashRestServerOptions):
       if (redis.status === 'ready') await redis.quit();
       else redis.disconnect();
     },
-    loseAnswers(matches, count) {
-      losing = { matches, count };
+    loseAnswers(matches, count, how = 'cut') {
+      losing = { matches, count, how };
     },
     get answersLost() {
       return answersLost;
