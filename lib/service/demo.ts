@@ -1,6 +1,7 @@
 // The live demo: a 1-sat paywalled BTC price, and the preimage hand-back for
 // payers whose wallet does not show it (GET /api/demo/preimage).
 import { HttpError, json } from '../http/errors.js';
+import { waitUntil as vercelWaitUntil } from '@vercel/functions';
 import { withL402 } from 'l402-paywall';
 import type { InvoiceProvider } from 'l402-paywall';
 import { clientIp } from '../http/input.js';
@@ -40,6 +41,8 @@ export function demoBtcPrice(ctx: ServiceContext): (request: Request) => Promise
       onPaid: servicePaymentLog(ctx)?.onPaid,
       // Every 402 makes (and stores) an invoice: the same per-client budget as POST /api/invoice.
       limitInvoices: (request) => invoiceLimit(ctx, clientIp(request)),
+      // A use given back after the store failed is retried after the answer: on Vercel the function stays up for it.
+      waitUntil: vercelWaitUntil,
       // Signed audit events, only when the operator set a webhook (lib/service/events.ts).
       ...ctx.events?.paywall,
     });

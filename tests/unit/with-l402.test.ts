@@ -617,13 +617,20 @@ describe('withL402: a claim whose answer was lost', () => {
     vi.useFakeTimers({ toFake: ['setTimeout'] });
     try {
       const replayStore = losingStore();
-      const { handler, provider, onError } = setup({ replayStore });
+      const kept: Promise<unknown>[] = [];
+      const { handler, provider, onError } = setup({ replayStore, waitUntil: (work) => kept.push(work) });
       const { authorization, body } = await buy(handler, provider);
       replayStore.loseNext = 1;
       replayStore.failReleases = 3;
       expect((await handler(get('/paid', authorization))).status).toBe(503);
       expect(await replayStore.usedCount(hashOf(body))).toBe(1); // held until the store takes the release
-      await vi.advanceTimersByTimeAsync(RELEASE_RETRY_DELAYS_MS[0]! + RELEASE_RETRY_DELAYS_MS[1]! + RELEASE_RETRY_DELAYS_MS[2]!);
+      expect(kept).toHaveLength(1); // a serverless function stays up for the retries
+      let retriesDone = false;
+      void kept[0]!.then(() => (retriesDone = true));
+      await vi.advanceTimersByTimeAsync(RELEASE_RETRY_DELAYS_MS[0]! + RELEASE_RETRY_DELAYS_MS[1]!);
+      expect(retriesDone).toBe(false);
+      await vi.advanceTimersByTimeAsync(RELEASE_RETRY_DELAYS_MS[2]!);
+      expect(retriesDone).toBe(true);
       expect(replayStore.releases).toHaveLength(4);
       expect(new Set(replayStore.releases).size).toBe(1); // always the same attempt
       expect(await replayStore.usedCount(hashOf(body))).toBe(0);

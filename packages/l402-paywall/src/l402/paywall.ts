@@ -36,6 +36,13 @@ export interface L402Options {
   caveats?: (request: Request) => MaybePromise<Record<string, string>>;
   /** Runs after a paid request was served (not awaited; errors go to onError). */
   onPaid?: (payment: Payment, request: Request, response: Response) => MaybePromise<void>;
+  /**
+   * Keeps background work alive after the answer went out, on serverless
+   * platforms (Vercel: `waitUntil` from @vercel/functions; Workers:
+   * `ctx.waitUntil`): a use given back after the replay store failed is
+   * retried for about a minute.
+   */
+  waitUntil?: (promise: Promise<unknown>) => void;
   /** Operational errors (provider, store); default console.error with no secrets. */
   onError?: (error: unknown, context: string) => void;
   /**
@@ -109,6 +116,7 @@ export function createPaywall(options: L402Options): Paywall {
   const onError = options.onError ?? logError;
   if (!Number.isSafeInteger(ttl) || ttl <= 0) throw new Error('tokenTtlSeconds must be a positive integer');
   if (!Number.isSafeInteger(uses) || uses <= 0) throw new Error('uses must be a positive integer');
+  const background: Background = { onError, waitUntil: options.waitUntil };
 
   const routeOf = (request: Request): string => {
     const route = options.route;
@@ -225,12 +233,12 @@ export function createPaywall(options: L402Options): Paywall {
       } catch (error) {
         onError(error, 'replay store unavailable');
         // The claim may have landed before its answer was lost: give that use back, or the payer's retry would find it spent.
-        if (attempt) void giveBack(replay, token, attempt, onError);
+        if (attempt) void giveBack(replay, token, attempt, background);
         return unavailable('STORE_UNAVAILABLE', 'Payment verification store temporarily unavailable; retry with the same token');
       }
       if (!claimed) return challenge(request, route, priceSats, { code: 'TOKEN_ALREADY_USED', message: REJECTIONS.TOKEN_ALREADY_USED });
 
-      return new PaidUse(token, route, amountMsat, replay, attempt, onError);
+      return new PaidUse(token, route, amountMsat, replay, attempt, background);
     },
   };
 }
@@ -246,7 +254,7 @@ class PaidUse implements Paid {
     private readonly amountMsat: number,
     private readonly replay: ReplayStore,
     private readonly attempt: string,
-    private readonly onError: (error: unknown, context: string) => void,
+    private readonly background: Background,
   ) {}
 
   get expiresAt(): number {
@@ -258,7 +266,7 @@ class PaidUse implements Paid {
   }
 
   release(): Promise<void> {
-    return giveBack(this.replay, this.token, this.attempt, this.onError);
+    return giveBack(this.replay, this.token, this.attempt, this.background);
   }
 }
 
@@ -278,12 +286,18 @@ function nextAttempt(): string {
 /** Waits between tries of a release the store did not take: about a minute in all. */
 export const RELEASE_RETRY_DELAYS_MS: readonly number[] = [1000, 2000, 4000, 8000, 16000, 32000];
 
+/** Where work after the answer reports, and what keeps it alive. */
+interface Background {
+  onError: (error: unknown, context: string) => void;
+  waitUntil?: (promise: Promise<unknown>) => void;
+}
+
 /**
  * Gives a use back: tried once now, and while the store fails, again in the
  * background (RELEASE_RETRY_DELAYS_MS) until it is taken or the token is
  * dead. Resolves after the first try; a release never throws.
  */
-async function giveBack(replay: ReplayStore, token: VerifiedToken, attempt: string, onError: (error: unknown, context: string) => void): Promise<void> {
+function giveBack(replay: ReplayStore, token: VerifiedToken, attempt: string, { onError, waitUntil }: Background): Promise<void> {
   const tryOnce = async () => {
     try {
       await replay.release(token.hash, attempt, token.exp);
@@ -293,16 +307,30 @@ async function giveBack(replay: ReplayStore, token: VerifiedToken, attempt: stri
       return false;
     }
   };
-  if (await tryOnce()) return;
-  const retry = (index: number) => {
-    if (index >= RELEASE_RETRY_DELAYS_MS.length) return;
-    const timer = setTimeout(async () => {
-      if (token.exp * 1000 > Date.now() && !(await tryOnce())) retry(index + 1);
-    }, RELEASE_RETRY_DELAYS_MS[index]);
-    // A Node process may exit meanwhile: a pending release is no reason to stay up.
+  const first = tryOnce();
+  const retries = first.then(async (taken) => {
+    for (const delay of RELEASE_RETRY_DELAYS_MS) {
+      if (taken || token.exp * 1000 <= Date.now()) return;
+      await pause(delay);
+      taken = await tryOnce();
+    }
+  });
+  if (waitUntil) {
+    try {
+      waitUntil(retries);
+    } catch (error) {
+      onError(error, 'waitUntil failed');
+    }
+  }
+  return first.then(() => undefined);
+}
+
+/** A wait that does not keep a Node process alive by itself. */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
     (timer as { unref?: () => void }).unref?.();
-  };
-  retry(0);
+  });
 }
 
 // checkCaveats has made sure exactly one price_msat caveat is there.
@@ -372,7 +400,7 @@ function checkOptions(options: L402Options): void {
   if (options.events !== undefined && (typeof options.events !== 'object' || options.events === null))
     fail('events', 'an object { agentId?, source?, maxPending?, waitUntil? }', options.events);
   if (options.events?.waitUntil !== undefined && !isFunction(options.events.waitUntil)) fail('events.waitUntil', 'a function', options.events.waitUntil);
-  for (const name of ['memo', 'caveats', 'onPaid', 'onError', 'onEvent', 'limitInvoices'] as const) {
+  for (const name of ['memo', 'caveats', 'onPaid', 'onError', 'onEvent', 'limitInvoices', 'waitUntil'] as const) {
     if (options[name] !== undefined && !isFunction(options[name])) fail(name, 'a function', options[name]);
   }
 }
