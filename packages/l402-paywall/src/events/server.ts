@@ -21,6 +21,7 @@ export interface ServerEventOptions {
    * withL402 builds its events after the response, in a later task: on a
    * serverless platform pass its waitUntil (Vercel: from @vercel/functions;
    * Workers: ctx.waitUntil) so that the function lives until they are built.
+   * Default: withL402's own `waitUntil` option.
    */
   waitUntil?: (promise: Promise<unknown>) => void;
 }

@@ -49,7 +49,7 @@ export function paywallAudit(options: L402Options, reportError: (error: unknown,
       // nothing left to tell
     }
   };
-  const waitUntil = options.events?.waitUntil;
+  const waitUntil = options.events?.waitUntil ?? options.waitUntil;
   let builder: AuditBuilder | undefined;
   const loading: Promise<unknown> = import('../events/server.js').then(
     (events) => (builder = events.serverAudit({ ...options, onEvent }, onError)),
