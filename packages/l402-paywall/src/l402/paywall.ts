@@ -101,6 +101,11 @@ export function logError(error: unknown, context: string): void {
 }
 
 export function createPaywall(options: L402Options): Paywall {
+  return buildPaywall(options);
+}
+
+/** createPaywall, with the decision as soon as it is known (withL402's hot path); internal. */
+export function buildPaywall(options: L402Options): PaywallWithNow {
   checkOptions(options);
   const keyring = options.secret instanceof Keyring ? options.secret : new Keyring(typeof options.secret === 'string' ? [options.secret] : options.secret);
   const replay = options.replayStore ?? memoryReplayStore();
@@ -189,42 +194,80 @@ export function createPaywall(options: L402Options): Paywall {
   let passedCaveats: readonly string[] | undefined;
   let passedAmountMsat = 0;
 
+  /** The use is claimed (or not): the decision. */
+  const afterClaim = (
+    claimed: boolean,
+    request: Request,
+    route: string,
+    priceSats: number,
+    token: VerifiedToken,
+    amountMsat: number,
+  ): Decision | Promise<Decision> =>
+    claimed
+      ? new PaidUse(token, route, amountMsat, replay, onError)
+      : challenge(request, route, priceSats, { code: 'TOKEN_ALREADY_USED', message: REJECTIONS.TOKEN_ALREADY_USED });
+
+  const storeDown = (error: unknown): Refusal => {
+    onError(error, 'replay store unavailable');
+    return unavailable('STORE_UNAVAILABLE', 'Payment verification store temporarily unavailable; retry with the same token');
+  };
+
+  /** Claims one use of a verified token: synchronously when the store answers so (the built-in one does). */
+  function claimUse(request: Request, route: string, priceSats: number, token: VerifiedToken, amountMsat: number): Decision | Promise<Decision> {
+    let claim: boolean | Promise<boolean>;
+    try {
+      // The built-in store takes the hash as the words it was verified as.
+      claim = replay instanceof UseTable ? replay.claimWords(token.hashWords, uses, token.exp) : replay.claim(token.hash, uses, token.exp);
+    } catch (error) {
+      return storeDown(error);
+    }
+    if (typeof claim === 'boolean') return afterClaim(claim, request, route, priceSats, token, amountMsat);
+    return claim.then((claimed) => afterClaim(claimed, request, route, priceSats, token, amountMsat), storeDown);
+  }
+
+  async function decideAsync(request: Request): Promise<Decision> {
+    const route = routeOf(request);
+    const priceSats = fixedPrice ?? (await priceOf(request));
+    const verified = verifyAuthorization(keyring, request.headers.get('authorization'));
+    if (!verified.ok) return challenge(request, route, priceSats, verified.rejection);
+    const tokenCaveats = verified.token.caveats;
+    const caveats = checkCaveats(tokenCaveats, { route, priceMsat: priceSats * 1000, exact: fixedCaveats ?? (await expectedCaveats(request)) });
+    if (!caveats.ok) return challenge(request, route, priceSats, caveats.rejection);
+    return claimUse(request, route, priceSats, verified.token, paidMsat(tokenCaveats));
+  }
+
+  // With route, price and caveats fixed, nothing waits until the replay
+  // claim, and the built-in store answers that at once: then the decision
+  // comes back as it is, and withL402 spends no promise or await on it.
+  function decideNow(request: Request): Decision | Promise<Decision> {
+    if (!fixedExpect) return decideAsync(request);
+    const verified = verifyAuthorization(keyring, request.headers.get('authorization'));
+    if (!verified.ok) return challenge(request, fixedExpect.route!, fixedPrice!, verified.rejection);
+    const tokenCaveats = verified.token.caveats;
+    let amountMsat = passedAmountMsat;
+    if (tokenCaveats !== passedCaveats) {
+      const caveats = checkCaveats(tokenCaveats, fixedExpect);
+      if (!caveats.ok) return challenge(request, fixedExpect.route!, fixedPrice!, caveats.rejection);
+      amountMsat = paidMsat(tokenCaveats);
+      if (Object.isFrozen(tokenCaveats)) {
+        passedCaveats = tokenCaveats;
+        passedAmountMsat = amountMsat;
+      }
+    }
+    return claimUse(request, fixedExpect.route!, fixedPrice!, verified.token, amountMsat);
+  }
+
   return {
+    decideNow,
     async decide(request) {
-      const route = routeOf(request);
-      const priceSats = fixedPrice ?? (await priceOf(request));
-      const verified = verifyAuthorization(keyring, request.headers.get('authorization'));
-      if (!verified.ok) return challenge(request, route, priceSats, verified.rejection);
-      const tokenCaveats = verified.token.caveats;
-      let amountMsat = passedAmountMsat;
-      if (!fixedExpect || tokenCaveats !== passedCaveats) {
-        const caveats = checkCaveats(
-          tokenCaveats,
-          fixedExpect ?? { route, priceMsat: priceSats * 1000, exact: fixedCaveats ?? (await expectedCaveats(request)) },
-        );
-        if (!caveats.ok) return challenge(request, route, priceSats, caveats.rejection);
-        amountMsat = paidMsat(tokenCaveats);
-        if (fixedExpect && Object.isFrozen(tokenCaveats)) {
-          passedCaveats = tokenCaveats;
-          passedAmountMsat = amountMsat;
-        }
-      }
-
-      const token = verified.token;
-      let claimed: boolean;
-      try {
-        // The built-in store takes the hash as the words it was verified as.
-        const claim = replay instanceof UseTable ? replay.claimWords(token.hashWords, uses, token.exp) : replay.claim(token.hash, uses, token.exp);
-        claimed = typeof claim === 'boolean' ? claim : await claim;
-      } catch (error) {
-        onError(error, 'replay store unavailable');
-        return unavailable('STORE_UNAVAILABLE', 'Payment verification store temporarily unavailable; retry with the same token');
-      }
-      if (!claimed) return challenge(request, route, priceSats, { code: 'TOKEN_ALREADY_USED', message: REJECTIONS.TOKEN_ALREADY_USED });
-
-      return new PaidUse(token, route, amountMsat, replay, onError);
+      return decideNow(request);
     },
   };
+}
+
+/** What buildPaywall returns: a Paywall, and the decision without a promise when none is needed. */
+export interface PaywallWithNow extends Paywall {
+  decideNow(request: Request): Decision | Promise<Decision>;
 }
 
 /** A class rather than closures per paid request; the payment (and its hash as hex) is made when first asked for. */
