@@ -213,11 +213,18 @@ export function buildPaywall(options: L402Options): PaywallWithNow {
   };
 
   /** Claims one use of a verified token: synchronously when the store answers so (the built-in one does). */
-  function claimUse(request: Request, route: string, priceSats: number, token: VerifiedToken, amountMsat: number): Decision | Promise<Decision> {
+  function claimUse(
+    request: Request,
+    route: string,
+    priceSats: number,
+    token: VerifiedToken,
+    amountMsat: number,
+    nowSeconds: number,
+  ): Decision | Promise<Decision> {
     let claim: boolean | Promise<boolean>;
     try {
-      // The built-in store takes the hash as the words it was verified as.
-      claim = replay instanceof UseTable ? replay.claimWords(token.hashWords, uses, token.exp) : replay.claim(token.hash, uses, token.exp);
+      // The built-in store takes the hash as the words it was verified as, and the time the token was checked at.
+      claim = replay instanceof UseTable ? replay.claimWords(token.hashWords, uses, token.exp, nowSeconds) : replay.claim(token.hash, uses, token.exp);
     } catch (error) {
       return storeDown(error);
     }
@@ -233,7 +240,8 @@ export function buildPaywall(options: L402Options): PaywallWithNow {
     const tokenCaveats = verified.token.caveats;
     const caveats = checkCaveats(tokenCaveats, { route, priceMsat: priceSats * 1000, exact: fixedCaveats ?? (await expectedCaveats(request)) });
     if (!caveats.ok) return challenge(request, route, priceSats, caveats.rejection);
-    return claimUse(request, route, priceSats, verified.token, paidMsat(tokenCaveats));
+    // The clock read again: the caveats may have taken a while.
+    return claimUse(request, route, priceSats, verified.token, paidMsat(tokenCaveats), Date.now() / 1000);
   }
 
   // With route, price and caveats fixed, nothing waits until the replay
@@ -241,7 +249,9 @@ export function buildPaywall(options: L402Options): PaywallWithNow {
   // comes back as it is, and withL402 spends no promise or await on it.
   function decideNow(request: Request): Decision | Promise<Decision> {
     if (!fixedExpect) return decideAsync(request);
-    const verified = verifyAuthorization(keyring, request.headers.get('authorization'));
+    // One clock reading for the token's expiry and the claim.
+    const now = Date.now() / 1000;
+    const verified = verifyAuthorization(keyring, request.headers.get('authorization'), now);
     if (!verified.ok) return challenge(request, fixedExpect.route!, fixedPrice!, verified.rejection);
     const tokenCaveats = verified.token.caveats;
     let amountMsat = passedAmountMsat;
@@ -254,7 +264,7 @@ export function buildPaywall(options: L402Options): PaywallWithNow {
         passedAmountMsat = amountMsat;
       }
     }
-    return claimUse(request, fixedExpect.route!, fixedPrice!, verified.token, amountMsat);
+    return claimUse(request, fixedExpect.route!, fixedPrice!, verified.token, amountMsat, now);
   }
 
   return {

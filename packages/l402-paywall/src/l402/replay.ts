@@ -54,10 +54,13 @@ export class UseTable implements ReplayStore {
     return this.claimWords(this.keyOf(paymentHash), maxUses, expiresAt);
   }
 
-  /** claim for a hash as SHA-256 words, as the verifier leaves it (VerifiedToken.hashWords): key[0..7]. */
-  claimWords(key: Int32Array, maxUses: number, expiresAt: number): boolean {
+  /**
+   * claim for a hash as SHA-256 words, as the verifier leaves it
+   * (VerifiedToken.hashWords): key[0..7]. `now` (unix seconds) lets the
+   * paywall read the clock once per request.
+   */
+  claimWords(key: Int32Array, maxUses: number, expiresAt: number, now = Date.now() / 1000): boolean {
     if (!(expiresAt > 0)) throw new RangeError('expiresAt must be a positive number of unix seconds'); // 0 marks an empty slot
-    const now = Date.now() / 1000;
     let at = this.find(key, 0);
     const expiry = this.expiries[(at + EXPIRY_WORD) >> 1]!;
     const used = this.uses[at + USES_WORD]!;
