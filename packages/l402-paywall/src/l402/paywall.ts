@@ -108,6 +108,11 @@ export function logError(error: unknown, context: string): void {
 }
 
 export function createPaywall(options: L402Options): Paywall {
+  return buildPaywall(options);
+}
+
+/** createPaywall, with the decision as soon as it is known (withL402's hot path); internal. */
+export function buildPaywall(options: L402Options): PaywallWithNow {
   checkOptions(options);
   const keyring = options.secret instanceof Keyring ? options.secret : new Keyring(typeof options.secret === 'string' ? [options.secret] : options.secret);
   const replay = options.replayStore ?? memoryReplayStore();
@@ -197,50 +202,107 @@ export function createPaywall(options: L402Options): Paywall {
   let passedCaveats: readonly string[] | undefined;
   let passedAmountMsat = 0;
 
-  return {
-    async decide(request) {
-      const route = routeOf(request);
-      const priceSats = fixedPrice ?? (await priceOf(request));
-      const verified = verifyAuthorization(keyring, request.headers.get('authorization'));
-      if (!verified.ok) return challenge(request, route, priceSats, verified.rejection);
-      const tokenCaveats = verified.token.caveats;
-      let amountMsat = passedAmountMsat;
-      if (!fixedExpect || tokenCaveats !== passedCaveats) {
-        const caveats = checkCaveats(
-          tokenCaveats,
-          fixedExpect ?? { route, priceMsat: priceSats * 1000, exact: fixedCaveats ?? (await expectedCaveats(request)) },
-        );
-        if (!caveats.ok) return challenge(request, route, priceSats, caveats.rejection);
-        amountMsat = paidMsat(tokenCaveats);
-        if (fixedExpect && Object.isFrozen(tokenCaveats)) {
-          passedCaveats = tokenCaveats;
-          passedAmountMsat = amountMsat;
-        }
-      }
+  /** The use is claimed (or not): the decision. */
+  const afterClaim = (
+    claimed: boolean,
+    request: Request,
+    route: string,
+    priceSats: number,
+    token: VerifiedToken,
+    amountMsat: number,
+    attempt: string,
+  ): Decision | Promise<Decision> =>
+    claimed
+      ? new PaidUse(token, route, amountMsat, replay, attempt, background)
+      : challenge(request, route, priceSats, { code: 'TOKEN_ALREADY_USED', message: REJECTIONS.TOKEN_ALREADY_USED });
 
-      const token = verified.token;
+  /** The store failed. A claim may have landed before its answer was lost: given back by its attempt, or the payer's retry would find it spent. */
+  const storeDown = (error: unknown, token: VerifiedToken, attempt: string): Refusal => {
+    onError(error, 'replay store unavailable');
+    if (attempt) void giveBack(replay, token, attempt, background);
+    return unavailable('STORE_UNAVAILABLE', 'Payment verification store temporarily unavailable; retry with the same token');
+  };
+
+  /** Claims one use of a verified token: synchronously when the store answers so (the built-in one does). */
+  function claimUse(
+    request: Request,
+    route: string,
+    priceSats: number,
+    token: VerifiedToken,
+    amountMsat: number,
+    nowSeconds: number,
+  ): Decision | Promise<Decision> {
+    if (replay instanceof UseTable) {
+      // The built-in store answers in process, with certainty: no attempt to keep. It takes the hash as
+      // the words it was verified as, and the time the token was checked at.
       let claimed: boolean;
-      let attempt = '';
       try {
-        if (replay instanceof UseTable) {
-          // The built-in store answers in process, with certainty: no attempt to keep. It takes the hash as the words it was verified as.
-          claimed = replay.claimWords(token.hashWords, uses, token.exp);
-        } else {
-          attempt = nextAttempt();
-          const claim = replay.claim(token.hash, uses, token.exp, attempt);
-          claimed = typeof claim === 'boolean' ? claim : await claim;
-        }
+        claimed = replay.claimWords(token.hashWords, uses, token.exp, nowSeconds);
       } catch (error) {
-        onError(error, 'replay store unavailable');
-        // The claim may have landed before its answer was lost: give that use back, or the payer's retry would find it spent.
-        if (attempt) void giveBack(replay, token, attempt, background);
-        return unavailable('STORE_UNAVAILABLE', 'Payment verification store temporarily unavailable; retry with the same token');
+        return storeDown(error, token, '');
       }
-      if (!claimed) return challenge(request, route, priceSats, { code: 'TOKEN_ALREADY_USED', message: REJECTIONS.TOKEN_ALREADY_USED });
+      return afterClaim(claimed, request, route, priceSats, token, amountMsat, '');
+    }
+    const attempt = nextAttempt();
+    let claim: boolean | Promise<boolean>;
+    try {
+      claim = replay.claim(token.hash, uses, token.exp, attempt);
+    } catch (error) {
+      return storeDown(error, token, attempt);
+    }
+    if (typeof claim === 'boolean') return afterClaim(claim, request, route, priceSats, token, amountMsat, attempt);
+    return claim.then(
+      (claimed) => afterClaim(claimed, request, route, priceSats, token, amountMsat, attempt),
+      (error: unknown) => storeDown(error, token, attempt),
+    );
+  }
 
-      return new PaidUse(token, route, amountMsat, replay, attempt, background);
+  async function decideAsync(request: Request): Promise<Decision> {
+    const route = routeOf(request);
+    const priceSats = fixedPrice ?? (await priceOf(request));
+    const verified = verifyAuthorization(keyring, request.headers.get('authorization'));
+    if (!verified.ok) return challenge(request, route, priceSats, verified.rejection);
+    const tokenCaveats = verified.token.caveats;
+    const caveats = checkCaveats(tokenCaveats, { route, priceMsat: priceSats * 1000, exact: fixedCaveats ?? (await expectedCaveats(request)) });
+    if (!caveats.ok) return challenge(request, route, priceSats, caveats.rejection);
+    // The clock read again: the caveats may have taken a while.
+    return claimUse(request, route, priceSats, verified.token, paidMsat(tokenCaveats), Date.now() / 1000);
+  }
+
+  // With route, price and caveats fixed, nothing waits until the replay
+  // claim, and the built-in store answers that at once: then the decision
+  // comes back as it is, and withL402 spends no promise or await on it.
+  function decideNow(request: Request): Decision | Promise<Decision> {
+    if (!fixedExpect) return decideAsync(request);
+    // One clock reading for the token's expiry and the claim.
+    const now = Date.now() / 1000;
+    const verified = verifyAuthorization(keyring, request.headers.get('authorization'), now);
+    if (!verified.ok) return challenge(request, fixedExpect.route!, fixedPrice!, verified.rejection);
+    const tokenCaveats = verified.token.caveats;
+    let amountMsat = passedAmountMsat;
+    if (tokenCaveats !== passedCaveats) {
+      const caveats = checkCaveats(tokenCaveats, fixedExpect);
+      if (!caveats.ok) return challenge(request, fixedExpect.route!, fixedPrice!, caveats.rejection);
+      amountMsat = paidMsat(tokenCaveats);
+      if (Object.isFrozen(tokenCaveats)) {
+        passedCaveats = tokenCaveats;
+        passedAmountMsat = amountMsat;
+      }
+    }
+    return claimUse(request, fixedExpect.route!, fixedPrice!, verified.token, amountMsat, now);
+  }
+
+  return {
+    decideNow,
+    async decide(request) {
+      return decideNow(request);
     },
   };
+}
+
+/** What buildPaywall returns: a Paywall, and the decision without a promise when none is needed. */
+export interface PaywallWithNow extends Paywall {
+  decideNow(request: Request): Decision | Promise<Decision>;
 }
 
 /** A class rather than closures per paid request; the payment (and its hash as hex) is made when first asked for. */

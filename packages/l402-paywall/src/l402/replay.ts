@@ -42,21 +42,29 @@ export function memoryReplayStore(): MemoryReplayStore {
 }
 
 const INITIAL_SLOTS = 1024;
+// A slot is 16 words (64 bytes, a cache line): the hash's eight words, then
+// its expiry (a float64 at word 8, unix seconds, 0 marking an empty slot) and
+// its uses (word 10). Words 11-15 are padding, so a probe touches one line
+// where three arrays (hashes, expiries, uses) cost three cache misses.
+const SLOT_WORDS = 16;
+const SLOT_SHIFT = 4;
+const EXPIRY_WORD = 8;
+const USES_WORD = 10;
 
 /**
- * An open-addressing hash table in typed arrays. A server keeps every hash
+ * An open-addressing hash table in one typed array. A server keeps every hash
  * until its token expires (an hour by default): as Map entries of strings and
  * objects that cost about 360 bytes each, retained garbage the collector
- * traces again on every major collection; here a slot is 44 bytes, none of it
+ * traces again on every major collection; here a slot is 64 bytes, none of it
  * traced, and at most half the slots are in use. When half are, the table is
  * rebuilt, larger or smaller, without its expired and released entries.
  */
 export class UseTable implements MemoryReplayStore {
   private slots = INITIAL_SLOTS;
-  private hashes = new Int32Array(INITIAL_SLOTS * 8);
-  /** Unix seconds; 0 marks an empty slot. */
-  private expiries = new Float64Array(INITIAL_SLOTS);
-  private uses = new Uint32Array(INITIAL_SLOTS);
+  /** The slots, as words (hash), as float64s (expiry at 8 * slot + 4) and as uint32s (uses). */
+  private words = new Int32Array(INITIAL_SLOTS * SLOT_WORDS);
+  private expiries = new Float64Array(this.words.buffer);
+  private uses = new Uint32Array(this.words.buffer);
   private filled = 0;
   private readonly key = new Int32Array(8);
 
@@ -64,32 +72,38 @@ export class UseTable implements MemoryReplayStore {
     return this.claimWords(this.keyOf(paymentHash), maxUses, expiresAt);
   }
 
-  /** claim for a hash as SHA-256 words, as the verifier leaves it (VerifiedToken.hashWords). */
-  claimWords(key: Int32Array, maxUses: number, expiresAt: number): boolean {
+  /**
+   * claim for a hash as SHA-256 words, as the verifier leaves it
+   * (VerifiedToken.hashWords): key[0..7]. `now` (unix seconds) lets the
+   * paywall read the clock once per request.
+   */
+  claimWords(key: Int32Array, maxUses: number, expiresAt: number, now = Date.now() / 1000): boolean {
     if (!(expiresAt > 0)) throw new RangeError('expiresAt must be a positive number of unix seconds'); // 0 marks an empty slot
-    const now = Date.now() / 1000;
-    let slot = this.find(key);
-    if (isLive(this.expiries, this.uses, slot, now)) {
-      if (this.uses[slot]! >= maxUses) return false;
-      this.uses[slot]!++;
+    let at = this.find(key, 0);
+    const expiry = this.expiries[(at + EXPIRY_WORD) >> 1]!;
+    const used = this.uses[at + USES_WORD]!;
+    if (expiry > now && used > 0) {
+      if (used >= maxUses) return false;
+      this.uses[at + USES_WORD] = used + 1;
       return true;
     }
-    if (this.expiries[slot] === 0) {
+    if (expiry === 0) {
       if (2 * (this.filled + 1) > this.slots) {
         this.rebuild(now);
-        slot = this.find(key);
+        at = this.find(key, 0);
       }
       this.filled++;
-      this.hashes.set(key, slot * 8);
+      const words = this.words;
+      for (let i = 0; i < 8; i++) words[at + i] = key[i]!;
     }
-    this.expiries[slot] = expiresAt;
-    this.uses[slot] = 1;
+    this.expiries[(at + EXPIRY_WORD) >> 1] = expiresAt;
+    this.uses[at + USES_WORD] = 1;
     return true;
   }
 
   async release(paymentHash: string): Promise<void> {
-    const slot = this.find(this.keyOf(paymentHash));
-    if (this.uses[slot]! > 0) this.uses[slot]!--;
+    const at = this.find(this.keyOf(paymentHash), 0);
+    if (this.uses[at + USES_WORD]! > 0) this.uses[at + USES_WORD]!--;
   }
 
   private keyOf(paymentHash: string): Int32Array {
@@ -98,48 +112,45 @@ export class UseTable implements MemoryReplayStore {
   }
 
   /**
-   * The slot holding this hash, or the empty slot where it belongs, probing
-   * linearly from a mix of all its words (payment hashes are SHA-256 digests
-   * and spread evenly anyway; the mix keeps made-up ones that share a word,
-   * as in tests, from piling up in one run of slots).
+   * Where the slot holding the hash key[from..from+7] starts (a word index),
+   * or the empty slot where it belongs, probing linearly from a mix of all its
+   * words (payment hashes are SHA-256 digests and spread evenly anyway; the
+   * mix keeps made-up ones that share a word, as in tests, from piling up in
+   * one run of slots).
    */
-  private find(key: Int32Array): number {
+  private find(key: Int32Array, from: number): number {
     const mask = this.slots - 1;
+    const words = this.words;
+    const expiries = this.expiries;
     let mixed = 0;
-    for (let i = 0; i < 8; i++) mixed = Math.imul(mixed ^ key[i]!, 0x9e3779b1);
+    for (let i = 0; i < 8; i++) mixed = Math.imul(mixed ^ key[from + i]!, 0x9e3779b1);
     // The top bits, which the multiplications mixed best (Fibonacci hashing).
     for (let slot = mixed >>> (Math.clz32(mask) & 31); ; slot = (slot + 1) & mask) {
-      if (this.expiries[slot] === 0) return slot;
-      const at = slot * 8;
+      const at = slot << SLOT_SHIFT;
+      if (expiries[(at + EXPIRY_WORD) >> 1] === 0) return at;
       let diff = 0;
-      for (let i = 0; i < 8; i++) diff |= this.hashes[at + i]! ^ key[i]!;
-      if (diff === 0) return slot;
+      for (let i = 0; i < 8; i++) diff |= words[at + i]! ^ key[from + i]!;
+      if (diff === 0) return at;
     }
   }
 
   /** Keeps the live entries, in a table a quarter full at most. */
   private rebuild(now: number): void {
-    const { slots, hashes, expiries, uses } = this;
+    const { slots, words, expiries, uses } = this;
+    const end = slots << SLOT_SHIFT;
     let live = 0;
-    for (let slot = 0; slot < slots; slot++) if (isLive(expiries, uses, slot, now)) live++;
+    for (let old = 0; old < end; old += SLOT_WORDS) if (expiries[(old + EXPIRY_WORD) >> 1]! > now && uses[old + USES_WORD]! > 0) live++;
     this.slots = INITIAL_SLOTS;
     while (this.slots < 4 * live) this.slots *= 2;
-    this.hashes = new Int32Array(this.slots * 8);
-    this.expiries = new Float64Array(this.slots);
-    this.uses = new Uint32Array(this.slots);
+    this.words = new Int32Array(this.slots * SLOT_WORDS);
+    this.expiries = new Float64Array(this.words.buffer);
+    this.uses = new Uint32Array(this.words.buffer);
     this.filled = live;
-    for (let old = 0; old < slots; old++) {
-      if (!isLive(expiries, uses, old, now)) continue;
-      const key = hashes.subarray(old * 8, old * 8 + 8);
-      const slot = this.find(key);
-      this.hashes.set(key, slot * 8);
-      this.expiries[slot] = expiries[old]!;
-      this.uses[slot] = uses[old]!;
+    for (let old = 0; old < end; old += SLOT_WORDS) {
+      if (!(expiries[(old + EXPIRY_WORD) >> 1]! > now && uses[old + USES_WORD]! > 0)) continue;
+      const at = this.find(words, old);
+      // Hash, expiry and uses: the slot's first 11 words, copied as they are.
+      for (let i = 0; i <= USES_WORD; i++) this.words[at + i] = words[old + i]!;
     }
   }
-}
-
-/** Counting uses: not expired, and not every use given back. */
-function isLive(expiries: Float64Array, uses: Uint32Array, slot: number, now: number): boolean {
-  return expiries[slot]! > now && uses[slot]! > 0;
 }

@@ -318,9 +318,24 @@ function readMintedLayout(length: number): TokenFields | null | undefined {
   // The caveats head ends in [ and the sig head starts with ], so the list lies between them.
   const caveats = readCaveatList(at + CAVEATS_HEAD.length, caveatsEnd);
   if (!caveats) return caveats;
-  const kid = String.fromCharCode(b[KID_AT]!, b[KID_AT + 1]!, b[KID_AT + 2]!, b[KID_AT + 3]!, b[KID_AT + 4]!, b[KID_AT + 5]!, b[KID_AT + 6]!, b[KID_AT + 7]!);
-  if (!isLowerHex(kid, 8) || !validExp(exp) || !hexBytesWords(b, HASH_AT, hashWords) || !hexBytesWords(b, sigAt, sigWords)) return null;
+  const kid = readKid();
+  if (kid === undefined || !validExp(exp) || !hexBytesWords(b, HASH_AT, hashWords) || !hexBytesWords(b, sigAt, sigWords)) return null;
   return { kid, exp, caveats, hashWords, sigWords };
+}
+
+// The last key id read, as bytes and as its string: a server's tokens carry
+// one or two, so the string (and its hash, for the key map) is made once.
+const lastKidBytes = new Uint8Array(8);
+let lastKid: string | undefined;
+
+/** The key id in tokenBytes at KID_AT, if it is 8 lower-case hex digits. */
+function readKid(): string | undefined {
+  const b = tokenBytes;
+  if (lastKid !== undefined && bytesAt(lastKidBytes, KID_AT)) return lastKid;
+  const kid = String.fromCharCode(b[KID_AT]!, b[KID_AT + 1]!, b[KID_AT + 2]!, b[KID_AT + 3]!, b[KID_AT + 4]!, b[KID_AT + 5]!, b[KID_AT + 6]!, b[KID_AT + 7]!);
+  if (!isLowerHex(kid, 8)) return undefined;
+  lastKidBytes.set(b.subarray(KID_AT, KID_AT + 8));
+  return (lastKid = kid);
 }
 
 // A route's tokens carry the same caveats: the last list read, as bytes and as
@@ -401,8 +416,16 @@ export class VerifiedToken implements TokenPayload {
     this.kid = t.kid;
     this.exp = t.exp;
     this.caveats = t.caveats;
-    this.hashWords = t.hashWords.slice();
-    this.sigWords = t.sigWords.slice();
+    // Copied by hand: slice() goes through the species lookup, which in a
+    // server, between other work, showed as ~0.5 us per paid request.
+    const hash = new Int32Array(8);
+    const sig = new Int32Array(8);
+    for (let i = 0; i < 8; i++) {
+      hash[i] = t.hashWords[i]!;
+      sig[i] = t.sigWords[i]!;
+    }
+    this.hashWords = hash;
+    this.sigWords = sig;
   }
 
   /** Lower-case hex. */

@@ -1,6 +1,6 @@
 // withL402: wraps any Web-standard handler (Next.js route handlers, Vercel
 // functions, Hono, Bun, Deno, Workers) in the paywall.
-import { logError, refusalResponse, createPaywall, type L402Options, type Paid, type Payment } from './paywall.js';
+import { logError, refusalResponse, buildPaywall, type L402Options, type Paid, type Payment } from './paywall.js';
 import { paywallAudit } from './audit.js';
 
 // A private symbol on the Request rather than a WeakMap: no ephemeron for the
@@ -17,14 +17,16 @@ export function withL402<Rest extends unknown[]>(
   handler: (request: Request, ...rest: Rest) => Response | Promise<Response>,
   options: L402Options,
 ): (request: Request, ...rest: Rest) => Promise<Response> {
-  const paywall = createPaywall(options);
+  const paywall = buildPaywall(options);
   const onError = options.onError ?? logError;
   // Undefined without onEvent: then no clock is read and no event is built.
   const audit = paywallAudit(options, onError);
 
   return async (request, ...rest) => {
     const startedAt = audit ? performance.now() : 0;
-    const decision = await paywall.decide(request);
+    const decided = paywall.decideNow(request);
+    // A paid request to a fixed-price route is decided synchronously: no await.
+    const decision = decided instanceof Promise ? await decided : decided;
     if (decision.kind === 'refused') {
       audit?.refused(request, decision, startedAt);
       return refusalResponse(decision);
