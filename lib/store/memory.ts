@@ -114,6 +114,18 @@ export function createMemoryStore(): KeyValueStore {
     noteWrite();
   }
 
+  /** Reads a token's uses (none yet: a fresh record kept until usesKeptUntil), changes them, writes them back. */
+  function changeUses<T>(key: string, attempt: string, expiresAt: number, change: (uses: Uses) => T): T {
+    checkAttempt(attempt);
+    const until = usesKeptUntil(expiresAt);
+    const entry = live(key);
+    const uses = entry ? parseUses(entry.value) : { n: 0, a: {} };
+    const result = change(uses);
+    if (entry) entry.value = JSON.stringify(uses);
+    else write(key, { value: JSON.stringify(uses), expiresAt: until });
+    return result;
+  }
+
   return {
     kind: 'memory',
 
@@ -168,29 +180,21 @@ export function createMemoryStore(): KeyValueStore {
     },
 
     async claimUse(key, maxUses, expiresAt, attempt) {
-      checkAttempt(attempt);
-      const until = usesKeptUntil(expiresAt);
-      const entry = live(key);
-      const uses = entry ? parseUses(entry.value) : { n: 0, a: {} };
-      const held = uses.a[attempt];
-      if (held !== undefined) return held;
-      if (uses.n >= maxUses) return false;
-      uses.n += 1;
-      uses.a[attempt] = true;
-      if (entry) entry.value = JSON.stringify(uses);
-      else write(key, { value: JSON.stringify(uses), expiresAt: until });
-      return true;
+      return changeUses(key, attempt, expiresAt, (uses) => {
+        const held = uses.a[attempt];
+        if (held !== undefined) return held;
+        if (uses.n >= maxUses) return false;
+        uses.n += 1;
+        uses.a[attempt] = true;
+        return true;
+      });
     },
 
     async releaseUse(key, attempt, expiresAt) {
-      checkAttempt(attempt);
-      const until = usesKeptUntil(expiresAt);
-      const entry = live(key);
-      const uses = entry ? parseUses(entry.value) : { n: 0, a: {} };
-      if (uses.a[attempt] === true) uses.n -= 1;
-      uses.a[attempt] = false;
-      if (entry) entry.value = JSON.stringify(uses);
-      else write(key, { value: JSON.stringify(uses), expiresAt: until });
+      changeUses(key, attempt, expiresAt, (uses) => {
+        if (uses.a[attempt] === true) uses.n -= 1;
+        uses.a[attempt] = false;
+      });
     },
 
     async usesHeld(key) {
