@@ -34,6 +34,8 @@ export interface PaymentChallenge {
 
 /** Longest WWW-Authenticate text read (all values joined): the core draft asks servers to keep one challenge under 8 KB. */
 export const MAX_AUTHENTICATE_LENGTH = 32 * 1024;
+/** Most Payment challenges read from one response: each costs a schema check, and a server offers a few at most. */
+export const MAX_PAYMENT_CHALLENGES = 16;
 const MAX_OPAQUE_LENGTH = 4096;
 
 const base64UrlText = (maxLength: number) =>
@@ -188,7 +190,7 @@ function quoted(name: string, value: string): string {
 
 /** Why a Payment challenge in a header was not read. */
 export interface ChallengeRefusal {
-  reason: 'too-long' | 'malformed';
+  reason: 'too-long' | 'too-many' | 'malformed';
   detail: string;
 }
 
@@ -203,7 +205,8 @@ export interface ParsedChallenges {
  * schema; the ones refused are said why. Never throws: whatever a server
  * sends is data. Quoted strings are RFC 9110's: a backslash escapes the next
  * character (mppx's non-standard `\uXXXX` reads as `uXXXX`); a parameter
- * given twice counts the first time.
+ * given twice counts the first time. At most MAX_AUTHENTICATE_LENGTH
+ * characters and MAX_PAYMENT_CHALLENGES challenges are read.
  */
 export function parsePaymentChallenges(values: string | readonly string[] | null | undefined): ParsedChallenges {
   const text = typeof values === 'string' ? values : Array.isArray(values) ? values.join(', ') : '';
@@ -212,8 +215,13 @@ export function parsePaymentChallenges(values: string | readonly string[] | null
     parsed.refusals.push({ reason: 'too-long', detail: `WWW-Authenticate is ${text.length} characters, over the ${MAX_AUTHENTICATE_LENGTH} read` });
     return parsed;
   }
+  let seen = 0;
   for (const raw of parseAuthenticate(text)) {
     if (raw.scheme.toLowerCase() !== 'payment') continue;
+    if (++seen > MAX_PAYMENT_CHALLENGES) {
+      parsed.refusals.push({ reason: 'too-many', detail: `more than ${MAX_PAYMENT_CHALLENGES} Payment challenges; the rest were not read` });
+      break;
+    }
     if (raw.token68 !== undefined) {
       parsed.refusals.push({ reason: 'malformed', detail: 'a Payment challenge carries parameters, not a token68' });
       continue;

@@ -7,6 +7,7 @@ export {
   CHARGE_INTENT,
   LIGHTNING_METHOD,
   MAX_AUTHENTICATE_LENGTH,
+  MAX_PAYMENT_CHALLENGES,
   PAYMENT_SCHEME,
   formatChallenge,
   lightningChargeChallenge,
