@@ -9,7 +9,7 @@
 // client reads them here, from any server, never trusting what it reads.
 import { z } from 'zod';
 import { parseAuthenticate } from '../client/challenge.js';
-import type { BindingKeyring } from './binding.js';
+import type { BindingKeyring, BoundParameters } from './binding.js';
 import { MAX_PARAM_LENGTH, decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from './wire.js';
 
 export const PAYMENT_SCHEME = 'Payment';
@@ -19,17 +19,14 @@ export const CHARGE_INTENT = 'charge';
 /** The networks the Lightning method names (draft-lightning-charge): testnet has no name there. */
 export type LightningNetwork = 'mainnet' | 'regtest' | 'signet';
 
-/** A Payment challenge's parameters as sent, which a credential echoes unchanged; request and opaque are their base64url text. */
-export interface PaymentChallenge {
+/**
+ * A Payment challenge's parameters as sent, which a credential echoes
+ * unchanged: its id, what the id binds (request and opaque as their base64url
+ * text), and a description for display, which the draft leaves unbound.
+ */
+export interface PaymentChallenge extends BoundParameters {
   id: string;
-  realm: string;
-  method: string;
-  intent: string;
-  request: string;
-  expires?: string;
-  digest?: string;
   description?: string;
-  opaque?: string;
 }
 
 /** Longest WWW-Authenticate text read (all values joined): the core draft asks servers to keep one challenge under 8 KB. */
