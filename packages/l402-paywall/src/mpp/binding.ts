@@ -1,0 +1,104 @@
+// Stateless challenge binding (draft-httpauth-payment, "Recommended:
+// HMAC-SHA256 Binding"): a challenge's id is
+//   base64url(HMAC-SHA256(key, realm|method|intent|request|expires|digest|opaque))
+// seven slots joined by "|", an absent optional one empty, request and opaque
+// as their base64url text. A credential echoes the challenge; its id verifies
+// only if every bound parameter is the one issued, so the server keeps no
+// record of the challenges it sent.
+//
+// The key is derived from the paywall's secret, never the secret itself: the
+// L402 token keyring (token.ts) keys its HMACs with the secret, so a binding
+// key equal to it would let one scheme's MAC stand for the other's. Keys
+// rotate as token keys do: the newest secret issues, every secret verifies,
+// so challenges issued before a rotation stay good until they expire (the
+// draft's "Challenge-Binding Secret Management").
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { base64UrlEncode, utf8 } from '../l402/encoding.js';
+import { Keyring, MIN_SECRET_BYTES } from '../l402/token.js';
+import { equalBytes } from '../lightning/providers/checks.js';
+
+/** The parameters a challenge id binds, request and opaque as their base64url text. */
+export interface BoundParameters {
+  realm: string;
+  method: string;
+  intent: string;
+  request: string;
+  expires?: string;
+  digest?: string;
+  opaque?: string;
+}
+
+/** What a binding key is derived with: HMAC-SHA256(secret, label). Versioned, so a change of scheme changes every key. */
+export const BINDING_KEY_LABEL = 'MPP/v1 challenge binding';
+
+/**
+ * The HMAC input, or undefined when a slot holds a "|": the join is then no
+ * longer one-to-one (realm "a|b" and method "c" would read as realm "a" and
+ * method "b|c"), so such parameters are never issued and never verify.
+ */
+export function bindingInput(p: BoundParameters): string | undefined {
+  const slots = [p.realm, p.method, p.intent, p.request, p.expires ?? '', p.digest ?? '', p.opaque ?? ''];
+  for (const slot of slots) if (slot.includes('|')) return undefined;
+  return slots.join('|');
+}
+
+/** The id of a challenge under one key: base64url without padding of the HMAC. Throws on parameters bindingInput refuses. */
+export function challengeId(key: Uint8Array, parameters: BoundParameters): string {
+  const input = bindingInput(parameters);
+  if (input === undefined) throw new TypeError('A challenge parameter contains "|", which the binding cannot separate');
+  return macOf(key, input);
+}
+
+function macOf(key: Uint8Array, input: string): string {
+  return base64UrlEncode(hmac(sha256, key, utf8(input)));
+}
+
+/** The binding key of one secret (UTF-8 bytes). */
+export function deriveBindingKey(secret: Uint8Array): Uint8Array {
+  return hmac(sha256, secret, utf8(BINDING_KEY_LABEL));
+}
+
+/** Binding keys, newest first: the newest issues, every one verifies. */
+export class BindingKeyring {
+  readonly #keys: readonly Uint8Array[];
+
+  /** From the keys themselves (each at least 32 bytes), newest first; fromSecrets derives them from the paywall's secrets. */
+  constructor(keys: readonly Uint8Array[]) {
+    if (!Array.isArray(keys) || keys.length === 0) throw new TypeError('BindingKeyring needs at least one key');
+    for (const key of keys) {
+      if (!(key instanceof Uint8Array) || key.length < MIN_SECRET_BYTES) throw new TypeError(`A binding key must be at least ${MIN_SECRET_BYTES} bytes`);
+    }
+    this.#keys = keys.map((key) => key.slice());
+  }
+
+  /**
+   * The keys of the paywall's secret or secrets (newest first), checked as the
+   * token keyring checks them, with the same messages: the same secrets
+   * configure both schemes.
+   */
+  static fromSecrets(secret: string | readonly string[]): BindingKeyring {
+    const secrets = typeof secret === 'string' ? [secret] : secret;
+    new Keyring(secrets);
+    return new BindingKeyring([...new Set(secrets)].map((s) => deriveBindingKey(utf8(s))));
+  }
+
+  /** The id the newest key gives these parameters. */
+  issue(parameters: BoundParameters): string {
+    return challengeId(this.#keys[0]!, parameters);
+  }
+
+  /**
+   * Whether `id` is the id of these parameters under any key. Each comparison
+   * is constant-time and every key is tried, so the time taken says nothing
+   * about how much of the id was right or which key matched.
+   */
+  verify(id: string, parameters: BoundParameters): boolean {
+    const input = bindingInput(parameters);
+    if (input === undefined) return false;
+    const given = utf8(id);
+    let matched = false;
+    for (const key of this.#keys) matched = equalBytes(utf8(macOf(key, input)), given) || matched;
+    return matched;
+  }
+}

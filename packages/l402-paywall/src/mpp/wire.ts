@@ -1,0 +1,65 @@
+// The Payment scheme's encodings, shared by challenge, credential and receipt:
+// JSON as base64url of its JCS text without padding (written), base64url with
+// or without padding (read, draft-lightning-charge "Encoding Conventions"), and
+// RFC 3339 times. Reading never throws: hostile text gives undefined.
+import { MAX_BASE64_LENGTH, base64ToBytes, base64UrlEncode, utf8 } from '../l402/encoding.js';
+import { canonicalJson } from './jcs.js';
+
+/** The longest base64url parameter read: what base64ToBytes takes (8192 characters, 6 KiB of JSON). */
+export const MAX_PARAM_LENGTH = MAX_BASE64_LENGTH;
+
+/** base64url (no padding) of the JCS text of `value`. */
+export function encodeJson(value: unknown): string {
+  return base64UrlEncode(utf8(canonicalJson(value)));
+}
+
+/** The bytes of a base64url (or base64) text, padded or not; undefined when it is not one or is longer than `maxLength`. */
+export function decodeBase64(text: string, maxLength = MAX_PARAM_LENGTH): Uint8Array | undefined {
+  if (text.length === 0 || text.length > Math.min(maxLength, MAX_PARAM_LENGTH)) return undefined;
+  const out = new Uint8Array(Math.ceil(text.length / 4) * 3);
+  const length = base64ToBytes(text, 0, text.length, out);
+  return length < 0 ? undefined : out.subarray(0, length);
+}
+
+// ignoreBOM: a byte-order mark stays in the text, where JSON.parse refuses it, rather than being dropped silently.
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The JSON value in UTF-8 bytes; undefined when they are not UTF-8 or not JSON. */
+export function parseJsonBytes(bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(strictUtf8.decode(bytes));
+  } catch {
+    return undefined;
+  }
+}
+
+/** An RFC 3339 UTC time to the second, as the drafts' examples write it: `2026-03-15T12:05:00Z`. */
+export function formatTime(unixSeconds: number): string {
+  return new Date(Math.floor(unixSeconds) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
+
+/**
+ * Unix seconds of an RFC 3339 date-time (any offset, fractions kept); undefined
+ * for anything else, an impossible date (February 30th, hour 24) included.
+ * Date.parse alone would take other formats too, each runtime its own.
+ */
+export function parseTime(text: string): number | undefined {
+  const m = text.length <= 40 ? RFC3339.exec(text) : null;
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second);
+  const date = new Date(ms);
+  // Date.UTC rolls an impossible field over into the next one; a real date reads back the same.
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day || date.getUTCHours() !== hour) return undefined;
+  if (minute > 59 || second > 59) return undefined;
+  let offsetMinutes = 0;
+  if (m[8]) {
+    const offsetHours = Number(m[9]);
+    const offsetMins = Number(m[10]);
+    if (offsetHours > 23 || offsetMins > 59) return undefined;
+    offsetMinutes = (m[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMins);
+  }
+  return ms / 1000 + (m[7] ? Number(`0${m[7]}`) : 0) - offsetMinutes * 60;
+}
