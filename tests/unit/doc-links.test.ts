@@ -24,7 +24,13 @@ const PUBLISHED = ['packages/l402-paywall/README.md'];
  */
 const PENDING_PAGES = ['docs/contributing.md', 'docs/security.md', 'docs/events.md'];
 
-const documents = ['README.md', 'packages/l402-paywall/README.md', ...readdirSync(join(root, 'docs')).filter((file) => file.endsWith('.md')).map((file) => `docs/${file}`)];
+const documents = [
+  'README.md',
+  'packages/l402-paywall/README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((file) => file.endsWith('.md'))
+    .map((file) => `docs/${file}`),
+];
 
 const text = (path: string) => readFileSync(join(root, path), 'utf8');
 
