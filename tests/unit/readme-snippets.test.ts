@@ -129,7 +129,7 @@ describe('the documentation snippets', () => {
   // One program for every snippet: the library's sources are read once (seconds on a busy machine).
   beforeAll(() => {
     diagnostics = typecheck(files);
-  }, 120_000);
+  }, 300_000);
 
   it('the library guide has TypeScript snippets to check', () => {
     expect(snippets.filter((snippet) => snippet.where.startsWith('packages/l402-paywall/README.md')).length).toBeGreaterThan(10);
