@@ -18,11 +18,11 @@ const REPOSITORY_URL = 'https://github.com/l402-paywall/l402-paywall';
 const PUBLISHED = ['packages/l402-paywall/README.md'];
 
 /**
- * Pages other branches are adding: links to them may point nowhere until
- * they land. Once a page exists this test fails until its entry is removed.
+ * Pages other branches are adding (docs/mpp.md is on main already, after this
+ * branch began): links to them may point nowhere until they land. Once a page exists this test fails until its entry is removed.
  * TODO(lead): remove each entry when its branch is merged.
  */
-const PENDING_PAGES = ['docs/contributing.md', 'docs/security.md', 'docs/events.md'];
+const PENDING_PAGES = ['docs/contributing.md', 'docs/security.md', 'docs/events.md', 'docs/mpp.md'];
 
 const documents = [
   'README.md',
