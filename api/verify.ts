@@ -5,7 +5,7 @@ import { serviceRoute } from '../lib/service/deployment.js';
 import { verifyTokenString } from '../lib/service/verify.js';
 
 // Every body refuses keys it does not know, naming them (lib/http/input.ts).
-// Caveat keys and values as tokens carry them (README "Token format"); route and price have their own fields.
+// Caveat keys and values as tokens carry them (packages/l402-paywall/README.md "Token format"); route and price have their own fields.
 const CaveatKey = z
   .string()
   .regex(/^[a-z][a-z0-9_]{0,31}$/, 'caveat names are [a-z][a-z0-9_]*, at most 32 characters')

@@ -1,4 +1,4 @@
-// The service's own audit events (README "Audit events"): when the operator
+// The service's own audit events (docs/events.md): when the operator
 // sets EVENTS_WEBHOOK_URL and EVENTS_WEBHOOK_SECRET, the paid routes (the demo
 // through withL402's onEvent, Pro through serverEvents) post signed CloudEvents
 // there. Delivery follows the outbound policy (https, public hosts; loopback

@@ -1,6 +1,6 @@
 // The hosted functions as a client meets them: the real dev server (the same
 // api/ files Vercel runs), the embedded dev Lightning node and the in-memory
-// store, driven with fetch the way the README's curl examples are.
+// store, driven with fetch the way the curl examples of README.md and docs/rest-api.md are.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

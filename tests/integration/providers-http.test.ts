@@ -253,7 +253,7 @@ describe.each(backends)('$name provider against its documented API', ({ start })
         await expect(paying).rejects.toBeInstanceOf(PaymentFailed);
         expect(payee.invoices.get(target.paymentHash)!.settled).toBe(false);
       } else {
-        // LNbits and Phoenixd apply their own fee policy (README): the fee actually paid is what comes back.
+        // LNbits and Phoenixd apply their own fee policy (docs/lightning-backends.md): the fee actually paid is what comes back.
         expect((await paying).feeMsat).toBe(9_000);
       }
     });

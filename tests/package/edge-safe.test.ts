@@ -1,4 +1,4 @@
-// Every entry point the README calls edge-safe must bundle for a browser with
+// Every entry point the library's README calls edge-safe must bundle for a browser with
 // no Node built-in anywhere in its import graph (its dependencies included):
 // that is what Vercel Edge, Cloudflare Workers and browsers load.
 import { build, type Plugin } from 'esbuild';

@@ -1,38 +1,38 @@
-// What a one-click deployment gets: the README's Deploy button asks for what
+// What a one-click deployment gets: the Deploy button of docs/deploy.md asks for what
 // production refuses to run without (or provisions it), and vercel.json is
 // valid on Vercel's Hobby plan (crons at most once a day).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const guide = readFileSync(new URL('../../docs/deploy.md', import.meta.url), 'utf8');
 const vercelJson = JSON.parse(readFileSync(new URL('../../vercel.json', import.meta.url), 'utf8')) as {
   crons: Array<{ path: string; schedule: string }>;
 };
 
 function deployButton(): URL {
-  const block = /<!-- deploy-button -->\s*\[!\[Deploy with Vercel\]\(https:\/\/vercel\.com\/button\)\]\((\S+)\)\s*<!-- \/deploy-button -->/.exec(readme);
-  expect(block, 'README has the Deploy button between its markers').toBeTruthy();
+  const block = /<!-- deploy-button -->\s*\[!\[Deploy with Vercel\]\(https:\/\/vercel\.com\/button\)\]\((\S+)\)\s*<!-- \/deploy-button -->/.exec(guide);
+  expect(block, 'docs/deploy.md has the Deploy button between its markers').toBeTruthy();
   return new URL(block![1]!);
 }
 
-describe("the README's Deploy button", () => {
+describe('the Deploy button of docs/deploy.md', () => {
   const url = deployButton();
   const param = (name: string) => url.searchParams.get(name) ?? '';
   const env = param('env').split(',');
 
-  it("is Vercel's clone flow for a GitHub repository, linking back to the README's Deploy section", () => {
+  it("is Vercel's clone flow for a GitHub repository, linking back to the deploy guide", () => {
     expect(url.origin + url.pathname).toBe('https://vercel.com/new/clone');
     const repository = param('repository-url');
     expect(repository).toMatch(/^https:\/\/github\.com\/[^/]+\/[^/#?]+$/);
-    expect(param('envLink')).toBe(`${repository}#deploy`);
-    expect(readme).toMatch(/^## Deploy$/m);
+    expect(param('envLink')).toBe(`${repository}/blob/main/docs/deploy.md`);
+    expect(guide).toMatch(/^## Deploy to Vercel$/m);
   });
 
   it('asks for every setting production cannot run without, except those its storage integrations provide', () => {
     const stores = JSON.parse(param('stores')) as Array<{ type: string; integrationSlug: string; productSlug: string }>;
     expect(stores.map((store) => store.integrationSlug).sort()).toEqual(['neon', 'upstash']);
-    // What the Upstash integration sets, plus what the button asks for (a backend's own settings come after, as the README says).
+    // What the Upstash integration sets, plus what the button asks for (a backend's own settings come after, as the guide says).
     const provisioned = { VERCEL: '1', KV_REST_API_URL: 'https://example.upstash.io', KV_REST_API_TOKEN: 'token' };
     const asked: Record<string, string> = { L402_SECRET: 'a'.repeat(64), CRON_SECRET: 'b'.repeat(64), LIGHTNING_PROVIDER: 'nwc' };
     expect(env.sort()).toEqual(Object.keys(asked).sort());
@@ -67,8 +67,8 @@ describe('vercel.json on the Hobby plan', () => {
     expect(path).toMatch(/^\/api\/cron\//);
   });
 
-  it('has both crons, and the README says how to run payouts every 10 minutes on Pro', () => {
+  it('has both crons, and the deploy guide says how to run payouts every 10 minutes on Pro', () => {
     expect(vercelJson.crons.map((cron) => cron.path).sort()).toEqual(['/api/cron/flush-payments', '/api/cron/payouts']);
-    expect(readme).toMatch(/\*\*Pro\*\*: set the payouts cron to `\*\/10 \* \* \* \*`/);
+    expect(guide).toMatch(/\*\*Pro\*\*: set the payouts cron to `\*\/10 \* \* \* \*`/);
   });
 });

@@ -82,7 +82,7 @@ export function createLnbitsProvider(options: LnbitsOptions): LightningProvider 
 
     async payInvoice({ invoice, maxFeeMsat }): Promise<PaidInvoice> {
       if (!adminKey) throw new ProviderConfigError('LNBITS_ADMIN_KEY', 'LNBITS_ADMIN_KEY is not set; LNbits pays only with the wallet admin key');
-      // LNbits takes no per-payment fee limit: its own fee reserve applies (see README). maxFeeMsat is checked after.
+      // LNbits takes no per-payment fee limit: its own fee reserve applies (see docs/lightning-backends.md). maxFeeMsat is checked after.
       const response = await adminKey.send({ method: 'POST', path: '/api/v1/payments', json: { out: true, bolt11: invoice } });
       const body = parseJson(response.body) as { status?: unknown } | undefined;
       if (response.status >= 400) {

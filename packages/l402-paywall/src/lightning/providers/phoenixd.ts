@@ -91,7 +91,7 @@ export function createPhoenixdProvider(options: PhoenixdOptions): LightningProvi
     },
 
     async payInvoice({ invoice, maxFeeMsat }): Promise<PaidInvoice> {
-      // Phoenixd takes no fee limit: it pays through ACINQ's trampoline at ACINQ's fee (see README).
+      // Phoenixd takes no fee limit: it pays through ACINQ's trampoline at ACINQ's fee (see docs/lightning-backends.md).
       const response = await http.send({ method: 'POST', path: '/payinvoice', form: { invoice } });
       if (response.status >= 400 && response.status < 500) {
         // Refused before sending: the invoice did not parse, an amount was missing.
