@@ -10,9 +10,12 @@ import { formatCount } from './format.js';
 import { showError, showStatus } from './status.js';
 
 let stopPolling = () => {};
+/** Counts the erasure codes asked for and stopped: an answer that arrives after a stop is not shown. */
+let codesAskedFor = 0;
 
 /** Stops waiting for the wallet and puts the section back as it was. */
 export function stopErase() {
+  codesAskedFor++;
   stopPolling();
   stopPolling = () => {};
   byId('erase-challenge').hidden = true;
@@ -25,10 +28,12 @@ export function stopErase() {
  */
 export async function startErase(erased) {
   stopErase();
+  const thisCode = codesAskedFor;
   const button = byId('erase-start', HTMLButtonElement);
   button.disabled = true;
   const answer = await api('/api/delete-data', { method: 'POST' });
   button.disabled = false;
+  if (thisCode !== codesAskedFor) return; // logged out meanwhile
   const challenge = answer.ok ? readChallenge(answer) : null;
   if (!answer.ok || !challenge)
     return showError(answer.ok ? { error: 'The server sent a code this page does not understand', code: 'UNEXPECTED_ANSWER' } : answer);

@@ -9,8 +9,11 @@ import { asSession, storeSession } from './session.js';
 import { clearStatus, showError, showStatus } from './status.js';
 
 let stopPolling = () => {};
+/** Counts the login codes asked for: only the latest one asked for is shown and polled. */
+let codesAskedFor = 0;
 
 export function stopLogin() {
+  codesAskedFor++;
   stopPolling();
 }
 
@@ -19,10 +22,13 @@ export function stopLogin() {
  * @param {() => void} loggedIn called once the session is stored
  */
 export async function startLogin(loggedIn) {
-  stopPolling();
+  stopLogin();
+  const thisCode = codesAskedFor;
   byId('login-expired').hidden = true;
   byId('login-challenge').hidden = true;
   const answer = await api('/api/lnurl-auth');
+  // Asked again meanwhile (a log-out whose answer also ended the session asks twice), or logged in: that one wins.
+  if (thisCode !== codesAskedFor) return;
   const challenge = answer.ok ? readChallenge(answer) : null;
   if (!answer.ok || !challenge) {
     showError(answer.ok ? { error: 'The server sent a login code this page does not understand', code: 'UNEXPECTED_ANSWER' } : answer);
