@@ -46,7 +46,7 @@ const usd = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' 
 const payments = (count: number) => `${format(count)} ${count === 1 ? 'payment' : 'payments'}`;
 const approximateUsd = (dollars: number) => (dollars > 0 && dollars < 0.005 ? '< $0.01' : `≈ ${usd.format(dollars)}`);
 
-/** A stretch of a canvas row or column range, in CSS pixels from the canvas's left edge. */
+/** A stretch of the canvas's columns, in CSS pixels from its left edge. */
 interface Span {
   left: number;
   width: number;
