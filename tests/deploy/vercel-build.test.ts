@@ -111,7 +111,18 @@ describe('vercel build (offline, the pinned CLI)', () => {
     const apiHeaders = config.routes.find((route) => route.headers?.['Access-Control-Allow-Origin'] === '*');
     expect(new RegExp(apiHeaders!.src!).test('/api/does-not-exist')).toBe(true);
     // The pages are static files, served as they are.
-    for (const file of ['index.html', 'landing.js', 'json-answer.js', 'dashboard.html', 'favicon.svg', 'vendor/uqr-0.1.3.mjs'])
+    for (const file of [
+      'index.html',
+      'landing.js',
+      'site.css',
+      'dom.js',
+      'json-answer.js',
+      'dashboard.html',
+      'dashboard/chart.js',
+      'favicon.svg',
+      'vendor/uqr-0.1.3.mjs',
+      'vendor/uPlot-1.6.32.esm.js',
+    ])
       expect(existsSync(join(output, 'static', file))).toBe(true);
   });
 

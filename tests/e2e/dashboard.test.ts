@@ -7,19 +7,30 @@
 // The browser is /usr/bin/chromium when installed, else the one npm brings
 // (tests/support/browser.ts): never skipped.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/index.js';
 import { decodeLnurl } from '../../lib/lightning/lnurl.js';
+import type { Stats } from '../../lib/service/records/stats.js';
 import { testWallet } from '../support/lnurl-wallet.js';
 import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
-import { launchBrowser, type TestBrowser } from '../support/browser.js';
+import { launchBrowser, SCREENSHOT_DIR, type TestBrowser } from '../support/browser.js';
+import { layoutProblems } from '../support/page-layout.js';
 
 const DAY_MS = 86_400_000;
 const TIMEOUT = { timeout: 90_000 };
+const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 900 };
+const VIEWPORTS = [
+  ['desktop', DESKTOP],
+  ['phone', PHONE],
+] as const;
+// The accent colour (site.css --accent, #f7931a) as getComputedStyle writes it.
+const ACCENT = 'rgb(247, 147, 26)';
 
 // Real PostgreSQL when it answers (always in CI), else PGlite: the page is what is tested here.
 const backends = await databaseBackends();
@@ -27,6 +38,31 @@ const backend = backends.find((b) => b.name === 'PostgreSQL' && b.skip === undef
 
 const admin = testWallet();
 const format = (n: number) => new Intl.NumberFormat('en-US').format(n);
+
+const dayFormat = new Intl.DateTimeFormat('en-US', { month: 'short', day: 'numeric', year: 'numeric', timeZone: 'UTC' });
+/** A UTC day as the chart's legend names it: "Nov 27, 2026". */
+const dayLabel = (time: number) => dayFormat.format(time);
+const usd = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
+const payments = (count: number) => `${format(count)} ${count === 1 ? 'payment' : 'payments'}`;
+const approximateUsd = (dollars: number) => (dollars > 0 && dollars < 0.005 ? '< $0.01' : `≈ ${usd.format(dollars)}`);
+
+/** A stretch of the canvas's columns, in CSS pixels from its left edge. */
+interface Span {
+  left: number;
+  width: number;
+}
+
+/** What the chart's canvas shows, read from its pixels (uPlot draws on a canvas: there is no DOM to query). */
+interface ChartPicture {
+  /** The plotting area (uPlot's .u-over box), in CSS pixels from the canvas's top left corner. */
+  plot: { left: number; top: number; width: number; height: number };
+  /** The bars, left to right: runs of drawn pixels along a row just above the plot's bottom. */
+  bars: Span[];
+  /** The date labels under the plot: drawn columns, grouped where less than 8 px apart (a label's own letters and spaces are closer). */
+  labels: Span[];
+  /** Whether anything is drawn in the canvas's first or last column: a label cut off at an edge. */
+  drawnAtEdges: boolean;
+}
 
 interface Seed {
   endpoint: string;
@@ -68,14 +104,16 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
 
   beforeAll(async () => {
     browser = await launchBrowser();
+    mkdirSync(SCREENSHOT_DIR, { recursive: true });
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
   });
 
   /** A new tab (its own sessionStorage, so its own session) on the dashboard. */
-  async function openDashboard(): Promise<Page> {
+  async function openDashboard(viewport: { width: number; height: number } = DESKTOP): Promise<Page> {
     const page = await browser!.context.newPage();
+    await page.setViewportSize(viewport);
     page.on('pageerror', (error) => pageErrors.push(error.message));
     page.on('console', (message) => {
       if (/Content Security Policy/i.test(message.text())) pageErrors.push(message.text());
@@ -128,6 +166,57 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
     return text(page, '#status');
   }
 
+  /** Reads the chart off its canvas, once uPlot has drawn it. */
+  async function chartPicture(page: Page): Promise<ChartPicture> {
+    await page.locator('#by-day canvas').waitFor();
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+    return page.evaluate(() => {
+      const canvas = document.querySelector<HTMLCanvasElement>('#by-day canvas')!;
+      const over = document.querySelector('#by-day .u-over')!.getBoundingClientRect();
+      const box = canvas.getBoundingClientRect();
+      const scale = canvas.width / box.width;
+      const pixels = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
+      const drawn = (x: number, y: number) => pixels[(y * canvas.width + x) * 4 + 3]! > 0;
+      const plot = { left: over.left - box.left, top: over.top - box.top, width: over.width, height: over.height };
+      /** Runs of columns in [from, to) (canvas pixels) where `ink` holds, joined across gaps narrower than `joinGap`, in CSS pixels. */
+      const runs = (from: number, to: number, ink: (x: number) => boolean, joinGap: number): Span[] => {
+        const found: Span[] = [];
+        let start = -1;
+        let end = -1;
+        for (let x = from; x < to; x++) {
+          if (!ink(x)) continue;
+          if (start >= 0 && x - end > joinGap) {
+            found.push({ left: start / scale, width: (end - start + 1) / scale });
+            start = -1;
+          }
+          if (start < 0) start = x;
+          end = x;
+        }
+        if (start >= 0) found.push({ left: start / scale, width: (end - start + 1) / scale });
+        return found;
+      };
+      const barRow = Math.round((plot.top + plot.height - 3) * scale);
+      const bars = runs(Math.floor(plot.left * scale), Math.ceil((plot.left + plot.width) * scale), (x) => drawn(x, barRow), 1);
+      // Below the plot and its 6 px ticks: the labels.
+      const labelRows = Array.from({ length: canvas.height }, (_, y) => y).filter((y) => y > (plot.top + plot.height + 7) * scale);
+      const labels = runs(0, canvas.width, (x) => labelRows.some((y) => drawn(x, y)), 8 * scale);
+      const rows = Array.from({ length: canvas.height }, (_, y) => y);
+      const drawnAtEdges = rows.some((y) => drawn(0, y) || drawn(canvas.width - 1, y));
+      return { plot, bars, labels, drawnAtEdges };
+    });
+  }
+
+  /** Points at the chart `x` CSS pixels from its left edge, low in the plot, and reads the legend under it: the day and its sats. */
+  async function pointAt(page: Page, picture: ChartPicture, x: number): Promise<{ day: string; sats: string }> {
+    const canvas = (await page.locator('#by-day canvas').boundingBox())!;
+    await page.mouse.move(canvas.x + x, canvas.y + picture.plot.top + picture.plot.height - 4);
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+    const [day, sats] = await page.$$eval('#by-day .u-legend .u-series .u-value', (values) => values.map((value) => value.textContent ?? ''));
+    return { day: day!, sats: sats! };
+  }
+
+  const middle = (span: Span) => span.left + span.width / 2;
+
   it('is served with headers that forbid framing it on another site (clickjacking) and sniffing its type', async () => {
     const response = await fetch(`${running.url}/dashboard.html`);
     expect(response.status).toBe(200);
@@ -162,7 +251,8 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
     expect(await text(page, '#stat-fee')).toBe(`${format(feeSats)} sat`);
     expect(await text(page, '#stat-wallet-label')).toBe('Service wallet');
     expect(await text(page, '#stat-wallet')).toBe(`${format(walletSats)} sat`);
-    expect(await text(page, '#stat-wallet-usd')).toBe('USD: no live BTC price'); // BTC_PRICE_SOURCES=none: no made-up dollars
+    // BTC_PRICE_SOURCES=none: the simulated price the landing page's demo shows, named as such beside what it gives.
+    expect(await text(page, '#stat-wallet-usd')).toBe(`${approximateUsd((walletSats / 1e8) * 100_000)} at a simulated price of $100,000 per BTC`);
     expect(await text(page, '#stat-trend-payments')).toBe(format(week.length));
     expect(await text(page, '#stat-trend-sats')).toBe(`${format(week.reduce((sum, row) => sum + row.amount_sats, 0))} sat`);
 
@@ -171,21 +261,25 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
       ['blog@example.com', '1', '42'],
     ]);
 
-    // One bar per day from the first payment to today; each day's bar carries that day's sats.
-    const bars = await page.$$eval('#by-day .bar', (elements) =>
-      elements.map((bar) => [(bar as HTMLElement).dataset.day, Number((bar as HTMLElement).dataset.sats), (bar as HTMLElement).style.height]),
-    );
-    const perDay = new Map<string, number>();
+    // A bar per UTC day, from the first payment's day to today (half a day of room either side):
+    // pointing at each day with payments shows that day, its sats and its payments.
+    const midnight = (time: number) => Date.parse(new Date(time).toISOString().slice(0, 10));
+    const perDay = new Map<number, { sats: number; count: number }>();
     for (const row of seeded) {
-      const day = row.paid_at.toISOString().slice(0, 10);
-      perDay.set(day, (perDay.get(day) ?? 0) + row.amount_sats);
+      const day = perDay.get(midnight(row.paid_at.getTime())) ?? { sats: 0, count: 0 };
+      perDay.set(midnight(row.paid_at.getTime()), { sats: day.sats + row.amount_sats, count: day.count + 1 });
     }
-    const firstDay = Math.min(...seeded.map((row) => Date.parse(row.paid_at.toISOString().slice(0, 10))));
-    const today = Date.parse(new Date().toISOString().slice(0, 10));
-    expect(bars).toHaveLength((today - firstDay) / DAY_MS + 1);
-    expect(Object.fromEntries(bars.filter(([, sats]) => (sats as number) > 0).map(([day, sats]) => [day, sats]))).toEqual(Object.fromEntries(perDay));
-    const tallest = Math.max(...perDay.values());
-    expect(bars.find(([, sats]) => sats === tallest)?.[2]).toBe('100%');
+    const [firstDay, today] = [Math.min(...perDay.keys()), midnight(Date.now())];
+    const picture = await chartPicture(page);
+    for (const [day, { sats, count }] of perDay) {
+      const x = picture.plot.left + ((day - firstDay + DAY_MS / 2) / (today - firstDay + DAY_MS)) * picture.plot.width;
+      expect(await pointAt(page, picture, x)).toEqual({ day: dayLabel(day), sats: `${format(sats)} sat · ${payments(count)}` });
+    }
+    const tallest = Math.max(...[...perDay.values()].map((day) => day.sats));
+    const tallestDay = [...perDay].find(([, day]) => day.sats === tallest)![0];
+    expect(await page.getAttribute('#by-day', 'aria-label')).toBe(
+      `Sats per day (UTC), ${dayLabel(firstDay)} to ${dayLabel(today)}: ${format(total)} sat in all; the most in a day ${format(tallest)} sat, on ${dayLabel(tallestDay)}.`,
+    );
 
     const newestFirst = [...seeded].sort((a, b) => b.paid_at.getTime() - a.paid_at.getTime());
     expect((await tableRows(page, '#recent')).map(([, endpoint, sats, address]) => [endpoint, sats, address])).toEqual(
@@ -231,6 +325,191 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
     await page.close();
     expect(pageErrors).toEqual([]);
   });
+
+  /** GET /api/stats's answer (the server's own type), made up for the page to draw: these days, this wallet, these payments. */
+  function statsAnswer(byDay: Stats['byDay'], wallet: Pick<Stats, 'walletSats' | 'walletUsdCents' | 'btcPrice'>, recent: Stats['recent'] = []): Stats {
+    const days = Object.values(byDay);
+    const generatedAt = new Date().toISOString();
+    return {
+      totalPayments: days.reduce((sum, day) => sum + day.count, 0),
+      totalSats: days.reduce((sum, day) => sum + day.sats, 0),
+      serviceFee: 0,
+      ...wallet,
+      byOwner: {},
+      byDay,
+      trend: { payments7d: 0, sats7d: 0 },
+      recent,
+      scope: { tier: 'admin', addresses: null, since: null, generatedAt },
+    };
+  }
+
+  /** The admin's dashboard, with every GET /api/stats answered by `stats`. */
+  async function dashboardShowing(stats: Stats, viewport: { width: number; height: number }): Promise<Page> {
+    const page = await openDashboard(viewport);
+    await page.route('**/api/stats', (route) =>
+      route.fulfill({ status: 200, contentType: 'application/json', headers: { 'cache-control': 'no-store' }, body: JSON.stringify(stats) }),
+    );
+    await logIn(page, admin);
+    await statsShown(page);
+    return page;
+  }
+
+  const shot = async (page: Page, name: string) => {
+    await page.mouse.move(0, 0);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+    await page.locator('#by-day').screenshot({ path: join(SCREENSHOT_DIR, `${name}-chart.png`) });
+  };
+
+  it(
+    'draws one day of payments as one bar, not a block, and a thousand days as thin bars under dates that do not overlap, on a desktop and a phone',
+    TIMEOUT,
+    async () => {
+      const today = Date.parse(new Date().toISOString().slice(0, 10));
+      const day = (daysBack: number) => new Date(today - daysBack * DAY_MS).toISOString().slice(0, 10);
+      const hostile = '<img src=x onerror="document.body.dataset.pwned=1">';
+      const oneDay = statsAnswer(
+        { [day(0)]: { count: 3, sats: 1350 } },
+        { walletSats: 1234, walletUsdCents: null, btcPrice: { usd: 100_000, source: 'simulated', fetchedAt: new Date().toISOString() } },
+        [{ id: randomUUID(), endpoint: hostile, payment_hash: 'ab'.repeat(32), amount_sats: 1350, owner_address: hostile, paid_at: new Date().toISOString() }],
+      );
+      // Every 20th day over a thousand, in the millions of sats (the value axis must fit "2,000,000").
+      const thousandDays: Stats['byDay'] = {};
+      for (const back of [...Array.from({ length: 50 }, (_, index) => index * 20), 999]) {
+        thousandDays[day(back)] = { count: 1 + (back % 7), sats: 1_000_000 + ((back * 7919) % 900_000) };
+      }
+      const manyDays = statsAnswer(thousandDays, {
+        walletSats: 12_345,
+        walletUsdCents: 1197,
+        btcPrice: { usd: 97_000, source: 'coinbase', fetchedAt: new Date().toISOString() },
+      });
+
+      for (const [name, viewport] of VIEWPORTS) {
+        const page = await dashboardShowing(oneDay, viewport);
+        let picture = await chartPicture(page);
+        await shot(page, `dashboard-one-day-${name}`);
+        expect(picture.bars, name).toHaveLength(1);
+        const [bar] = picture.bars as [Span];
+        expect(bar.width, name).toBeGreaterThanOrEqual(8);
+        expect(bar.width, name).toBeLessThanOrEqual(41);
+        expect(Math.abs(middle(bar) - (picture.plot.left + picture.plot.width / 2)), `${name}: the bar is centred`).toBeLessThanOrEqual(2);
+        expect(await pointAt(page, picture, middle(bar))).toEqual({ day: dayLabel(today), sats: '1,350 sat · 3 payments' });
+        expect(picture.labels.length, name).toBeGreaterThanOrEqual(1);
+        for (const label of picture.labels) expect(label.width, `${name}: one date label, not several run together`).toBeLessThanOrEqual(64);
+        expect(picture.drawnAtEdges, `${name}: a label cut off at the chart's edge`).toBe(false);
+        // The simulated price is named beside the dollars it gives: 1,234 sat at $100,000 per BTC.
+        expect(await text(page, '#stat-wallet-usd')).toBe('≈ $1.23 at a simulated price of $100,000 per BTC');
+        // Server text is shown as text: the "image" is characters, and nothing ran.
+        expect(await page.$$eval('#recent td', (cells) => cells.map((cell) => cell.textContent))).toEqual(expect.arrayContaining([hostile]));
+        expect(await page.locator('#recent img, #by-owner img').count()).toBe(0);
+        expect(await page.evaluate(() => document.body.dataset.pwned)).toBeUndefined();
+        expect(await layoutProblems(page), name).toEqual([]);
+        await page.close();
+
+        const many = await dashboardShowing(manyDays, viewport);
+        picture = await chartPicture(many);
+        await shot(many, `dashboard-1000-days-${name}`);
+        expect(picture.bars, `${name}: one bar per day with payments, none merged`).toHaveLength(Object.keys(thousandDays).length);
+        // A thousand days on a few hundred pixels: each bar as thin as its day, at least a pixel.
+        for (const thin of picture.bars) expect(thin.width, name).toBeLessThanOrEqual(3);
+        expect(await pointAt(many, picture, middle(picture.bars.at(-1)!))).toEqual({
+          day: dayLabel(today),
+          sats: `${format(thousandDays[day(0)]!.sats)} sat · ${payments(thousandDays[day(0)]!.count)}`,
+        });
+        expect(picture.labels.length, name).toBeGreaterThanOrEqual(2);
+        for (const label of picture.labels) expect(label.width, `${name}: one date label, not several run together`).toBeLessThanOrEqual(64);
+        expect(picture.drawnAtEdges, `${name}: a label cut off at the chart's edge`).toBe(false);
+        // A live price: the server's own dollar figure, with the price and its source.
+        expect(await text(many, '#stat-wallet-usd')).toBe('≈ $11.97 at $97,000 per BTC (coinbase)');
+        expect(await layoutProblems(many), name).toEqual([]);
+        await many.close();
+      }
+      expect(pageErrors).toEqual([]);
+    },
+  );
+
+  it(
+    'is one design with the landing page: the same stylesheet and header, the logo linking home, the accent colour only on the primary action',
+    TIMEOUT,
+    async () => {
+      const page = await openDashboard();
+      await logIn(page, admin);
+      await statsShown(page);
+      const landing = await browser!.context.newPage();
+      await landing.setViewportSize(DESKTOP);
+      await landing.goto(`${running.url}/`);
+      // Nothing hovered or focused: the styles compared are the resting ones.
+      for (const tab of [page, landing]) {
+        await tab.mouse.move(0, 0);
+        await tab.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+      }
+
+      const design = (tab: Page) =>
+        tab.evaluate(() => ({
+          stylesheets: Array.from(document.styleSheets, (sheet) => new URL(sheet.href ?? '', location.href).pathname).filter((path) => path === '/site.css'),
+          accent: getComputedStyle(document.documentElement).getPropertyValue('--accent').trim(),
+          font: getComputedStyle(document.body).fontFamily,
+          header: Array.from(document.querySelectorAll('header .nav-links a'), (link) => link.textContent),
+        }));
+      expect(await design(page)).toEqual(await design(landing));
+
+      const brand = await page.$eval('header .brand', (link) => {
+        const logo = link.querySelector('img');
+        return {
+          href: link.getAttribute('href'),
+          text: link.textContent?.trim(),
+          logo: logo?.getAttribute('src'),
+          shown: !!logo?.complete && (logo?.naturalWidth ?? 0) > 0,
+        };
+      });
+      expect(brand).toEqual({ href: '/', text: 'L402 paywall', logo: '/favicon.svg', shown: true });
+
+      const buttons = await page.$$eval('#app button, #app a.button', (elements) =>
+        elements
+          .filter((element) => (element as HTMLElement).offsetParent !== null)
+          .map((element) => ({
+            text: element.textContent?.trim(),
+            primary: element.classList.contains('primary'),
+            background: getComputedStyle(element).backgroundColor,
+          })),
+      );
+      expect(buttons.map((button) => button.text)).toEqual(['Refresh', 'Log out', 'Download CSV', 'Send the code', 'Delete my data…']);
+      expect(buttons.filter((button) => button.primary).map((button) => button.text)).toEqual(['Send the code']);
+      expect(buttons.filter((button) => button.background === ACCENT).map((button) => button.text)).toEqual(['Send the code']);
+
+      // Secondary and primary buttons look as they do on the landing page.
+      const look = (tab: Page, selector: string) =>
+        tab.$eval(selector, (element) => {
+          const style = getComputedStyle(element);
+          return {
+            background: style.backgroundColor,
+            color: style.color,
+            border: style.borderColor,
+            radius: style.borderRadius,
+            weight: style.fontWeight,
+            minHeight: style.minHeight,
+          };
+        });
+      expect(await look(page, '#refresh')).toEqual(await look(landing, '#use a.button'));
+      expect(await look(page, '#link-start button[type=submit]')).toEqual(await look(landing, '#demo-buy'));
+      // The one thing that cannot be undone is outlined in red, not filled with the accent.
+      const erase = await look(page, '#erase-start');
+      expect([erase.color, erase.border]).toEqual(['rgb(179, 38, 30)', 'rgb(179, 38, 30)']);
+      expect(erase.background).not.toBe(ACCENT);
+
+      await shot(page, 'dashboard-design-desktop');
+      // The dark scheme: the chart is drawn again in its colours.
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await chartPicture(page);
+      await shot(page, 'dashboard-design-dark-desktop');
+      await page.click('header .brand');
+      await page.waitForURL(`${running.url}/`);
+      await page.locator('.hero h1').waitFor();
+      await landing.close();
+      await page.close();
+      expect(pageErrors).toEqual([]);
+    },
+  );
 
   it('an expired login code is not polled forever: the page says so and a new code logs in', TIMEOUT, async () => {
     const page = await openDashboard();

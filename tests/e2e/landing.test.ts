@@ -3,17 +3,22 @@
 // clicking, the directory, logging in with the dev wallet to see that
 // purchase, no console error on any page, and screenshots at phone and
 // desktop widths (test-artifacts/screenshots/, not committed) to look at.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
 import { launchBrowser, SCREENSHOT_DIR, type TestBrowser } from '../support/browser.js';
+import { layoutProblems } from '../support/page-layout.js';
 
 const TIMEOUT = { timeout: 90_000 };
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 900 };
+const VIEWPORTS = [
+  ['phone', PHONE],
+  ['desktop', DESKTOP],
+] as const;
 
 const backends = await databaseBackends();
 const backend = backends.find((b) => b.name === 'PostgreSQL' && b.skip === undefined) ?? backends.find((b) => b.name === 'PGlite')!;
@@ -101,11 +106,29 @@ describe(`the landing page and the dev login in Chromium, on ${backend.name}`, (
     await landing.close();
   });
 
+  it(
+    'the code samples wrap inside their boxes (no line hidden under an edge) and nothing reaches past the screen, at phone and desktop widths',
+    TIMEOUT,
+    async () => {
+      for (const [name, viewport] of VIEWPORTS) {
+        const page = await open('/', viewport);
+        await page.locator('#directory-list li').first().waitFor();
+        await page.waitForFunction(() => Array.from(document.querySelectorAll('#use .origin')).every((origin) => origin.textContent !== ''));
+        expect(await layoutProblems(page), `${name}, as served here`).toEqual([]);
+        await page.locator('#use').screenshot({ path: join(SCREENSHOT_DIR, `landing-use-${name}.png`) });
+        // A deployment's origin is longer than 127.0.0.1:port, and so are the lines it is shown in.
+        await page.evaluate(() => {
+          for (const origin of document.querySelectorAll('#use .origin')) origin.textContent = 'https://l402-paywall-of-a-long-team-name.vercel.app';
+        });
+        expect(await layoutProblems(page), `${name}, with a long origin`).toEqual([]);
+        await page.locator('#use').screenshot({ path: join(SCREENSHOT_DIR, `landing-use-long-origin-${name}.png`) });
+        await page.close();
+      }
+    },
+  );
+
   it('the whole demo purchase by clicking: the invoice as a QR code, the dev wallet pays, the price and the three curl steps appear', TIMEOUT, async () => {
-    for (const [name, viewport] of [
-      ['phone', PHONE],
-      ['desktop', DESKTOP],
-    ] as const) {
+    for (const [name, viewport] of VIEWPORTS) {
       const page = await open('/', viewport);
       await page.locator('#directory-list li').first().waitFor();
       await shot(page, `landing-${name}`);
@@ -142,6 +165,8 @@ describe(`the landing page and the dev login in Chromium, on ${backend.name}`, (
       // The token names its payment hash (packages/l402-paywall/README.md "Token format").
       const token = authorization!.slice('L402 '.length).split(':')[0]!;
       demoPaymentHash = (JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { hash: string }).hash;
+      // The steps carry whole invoices and tokens: they wrap inside their boxes.
+      expect(await layoutProblems(page), `${name}, after the purchase`).toEqual([]);
       await shot(page, `landing-paid-${name}`, '#demo');
       await page.close();
     }
@@ -150,10 +175,7 @@ describe(`the landing page and the dev login in Chromium, on ${backend.name}`, (
 
   it('the dev login opens the dashboard, which shows the demo purchase just made', TIMEOUT, async () => {
     expect(demoPaymentHash, 'the purchase test ran first').toMatch(/^[0-9a-f]{64}$/);
-    for (const [name, viewport] of [
-      ['phone', PHONE],
-      ['desktop', DESKTOP],
-    ] as const) {
+    for (const [name, viewport] of VIEWPORTS) {
       const page = await open('/dashboard.html', viewport);
       await page.locator('#login-dev').waitFor({ state: 'visible' });
       await shot(page, `dashboard-login-${name}`);
@@ -229,11 +251,26 @@ describe(`the landing page and the dev login in Chromium, on ${backend.name}`, (
     }
   });
 
-  it('the QR library served to the browser is the one npm installed, unchanged', () => {
-    const vendored = readFileSync(new URL('../../public/vendor/uqr-0.1.3.mjs', import.meta.url));
-    const installed = JSON.parse(readFileSync(new URL('../../node_modules/uqr/package.json', import.meta.url), 'utf8')) as { version: string };
-    expect(installed.version).toBe('0.1.3');
-    expect(vendored.equals(readFileSync(new URL('../../node_modules/uqr/dist/index.mjs', import.meta.url)))).toBe(true);
+  it('the libraries served to the browser (public/vendor/) are the files npm installed, unchanged, each with its licence', () => {
+    const vendored = [
+      { served: 'uqr-0.1.3.mjs', from: 'uqr', version: '0.1.3', file: 'dist/index.mjs' },
+      { served: 'uqr-LICENSE.txt', from: 'uqr', version: '0.1.3', file: 'LICENSE' },
+      { served: 'uPlot-1.6.32.esm.js', from: 'uplot', version: '1.6.32', file: 'dist/uPlot.esm.js' },
+      { served: 'uPlot-1.6.32.min.css', from: 'uplot', version: '1.6.32', file: 'dist/uPlot.min.css' },
+      { served: 'uPlot-LICENSE.txt', from: 'uplot', version: '1.6.32', file: 'LICENSE' },
+    ];
+    const vendorDir = new URL('../../public/vendor/', import.meta.url);
+    for (const { served, from, version, file } of vendored) {
+      const installed = new URL(`../../node_modules/${from}/`, import.meta.url);
+      expect((JSON.parse(readFileSync(new URL('package.json', installed), 'utf8')) as { version: string }).version, `${from}'s version`).toBe(version);
+      expect(readFileSync(new URL(served, vendorDir)).equals(readFileSync(new URL(file, installed))), `public/vendor/${served} is ${from}/${file}`).toBe(true);
+    }
+    // Every file there is one of those, or a declaration file the type checker reads (never served to a page).
+    expect(
+      readdirSync(vendorDir)
+        .filter((name) => !/\.d\.m?ts$/.test(name))
+        .sort(),
+    ).toEqual(vendored.map(({ served }) => served).sort());
   });
 
   // Last: switches the service to production.

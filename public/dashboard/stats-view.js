@@ -1,0 +1,162 @@
+// @ts-check
+// The logged-in view: who is logged in, the totals, the chart, the tables.
+// Everything the server sent goes in with textContent, checked first.
+import { fields, isJsonObject } from '../json-answer.js';
+import { api } from './api.js';
+import { dailySeries, drawSatsPerDay } from './chart.js';
+import { byId } from '../dom.js';
+import { formatCount, formatSats, formatTime, formatApproximateUsd, formatWholeUsd, isCount, isPositiveNumber } from './format.js';
+import { renderLinks } from './links.js';
+import { describeScope } from './pro.js';
+import { currentSession } from './session.js';
+import { showError, showStatus } from './status.js';
+
+/** @typedef {import('../../lib/service/records/stats.js').Stats} Stats */
+/** @typedef {import('../../lib/service/records/price.js').BtcPrice} BtcPrice */
+/** @typedef {import('../../lib/service/records/stats-queries.js').PaymentRecord} PaymentRecord */
+/** @typedef {import('../../lib/service/records/stats-queries.js').CountAndSats} CountAndSats */
+/**
+ * @template T
+ * @typedef {import('../json-answer.js').Unchecked<T>} Unchecked
+ */
+/** `GET /api/session`: the session (api/session.ts) with the linked addresses. */
+/** @typedef {import('../../lib/service/accounts/auth.js').Session & { addresses: string[], expiresAt: string }} SessionAnswer */
+
+/** Asks for the session and the stats again, and shows them. */
+export async function refresh() {
+  const button = byId('refresh', HTMLButtonElement);
+  button.disabled = true;
+  try {
+    const [who, stats] = await Promise.all([api('/api/session', { auth: true }), api('/api/stats', { auth: true })]);
+    if (!currentSession()) return; // the session ended meanwhile
+    if (who.ok) renderWho(who.data);
+    else showError(who);
+    if (stats.ok) renderStats(stats.data);
+    else showError(stats);
+  } catch (error) {
+    showStatus(`This page could not show the answer: ${error instanceof Error ? error.message : String(error)}`, 'error', 'RENDER');
+  } finally {
+    button.disabled = false;
+  }
+}
+
+/** @param {Unchecked<SessionAnswer>} who */
+export function renderWho(who) {
+  byId('who-pubkey').textContent = typeof who.pubkey === 'string' ? who.pubkey : '';
+  byId('who-role').textContent = who.admin === true ? 'admin' : 'owner';
+  const expires = typeof who.expiresAt === 'string' ? Date.parse(who.expiresAt) : Number.NaN;
+  byId('who-expiry').textContent = Number.isNaN(expires) ? '' : `· session until ${new Date(expires).toLocaleString()}`;
+  renderLinks(Array.isArray(who.addresses) ? who.addresses : []);
+}
+
+/** @param {Unchecked<Stats>} stats */
+function renderStats(stats) {
+  /** @type {Unchecked<Stats['scope']>} */
+  const scope = fields(stats.scope);
+  const admin = scope.tier === 'admin';
+  document.body.dataset.tier = typeof scope.tier === 'string' ? scope.tier : '';
+  byId('scope-note').textContent = describeScope(scope);
+  byId('stat-payments').textContent = formatCount(stats.totalPayments);
+  byId('stat-sats').textContent = formatSats(stats.totalSats);
+  byId('stat-fee-label').textContent = admin ? 'Service fee earned' : 'Service fee on your payments';
+  byId('stat-fee').textContent = formatSats(stats.serviceFee);
+  byId('stat-wallet-label').textContent = admin ? 'Service wallet' : 'Owed to you (not paid out yet)';
+  byId('stat-wallet').textContent = formatSats(stats.walletSats);
+  byId('stat-wallet-usd').textContent = walletInUsd(stats.walletSats, stats.walletUsdCents, fields(stats.btcPrice));
+  /** @type {Unchecked<Stats['trend']>} */
+  const trend = fields(stats.trend);
+  byId('stat-trend-payments').textContent = formatCount(trend.payments7d);
+  byId('stat-trend-sats').textContent = formatSats(trend.sats7d);
+  drawSatsPerDay(byId('by-day'), dailySeries(fields(stats.byDay), scope.generatedAt));
+  renderByOwner(fields(stats.byOwner));
+  renderRecent(Array.isArray(stats.recent) ? stats.recent : []);
+}
+
+/**
+ * The wallet in dollars, with the price it is reckoned at. Offline the
+ * server has only its simulated price (btcPrice.source "simulated") and
+ * gives no dollar figure of its own; the page reckons one at that price and
+ * says so beside it, as the landing page's demo does, rather than showing a
+ * price in one place and denying it in another.
+ * @param {unknown} walletSats
+ * @param {unknown} walletUsdCents
+ * @param {Unchecked<BtcPrice>} price
+ */
+export function walletInUsd(walletSats, walletUsdCents, price) {
+  const perBitcoin = isPositiveNumber(price.usd) ? `${formatWholeUsd(price.usd)} per BTC` : 'the BTC price';
+  if (price.source === 'simulated' && isCount(walletSats) && isPositiveNumber(price.usd)) {
+    return `${formatApproximateUsd((walletSats / 1e8) * price.usd)} at a simulated price of ${perBitcoin}`;
+  }
+  if (isCount(walletUsdCents) && typeof price.source === 'string') return `${formatApproximateUsd(walletUsdCents / 100)} at ${perBitcoin} (${price.source})`;
+  return 'No BTC price to show it in USD';
+}
+
+/**
+ * @param {string} text
+ * @param {string} [className]
+ */
+function cell(text, className) {
+  const td = document.createElement('td');
+  td.textContent = text;
+  if (className) td.className = className;
+  return td;
+}
+
+/**
+ * @param {number} columns
+ * @param {string} text
+ */
+function emptyRow(columns, text) {
+  const row = document.createElement('tr');
+  const td = cell(text, 'empty');
+  td.colSpan = columns;
+  row.append(td);
+  return row;
+}
+
+/** @param {Readonly<Record<string, unknown>>} byOwner */
+function renderByOwner(byOwner) {
+  const body = byId('by-owner', HTMLTableElement).tBodies[0];
+  if (!body) throw new Error('dashboard.html has no body in #by-owner');
+  const owners = Object.entries(byOwner)
+    .filter(([, value]) => isJsonObject(value))
+    .map(([address, value]) => {
+      /** @type {Unchecked<CountAndSats>} */
+      const totals = fields(value);
+      return { address, count: totals.count, sats: isCount(totals.sats) ? totals.sats : 0 };
+    });
+  owners.sort((a, b) => b.sats - a.sats || a.address.localeCompare(b.address));
+  const rows = owners.map(({ address, count, sats }) => {
+    const row = document.createElement('tr');
+    row.append(cell(address), cell(formatCount(count), 'num'), cell(formatCount(sats), 'num'));
+    return row;
+  });
+  body.replaceChildren(...(rows.length ? rows : [emptyRow(3, 'No payments to a Lightning Address in this period.')]));
+}
+
+/** @param {unknown[]} recent */
+function renderRecent(recent) {
+  const body = byId('recent', HTMLTableElement).tBodies[0];
+  if (!body) throw new Error('dashboard.html has no body in #recent');
+  const rows = recent.filter(isJsonObject).map((value) => {
+    /** @type {Unchecked<PaymentRecord>} */
+    const payment = fields(value);
+    const row = document.createElement('tr');
+    const hash = cell('');
+    const code = document.createElement('span');
+    code.className = 'hash';
+    const full = typeof payment.payment_hash === 'string' ? payment.payment_hash : '';
+    code.textContent = full.length > 16 ? `${full.slice(0, 16)}…` : full;
+    code.title = full;
+    hash.append(code);
+    row.append(
+      cell(formatTime(payment.paid_at)),
+      cell(payment.endpoint == null ? '–' : String(payment.endpoint)),
+      cell(formatCount(payment.amount_sats), 'num'),
+      cell(payment.owner_address == null ? '–' : String(payment.owner_address)),
+      hash,
+    );
+    return row;
+  });
+  body.replaceChildren(...(rows.length ? rows : [emptyRow(5, 'No payments in this period.')]));
+}
