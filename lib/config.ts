@@ -20,6 +20,7 @@ const wholeNumber = ({ min = 1, max = Number.MAX_SAFE_INTEGER }: { min?: number;
 const optionalText = z.string().trim().min(1).optional();
 
 const EnvSchema = z.object({
+  /** Unset, development or test: a local run; any other value: production (runMode). */
   NODE_ENV: z.string().optional(),
   VERCEL: z.string().optional(),
   L402_SECRET: optionalText,
@@ -149,7 +150,10 @@ export type Env = z.infer<typeof EnvSchema>;
 export const ENV_KEYS = Object.keys(EnvSchema.shape) as Array<keyof Env>;
 
 export interface Config {
+  /** Production unless NODE_ENV is unset, development or test and VERCEL is unset (runMode). */
   production: boolean;
+  /** Which setting decided `production`, in words, for the start-up banner. */
+  modeReason: string;
   /**
    * The service's public origin (PUBLIC_URL, else https://VERCEL_PROJECT_PRODUCTION_URL);
    * unset: `npm start` uses the address it listens on, production sends no webhook URL.
@@ -160,7 +164,8 @@ export interface Config {
   l402: {
     /** Newest first: index 0 signs, all verify. */
     secrets: string[];
-    secretSource: 'env' | 'generated';
+    /** L402_SECRET; generated at this start; or generated at an earlier one and read from DATA_DIR. */
+    secretSource: 'env' | 'generated' | 'saved';
     tokenTtlSeconds: number;
   };
   lightning: LightningConfig;
@@ -268,7 +273,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid environment: ${detail}`);
   }
   const e = parsed.data;
-  const production = Boolean(e.VERCEL) || e.NODE_ENV === 'production';
+  const { production, reason: modeReason } = runMode(e);
   const dataDir = resolve(e.DATA_DIR);
   const problems: string[] = [];
 
@@ -285,8 +290,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push('L402_SECRET');
     secrets = [];
   } else {
-    secrets = [localKey(dataDir, 'l402-secret')];
-    secretSource = 'generated';
+    const saved = localKey(dataDir, 'l402-secret');
+    secrets = [saved.key];
+    secretSource = saved.created ? 'generated' : 'saved';
   }
   for (const s of secrets) {
     if (s.length < 32) throw new ConfigError('L402_SECRET and L402_SECRET_PREVIOUS must be at least 32 characters (e.g. `openssl rand -hex 32`)');
@@ -305,13 +311,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   return {
     production,
+    modeReason,
     publicUrl: publicUrl === undefined ? undefined : new URL(publicUrl).origin,
     dataDir,
     server: { port: e.PORT, host: e.HOST },
     l402: { secrets, secretSource, tokenTtlSeconds: e.L402_TOKEN_TTL_SECONDS },
     lightning: {
       provider,
-      devNodePrivateKey: e.DEV_NODE_PRIVATE_KEY?.toLowerCase() ?? (production ? '' : localKey(dataDir, 'dev-node-key')),
+      devNodePrivateKey: e.DEV_NODE_PRIVATE_KEY?.toLowerCase() ?? (production ? '' : localKey(dataDir, 'dev-node-key').key),
       network: provider === 'dev' ? 'regtest' : e.LIGHTNING_NETWORK,
       timeoutMs: e.LIGHTNING_TIMEOUT_MS,
       ...backend.settings,
@@ -365,7 +372,9 @@ export function describeEmbeddedDefaults(config: Config): string[] {
   if (!config.store.upstash && !config.production) lines.push('key-value store: in memory (set UPSTASH_REDIS_REST_URL/TOKEN to share it)');
   if (config.lightning.provider === 'dev' && !config.production)
     lines.push('Lightning: embedded dev node, fake money (POST /api/dev/pay settles its invoices)');
-  if (config.l402.secretSource === 'generated') lines.push(`L402_SECRET: generated, kept in ${join(config.dataDir, 'l402-secret')}`);
+  const secretFile = join(config.dataDir, 'l402-secret');
+  if (config.l402.secretSource === 'generated') lines.push(`L402_SECRET: generated now, kept in ${secretFile} for the next starts`);
+  if (config.l402.secretSource === 'saved') lines.push(`L402_SECRET: the one generated at an earlier start, read from ${secretFile}`);
   if (config.demo.priceSources.length === 0) lines.push('BTC price: simulated (BTC_PRICE_SOURCES=none)');
   return lines;
 }
@@ -428,6 +437,22 @@ function databaseConfig(url: string | undefined, production: boolean, dataDir: s
   return production ? undefined : { pgliteDir: join(dataDir, 'pglite') };
 }
 
+/** NODE_ENV values that run locally. */
+const LOCAL_NODE_ENVS = ['development', 'test'];
+
+/**
+ * Production unless we are told otherwise, exactly: a misspelt or unusual
+ * NODE_ENV (`Production`, `prod`, `staging`, `production `) must not run the dev
+ * node, the dev wallet's admin login and a generated secret (docs/architecture.md "Where it runs").
+ */
+function runMode(e: Env): { production: boolean; reason: string } {
+  const rule = 'only an unset NODE_ENV, development or test runs locally';
+  if (e.VERCEL) return { production: true, reason: 'VERCEL is set' };
+  if (e.NODE_ENV === undefined) return { production: false, reason: `NODE_ENV is unset; ${rule}` };
+  if (LOCAL_NODE_ENVS.includes(e.NODE_ENV)) return { production: false, reason: `NODE_ENV=${e.NODE_ENV}; ${rule}` };
+  return { production: true, reason: `NODE_ENV=${JSON.stringify(e.NODE_ENV)}; ${rule}` };
+}
+
 function splitList(value: string | undefined): string[] {
   return (value ?? '')
     .split(',')
@@ -436,11 +461,11 @@ function splitList(value: string | undefined): string[] {
 }
 
 // Kept on disk so tokens and invoices made before a restart still verify after it.
-function localKey(dataDir: string, name: string): string {
+function localKey(dataDir: string, name: string): { key: string; created: boolean } {
   const file = join(dataDir, name);
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  if (existsSync(file)) return { key: readFileSync(file, 'utf8').trim(), created: false };
   mkdirSync(dataDir, { recursive: true });
-  const secret = randomBytes(32).toString('hex');
-  writeFileSync(file, secret + '\n', { mode: 0o600 });
-  return secret;
+  const key = randomBytes(32).toString('hex');
+  writeFileSync(file, key + '\n', { mode: 0o600 });
+  return { key, created: true };
 }

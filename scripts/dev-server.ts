@@ -563,7 +563,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 
-  // Migrations run before the banner, so "dev server on ..." means ready (and
+  // Migrations run before the banner, so its "... on <url>" means ready (and
   // PGlite's start-up, which holds the event loop, is over). Requests that
   // arrive meanwhile get the same shared instance from ctx.database(), so they
   // wait for the migrations instead of racing them.
@@ -594,7 +594,8 @@ async function main(): Promise<void> {
   }
 
   const priceLine = await price;
-  console.log(`L402 dev server on ${server.url}`);
+  // The first line says which mode runs and which setting chose it: production refuses what local runs fall back to.
+  console.log(`L402 ${config.production ? 'production mode' : 'local development server'} on ${server.url} (${config.modeReason})`);
   for (const line of describeMissingSettings(config)) console.log(`  ${line}`);
   for (const line of describeEmbeddedDefaults(config)) console.log(`  ${line}`);
   if (priceLine) console.log(`  ${priceLine}`);

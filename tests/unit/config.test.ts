@@ -7,6 +7,12 @@ import { ConfigError, ENV_KEYS, describeEmbeddedDefaults, loadConfig } from '../
 import { createDeployment } from '../../lib/service/deployment.js';
 
 const dataDir = () => mkdtempSync(join(tmpdir(), 'l402-config-'));
+/** A DATA_DIR where an earlier start saved the generated keys: every load of it reads the same ones. */
+const keysSavedIn = () => {
+  const dir = dataDir();
+  loadConfig({ DATA_DIR: dir });
+  return dir;
+};
 
 describe('loadConfig', () => {
   it('runs locally on embedded defaults and keeps the generated secret and node key across restarts', () => {
@@ -19,9 +25,25 @@ describe('loadConfig', () => {
     expect(first.lightning.devNodePrivateKey).toMatch(/^[0-9a-f]{64}$/);
     const second = loadConfig({ DATA_DIR: dir });
     expect(second.l402.secrets).toEqual(first.l402.secrets);
+    expect(second.l402.secretSource).toBe('saved');
     expect(second.lightning.devNodePrivateKey).toBe(first.lightning.devNodePrivateKey);
     expect(readFileSync(join(dir, 'l402-secret'), 'utf8').trim()).toBe(first.l402.secrets[0]);
     expect(describeEmbeddedDefaults(first).join('\n')).toMatch(/in memory[\s\S]*dev node[\s\S]*generated/);
+  });
+
+  it('runs production unless NODE_ENV is unset, development or test (and VERCEL is unset), and says why', () => {
+    const mode = (env: Record<string, string>) => {
+      const { production, modeReason } = loadConfig({ DATA_DIR: dataDir(), ...env });
+      return { production, modeReason };
+    };
+    const rule = 'only an unset NODE_ENV, development or test runs locally';
+    expect(mode({})).toEqual({ production: false, modeReason: `NODE_ENV is unset; ${rule}` });
+    expect(mode({ NODE_ENV: '' })).toEqual({ production: false, modeReason: `NODE_ENV is unset; ${rule}` });
+    expect(mode({ NODE_ENV: 'development' })).toEqual({ production: false, modeReason: `NODE_ENV=development; ${rule}` });
+    expect(mode({ NODE_ENV: 'test' })).toEqual({ production: false, modeReason: `NODE_ENV=test; ${rule}` });
+    for (const value of ['production', 'Production', 'prod', 'production ', 'staging', 'Development', 'dev'])
+      expect(mode({ NODE_ENV: value })).toEqual({ production: true, modeReason: `NODE_ENV=${JSON.stringify(value)}; ${rule}` });
+    expect(mode({ VERCEL: '1', NODE_ENV: 'development' })).toEqual({ production: true, modeReason: 'VERCEL is set' });
   });
 
   it('refuses to guess in production and names every missing setting', () => {
@@ -91,7 +113,7 @@ describe('loadConfig', () => {
   });
 
   it('treats an empty value (FOO= as copied from .env.example) as unset', () => {
-    const dir = dataDir();
+    const dir = keysSavedIn();
     const empty = loadConfig({
       DATA_DIR: dir,
       L402_SECRET: '',
@@ -117,7 +139,7 @@ describe('loadConfig', () => {
     // Set by the platform, not by hand.
     const platform = ['NODE_ENV', 'VERCEL', 'VERCEL_PROJECT_PRODUCTION_URL'];
     expect(Object.keys(example).sort()).toEqual(ENV_KEYS.filter((key) => !platform.includes(key)).sort());
-    const dir = dataDir();
+    const dir = keysSavedIn();
     expect(loadConfig({ ...example, DATA_DIR: dir })).toEqual(loadConfig({ DATA_DIR: dir }));
   });
 });
