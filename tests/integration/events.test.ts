@@ -9,6 +9,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EVENT_TYPES, generateEventSecret, verifyEvent, type L402Event } from 'l402-paywall/events';
 import { plainHeaders, startEventReceiver, type EventReceiver } from '../support/event-receiver.js';
+import { startServerProcess } from '../support/server-process.js';
 import { useDevServer, type ChallengeBody } from '../support/server.js';
 
 const SECRET = generateEventSecret();
@@ -129,5 +130,17 @@ describe('EVENTS_WEBHOOK_URL unset', () => {
     expect((await fetch(`${base}/api/demo/btc-price`, { headers: { authorization: `L402 ${challenge.macaroon}:${preimage}` } })).status).toBe(200);
     expect(server.ctx.events).toBeUndefined();
     expect(((await (await fetch(`${base}/api/health`)).json()) as { events: unknown }).events).toEqual({ configured: false });
+  });
+});
+
+describe('an EVENTS_WEBHOOK_SECRET the signer cannot use', () => {
+  it('stops the server at start-up naming the setting and how to make one, rather than answering 500 on every route', { timeout: 120_000 }, async () => {
+    // Base64 without its = padding: the signer refuses it, so the configuration must too.
+    const unpadded = SECRET.replace(/=+$/, '');
+    expect(unpadded).not.toBe(SECRET);
+    const started = startServerProcess({ EVENTS_WEBHOOK_URL: 'http://127.0.0.1:9/hooks', EVENTS_WEBHOOK_SECRET: unpadded });
+    await expect(started.then((server) => server.stop())).rejects.toThrow(
+      /exited \(1\) before it was ready:\nInvalid environment: EVENTS_WEBHOOK_SECRET: .*not base64; echo "whsec_\$\(openssl rand -base64 32\)" makes one/,
+    );
   });
 });

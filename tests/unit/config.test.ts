@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { ConfigError, ENV_KEYS, describeEmbeddedDefaults, loadConfig } from '../../lib/config.js';
 import { createDeployment } from '../../lib/service/deployment.js';
+import { signEvent } from 'l402-paywall/events';
 
 const dataDir = () => mkdtempSync(join(tmpdir(), 'l402-config-'));
 /** A DATA_DIR where an earlier start saved the generated keys: every load of it reads the same ones. */
@@ -103,6 +104,39 @@ describe('loadConfig', () => {
     expect(
       loadConfig({ ...local, NODE_ENV: 'production', EVENTS_WEBHOOK_URL: 'https://hooks.example.com/', EVENTS_WEBHOOK_SECRET: secret }).events?.webhookUrl,
     ).toBe('https://hooks.example.com/');
+  });
+
+  it('EVENTS_WEBHOOK_SECRET: accepted exactly when the signer accepts it (one rule), refused at load with how to make one', () => {
+    const local = { L402_SECRET: 's'.repeat(32), DATA_DIR: dataDir(), EVENTS_WEBHOOK_URL: 'http://127.0.0.1:9000/hook' };
+    const padded = Buffer.alloc(32, 7).toString('base64'); // 44 characters, one = of padding
+    const candidates = [
+      `whsec_${padded}`,
+      `whsec_${padded.replace(/=+$/, '')}`, // the padding left out: passed the old check, and the signer refused it
+      `whsec_${Buffer.alloc(25, 1).toString('base64').replace(/=+$/, '')}`,
+      `whsec_${Buffer.alloc(24, 0xfb).toString('base64url')}`,
+      `whsec_${Buffer.alloc(24, 0xfb).toString('base64')}`,
+      `whsec_${Buffer.alloc(8).toString('base64')}`,
+      `whsec_${Buffer.alloc(65).toString('base64')}`,
+      'whsec_',
+      'hunter2',
+    ];
+    for (const secret of candidates) {
+      let signed = true;
+      try {
+        signEvent('{}', 'msg_1', secret);
+      } catch {
+        signed = false;
+      }
+      let loaded: string | undefined;
+      try {
+        loaded = loadConfig({ ...local, EVENTS_WEBHOOK_SECRET: secret }).events?.webhookSecret;
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        expect((error as Error).message).toMatch(/^Invalid environment: EVENTS_WEBHOOK_SECRET: .*; echo "whsec_\$\(openssl rand -base64 32\)" makes one/);
+      }
+      expect({ secret, loaded: loaded !== undefined }).toEqual({ secret, loaded: signed });
+    }
+    expect(() => loadConfig({ ...local, EVENTS_WEBHOOK_SECRET: `whsec_${padded.replace(/=+$/, '')}` })).toThrow(/not base64/);
   });
 
   it('explains invalid settings instead of running with them', () => {
