@@ -42,6 +42,8 @@ const EnvSchema = z.object({
   DEMO_PRICE_SATS: wholeNumber().default(1),
   /** Price of 30 days of Pro (GET /api/dev-token). */
   PRO_PRICE_SATS: wholeNumber({ max: 100_000_000 }).default(9000),
+  /** GET /api/health calls per minute from one IP (an uptime monitor needs a few). */
+  HEALTH_RATE_LIMIT_PER_MINUTE: wholeNumber().default(60),
   /** POST /api/register calls per minute from one IP. */
   REGISTER_RATE_LIMIT_PER_MINUTE: wholeNumber().default(10),
   /** Comma-separated price sources tried in order; "none" = offline (simulated price). */
@@ -184,6 +186,8 @@ export interface Config {
   demo: { priceSats: number; priceSources: string[]; priceTimeoutMs: number };
   pro: { priceSats: number };
   directory: { registerRatePerMinute: number };
+  /** GET /api/health, per client IP. */
+  health: { ratePerMinute: number };
   /** Scheduled functions (api/cron/*) answer only requests carrying this secret; unset = they refuse. */
   cron: { secret?: string };
   // --- Lightning backends ---
@@ -341,6 +345,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     pro: { priceSats: e.PRO_PRICE_SATS },
     directory: { registerRatePerMinute: e.REGISTER_RATE_LIMIT_PER_MINUTE },
+    health: { ratePerMinute: e.HEALTH_RATE_LIMIT_PER_MINUTE },
     cron: { secret: e.CRON_SECRET },
     // --- Lightning backends ---
     // --- Managed mode ---

@@ -3,7 +3,6 @@
 // the session token opens GET /api/session until it expires or is revoked.
 // On PGlite and on real PostgreSQL (when reachable).
 import { createHash } from 'node:crypto';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import QRCode from 'qrcode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import { decodeLnurl } from '../../lib/lightning/lnurl.js';
 import type { ServiceContext } from '../../lib/service/context.js';
 import { callBack, testWallet, type ChallengeBody } from '../support/lnurl-wallet.js';
 import { databaseBackends } from '../support/postgres.js';
+import { rawRequest } from '../support/raw-request.js';
 import { useDevServerOn } from '../support/server.js';
 
 const backends = await databaseBackends();
@@ -114,16 +114,7 @@ for (const backend of backends) {
           const ctx = running.ctx;
           running.use({ ...ctx, config: { ...ctx.config, production: true, publicUrl } });
         };
-        /** A request to the real server with a Host header of the client's choosing (fetch would not send one). */
-        const withHost = (method: string, path: string, host: string) =>
-          new Promise<{ status: number; headers: IncomingHttpHeaders; body: Record<string, unknown> }>((resolve, reject) => {
-            const request = httpRequest(`${url}${path}`, { method, headers: { host } }, (response) => {
-              let text = '';
-              response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-              response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: JSON.parse(text) as Record<string, unknown> }));
-            });
-            request.on('error', reject).end();
-          });
+        const withHost = (method: string, path: string, host: string) => rawRequest(`${url}${path}`, { method, headers: { host } });
 
         it('with PUBLIC_URL: the wallet calls back there, whatever Host and scheme the request arrived with', async () => {
           production('https://pay.example.com');
