@@ -73,7 +73,11 @@ export async function answerHealth(deployment: Deployment, request: Request, cli
   if (!request.headers.has('authorization')) return publicView(await checkHealth(deployment));
   const session = await requireSession(ctx, request);
   if (!session.admin) {
-    throw new HttpError(403, 'ADMIN_REQUIRED', 'Health details are for admin keys (ADMIN_PUBKEYS); without Authorization this answers up or down per dependency');
+    throw new HttpError(
+      403,
+      'ADMIN_REQUIRED',
+      'Health details are for admin keys (ADMIN_PUBKEYS); without Authorization this answers up or down per dependency',
+    );
   }
   return checkHealth(deployment);
 }

@@ -130,7 +130,10 @@ describe('never in production', () => {
   // Fail closed: only an unset NODE_ENV, development or test runs locally; a misspelt production is production.
   it.each(['Production', 'prod', 'production ', 'staging'])('NODE_ENV=%j is production: no dev wallet, no dev login, no generated secret', async (nodeEnv) => {
     const config = configOf({ NODE_ENV: nodeEnv });
-    expect(config).toMatchObject({ production: true, modeReason: `NODE_ENV=${JSON.stringify(nodeEnv)}; only an unset NODE_ENV, development or test runs locally` });
+    expect(config).toMatchObject({
+      production: true,
+      modeReason: `NODE_ENV=${JSON.stringify(nodeEnv)}; only an unset NODE_ENV, development or test runs locally`,
+    });
     server.redeploy(config);
     for (const path of ['/api/dev/pay', '/api/dev/login']) {
       const refused = await post(path, path === '/api/dev/pay' ? { invoice: 'lnbcrt1' } : { k1: '11'.repeat(32) });

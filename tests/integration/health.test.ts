@@ -49,9 +49,9 @@ describe('with LNbits answering', () => {
   });
   afterAll(() => fake.close());
   const server = useDevServer(() => ({ LIGHTNING_PROVIDER: 'lnbits', LIGHTNING_NETWORK: 'regtest', LNBITS_URL: fake.url, LNBITS_API_KEY: fake.invoiceKey }));
-  beforeAll(() => server.ctx.database(), 60_000); // as above: PGlite's start-up is not what this tests
 
-  it('answers 200 after asking LNbits for the balance, and shows no key', async () => {
+  it('answers 200 after asking LNbits for the balance, and shows no key', { timeout: 60_000 }, async () => {
+    await server.ctx.database(); // as above: opened first, PGlite's start-up is not what this tests
     const response = await fetch(`${server.url}/api/health`);
     const text = await response.text();
     expect(response.status).toBe(200);

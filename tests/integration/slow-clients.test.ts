@@ -137,9 +137,7 @@ describe('the head time limit is a bound: a client still sending its head at the
   }
 
   it('ten clients trickling their heads, connecting across a second: each cut off with 408 within the limit', async () => {
-    const cut = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => new Promise<void>((r) => setTimeout(r, i * 100)).then(() => headTrickle())),
-    );
+    const cut = await Promise.all(Array.from({ length: 10 }, (_, i) => new Promise<void>((r) => setTimeout(r, i * 100)).then(() => headTrickle())));
     for (const { cutAfterMs, answer } of cut) {
       expect(answer).toMatch(/^HTTP\/1\.1 408 /);
       expect(cutAfterMs).toBeGreaterThan(LIMIT_MS - 250);

@@ -118,7 +118,11 @@ function qrSvg(lnurl: string): Promise<string> {
 function callbackOrigin(ctx: ServiceContext, requestUrl: string): string {
   if (ctx.config.publicUrl) return ctx.config.publicUrl;
   if (ctx.config.production) {
-    throw notConfigured('LNURL-auth needs PUBLIC_URL, the https origin wallets call back (it is never taken from a request); set PUBLIC_URL', ['PUBLIC_URL'], 60);
+    throw notConfigured(
+      'LNURL-auth needs PUBLIC_URL, the https origin wallets call back (it is never taken from a request); set PUBLIC_URL',
+      ['PUBLIC_URL'],
+      60,
+    );
   }
   return new URL(requestUrl).origin;
 }
