@@ -129,6 +129,10 @@ const EnvSchema = z.object({
   LINK_RATE_LIMIT_PER_HOUR: wholeNumber().default(5),
   /** 1-sat link proofs the service pays per UTC day, all keys together: keys are free, so this bounds what link abuse can cost. */
   LINK_PROOFS_PER_DAY: wholeNumber().default(200),
+  /** ... of which links started from one client IP (an IPv6 /64) may use this many: one client cannot use up everyone's. */
+  LINK_PROOFS_PER_IP_PER_DAY: wholeNumber().default(10),
+  /** ... and one Lightning Address may be sent this many. */
+  LINK_PROOFS_PER_ADDRESS_PER_DAY: wholeNumber().default(3),
   /** Life of a link code sent in the 1-sat payment's comment. */
   LINK_CODE_TTL_MINUTES: wholeNumber({ max: 24 * 60 }).default(15),
   /** Wrong entries allowed per link code before it is void. */
@@ -221,6 +225,8 @@ export interface Config {
     ratePerMinute: number;
     linkRatePerHour: number;
     linkProofsPerDay: number;
+    linkProofsPerIpPerDay: number;
+    linkProofsPerAddressPerDay: number;
     linkCodeTtlSeconds: number;
     linkCodeAttempts: number;
   };
@@ -371,6 +377,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ratePerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE,
       linkRatePerHour: e.LINK_RATE_LIMIT_PER_HOUR,
       linkProofsPerDay: e.LINK_PROOFS_PER_DAY,
+      linkProofsPerIpPerDay: e.LINK_PROOFS_PER_IP_PER_DAY,
+      linkProofsPerAddressPerDay: e.LINK_PROOFS_PER_ADDRESS_PER_DAY,
       linkCodeTtlSeconds: e.LINK_CODE_TTL_MINUTES * 60,
       linkCodeAttempts: e.LINK_CODE_ATTEMPTS,
     },

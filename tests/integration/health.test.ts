@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HEALTH_PROBE_TTL_MS } from '../../lib/service/health.js';
 import { startFakeLnbits, type FakeLnbits } from '../support/fake-backends/lnbits.js';
-import { testWallet, type ChallengeBody, type TestWallet } from '../support/lnurl-wallet.js';
+import { logIn, testWallet, type TestWallet } from '../support/lnurl-wallet.js';
 import { rawRequest } from '../support/raw-request.js';
 import { useDevServer } from '../support/server.js';
 import { stackSkipReason, useStack } from '../support/stack.js';
@@ -121,13 +121,7 @@ describe.skipIf((await stackSkipReason()) !== undefined)('on real PostgreSQL and
   const health = (headers: Record<string, string> = {}) => fetch(`${stack.url}/api/health`, { headers });
   const balanceCalls = () => fake.requests.filter((r) => r.path === '/api/v1/wallet').length;
 
-  /** A dashboard session of `wallet`'s key, by the LNURL-auth login. */
-  async function login(wallet: TestWallet): Promise<string> {
-    const c = (await (await fetch(`${stack.url}/api/lnurl-auth`)).json()) as ChallengeBody;
-    expect((await wallet.scan(c.lnurl)).body.status).toBe('OK');
-    const collected = await fetch(`${stack.url}/api/lnurl-auth?${new URLSearchParams({ k1: c.k1, pollToken: c.pollToken })}`);
-    return ((await collected.json()) as { token: string }).token;
-  }
+  const login = (wallet: TestWallet) => logIn(stack.url, wallet);
 
   it('anyone sees up or down per dependency: no backend, store or database named, no host, no latency, no error text', async () => {
     const response = await health();
