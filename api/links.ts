@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { json } from '../lib/http/errors.js';
-import { readJson } from '../lib/http/input.js';
+import { clientIp, readJson } from '../lib/http/input.js';
 import { lightningAddressSchema } from 'l402-paywall/lightning';
 import { linkedAddresses, requireSession } from '../lib/service/accounts/auth.js';
 import type { ServiceContext } from '../lib/service/context.js';
@@ -31,7 +31,8 @@ const schemasFor = (ctx: ServiceContext) => (ctx.config.production ? schemas.pro
 //   GET    /api/links                  -> 200 {addresses}
 //   POST   /api/links {address}        -> 200 {address, status: "code-sent", expiresAt, attempts} (1 sat paid, code in its comment)
 //                                         | {address, status: "linked"} when already linked
-//          422 COMMENT_NOT_SUPPORTED, ADDRESS_REFUSED; 429 RATE_LIMITED; 503 ADDRESS_UNREACHABLE, LINK_PAYMENT_*
+//          422 COMMENT_NOT_SUPPORTED, ADDRESS_REFUSED; 429 RATE_LIMITED (per key, client IP, address, service);
+//          503 ADDRESS_UNREACHABLE, LINK_PAYMENT_*
 //   POST   /api/links {address, code}  -> 200 {address, status: "linked"}
 //          400 WRONG_CODE {attemptsLeft}; 404 LINK_CODE_NOT_FOUND; 429 TOO_MANY_ATTEMPTS
 //   DELETE /api/links {address}        -> 200 {address, removed}
@@ -46,7 +47,8 @@ export default serviceRoute({
     const ctx = deployment.context();
     const session = await requireSession(ctx, request);
     const body = await readJson(request, schemasFor(ctx).link);
-    const result = body.code === undefined ? await startLink(ctx, session, body.address) : await confirmLink(ctx, session, body.address, body.code);
+    const result =
+      body.code === undefined ? await startLink(ctx, session, body.address, clientIp(request)) : await confirmLink(ctx, session, body.address, body.code);
     return json(result, { headers: NO_STORE });
   },
   async DELETE(request, deployment) {

@@ -244,6 +244,8 @@ const PATHS: Record<string, PathSpec> = {
   '/api/health': {
     GET: {
       summary: 'Health of the backend, store and database',
+      description:
+        'Anyone: `ok` and up or down per dependency (`provider`, `store`, `database`), plus `problems` and `missing` on a deployment that lacks settings. With an admin session (Bearer): which backend, store and database, latencies, errors and audit-event delivery; 403 ADMIN_REQUIRED for other keys. Probes are kept 10 s; HEALTH_RATE_LIMIT_PER_MINUTE per client IP (429).',
       tags: ['operations'],
       responses: {
         200: { description: 'Everything answers', schema: loose({ ok: z.boolean(), checkedAt: isoTime }) },

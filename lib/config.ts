@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { eventSecretKey } from 'l402-paywall/events';
 import type { Network } from 'l402-paywall/lightning';
 
 /** A whole number from the environment; the error says what is wrong with the value, e.g. `PORT: must be a whole number (digits only), not "abc"`. */
@@ -20,6 +21,7 @@ const wholeNumber = ({ min = 1, max = Number.MAX_SAFE_INTEGER }: { min?: number;
 const optionalText = z.string().trim().min(1).optional();
 
 const EnvSchema = z.object({
+  /** Unset, development or test: a local run; any other value: production (runMode). */
   NODE_ENV: z.string().optional(),
   VERCEL: z.string().optional(),
   L402_SECRET: optionalText,
@@ -40,6 +42,8 @@ const EnvSchema = z.object({
   DEMO_PRICE_SATS: wholeNumber().default(1),
   /** Price of 30 days of Pro (GET /api/dev-token). */
   PRO_PRICE_SATS: wholeNumber({ max: 100_000_000 }).default(9000),
+  /** GET /api/health calls per minute from one IP (an uptime monitor needs a few). */
+  HEALTH_RATE_LIMIT_PER_MINUTE: wholeNumber().default(60),
   /** POST /api/register calls per minute from one IP. */
   REGISTER_RATE_LIMIT_PER_MINUTE: wholeNumber().default(10),
   /** Comma-separated price sources tried in order; "none" = offline (simulated price). */
@@ -125,6 +129,10 @@ const EnvSchema = z.object({
   LINK_RATE_LIMIT_PER_HOUR: wholeNumber().default(5),
   /** 1-sat link proofs the service pays per UTC day, all keys together: keys are free, so this bounds what link abuse can cost. */
   LINK_PROOFS_PER_DAY: wholeNumber().default(200),
+  /** ... of which links started from one client IP (an IPv6 /64) may use this many: one client cannot use up everyone's. */
+  LINK_PROOFS_PER_IP_PER_DAY: wholeNumber().default(10),
+  /** ... and one Lightning Address may be sent this many. */
+  LINK_PROOFS_PER_ADDRESS_PER_DAY: wholeNumber().default(3),
   /** Life of a link code sent in the 1-sat payment's comment. */
   LINK_CODE_TTL_MINUTES: wholeNumber({ max: 24 * 60 }).default(15),
   /** Wrong entries allowed per link code before it is void. */
@@ -132,11 +140,18 @@ const EnvSchema = z.object({
   // --- Audit events ---
   /** Where the paid routes (demo, Pro) post signed audit events (CloudEvents); https, a public host (http to loopback in development). */
   EVENTS_WEBHOOK_URL: z.string().url().optional(),
-  /** The Standard Webhooks secret the events are signed with: whsec_ + base64 of 24 to 64 bytes. */
+  /** The Standard Webhooks secret the events are signed with: whsec_ + base64 of 24 to 64 bytes, checked by the signer's own rule. */
   EVENTS_WEBHOOK_SECRET: z
     .string()
     .trim()
-    .regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, 'must be whsec_ followed by base64 (24 to 64 random bytes)')
+    .check((ctx) => {
+      try {
+        eventSecretKey(ctx.value);
+      } catch (error) {
+        const recipe = 'echo "whsec_$(openssl rand -base64 32)" makes one (standard base64, its = padding kept)';
+        ctx.issues.push({ code: 'custom', input: ctx.value, message: `${(error as Error).message}; ${recipe}` });
+      }
+    })
     .optional(),
   DATA_DIR: z.string().default('.data'),
   PORT: wholeNumber({ max: 65535 }).default(3000),
@@ -149,7 +164,10 @@ export type Env = z.infer<typeof EnvSchema>;
 export const ENV_KEYS = Object.keys(EnvSchema.shape) as Array<keyof Env>;
 
 export interface Config {
+  /** Production unless NODE_ENV is unset, development or test and VERCEL is unset (runMode). */
   production: boolean;
+  /** Which setting decided `production`, in words, for the start-up banner. */
+  modeReason: string;
   /**
    * The service's public origin (PUBLIC_URL, else https://VERCEL_PROJECT_PRODUCTION_URL);
    * unset: `npm start` uses the address it listens on, production sends no webhook URL.
@@ -160,7 +178,8 @@ export interface Config {
   l402: {
     /** Newest first: index 0 signs, all verify. */
     secrets: string[];
-    secretSource: 'env' | 'generated';
+    /** L402_SECRET; generated at this start; or generated at an earlier one and read from DATA_DIR. */
+    secretSource: 'env' | 'generated' | 'saved';
     tokenTtlSeconds: number;
   };
   lightning: LightningConfig;
@@ -171,6 +190,8 @@ export interface Config {
   demo: { priceSats: number; priceSources: string[]; priceTimeoutMs: number };
   pro: { priceSats: number };
   directory: { registerRatePerMinute: number };
+  /** GET /api/health, per client IP. */
+  health: { ratePerMinute: number };
   /** Scheduled functions (api/cron/*) answer only requests carrying this secret; unset = they refuse. */
   cron: { secret?: string };
   // --- Lightning backends ---
@@ -204,6 +225,8 @@ export interface Config {
     ratePerMinute: number;
     linkRatePerHour: number;
     linkProofsPerDay: number;
+    linkProofsPerIpPerDay: number;
+    linkProofsPerAddressPerDay: number;
     linkCodeTtlSeconds: number;
     linkCodeAttempts: number;
   };
@@ -268,7 +291,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid environment: ${detail}`);
   }
   const e = parsed.data;
-  const production = Boolean(e.VERCEL) || e.NODE_ENV === 'production';
+  const { production, reason: modeReason } = runMode(e);
   const dataDir = resolve(e.DATA_DIR);
   const problems: string[] = [];
 
@@ -285,8 +308,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push('L402_SECRET');
     secrets = [];
   } else {
-    secrets = [localKey(dataDir, 'l402-secret')];
-    secretSource = 'generated';
+    const saved = localKey(dataDir, 'l402-secret');
+    secrets = [saved.key];
+    secretSource = saved.created ? 'generated' : 'saved';
   }
   for (const s of secrets) {
     if (s.length < 32) throw new ConfigError('L402_SECRET and L402_SECRET_PREVIOUS must be at least 32 characters (e.g. `openssl rand -hex 32`)');
@@ -305,13 +329,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   return {
     production,
+    modeReason,
     publicUrl: publicUrl === undefined ? undefined : new URL(publicUrl).origin,
     dataDir,
     server: { port: e.PORT, host: e.HOST },
     l402: { secrets, secretSource, tokenTtlSeconds: e.L402_TOKEN_TTL_SECONDS },
     lightning: {
       provider,
-      devNodePrivateKey: e.DEV_NODE_PRIVATE_KEY?.toLowerCase() ?? (production ? '' : localKey(dataDir, 'dev-node-key')),
+      devNodePrivateKey: e.DEV_NODE_PRIVATE_KEY?.toLowerCase() ?? (production ? '' : localKey(dataDir, 'dev-node-key').key),
       network: provider === 'dev' ? 'regtest' : e.LIGHTNING_NETWORK,
       timeoutMs: e.LIGHTNING_TIMEOUT_MS,
       ...backend.settings,
@@ -326,6 +351,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     pro: { priceSats: e.PRO_PRICE_SATS },
     directory: { registerRatePerMinute: e.REGISTER_RATE_LIMIT_PER_MINUTE },
+    health: { ratePerMinute: e.HEALTH_RATE_LIMIT_PER_MINUTE },
     cron: { secret: e.CRON_SECRET },
     // --- Lightning backends ---
     // --- Managed mode ---
@@ -351,6 +377,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ratePerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE,
       linkRatePerHour: e.LINK_RATE_LIMIT_PER_HOUR,
       linkProofsPerDay: e.LINK_PROOFS_PER_DAY,
+      linkProofsPerIpPerDay: e.LINK_PROOFS_PER_IP_PER_DAY,
+      linkProofsPerAddressPerDay: e.LINK_PROOFS_PER_ADDRESS_PER_DAY,
       linkCodeTtlSeconds: e.LINK_CODE_TTL_MINUTES * 60,
       linkCodeAttempts: e.LINK_CODE_ATTEMPTS,
     },
@@ -365,7 +393,9 @@ export function describeEmbeddedDefaults(config: Config): string[] {
   if (!config.store.upstash && !config.production) lines.push('key-value store: in memory (set UPSTASH_REDIS_REST_URL/TOKEN to share it)');
   if (config.lightning.provider === 'dev' && !config.production)
     lines.push('Lightning: embedded dev node, fake money (POST /api/dev/pay settles its invoices)');
-  if (config.l402.secretSource === 'generated') lines.push(`L402_SECRET: generated, kept in ${join(config.dataDir, 'l402-secret')}`);
+  const secretFile = join(config.dataDir, 'l402-secret');
+  if (config.l402.secretSource === 'generated') lines.push(`L402_SECRET: generated now, kept in ${secretFile} for the next starts`);
+  if (config.l402.secretSource === 'saved') lines.push(`L402_SECRET: the one generated at an earlier start, read from ${secretFile}`);
   if (config.demo.priceSources.length === 0) lines.push('BTC price: simulated (BTC_PRICE_SOURCES=none)');
   return lines;
 }
@@ -413,8 +443,6 @@ function eventsConfig(e: Env, production: boolean): Config['events'] {
   // The outbound policy checks every address at send time; the scheme can be refused now.
   if (protocol !== 'https:' && (production || protocol !== 'http:'))
     throw new ConfigError('EVENTS_WEBHOOK_URL must be an https URL (http only to loopback, in development)');
-  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
-  if (key.length < 24 || key.length > 64) throw new ConfigError(`EVENTS_WEBHOOK_SECRET must hold 24 to 64 bytes after whsec_, not ${key.length}`);
   return { webhookUrl: url, webhookSecret: secret };
 }
 
@@ -428,6 +456,22 @@ function databaseConfig(url: string | undefined, production: boolean, dataDir: s
   return production ? undefined : { pgliteDir: join(dataDir, 'pglite') };
 }
 
+/** NODE_ENV values that run locally. */
+const LOCAL_NODE_ENVS = ['development', 'test'];
+
+/**
+ * Production unless we are told otherwise, exactly: a misspelt or unusual
+ * NODE_ENV (`Production`, `prod`, `staging`, `production `) must not run the dev
+ * node, the dev wallet's admin login and a generated secret (docs/architecture.md "Where it runs").
+ */
+function runMode(e: Env): { production: boolean; reason: string } {
+  const rule = 'only an unset NODE_ENV, development or test runs locally';
+  if (e.VERCEL) return { production: true, reason: 'VERCEL is set' };
+  if (e.NODE_ENV === undefined) return { production: false, reason: `NODE_ENV is unset; ${rule}` };
+  if (LOCAL_NODE_ENVS.includes(e.NODE_ENV)) return { production: false, reason: `NODE_ENV=${e.NODE_ENV}; ${rule}` };
+  return { production: true, reason: `NODE_ENV=${JSON.stringify(e.NODE_ENV)}; ${rule}` };
+}
+
 function splitList(value: string | undefined): string[] {
   return (value ?? '')
     .split(',')
@@ -436,11 +480,11 @@ function splitList(value: string | undefined): string[] {
 }
 
 // Kept on disk so tokens and invoices made before a restart still verify after it.
-function localKey(dataDir: string, name: string): string {
+function localKey(dataDir: string, name: string): { key: string; created: boolean } {
   const file = join(dataDir, name);
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  if (existsSync(file)) return { key: readFileSync(file, 'utf8').trim(), created: false };
   mkdirSync(dataDir, { recursive: true });
-  const secret = randomBytes(32).toString('hex');
-  writeFileSync(file, secret + '\n', { mode: 0o600 });
-  return secret;
+  const key = randomBytes(32).toString('hex');
+  writeFileSync(file, key + '\n', { mode: 0o600 });
+  return { key, created: true };
 }

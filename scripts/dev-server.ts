@@ -68,9 +68,12 @@ export interface DevServerOptions {
   /** 0 picks a free port. */
   port?: number;
   host?: string;
-  /** A client must send its whole request head within this time of connecting (default 30 s), or gets 408 and is disconnected. */
+  /**
+   * A client must send its whole request head within this time of connecting (default 30 s), or gets 408 and is
+   * disconnected: by this time at the latest, and never more than TIMEOUT_CHECK_INTERVAL_MS before it.
+   */
   headersTimeoutMs?: number;
-  /** ... and its whole request, body included, within this time (default 60 s). */
+  /** ... and its whole request, body included, within this time (default 60 s), alike. */
   requestTimeoutMs?: number;
   /**
    * The configuration and service context the service's functions run with
@@ -86,6 +89,18 @@ export interface DevServerOptions {
 // small fraction of Node's own 60 s and 300 s.
 const HEADERS_TIMEOUT_MS = 30_000;
 const REQUEST_TIMEOUT_MS = 60_000;
+// Node looks for clients over their time limits only every connectionsCheckingInterval
+// (30 s unless set), so it cuts a client off up to one interval after its limit. Looking
+// this often, with Node's limits set one interval early, cuts it off within the last
+// interval before the promised time instead of up to an interval after it.
+const TIMEOUT_CHECK_INTERVAL_MS = 100;
+
+/** Node's server options that cut off a client at `headersMs` (request head) and `requestMs` (whole request) at the latest. */
+function slowClientLimits(headersMs: number, requestMs: number): { headersTimeout: number; requestTimeout: number; connectionsCheckingInterval: number } {
+  const interval = Math.max(1, Math.min(TIMEOUT_CHECK_INTERVAL_MS, Math.floor(headersMs / 4)));
+  const request = Math.max(headersMs, requestMs);
+  return { headersTimeout: headersMs - interval, requestTimeout: request - interval, connectionsCheckingInterval: interval };
+}
 
 export interface DevServer {
   url: string;
@@ -112,10 +127,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   // A client that trickles its request (slowloris) is cut off: Node answers 408 and
   // closes the connection. Its defaults (60 s for the head, 300 s in all, checked
   // every 30 s) let slow clients hold the server far longer.
-  const headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
-  const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS);
   const server = createServer(
-    { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.min(1_000, Math.ceil(headersTimeout / 4)) },
+    slowClientLimits(options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS, options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS),
     getRequestListener(handler, { overrideGlobalObjects: false }),
   );
   server.listen(options.port ?? 3000, host);
@@ -563,7 +576,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 
-  // Migrations run before the banner, so "dev server on ..." means ready (and
+  // Migrations run before the banner, so its "... on <url>" means ready (and
   // PGlite's start-up, which holds the event loop, is over). Requests that
   // arrive meanwhile get the same shared instance from ctx.database(), so they
   // wait for the migrations instead of racing them.
@@ -594,7 +607,8 @@ async function main(): Promise<void> {
   }
 
   const priceLine = await price;
-  console.log(`L402 dev server on ${server.url}`);
+  // The first line says which mode runs and which setting chose it: production refuses what local runs fall back to.
+  console.log(`L402 ${config.production ? 'production mode' : 'local development server'} on ${server.url} (${config.modeReason})`);
   for (const line of describeMissingSettings(config)) console.log(`  ${line}`);
   for (const line of describeEmbeddedDefaults(config)) console.log(`  ${line}`);
   if (priceLine) console.log(`  ${priceLine}`);

@@ -2,9 +2,11 @@
 // One policy for every JSON body: its schema is a z.strictObject, so a key the
 // endpoint does not know is refused (400 INVALID_REQUEST `Unrecognized key: "x"`)
 // rather than silently ignored: a misspelt optional field would otherwise pass.
+import { isIP } from 'node:net';
 import { readBoundedText, type BoundedText } from 'l402-paywall/lightning';
 import type { z } from 'zod';
 import { HttpError } from './errors.js';
+import { ipv6Bytes } from './outbound.js';
 
 export const DEFAULT_BODY_LIMIT = 16 * 1024;
 /**
@@ -65,4 +67,18 @@ export async function readRequestText(request: Request, { limit = DEFAULT_BODY_L
  */
 export function clientIp(request: Request): string {
   return request.headers.get('x-real-ip') ?? request.headers.get('x-forwarded-for')?.split(',')[0]?.trim() ?? 'unknown';
+}
+
+/**
+ * Who a client address stands for in a per-client budget: an IPv4 address as
+ * it is; an IPv6 address by its /64, since one subscriber is handed a whole
+ * /64 and could otherwise be a new client with every address in it.
+ */
+export function clientNetwork(ip: string): string {
+  const bytes = isIP(ip) === 6 ? ipv6Bytes(ip) : null;
+  if (!bytes) return ip;
+  // ::ffff:a.b.c.d is the IPv4 client a.b.c.d.
+  if (bytes.subarray(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff) return bytes.subarray(12).join('.');
+  const groups = Array.from({ length: 4 }, (_, i) => ((bytes[2 * i]! << 8) | bytes[2 * i + 1]!).toString(16));
+  return `${groups.join(':')}::/64`;
 }

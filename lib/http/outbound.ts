@@ -339,7 +339,8 @@ function matchRanges(bytes: number[], ranges: Range[]): AddressKind | undefined 
   return undefined;
 }
 
-function ipv6Bytes(text: string): Uint8Array | null {
+/** The 16 bytes of an IPv6 literal (no brackets or zone), or null when it is not one. */
+export function ipv6Bytes(text: string): Uint8Array | null {
   // An IPv4 tail (::ffff:10.0.0.1) becomes its two hex groups.
   const withoutDots = text.replace(
     /(\d+)\.(\d+)\.(\d+)\.(\d+)$/,

@@ -1,11 +1,18 @@
-// GET /api/health: which Lightning provider, key-value store and database the
-// service uses and whether each answers right now, plus the production
-// settings that are missing. Names and kinds only: no secret, no credentials.
+// GET /api/health. Anyone may ask whether the service is up: the answer says
+// up or down per dependency (Lightning backend, key-value store, database) and,
+// on a deployment that lacks settings, which ones (what every 503
+// NOT_CONFIGURED says anyway). Which backend, store and database, how fast
+// they answered and why one did not are for an admin session (Authorization:
+// Bearer of an ADMIN_PUBKEYS key) and the logs. The probes are kept briefly, so
+// a flood of requests costs no more backend calls, and requests are limited per
+// client IP (docs/lightning-backends.md "GET /api/health").
 import { ConfigError, describeProblem, type Config } from '../config.js';
 import { DatabaseUnavailable, describeDatabase } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
 import { ProviderUnavailable } from 'l402-paywall/lightning';
 import { ProviderConfigError } from '../lightning/providers/index.js';
+import { StoreUnavailable } from '../store/types.js';
+import { enforceWindowLimit, requireSession } from './accounts/auth.js';
 import type { ServiceContext } from './context.js';
 import type { Deployment } from './deployment.js';
 import type { EventSinkStats } from 'l402-paywall/events';
@@ -16,6 +23,7 @@ export interface CheckResult {
   error?: string;
 }
 
+/** Everything health knows: for an admin session, the start-up banner and the logs. */
 export interface HealthReport {
   ok: boolean;
   provider: { name: string; network?: string } & CheckResult;
@@ -31,12 +39,80 @@ export interface HealthReport {
   problems: string[];
   /** The settings production cannot run without: the same list a 503 NOT_CONFIGURED answer carries in `missing`. */
   missing: string[];
+  /** When the dependencies were asked (the probes are kept for HEALTH_PROBE_TTL_MS). */
+  checkedAt: string;
+}
+
+/** What anyone may see: up or down per dependency, and what a deployment that is not configured lacks. */
+export interface PublicHealth {
+  ok: boolean;
+  provider: { ok: boolean };
+  store: { ok: boolean };
+  database: { ok: boolean };
+  problems: string[];
+  missing: string[];
   checkedAt: string;
 }
 
 export const HEALTH_RETRY_AFTER_SECONDS = 30;
+/** How long one round of probes answers every request of an instance: an uptime monitor needs no fresher answer. */
+export const HEALTH_PROBE_TTL_MS = 10_000;
 // A database opened for the first time also runs migrations; give it at least this long.
 const MIN_DATABASE_TIMEOUT_MS = 10_000;
+
+/**
+ * GET /api/health for `request`: the details for an admin session
+ * (Authorization: Bearer), else the public view. 429 past
+ * HEALTH_RATE_LIMIT_PER_MINUTE from one client IP; 401 for a session that is
+ * not valid, 403 ADMIN_REQUIRED for one of a key that is not an admin.
+ */
+export async function answerHealth(deployment: Deployment, request: Request, clientIp: string): Promise<HealthReport | PublicHealth> {
+  const ctx = contextIfConfigured(deployment);
+  if (!ctx) return publicView(await checkHealth(deployment)); // no store to count in, no session to check, nothing probed
+  await limitHealthChecks(ctx, clientIp);
+  if (!request.headers.has('authorization')) return publicView(await checkHealth(deployment));
+  const session = await requireSession(ctx, request);
+  if (!session.admin) {
+    throw new HttpError(
+      403,
+      'ADMIN_REQUIRED',
+      'Health details are for admin keys (ADMIN_PUBKEYS); without Authorization this answers up or down per dependency',
+    );
+  }
+  return checkHealth(deployment);
+}
+
+/** Up or down per dependency: no names, kinds, hosts, latencies or error texts. */
+export function publicView(report: HealthReport): PublicHealth {
+  return {
+    ok: report.ok,
+    provider: { ok: report.provider.ok },
+    store: { ok: report.store.ok },
+    database: { ok: report.database.ok },
+    problems: report.problems,
+    missing: report.missing,
+    checkedAt: report.checkedAt,
+  };
+}
+
+function contextIfConfigured(deployment: Deployment): ServiceContext | undefined {
+  try {
+    return deployment.context();
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof HttpError) return undefined;
+    throw error;
+  }
+}
+
+async function limitHealthChecks(ctx: ServiceContext, clientIp: string): Promise<void> {
+  const perMinute = ctx.config.health.ratePerMinute;
+  try {
+    await enforceWindowLimit(ctx, 'health', clientIp, perMinute, 60_000, `Too many health checks from this address: at most ${perMinute} per minute`);
+  } catch (error) {
+    // With the store down the answer must still say so; the probes being kept bounds what it costs.
+    if (!(error instanceof StoreUnavailable)) throw error;
+  }
+}
 
 export async function checkHealth(deployment: Deployment): Promise<HealthReport> {
   const checkedAt = new Date().toISOString();
@@ -82,14 +158,7 @@ export async function checkHealth(deployment: Deployment): Promise<HealthReport>
     };
   }
 
-  const timeoutMs = config.lightning.timeoutMs;
-  const [provider, store, database] = await Promise.all([
-    timed(() => ctx.provider.balance(), timeoutMs),
-    timed(() => ctx.store.get('health:probe'), timeoutMs),
-    config.database
-      ? timed(async () => (await ctx.database()).query('SELECT 1'), Math.max(timeoutMs, MIN_DATABASE_TIMEOUT_MS))
-      : Promise.resolve<CheckResult>({ ok: true }), // no database is a supported setup: the paywall works without one
-  ]);
+  const { provider, store, database, checkedAt: probedAt } = await probes(ctx);
   return {
     ok: provider.ok && store.ok && database.ok,
     provider: { ...names.provider, ...provider },
@@ -98,8 +167,43 @@ export async function checkHealth(deployment: Deployment): Promise<HealthReport>
     events: ctx.events?.describe() ?? names.events,
     problems: [],
     missing: [],
-    checkedAt,
+    checkedAt: probedAt,
   };
+}
+
+interface Probes {
+  provider: CheckResult;
+  store: CheckResult;
+  database: CheckResult;
+  checkedAt: string;
+}
+
+// Per service context (a test's fault injection hands the handlers a new one): one round at a time, kept HEALTH_PROBE_TTL_MS.
+const recentProbes = new WeakMap<ServiceContext, { until: number; probes: Promise<Probes> }>();
+
+function probes(ctx: ServiceContext): Promise<Probes> {
+  const kept = recentProbes.get(ctx);
+  if (kept && kept.until > Date.now()) return kept.probes;
+  const round = probeAll(ctx);
+  recentProbes.set(ctx, { until: Date.now() + HEALTH_PROBE_TTL_MS, probes: round });
+  return round;
+}
+
+async function probeAll(ctx: ServiceContext): Promise<Probes> {
+  const { config } = ctx;
+  const checkedAt = new Date().toISOString();
+  const timeoutMs = config.lightning.timeoutMs;
+  const [provider, store, database] = await Promise.all([
+    timed(() => ctx.provider.balance(), timeoutMs),
+    timed(() => ctx.store.get('health:probe'), timeoutMs),
+    config.database
+      ? timed(async () => (await ctx.database()).query('SELECT 1'), Math.max(timeoutMs, MIN_DATABASE_TIMEOUT_MS))
+      : Promise.resolve<CheckResult>({ ok: true }), // no database is a supported setup: the paywall works without one
+  ]);
+  for (const [part, result] of Object.entries({ provider, store, database })) {
+    if (!result.ok) console.error(`[health] the ${part} does not answer: ${result.error}`);
+  }
+  return { provider, store, database, checkedAt };
 }
 
 async function timed(check: () => Promise<unknown>, timeoutMs: number): Promise<CheckResult> {

@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/index.js';
 import { decodeLnurl } from '../../lib/lightning/lnurl.js';
 import type { ServiceContext } from '../../lib/service/context.js';
-import { createChallenge } from '../../lib/service/accounts/lnurl-auth.js';
 import { callBack, testWallet, type ChallengeBody } from '../support/lnurl-wallet.js';
 import { databaseBackends } from '../support/postgres.js';
+import { rawRequest } from '../support/raw-request.js';
 import { useDevServerOn } from '../support/server.js';
 
 const backends = await databaseBackends();
@@ -107,15 +107,33 @@ for (const backend of backends) {
         expect(other.pollToken).not.toBe(c.pollToken);
       });
 
-      it('in production the callback is https whatever scheme the request arrived with (TLS ends at the platform)', async () => {
-        const ctx = running.ctx;
-        const c = await createChallenge(
-          { ...ctx, config: { ...ctx.config, production: true } },
-          'http://paywall.example.com/api/lnurl-auth',
-          '203.0.113.9',
-          'login',
-        );
-        expect(decodeLnurl(c.lnurl)).toBe(`https://paywall.example.com/api/lnurl-auth?tag=login&k1=${c.k1}&action=login`);
+      describe('in production, the callback comes from configuration, never from the Host a request names', () => {
+        afterAll(() => running.restore());
+        /** The server's handlers in production, with `publicUrl` (PUBLIC_URL) as given; the test database is kept. */
+        const production = (publicUrl: string | undefined) => {
+          const ctx = running.ctx;
+          running.use({ ...ctx, config: { ...ctx.config, production: true, publicUrl } });
+        };
+        const withHost = (method: string, path: string, host: string) => rawRequest(`${url}${path}`, { method, headers: { host } });
+
+        it('with PUBLIC_URL: the wallet calls back there, whatever Host and scheme the request arrived with', async () => {
+          production('https://pay.example.com');
+          const { status, body } = await withHost('GET', '/api/lnurl-auth', 'attacker.example');
+          expect(status).toBe(200);
+          expect(decodeLnurl(body.lnurl as string)).toBe(`https://pay.example.com/api/lnurl-auth?tag=login&k1=${body.k1}&action=login`);
+        });
+
+        it.each([
+          ['GET', '/api/lnurl-auth'],
+          ['POST', '/api/delete-data'],
+        ])('without PUBLIC_URL: %s %s answers 503 NOT_CONFIGURED naming PUBLIC_URL, and makes no challenge', async (method, path) => {
+          production(undefined);
+          const { status, headers, body } = await withHost(method, path, 'attacker.example');
+          expect(status).toBe(503);
+          expect(Number(headers['retry-after'])).toBeGreaterThan(0);
+          expect(body).toEqual({ error: expect.stringContaining('PUBLIC_URL'), code: 'NOT_CONFIGURED', missing: ['PUBLIC_URL'] });
+          expect(JSON.stringify(body)).not.toContain('attacker.example');
+        });
       });
 
       it('is pending (202) until the wallet signs', async () => {

@@ -127,6 +127,25 @@ describe('never in production', () => {
     await inbox.body?.cancel();
   });
 
+  // Fail closed: only an unset NODE_ENV, development or test runs locally; a misspelt production is production.
+  it.each(['Production', 'prod', 'production ', 'staging'])('NODE_ENV=%j is production: no dev wallet, no dev login, no generated secret', async (nodeEnv) => {
+    const config = configOf({ NODE_ENV: nodeEnv });
+    expect(config).toMatchObject({
+      production: true,
+      modeReason: `NODE_ENV=${JSON.stringify(nodeEnv)}; only an unset NODE_ENV, development or test runs locally`,
+    });
+    server.redeploy(config);
+    for (const path of ['/api/dev/pay', '/api/dev/login']) {
+      const refused = await post(path, path === '/api/dev/pay' ? { invoice: 'lnbcrt1' } : { k1: '11'.repeat(32) });
+      expect(refused.status, path).toBe(404);
+      expect(((await refused.json()) as { code: string }).code).toBe('NOT_FOUND');
+    }
+    // The paywall refuses to sell tokens under a secret it made up or replay marks kept in this process.
+    const paid = await fetch(`${server.url}/api/demo/btc-price`);
+    expect(paid.status).toBe(503);
+    expect(await paid.json()).toMatchObject({ code: 'NOT_CONFIGURED', missing: expect.arrayContaining(['L402_SECRET']) });
+  });
+
   it('in production no key is the development admin', () => {
     const ctx = createServiceContext(configOf(FULL_PRODUCTION));
     expect(devLoginKey(ctx)).toBeUndefined();

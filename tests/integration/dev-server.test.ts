@@ -439,9 +439,9 @@ describe('npm start', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  function run(port: number) {
+  function run(port: number, extra: Record<string, string> = {}) {
     // No price sources: the banner would ask them, and tests never reach the internet.
-    const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, BTC_PRICE_SOURCES: 'none' };
+    const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, BTC_PRICE_SOURCES: 'none', ...extra };
     const child = spawn(tsx, [script], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
@@ -451,18 +451,50 @@ describe('npm start', () => {
     return { child, exited, env, output: () => ({ stdout, stderr }) };
   }
 
+  /** Runs the server until its banner is out (the database line is the last), then stops it; answers what it printed. */
+  async function banner(extra: Record<string, string> = {}): Promise<{ stdout: string; env: NodeJS.ProcessEnv; url: string }> {
+    const port = await closedPort();
+    const { child, exited, env, output } = run(port, extra);
+    // Generous: a busy machine takes long to start tsx and migrate a fresh PGlite; this is no speed test.
+    await vi.waitFor(() => expect(output().stdout).toMatch(/\n {2}database: .*\n/), { timeout: 90_000, interval: 100 });
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    return { stdout: output().stdout, env, url: `http://127.0.0.1:${port}` };
+  }
+
+  const LOCAL_RULE = 'only an unset NODE_ENV, development or test runs locally';
+
   it('prints the URL and the embedded defaults, serves, and exits cleanly on SIGTERM', { timeout: 120_000 }, async () => {
     const port = await closedPort();
-    const { child, exited, env, output } = run(port);
+    const { child, exited, output } = run(port);
     const url = `http://127.0.0.1:${port}`;
-    // Generous: a busy machine takes long to start tsx and migrate a fresh PGlite; this is no speed test.
-    await vi.waitFor(() => expect(output().stdout).toContain(url), { timeout: 90_000, interval: 100 });
-    for (const line of describeEmbeddedDefaults(loadConfig(env))) expect(output().stdout).toContain(line);
+    await vi.waitFor(() => expect(output().stdout).toMatch(/\n {2}database: .*\n/), { timeout: 90_000, interval: 100 });
+    // Which mode runs, and which setting chose it (vitest runs with NODE_ENV=test).
+    expect(output().stdout).toMatch(new RegExp(`^L402 local development server on ${url} \\(NODE_ENV=test; ${LOCAL_RULE}\\)\n`));
+    // A fresh DATA_DIR: the secret is made now.
+    expect(output().stdout).toContain(`  L402_SECRET: generated now, kept in ${join(dataDir, 'l402-secret')} for the next starts\n`);
     const res = await fetch(`${url}/api/dev-server-test-probe-that-does-not-exist`);
     expect(res.status).toBeGreaterThanOrEqual(200);
     await res.arrayBuffer();
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
+  });
+
+  it('after a restart, says it reuses the secret saved under DATA_DIR rather than that it generated one', { timeout: 120_000 }, async () => {
+    const restarted = join(dataDir, 'restarted');
+    loadConfig({ DATA_DIR: restarted }); // what an earlier start did: generate the secret and keep it there
+    const { stdout, env } = await banner({ DATA_DIR: restarted });
+    expect(stdout).toContain(`  L402_SECRET: the one generated at an earlier start, read from ${join(restarted, 'l402-secret')}\n`);
+    expect(stdout).not.toContain('generated now');
+    for (const line of describeEmbeddedDefaults(loadConfig(env))) expect(stdout).toContain(line);
+  });
+
+  it('says it runs in production mode, and why, whenever NODE_ENV is neither unset, development nor test', { timeout: 120_000 }, async () => {
+    const { stdout, url } = await banner({ NODE_ENV: 'Production' });
+    expect(stdout).toMatch(new RegExp(`^L402 production mode on ${url} \\(NODE_ENV="Production"; ${LOCAL_RULE}\\)\n`));
+    expect(stdout).toContain('NOT CONFIGURED for production');
+    expect(stdout).not.toMatch(/L402_SECRET: (generated|the one)/);
+    expect(stdout).not.toContain('dev server');
   });
 
   it('explains a taken port in one line and exits 1', async () => {

@@ -9,7 +9,10 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EVENT_TYPES, generateEventSecret, verifyEvent, type L402Event } from 'l402-paywall/events';
 import { plainHeaders, startEventReceiver, type EventReceiver } from '../support/event-receiver.js';
-import { useDevServer, type ChallengeBody } from '../support/server.js';
+import { startServerProcess } from '../support/server-process.js';
+import { createSession } from '../../lib/service/accounts/auth.js';
+import { devLoginKey } from '../../lib/service/accounts/dev-login-key.js';
+import { useDevServer, type ChallengeBody, type TestServer } from '../support/server.js';
 
 const SECRET = generateEventSecret();
 
@@ -17,6 +20,15 @@ async function payDemoInvoice(base: string, invoice: string): Promise<string> {
   const response = await fetch(`${base}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice }) });
   expect(response.status).toBe(200);
   return ((await response.json()) as { preimage: string }).preimage;
+}
+
+// A session opens the database first: PGlite's start-up takes seconds on a busy machine.
+const SESSION_TIMEOUT = { timeout: 60_000 };
+
+/** GET /api/health as an admin session sees it: the dev wallet's key, an admin locally. */
+async function healthDetails(server: TestServer): Promise<unknown> {
+  const { token } = await createSession(server.ctx, devLoginKey(server.ctx)!.pubkey);
+  return (await fetch(`${server.url}/api/health`, { headers: { authorization: `Bearer ${token}` } })).json();
 }
 
 describe('EVENTS_WEBHOOK_URL set to a local receiver', () => {
@@ -110,24 +122,37 @@ describe('EVENTS_WEBHOOK_URL set to a local receiver', () => {
     expect(wire).not.toContain(offer.macaroon);
   });
 
-  it('/api/health names the receiver host (never its path) and the delivery counts', async () => {
-    const report = (await (await fetch(`${server.url}/api/health`)).json()) as { events: Record<string, unknown> };
+  it('/api/health names the receiver host (never its path) and the delivery counts to an admin session, and nothing of them to anyone else', async () => {
+    const report = (await healthDetails(server)) as { events: Record<string, unknown> };
     expect(report.events).toMatchObject({ configured: true, host: new URL(receiver.url).host, failed: 0, dropped: 0 });
     expect(report.events.delivered).toBeGreaterThanOrEqual(5);
     expect(JSON.stringify(report)).not.toContain('/hooks/l402');
     expect(JSON.stringify(report)).not.toContain(SECRET);
+    expect(await (await fetch(`${server.url}/api/health`)).json()).not.toHaveProperty('events');
   });
 });
 
 describe('EVENTS_WEBHOOK_URL unset', () => {
   const server = useDevServer();
 
-  it('the service has no event sink, health says so, and the paid demo works as before', async () => {
+  it('the service has no event sink, health says so, and the paid demo works as before', SESSION_TIMEOUT, async () => {
     const base = server.url;
     const challenge = (await (await fetch(`${base}/api/demo/btc-price`)).json()) as ChallengeBody;
     const preimage = await payDemoInvoice(base, challenge.invoice);
     expect((await fetch(`${base}/api/demo/btc-price`, { headers: { authorization: `L402 ${challenge.macaroon}:${preimage}` } })).status).toBe(200);
     expect(server.ctx.events).toBeUndefined();
-    expect(((await (await fetch(`${base}/api/health`)).json()) as { events: unknown }).events).toEqual({ configured: false });
+    expect(((await healthDetails(server)) as { events: unknown }).events).toEqual({ configured: false });
+  });
+});
+
+describe('an EVENTS_WEBHOOK_SECRET the signer cannot use', () => {
+  it('stops the server at start-up naming the setting and how to make one, rather than answering 500 on every route', { timeout: 120_000 }, async () => {
+    // Base64 without its = padding: the signer refuses it, so the configuration must too.
+    const unpadded = SECRET.replace(/=+$/, '');
+    expect(unpadded).not.toBe(SECRET);
+    const started = startServerProcess({ EVENTS_WEBHOOK_URL: 'http://127.0.0.1:9/hooks', EVENTS_WEBHOOK_SECRET: unpadded });
+    await expect(started.then((server) => server.stop())).rejects.toThrow(
+      /exited \(1\) before it was ready:\nInvalid environment: EVENTS_WEBHOOK_SECRET: .*not base64; echo "whsec_\$\(openssl rand -base64 32\)" makes one/,
+    );
   });
 });

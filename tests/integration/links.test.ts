@@ -4,7 +4,7 @@
 // comment, and the owner types the code back. On real PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/index.js';
-import { testWallet, type ChallengeBody, type TestWallet } from '../support/lnurl-wallet.js';
+import { logIn, testWallet, type TestWallet } from '../support/lnurl-wallet.js';
 import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn } from '../support/server.js';
@@ -24,6 +24,8 @@ describe.skipIf(postgres.skip !== undefined)(`linking Lightning Addresses${postg
     AUTH_RATE_LIMIT_PER_MINUTE: '100000',
     LINK_CODE_ATTEMPTS: String(ATTEMPTS),
     LINK_RATE_LIMIT_PER_HOUR: String(STARTS_PER_HOUR),
+    // Every link here starts from this one client: the per-client and per-address budgets have a file of their own (link-budgets.test.ts).
+    LINK_PROOFS_PER_IP_PER_DAY: '100000',
   }));
   let url = '';
   let db: Database;
@@ -40,12 +42,7 @@ describe.skipIf(postgres.skip !== undefined)(`linking Lightning Addresses${postg
   });
   afterAll(() => owner?.close());
 
-  async function login(wallet: TestWallet = testWallet()): Promise<string> {
-    const c = (await (await fetch(`${url}/api/lnurl-auth`)).json()) as ChallengeBody;
-    expect((await wallet.scan(c.lnurl)).body.status).toBe('OK');
-    const body = (await (await fetch(`${url}/api/lnurl-auth?${new URLSearchParams({ k1: c.k1, pollToken: c.pollToken })}`)).json()) as { token: string };
-    return body.token;
-  }
+  const login = (wallet?: TestWallet) => logIn(url, wallet);
 
   function links(token: string | null, method: 'GET' | 'POST' | 'DELETE' = 'GET', body?: unknown): Promise<Response> {
     return fetch(`${url}/api/links`, {

@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLnbits, type FakeLnbits } from '../support/fake-backends/lnbits.js';
 import { closedPort } from '../support/postgres.js';
-import { useDevServer } from '../support/server.js';
+import { createSession } from '../../lib/service/accounts/auth.js';
+import { useDevServer, type TestServer } from '../support/server.js';
 
 const TIMEOUT_MS = 800;
 
@@ -18,7 +19,22 @@ async function expectUnavailable(response: Response, code: string): Promise<void
   expect(await response.json()).toMatchObject({ code });
 }
 
+// The operator's key: its session sees why a part of /api/health is down; anyone else sees only that it is.
+const ADMIN_PUBKEY = `02${'11'.repeat(32)}`;
+// A session opens the database first: PGlite's start-up takes seconds on a busy machine.
+const SESSION_TIMEOUT = { timeout: 60_000 };
+
+/** GET /api/health as the operator sees it (an admin session) and as anyone does. */
+async function healthOf(server: TestServer): Promise<{ details: Response; anyone: Response }> {
+  const { token } = await createSession(server.ctx, ADMIN_PUBKEY);
+  return {
+    details: await fetch(`${server.url}/api/health`, { headers: { authorization: `Bearer ${token}` } }),
+    anyone: await fetch(`${server.url}/api/health`),
+  };
+}
+
 const lnbitsEnv = (url: string, extra: Record<string, string> = {}) => ({
+  ADMIN_PUBKEYS: ADMIN_PUBKEY,
   LIGHTNING_PROVIDER: 'lnbits',
   LIGHTNING_NETWORK: 'regtest',
   LIGHTNING_TIMEOUT_MS: String(TIMEOUT_MS),
@@ -45,12 +61,14 @@ describe('LNbits on a closed port', () => {
     await expectUnavailable(await fetch(`${server.url}/api/demo/btc-price`), 'PROVIDER_UNAVAILABLE');
   });
 
-  it('keeps serving: GET /api/demo answers, and /api/health says which part is down', async () => {
+  it('keeps serving: GET /api/demo answers, and /api/health says which part is down (and, to the operator, why)', SESSION_TIMEOUT, async () => {
     expect((await fetch(`${server.url}/api/demo`)).status).toBe(200);
-    const health = await fetch(`${server.url}/api/health`);
-    expect(health.status).toBe(503);
-    expect(health.headers.get('retry-after')).toBeTruthy();
-    const text = await health.text();
+    const { details, anyone } = await healthOf(server);
+    for (const health of [details, anyone]) {
+      expect(health.status).toBe(503);
+      expect(health.headers.get('retry-after')).toBeTruthy();
+    }
+    const text = await details.text();
     expect(JSON.parse(text)).toMatchObject({
       ok: false,
       provider: { name: 'lnbits', network: 'regtest', ok: false, error: expect.stringMatching(/LNbits is unreachable \(ECONNREFUSED\)/) },
@@ -58,6 +76,7 @@ describe('LNbits on a closed port', () => {
       database: { ok: true },
     });
     expect(text).not.toContain('invoice-key-of-a-dead-backend');
+    expect(await anyone.json()).toMatchObject({ ok: false, provider: { ok: false }, store: { ok: true }, database: { ok: true } });
   });
 });
 
@@ -97,7 +116,7 @@ describe('a backend that refuses the API key', () => {
   afterAll(() => fake.close());
   const server = useDevServer(() => lnbitsEnv(fake.url));
 
-  it('answers 503 (not 500) naming the setting to fix, and /api/health names it too', async () => {
+  it('answers 503 (not 500) naming the setting to fix, and /api/health names it to the operator too', SESSION_TIMEOUT, async () => {
     const response = await fetch(`${server.url}/api/invoice`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -109,8 +128,8 @@ describe('a backend that refuses the API key', () => {
     expect(JSON.stringify(body)).not.toContain(lnbitsEnv(fake.url).LNBITS_API_KEY);
     // The paywall (lib/l402, which knows no provider types) says only that the provider is unavailable.
     await expectUnavailable(await fetch(`${server.url}/api/demo/btc-price`), 'PROVIDER_UNAVAILABLE');
-    const health = await fetch(`${server.url}/api/health`);
-    expect(health.status).toBe(503);
-    expect(await health.json()).toMatchObject({ provider: { ok: false, error: 'LNBITS_API_KEY was refused by LNbits (HTTP 401)' } });
+    const { details } = await healthOf(server);
+    expect(details.status).toBe(503);
+    expect(await details.json()).toMatchObject({ provider: { ok: false, error: 'LNBITS_API_KEY was refused by LNbits (HTTP 401)' } });
   });
 });

@@ -97,3 +97,57 @@ describe('a function reading a trickled body (wherever it runs)', () => {
     expect(await readJson(request, z.object({ a: z.number() }), { timeoutMs: 200 })).toEqual({ a: 1 });
   });
 });
+
+// Node looks for clients over their limits only every connectionsCheckingInterval,
+// so a bound of T really was T plus up to one interval (npm start: 30 to 31 s, with a
+// 1 s interval). Clients connecting at ten points across such an interval show it:
+// every one of them must be cut off by T, and one that finishes in time is served.
+describe('the head time limit is a bound: a client still sending its head at the limit has been cut off by then', () => {
+  const LIMIT_MS = 4_000;
+  // The lag a loaded machine adds to any timer; far less than the interval the cut could be late by (1 s for this limit before).
+  const LAG_MS = 400;
+  const server = useDevServer(() => ({}), { headersTimeoutMs: LIMIT_MS, requestTimeoutMs: 2 * LIMIT_MS });
+
+  /** Connects, sends a header line every 100 ms, and says how long after connecting the server hung up, and what it answered. */
+  function headTrickle(finishAfterMs?: number): Promise<{ cutAfterMs: number; answer: string }> {
+    const { hostname, port } = new URL(server.url);
+    return new Promise((resolve) => {
+      const socket = connect(Number(port), hostname);
+      let connectedAt = 0;
+      let answer = '';
+      let timer: ReturnType<typeof setInterval> | undefined;
+      socket.on('connect', () => {
+        connectedAt = performance.now();
+        socket.write('GET /api/demo HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n');
+        let line = 0;
+        timer = setInterval(() => {
+          if (finishAfterMs !== undefined && performance.now() - connectedAt >= finishAfterMs) {
+            clearInterval(timer);
+            socket.write('\r\n');
+          } else if (socket.writable) socket.write(`X-Slow-${line++}: a\r\n`);
+        }, 100);
+      });
+      socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        clearInterval(timer);
+        resolve({ cutAfterMs: performance.now() - connectedAt, answer });
+      });
+    });
+  }
+
+  it('ten clients trickling their heads, connecting across a second: each cut off with 408 within the limit', async () => {
+    const cut = await Promise.all(Array.from({ length: 10 }, (_, i) => new Promise<void>((r) => setTimeout(r, i * 100)).then(() => headTrickle())));
+    for (const { cutAfterMs, answer } of cut) {
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(cutAfterMs).toBeGreaterThan(LIMIT_MS - 250);
+    }
+    const latest = Math.max(...cut.map((c) => c.cutAfterMs));
+    expect(latest, `cut off after ${cut.map((c) => Math.round(c.cutAfterMs)).join(', ')} ms`).toBeLessThanOrEqual(LIMIT_MS + LAG_MS);
+  });
+
+  it('a slow client that finishes its head before the limit is served', async () => {
+    const { answer } = await headTrickle(LIMIT_MS - 500);
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+  });
+});

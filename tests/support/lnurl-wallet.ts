@@ -46,3 +46,14 @@ export async function callBack(callback: URL | string, params: Record<string, st
   const response = await fetch(url);
   return { status: response.status, body: (await response.json()) as { status: string; reason?: string } };
 }
+
+/** The whole dashboard login as a person does it at the server at `serverUrl`: the page asks, `wallet` scans and signs, the page collects; answers the session token. */
+export async function logIn(serverUrl: string, wallet: TestWallet = testWallet()): Promise<string> {
+  const challenge = (await (await fetch(`${serverUrl}/api/lnurl-auth`)).json()) as ChallengeBody;
+  const signed = await wallet.scan(challenge.lnurl);
+  if (signed.body.status !== 'OK') throw new Error(`the wallet's signature was refused: ${JSON.stringify(signed.body)}`);
+  const collected = await fetch(`${serverUrl}/api/lnurl-auth?${new URLSearchParams({ k1: challenge.k1, pollToken: challenge.pollToken })}`);
+  const body = (await collected.json()) as { token?: string };
+  if (collected.status !== 200 || !body.token) throw new Error(`the login was not collected: ${collected.status} ${JSON.stringify(body)}`);
+  return body.token;
+}

@@ -37,7 +37,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   const ready = new Promise<string>((resolvePromise, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      const url = /L402 dev server on (http:\/\/\S+)/.exec(output)?.[1];
+      const url = /^L402 .+? on (http:\/\/\S+)/m.exec(output)?.[1];
       if (url) resolvePromise(url);
     };
     child.stdout!.on('data', onData);

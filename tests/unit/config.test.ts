@@ -5,8 +5,15 @@ import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { ConfigError, ENV_KEYS, describeEmbeddedDefaults, loadConfig } from '../../lib/config.js';
 import { createDeployment } from '../../lib/service/deployment.js';
+import { signEvent } from 'l402-paywall/events';
 
 const dataDir = () => mkdtempSync(join(tmpdir(), 'l402-config-'));
+/** A DATA_DIR where an earlier start saved the generated keys: every load of it reads the same ones. */
+const keysSavedIn = () => {
+  const dir = dataDir();
+  loadConfig({ DATA_DIR: dir });
+  return dir;
+};
 
 describe('loadConfig', () => {
   it('runs locally on embedded defaults and keeps the generated secret and node key across restarts', () => {
@@ -19,9 +26,25 @@ describe('loadConfig', () => {
     expect(first.lightning.devNodePrivateKey).toMatch(/^[0-9a-f]{64}$/);
     const second = loadConfig({ DATA_DIR: dir });
     expect(second.l402.secrets).toEqual(first.l402.secrets);
+    expect(second.l402.secretSource).toBe('saved');
     expect(second.lightning.devNodePrivateKey).toBe(first.lightning.devNodePrivateKey);
     expect(readFileSync(join(dir, 'l402-secret'), 'utf8').trim()).toBe(first.l402.secrets[0]);
     expect(describeEmbeddedDefaults(first).join('\n')).toMatch(/in memory[\s\S]*dev node[\s\S]*generated/);
+  });
+
+  it('runs production unless NODE_ENV is unset, development or test (and VERCEL is unset), and says why', () => {
+    const mode = (env: Record<string, string>) => {
+      const { production, modeReason } = loadConfig({ DATA_DIR: dataDir(), ...env });
+      return { production, modeReason };
+    };
+    const rule = 'only an unset NODE_ENV, development or test runs locally';
+    expect(mode({})).toEqual({ production: false, modeReason: `NODE_ENV is unset; ${rule}` });
+    expect(mode({ NODE_ENV: '' })).toEqual({ production: false, modeReason: `NODE_ENV is unset; ${rule}` });
+    expect(mode({ NODE_ENV: 'development' })).toEqual({ production: false, modeReason: `NODE_ENV=development; ${rule}` });
+    expect(mode({ NODE_ENV: 'test' })).toEqual({ production: false, modeReason: `NODE_ENV=test; ${rule}` });
+    for (const value of ['production', 'Production', 'prod', 'production ', 'staging', 'Development', 'dev'])
+      expect(mode({ NODE_ENV: value })).toEqual({ production: true, modeReason: `NODE_ENV=${JSON.stringify(value)}; ${rule}` });
+    expect(mode({ VERCEL: '1', NODE_ENV: 'development' })).toEqual({ production: true, modeReason: 'VERCEL is set' });
   });
 
   it('refuses to guess in production and names every missing setting', () => {
@@ -83,6 +106,39 @@ describe('loadConfig', () => {
     ).toBe('https://hooks.example.com/');
   });
 
+  it('EVENTS_WEBHOOK_SECRET: accepted exactly when the signer accepts it (one rule), refused at load with how to make one', () => {
+    const local = { L402_SECRET: 's'.repeat(32), DATA_DIR: dataDir(), EVENTS_WEBHOOK_URL: 'http://127.0.0.1:9000/hook' };
+    const padded = Buffer.alloc(32, 7).toString('base64'); // 44 characters, one = of padding
+    const candidates = [
+      `whsec_${padded}`,
+      `whsec_${padded.replace(/=+$/, '')}`, // the padding left out: passed the old check, and the signer refused it
+      `whsec_${Buffer.alloc(25, 1).toString('base64').replace(/=+$/, '')}`,
+      `whsec_${Buffer.alloc(24, 0xfb).toString('base64url')}`,
+      `whsec_${Buffer.alloc(24, 0xfb).toString('base64')}`,
+      `whsec_${Buffer.alloc(8).toString('base64')}`,
+      `whsec_${Buffer.alloc(65).toString('base64')}`,
+      'whsec_',
+      'hunter2',
+    ];
+    for (const secret of candidates) {
+      let signed = true;
+      try {
+        signEvent('{}', 'msg_1', secret);
+      } catch {
+        signed = false;
+      }
+      let loaded: string | undefined;
+      try {
+        loaded = loadConfig({ ...local, EVENTS_WEBHOOK_SECRET: secret }).events?.webhookSecret;
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        expect((error as Error).message).toMatch(/^Invalid environment: EVENTS_WEBHOOK_SECRET: .*; echo "whsec_\$\(openssl rand -base64 32\)" makes one/);
+      }
+      expect({ secret, loaded: loaded !== undefined }).toEqual({ secret, loaded: signed });
+    }
+    expect(() => loadConfig({ ...local, EVENTS_WEBHOOK_SECRET: `whsec_${padded.replace(/=+$/, '')}` })).toThrow(/not base64/);
+  });
+
   it('explains invalid settings instead of running with them', () => {
     expect(() => loadConfig({ L402_SECRET: 'short' })).toThrow(/at least 32 characters/);
     expect(() => loadConfig({ L402_TOKEN_TTL_SECONDS: 'soon' })).toThrow(ConfigError);
@@ -91,7 +147,7 @@ describe('loadConfig', () => {
   });
 
   it('treats an empty value (FOO= as copied from .env.example) as unset', () => {
-    const dir = dataDir();
+    const dir = keysSavedIn();
     const empty = loadConfig({
       DATA_DIR: dir,
       L402_SECRET: '',
@@ -117,7 +173,7 @@ describe('loadConfig', () => {
     // Set by the platform, not by hand.
     const platform = ['NODE_ENV', 'VERCEL', 'VERCEL_PROJECT_PRODUCTION_URL'];
     expect(Object.keys(example).sort()).toEqual(ENV_KEYS.filter((key) => !platform.includes(key)).sort());
-    const dir = dataDir();
+    const dir = keysSavedIn();
     expect(loadConfig({ ...example, DATA_DIR: dir })).toEqual(loadConfig({ DATA_DIR: dir }));
   });
 });

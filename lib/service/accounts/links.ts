@@ -5,8 +5,15 @@
 // Brute force: a code is 40 random bits, lives LINK_CODE_TTL_MINUTES, allows
 // LINK_CODE_ATTEMPTS wrong entries (counted atomically in the shared store),
 // and a new code costs a payment limited to LINK_RATE_LIMIT_PER_HOUR per key.
+//
+// Cost: keys are free, so the proofs the service pays are also bounded per UTC
+// day, in the shared store: per client IP (an IPv6 /64), per address, and for
+// the whole service. The service-wide cap is what the service spends at most;
+// the others keep one client from using it all up, so that others can still
+// link (docs/dashboard-and-stats.md "Linking a Lightning Address").
 import { randomBytes, randomUUID } from 'node:crypto';
 import { HttpError, retryLater } from '../../http/errors.js';
+import { clientNetwork } from '../../http/input.js';
 import { sameSecret } from '../../http/secrets.js';
 import { LnurlError, fetchInvoiceForAddress, outboundPolicy } from '../../lightning/lnurl.js';
 import { PaymentFailed, ProviderConfigError, ProviderUnsupported } from 'l402-paywall/lightning';
@@ -15,6 +22,8 @@ import { enforceWindowLimit, linkedAddresses, sha256Hex, type Session } from './
 import type { ServiceContext } from '../context.js';
 
 export const LINK_AMOUNT_MSAT = 1000;
+// The proof budgets' window: a UTC day.
+const DAY_MS = 86_400_000;
 // Routing fee the 1-sat proof may cost at most.
 const LINK_MAX_FEE_MSAT = 10_000;
 // Crockford's base32: no I, L, O, U, so a code read off a phone is typed back right.
@@ -33,25 +42,42 @@ export type LinkStarted = { address: string; status: 'linked' } | { address: str
 const codeKey = (pubkey: string, address: string) => `link:code:${pubkey}:${address}`;
 const attemptsKey = (id: string) => `link:attempts:${id}`;
 
-/** Sends the 1-sat proof with a fresh code to `address` (normalised), unless this key already has it. */
-export async function startLink(ctx: ServiceContext, session: Session, address: string): Promise<LinkStarted> {
+/** Sends the 1-sat proof with a fresh code to `address` (normalised), unless this key already has it; `clientIp` started it. */
+export async function startLink(ctx: ServiceContext, session: Session, address: string, clientIp: string): Promise<LinkStarted> {
   const db = await ctx.database();
   if ((await linkedAddresses(db, session.pubkey)).includes(address)) return { address, status: 'linked' };
+  const { auth } = ctx.config;
   await enforceWindowLimit(
     ctx,
     'link',
     session.pubkey,
-    ctx.config.auth.linkRatePerHour,
+    auth.linkRatePerHour,
     3_600_000,
     'Too many links started for this key; each one pays a sat, so wait a while',
   );
-  // Keys are free: without a service-wide budget, many keys could drain the wallet one sat at a time.
+  // The service-wide budget last: a start refused by a narrower one spends none of it.
+  await enforceWindowLimit(
+    ctx,
+    'link-proofs-ip',
+    clientNetwork(clientIp),
+    auth.linkProofsPerIpPerDay,
+    DAY_MS,
+    'Links started from this network have been sent as many 1-sat proofs as they may today; try again tomorrow',
+  );
+  await enforceWindowLimit(
+    ctx,
+    'link-proofs-address',
+    address,
+    auth.linkProofsPerAddressPerDay,
+    DAY_MS,
+    `${address} has been sent as many 1-sat proofs as one address may get today; try again tomorrow`,
+  );
   await enforceWindowLimit(
     ctx,
     'link-proofs',
     'service',
-    ctx.config.auth.linkProofsPerDay,
-    86_400_000,
+    auth.linkProofsPerDay,
+    DAY_MS,
     'The service has sent as many link proofs as it will today; try again tomorrow',
   );
 

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { toString as qrCode } from 'qrcode';
 import { z } from 'zod';
 import { DatabaseUnavailable } from '../../db/types.js';
-import { HttpError, retryLater } from '../../http/errors.js';
+import { HttpError, notConfigured, retryLater } from '../../http/errors.js';
 import { sameSecret } from '../../http/secrets.js';
 import { verifyLnurlAuthSignature } from '../../lightning/lnurl-auth.js';
 import { encodeLnurl } from '../../lightning/lnurl.js';
@@ -91,13 +91,14 @@ export const WalletQuery = z.object({
 
 /** A fresh challenge; `requestUrl` gives the origin the wallet calls back. */
 export async function createChallenge(ctx: ServiceContext, requestUrl: string, clientIp: string, purpose: ChallengePurpose): Promise<Challenge> {
+  const origin = callbackOrigin(ctx, requestUrl);
   await enforceWindowLimit(ctx, 'lnurl-auth', clientIp, ctx.config.auth.ratePerMinute, 60_000, 'Too many LNURL-auth requests from this address; wait a minute');
   const k1 = randomBytes(32).toString('hex');
   const pollToken = randomBytes(32).toString('base64url');
   const ttlMs = ctx.config.auth.challengeTtlSeconds * 1000;
   const record: ChallengeRecord = { purpose, pollTokenHash: sha256Hex(pollToken), expiresAt: Date.now() + ttlMs };
   await ctx.store.set(keys.challenge(k1), JSON.stringify(record), { ttlMs });
-  const callback = new URL('/api/lnurl-auth', callbackOrigin(ctx, requestUrl));
+  const callback = new URL('/api/lnurl-auth', origin);
   callback.search = new URLSearchParams({ tag: 'login', k1, action: ACTION[purpose] }).toString();
   const lnurl = encodeLnurl(callback.toString());
   return { k1, lnurl, expiresAt: new Date(record.expiresAt).toISOString(), pollToken, qr: await qrSvg(lnurl) };
@@ -109,13 +110,21 @@ function qrSvg(lnurl: string): Promise<string> {
   return qrCode(lnurl, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
 }
 
-// The configured public URL when there is one. Otherwise the request's: LUD-01
-// wants https, and platforms terminate TLS in front of the function, so in
-// production the scheme is https whatever the request URL says.
+// Where the wallet calls back: the configured public URL (PUBLIC_URL; on Vercel
+// its production domain). In production never the request's Host header, which
+// the client chooses: without a public URL no challenge is made (503 naming
+// PUBLIC_URL). Locally the request's own origin, so a phone on the LAN calls
+// back the address it opened.
 function callbackOrigin(ctx: ServiceContext, requestUrl: string): string {
   if (ctx.config.publicUrl) return ctx.config.publicUrl;
-  const url = new URL(requestUrl);
-  return ctx.config.production ? `https://${url.host}` : url.origin;
+  if (ctx.config.production) {
+    throw notConfigured(
+      'LNURL-auth needs PUBLIC_URL, the https origin wallets call back (it is never taken from a request); set PUBLIC_URL',
+      ['PUBLIC_URL'],
+      60,
+    );
+  }
+  return new URL(requestUrl).origin;
 }
 
 export type WalletAnswer = { status: 'OK' } | { status: 'ERROR'; reason: string };

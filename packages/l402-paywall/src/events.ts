@@ -10,5 +10,7 @@ export type { EventHandler, Dispatcher, ErrorReporter } from './events/dispatch.
 export { traceFrom, newTraceparent, childSpan } from './events/cloudevent.js';
 export { signEvent, verifyEvent, generateEventSecret, EventVerificationError, SECRET_PREFIX, DEFAULT_TOLERANCE_SECONDS } from './events/signing.js';
 export type { SignatureHeaders, EventVerificationCode } from './events/signing.js';
+// The signer's own rule for a secret, so an application can refuse an unusable one at start-up rather than at the first event.
+export { secretKey as eventSecretKey } from './events/signing.js';
 export { httpEventSink } from './events/http-sink.js';
 export type { HttpEventSink, HttpEventSinkOptions, EventSinkStats } from './events/http-sink.js';
