@@ -76,7 +76,7 @@ export async function fetchWithinPolicy(doFetch: Fetch, request: Request, policy
   }
 }
 
-/** The hop's kind (the least public of its addresses) and the addresses judged; throws when it may not be reached. */
+/** The hop's kind (the least public of its spelling and its addresses) and the addresses judged; throws when it may not be reached. */
 async function judge(
   url: URL,
   policy: DestinationPolicy,
@@ -85,25 +85,26 @@ async function judge(
 ): Promise<{ kind: AddressKind; addresses?: string[] }> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`Only http and https URLs are fetched, not ${url.protocol}`);
   const host = url.hostname;
-  let addresses: string[] | undefined;
-  let kinds = [classifyHost(host)];
-  if (isIpLiteral(host)) {
-    addresses = [host.replace(/^\[(.*)\]$/, '$1')];
-  } else if (policy.resolve) {
-    try {
-      addresses = await policy.resolve(host);
-    } catch (error) {
-      // As fetch reports a name it cannot resolve.
-      throw new TypeError('fetch failed', { cause: error });
-    }
-    if (addresses.length === 0) throw new TypeError('fetch failed', { cause: new Error(`${host} has no address`) });
-    kinds = [...kinds, ...addresses.map(classifyAddress)];
-  }
-  const kind = kinds.find((k) => k !== 'public') ?? 'public';
-  if (kind !== 'public' && !privateAllowed) {
+  const refuse = (kind: AddressKind) => {
+    if (kind === 'public' || privateAllowed) return;
     const through = redirected ? 'a redirect to ' : '';
     throw new DestinationRefused(`Refused ${through}${url.origin}: ${host} is a ${kind} address, not a public one`, url.href, kind, redirected);
+  };
+  // The spelling first: a name such as metadata.google.internal is refused without asking DNS.
+  const spelled = classifyHost(host);
+  refuse(spelled);
+  if (isIpLiteral(host)) return { kind: spelled, addresses: [host.replace(/^\[(.*)\]$/, '$1')] };
+  if (!policy.resolve) return { kind: spelled };
+  let addresses: string[];
+  try {
+    addresses = await policy.resolve(host);
+  } catch (error) {
+    // As fetch reports a name it cannot resolve.
+    throw new TypeError('fetch failed', { cause: error });
   }
+  if (addresses.length === 0) throw new TypeError('fetch failed', { cause: new Error(`${host} has no address`) });
+  const kind = [spelled, ...addresses.map(classifyAddress)].find((k) => k !== 'public') ?? 'public';
+  refuse(kind);
   return { kind, addresses };
 }
 
