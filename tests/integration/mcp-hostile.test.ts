@@ -33,7 +33,7 @@ async function startAgent(args: string[]) {
     peakRss: () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${transport.pid}/status`, 'utf8'))![1]) * 1024,
     call: async (name: string, args: Record<string, unknown>) => {
       const result = (await client.callTool({ name, arguments: args })) as ToolResult;
-      return { isError: result.isError === true, ...(JSON.parse(result.content[0]!.text) as Record<string, unknown>) };
+      return { isError: result.isError === true, ...(JSON.parse(result.content[0]!.text) as Record<string, unknown>) } as Record<string, unknown>;
     },
   };
 }

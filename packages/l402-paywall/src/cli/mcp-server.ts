@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { fetchWithinPolicy } from '../client/destinations.js';
 import { fetchWithL402, getL402Receipt, type L402Receipt } from '../client/fetch.js';
 import { DestinationRefused, L402ClientError } from '../client/errors.js';
+import { deadline } from '../http/deadline.js';
 import { discardBody } from '../http/discard-body.js';
 import { readBoundedText } from '../http/read-bounded.js';
 import { nodeDestinations } from '../node.js';
@@ -120,8 +121,8 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
       if (category) listUrl.searchParams.set('category', category);
       let listing: z.infer<typeof Directory>;
       try {
-        const request = new Request(listUrl, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(flags.timeoutMs) });
-        const response = await fetchWithinPolicy(fetch, request, destinations);
+        const request = new Request(listUrl, { headers: { accept: 'application/json' } });
+        const response = await fetchWithinPolicy(fetch, request, destinations, deadline(flags.timeoutMs));
         if (!response.ok) {
           discardBody(response.body);
           return toolError('DIRECTORY_ERROR', `${listUrl.href} answered HTTP ${response.status}`);

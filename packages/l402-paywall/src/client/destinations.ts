@@ -49,9 +49,10 @@ const BODY_HEADERS = ['content-type', 'content-length', 'content-encoding', 'con
  * followed here as fetch would (at most MAX_REDIRECTS; 301/302 after POST and
  * 303 become a GET without body; Authorization dropped when the origin
  * changes), unless the request's `redirect` is 'manual' or 'error'. Throws
- * DestinationRefused for a hop the policy does not allow.
+ * DestinationRefused for a hop the policy does not allow. `signal` (default
+ * the request's) is handed to every hop's fetch as it is.
  */
-export async function fetchWithinPolicy(doFetch: Fetch, request: Request, policy: DestinationPolicy): Promise<Response> {
+export async function fetchWithinPolicy(doFetch: Fetch, request: Request, policy: DestinationPolicy, signal = request.signal): Promise<Response> {
   const allowedOrigins = new Set(Array.isArray(policy.allowPrivate) ? policy.allowPrivate.map((origin) => new URL(origin).origin) : []);
   let current = request;
   // The request itself comes from the caller, who may reach their own network when allowRequestedPrivate says so.
@@ -62,7 +63,7 @@ export async function fetchWithinPolicy(doFetch: Fetch, request: Request, policy
       policy.allowPrivate === true || allowedOrigins.has(url.origin) || (policy.allowRequestedPrivate === true && fromNonPublic);
     const { kind, addresses } = await judge(url, policy, privateAllowed, hop > 0);
     const send = policy.connectTo && addresses ? policy.connectTo(addresses) : doFetch;
-    const response = await send(new Request(current.clone(), { redirect: 'manual' }));
+    const response = await send(new Request(current.clone(), { redirect: 'manual' }), { signal });
     if (response.type === 'opaqueredirect') {
       throw new TypeError(`${url.origin} answered a redirect this runtime does not let us read, so it cannot be checked against the destination policy`);
     }
@@ -117,5 +118,5 @@ async function redirected(current: Request, status: number, location: URL): Prom
   // A credential for one origin is never handed to another.
   if (location.origin !== new URL(current.url).origin) headers.delete('authorization');
   const body = method === 'GET' || method === 'HEAD' ? undefined : await current.clone().arrayBuffer();
-  return new Request(location, { method, headers, body, redirect: current.redirect, signal: current.signal });
+  return new Request(location, { method, headers, body, redirect: current.redirect });
 }

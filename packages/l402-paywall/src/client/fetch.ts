@@ -12,6 +12,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { hexToBytes } from '@noble/hashes/utils.js';
 import { decodeInvoice, InvalidInvoice, type DecodedInvoice, type Network } from '../lightning/bolt11.js';
+import { deadline } from '../http/deadline.js';
 import { discardBody } from '../http/discard-body.js';
 import { readBoundedText } from '../http/read-bounded.js';
 import { decodeToken } from '../l402/token.js';
@@ -126,7 +127,9 @@ export function getL402Receipt(response: Response): L402Receipt | undefined {
 export async function fetchWithL402(input: string | URL | Request, init: RequestInit | undefined, options: FetchWithL402Options): Promise<Response> {
   checkOptions(options);
   const doFetch: Fetch = options.fetch ?? ((i, r) => globalThis.fetch(i, r));
-  const send = (request: Request, authorization?: string) => sendOnce(doFetch, options, request, authorization);
+  // The caller's own signal object, not the copy a Request makes of it: a copy follows its source only while its Request lives.
+  const callerSignal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
+  const send = (request: Request, authorization?: string) => sendOnce(doFetch, options, request, authorization, callerSignal ?? undefined);
   const request = new Request(input, init);
   const url = new URL(request.url);
   const store = options.tokens === false ? undefined : (options.tokens ?? defaultTokenStore);
@@ -237,12 +240,12 @@ function checkOptions(options: FetchWithL402Options): void {
   }
 }
 
-function sendOnce(doFetch: Fetch, options: FetchWithL402Options, request: Request, authorization: string | undefined): Promise<Response> {
+function sendOnce(doFetch: Fetch, options: FetchWithL402Options, request: Request, authorization: string | undefined, callerSignal?: AbortSignal): Promise<Response> {
   // A clone each time: the request (and its body) may have to go out twice.
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-  const attempt = new Request(request.clone(), { signal: AbortSignal.any([request.signal, timeout]) });
+  const attempt = request.clone();
   if (authorization) attempt.headers.set('authorization', authorization);
-  return options.destinations ? fetchWithinPolicy(doFetch, attempt, options.destinations) : doFetch(attempt);
+  const signal = deadline(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, callerSignal);
+  return options.destinations ? fetchWithinPolicy(doFetch, attempt, options.destinations, signal) : doFetch(attempt, { signal });
 }
 
 /** Seconds to wait before sending a paid request again: its answer was 503 with a Retry-After of at most `maxSeconds`. */
