@@ -6,7 +6,7 @@ import { enforceRegisterRateLimit, registerApi } from '../lib/service/directory/
 
 // POST /api/register: add or update an entry of the public directory, proving
 // control of the url (proof_token) or of the address (Authorization: Bearer <session>).
-// 200 {ok, id, proof}; 400 invalid field; 401 SESSION_*; 403 OWNERSHIP_UNPROVEN, ADDRESS_NOT_LINKED;
+// 200 {ok, id, proof}; 400 invalid field, URL_NOT_ALLOWED (not a public host); 401 SESSION_*; 403 OWNERSHIP_UNPROVEN, ADDRESS_NOT_LINKED;
 // 409 URL_OWNED; 413; 429; 503 DATABASE_UNAVAILABLE.
 export default serviceRoute({
   async POST(request, deployment) {

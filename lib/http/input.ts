@@ -6,7 +6,7 @@ import { isIP } from 'node:net';
 import { readBoundedText, type BoundedText } from 'l402-paywall/lightning';
 import type { z } from 'zod';
 import { HttpError } from './errors.js';
-import { ipv6Bytes } from './outbound.js';
+import { ipv6Bytes } from 'l402-paywall/client';
 
 export const DEFAULT_BODY_LIMIT = 16 * 1024;
 /**

@@ -11,7 +11,11 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { classifyAddress } from 'l402-paywall/client';
 import { withTimeout } from '../util/async.js';
+
+// The classification is the library's (its client applies the same rules to agents' requests).
+export { classifyAddress, type AddressKind } from 'l402-paywall/client';
 
 export interface OutboundPolicy {
   /** Development only: allow http:// and loopback hosts (127.0.0.0/8, ::1, localhost). Never in production. */
@@ -259,106 +263,4 @@ export function guardedFetch(policy: OutboundPolicy, options: { resolve?: Resolv
 
 function timeoutError(policy: OutboundPolicy): OutboundError {
   return new OutboundError('TIMEOUT', `No complete answer within ${policy.timeoutMs} ms`, true);
-}
-
-// ---------------------------------------------------------------------------
-// Address classes
-
-export type AddressKind = 'public' | 'loopback' | 'private' | 'link-local' | 'shared (CGNAT)' | 'multicast' | 'unspecified' | 'reserved';
-
-type Range = [prefix: number[], bits: number, kind: Exclude<AddressKind, 'public'>];
-
-// IPv4 ranges that are not the public Internet (IANA special-purpose registry).
-// Cloud metadata services live in 169.254.0.0/16 (AWS, GCP, Azure) and
-// 100.64.0.0/10 (Alibaba's 100.100.100.200).
-const IPV4_RANGES: Range[] = [
-  [[0], 8, 'unspecified'],
-  [[10], 8, 'private'],
-  [[100, 64], 10, 'shared (CGNAT)'],
-  [[127], 8, 'loopback'],
-  [[169, 254], 16, 'link-local'],
-  [[172, 16], 12, 'private'],
-  [[192, 0, 0], 24, 'reserved'],
-  [[192, 0, 2], 24, 'reserved'],
-  [[192, 88, 99], 24, 'reserved'],
-  [[192, 168], 16, 'private'],
-  [[198, 18], 15, 'reserved'],
-  [[198, 51, 100], 24, 'reserved'],
-  [[203, 0, 113], 24, 'reserved'],
-  [[224], 4, 'multicast'],
-  [[240], 4, 'reserved'],
-];
-
-// IPv6 ranges, as byte prefixes. Forms that embed an IPv4 address (mapped,
-// compatible, NAT64, 6to4) are judged by the IPv4 address inside.
-const IPV6_RANGES: Range[] = [
-  [[0x01, 0x00, 0, 0, 0, 0, 0, 0], 64, 'reserved'], // discard-only
-  [[0x20, 0x01, 0x00, 0x00], 32, 'reserved'], // Teredo: tunnels to an obfuscated IPv4 address
-  [[0x20, 0x01, 0x0d, 0xb8], 32, 'reserved'], // documentation
-  [[0x20, 0x01, 0x00, 0x10], 28, 'reserved'], // ORCHID
-  [[0x00, 0x64, 0xff, 0x9b, 0x00, 0x01], 48, 'private'], // local-use NAT64
-  [[0xfc], 7, 'private'], // unique local (AWS metadata fd00:ec2::254 too)
-  [[0xfe, 0x80], 10, 'link-local'],
-  [[0xfe, 0xc0], 10, 'private'], // site-local (deprecated)
-  [[0xff], 8, 'multicast'],
-];
-
-/** What kind of address `ip` (an IPv4 or IPv6 literal) is; anything unparsable counts as reserved. */
-export function classifyAddress(ip: string): AddressKind {
-  const text = ip.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
-  const version = isIP(text);
-  if (version === 4) return classifyIpv4(text.split('.').map(Number));
-  if (version !== 6) return 'reserved';
-  const bytes = ipv6Bytes(text);
-  if (!bytes) return 'reserved';
-  const zeros = (from: number, to: number) => bytes.slice(from, to).every((b) => b === 0);
-  if (zeros(0, 16)) return 'unspecified';
-  if (zeros(0, 15) && bytes[15] === 1) return 'loopback';
-  // ::ffff:a.b.c.d (mapped), ::a.b.c.d (compatible), 64:ff9b::a.b.c.d (NAT64)
-  if (zeros(0, 10) && ((bytes[10] === 0xff && bytes[11] === 0xff) || (bytes[10] === 0 && bytes[11] === 0))) return classifyIpv4([...bytes.slice(12)]);
-  if (bytes[0] === 0x00 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zeros(4, 12)) return classifyIpv4([...bytes.slice(12)]);
-  if (bytes[0] === 0x20 && bytes[1] === 0x02) return classifyIpv4([...bytes.slice(2, 6)]); // 6to4
-  return matchRanges([...bytes], IPV6_RANGES) ?? 'public';
-}
-
-function classifyIpv4(bytes: number[]): AddressKind {
-  if (bytes.every((b) => b === 255)) return 'reserved'; // broadcast
-  return matchRanges(bytes, IPV4_RANGES) ?? 'public';
-}
-
-function matchRanges(bytes: number[], ranges: Range[]): AddressKind | undefined {
-  for (const [prefix, bits, kind] of ranges) {
-    let fits = true;
-    for (let bit = 0; bit < bits && fits; bit += 8) {
-      const i = bit / 8;
-      const mask = bits - bit >= 8 ? 0xff : (0xff << (8 - (bits - bit))) & 0xff;
-      fits = ((bytes[i] ?? 0) & mask) === ((prefix[i] ?? 0) & mask);
-    }
-    if (fits) return kind;
-  }
-  return undefined;
-}
-
-/** The 16 bytes of an IPv6 literal (no brackets or zone), or null when it is not one. */
-export function ipv6Bytes(text: string): Uint8Array | null {
-  // An IPv4 tail (::ffff:10.0.0.1) becomes its two hex groups.
-  const withoutDots = text.replace(
-    /(\d+)\.(\d+)\.(\d+)\.(\d+)$/,
-    (_, a: string, b: string, c: string, d: string) => `${((Number(a) << 8) | Number(b)).toString(16)}:${((Number(c) << 8) | Number(d)).toString(16)}`,
-  );
-  const [left, right, extra] = withoutDots.split('::');
-  if (extra !== undefined) return null;
-  const parse = (part: string | undefined) => (part ? part.split(':').map((g) => (/^[0-9a-f]{1,4}$/i.test(g) ? parseInt(g, 16) : NaN)) : []);
-  const l = parse(left);
-  const r = right === undefined ? [] : parse(right);
-  const fill = right === undefined ? 0 : 8 - l.length - r.length;
-  if (fill < 0) return null;
-  const groups = [...l, ...new Array<number>(fill).fill(0), ...r];
-  if (groups.length !== 8 || groups.some((g) => Number.isNaN(g))) return null;
-  const bytes = new Uint8Array(16);
-  groups.forEach((g, i) => {
-    bytes[2 * i] = g >> 8;
-    bytes[2 * i + 1] = g & 0xff;
-  });
-  return bytes;
 }

@@ -40,6 +40,16 @@ describe('readBoundedText', () => {
     expect(over.state.cancelled).toBe(true);
   });
 
+  it('with cut, gives the text of the first limit bytes past the limit, a character split there left out, and hangs up', async () => {
+    const over = stream([bytes('12345'), bytes('67890abc')], { endless: true });
+    expect(await readBoundedText(over.body, 10, { cut: true })).toEqual({ ok: true, text: '1234567890', cut: true });
+    expect(over.state.cancelled).toBe(true);
+    // '€' is three bytes: a limit of 6 ends inside the second one.
+    expect(await readBoundedText(stream([bytes('a€€b')]).body, 6, { cut: true })).toEqual({ ok: true, text: 'a€', cut: true });
+    // Within the limit nothing is cut.
+    expect(await readBoundedText(stream([bytes('1234567890')]).body, 10, { cut: true })).toEqual({ ok: true, text: '1234567890' });
+  });
+
   it('answers not-utf8 for bytes that are not UTF-8, unless lenient', async () => {
     const broken = () => stream([bytes('ok '), new Uint8Array([0xff, 0xfe]), bytes(' end')]).body;
     expect(await readBoundedText(broken(), 100)).toEqual({ ok: false, reason: 'not-utf8' });

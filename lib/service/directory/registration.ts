@@ -12,6 +12,10 @@
 // - control of the address: a dashboard session (LNURL-auth) whose key has the
 //   address linked. This may create an entry or update one of that address,
 //   never take over another address's entry.
+// Whatever the proof, the url must be one the service would fetch itself
+// (docs/security.md "Directory urls"): agents fetch what the directory lists,
+// and it must not point them into their own network.
+import { classifyHost } from 'l402-paywall/client';
 import { HttpError, retryLater } from '../../http/errors.js';
 import { guardedGet, OutboundError } from '../../http/outbound.js';
 import { outboundPolicy } from '../../lightning/lnurl.js';
@@ -59,6 +63,7 @@ export type OwnershipProof = 'url' | 'address';
  * of its address; the same url always answers the same id.
  */
 export async function registerApi(ctx: ServiceContext, entry: Registration, request: Request): Promise<{ id: string; proof: OwnershipProof }> {
+  requireListableUrl(entry.url, ctx.config.production);
   const proof = await proveOwnership(ctx, entry, request);
   const db = await ctx.database();
   const params = [entry.url, entry.name, entry.description, entry.price_sats, entry.category, entry.lightning_address];
@@ -72,6 +77,25 @@ export async function registerApi(ctx: ServiceContext, entry: Registration, requ
     );
   }
   return { id: row.id, proof };
+}
+
+/**
+ * 400 URL_NOT_ALLOWED unless `url` is one the service would fetch: https on a
+ * public host; outside production also plain http and loopback hosts (a
+ * local npm start). Judged by the url's spelling, every address literal
+ * form included: what a name resolves to can change after registration at
+ * will, so the agents judge it where they connect (l402-paywall mcp does).
+ */
+export function requireListableUrl(url: string, production: boolean): void {
+  const { protocol, hostname } = new URL(url);
+  if (production && protocol !== 'https:') throw new HttpError(400, 'URL_NOT_ALLOWED', 'url must use https');
+  const kind = classifyHost(hostname);
+  if (kind === 'public' || (kind === 'loopback' && !production)) return;
+  throw new HttpError(
+    400,
+    'URL_NOT_ALLOWED',
+    `url must point to a public host, not a ${kind} one (${hostname}): agents fetch what the directory lists${production ? '' : '; outside production loopback hosts are allowed too'}`,
+  );
 }
 
 async function proveOwnership(ctx: ServiceContext, entry: Registration, request: Request): Promise<OwnershipProof> {

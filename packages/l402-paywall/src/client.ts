@@ -4,7 +4,7 @@ export { fetchWithL402, getL402Receipt } from './client/fetch.js';
 export type { FetchWithL402Options, L402Receipt, PayInvoiceArgs, Wallet, Fetch } from './client/fetch.js';
 export { createBudget } from './client/budget.js';
 export type { Budget, BudgetOptions, BudgetReservation, Spending } from './client/budget.js';
-export { L402ClientError, PAYMENT_ERROR_CODES, REFUSAL_CODES } from './client/errors.js';
+export { DestinationRefused, L402ClientError, PAYMENT_ERROR_CODES, REFUSAL_CODES } from './client/errors.js';
 export type { L402ClientErrorCode, L402ErrorDetails, PaymentErrorCode, RefusalCode } from './client/errors.js';
 export { l402Challenges, parseAuthenticate } from './client/challenge.js';
 export type { L402Challenge } from './client/challenge.js';
@@ -14,3 +14,6 @@ export { blinkWallet, clnWallet, devWallet, lnbitsWallet, lndWallet, phoenixdWal
 export type { DevWalletOptions, LnbitsWalletOptions, WebLNProvider } from './client/wallets.js';
 export type { Network } from './lightning/bolt11.js';
 export type { ClientEventOptions } from './events/client.js';
+export type { DestinationPolicy } from './client/destinations.js';
+export { classifyAddress, classifyHost, ipv6Bytes } from './http/address-kind.js';
+export type { AddressKind } from './http/address-kind.js';

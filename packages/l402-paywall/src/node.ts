@@ -1,11 +1,14 @@
 /// <reference types="node" />
-// `l402-paywall/node`: what only Node can do. Today one thing: a fetch that
-// trusts a private certificate authority, for a backend with a self-signed
-// certificate (lnd's tls.cert), which Web fetch cannot be told to trust.
-import { Agent, request } from 'node:https';
-import { Readable } from 'node:stream';
-
-type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+// `l402-paywall/node`: what only Node can do. A fetch that trusts a private
+// certificate authority, for a backend with a self-signed certificate (lnd's
+// tls.cert), which Web fetch cannot be told to trust; and fetchWithL402's
+// destination policy with host names resolved and connections pinned to the
+// addresses judged, which needs DNS and control of the socket.
+import { lookup } from 'node:dns/promises';
+import { Agent } from 'node:https';
+import type { DestinationPolicy } from './client/destinations.js';
+import type { Fetch } from './client/fetch.js';
+import { nodeFetch, pinnedLookup } from './http/node-fetch.js';
 
 /**
  * A fetch for https URLs that trusts `certificate` (PEM, or base64 of the PEM
@@ -13,28 +16,21 @@ type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Resp
  * nothing else. Pass it as a backend's `fetch` option.
  */
 export function fetchTrustingCa(certificate: string): Fetch {
-  const agent = new Agent({ ca: pem(certificate), keepAlive: true });
-  return (input, init = {}) =>
-    new Promise<Response>((resolve, reject) => {
-      const url = new URL(input instanceof Request ? input.url : String(input));
-      if (url.protocol !== 'https:') return reject(new TypeError(`fetchTrustingCa only fetches https URLs, not ${url.protocol}`));
-      if (init.body != null && typeof init.body !== 'string') return reject(new TypeError('fetchTrustingCa sends string bodies only'));
-      const headers = Object.fromEntries(new Headers(init.headers).entries());
-      const outgoing = request(url, { method: init.method ?? 'GET', headers, agent, ...(init.signal ? { signal: init.signal } : {}) }, (incoming) => {
-        const answerHeaders = new Headers();
-        for (const [name, value] of Object.entries(incoming.headers)) {
-          if (value === undefined) continue;
-          for (const one of Array.isArray(value) ? value : [value]) answerHeaders.append(name, one);
-        }
-        const status = incoming.statusCode ?? 502;
-        const noBody = status === 204 || status === 205 || status === 304 || init.method === 'HEAD';
-        if (noBody) incoming.resume();
-        resolve(new Response(noBody ? null : (Readable.toWeb(incoming) as ReadableStream<Uint8Array>), { status, headers: answerHeaders }));
-      });
-      // The same shape as fetch's own failures: a TypeError whose cause carries the code (ECONNREFUSED, a certificate error).
-      outgoing.on('error', (error) => reject(init.signal?.aborted ? init.signal.reason : new TypeError('fetch failed', { cause: error })));
-      outgoing.end(init.body ?? undefined);
-    });
+  return nodeFetch({ httpsAgent: new Agent({ ca: pem(certificate), keepAlive: true }), httpsOnly: true, name: 'fetchTrustingCa' });
+}
+
+/**
+ * fetchWithL402's `destinations` on Node, complete: every address a host name
+ * resolves to (system resolver) is judged, and the request connects to those
+ * addresses only, never to a second DNS answer (no rebinding in between).
+ * `allowPrivate` and `allowRequestedPrivate` as in DestinationPolicy.
+ */
+export function nodeDestinations(policy: Pick<DestinationPolicy, 'allowPrivate' | 'allowRequestedPrivate'> = {}): DestinationPolicy {
+  return {
+    ...policy,
+    resolve: async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map(({ address }) => address),
+    connectTo: (addresses) => nodeFetch({ lookup: pinnedLookup(addresses) }),
+  };
 }
 
 /** PEM text as given, with escaped newlines undone, or decoded from base64. */

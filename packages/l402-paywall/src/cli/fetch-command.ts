@@ -1,9 +1,26 @@
 /// <reference types="node" />
 // `l402-paywall <url>`: one request, paid if it must be, within --max-sats.
-// The body goes to stdout (bytes as received), what was paid to stderr.
+// The body goes to stdout (bytes as received, streamed), what was paid to
+// stderr. The URL is the user's own choice and may be on their network; a
+// redirect from a public host into a non-public one is refused
+// (docs/security.md). Each request ends within --timeout-seconds.
+import { once } from 'node:events';
 import { fetchWithL402, getL402Receipt } from '../client/fetch.js';
-import { L402ClientError } from '../client/errors.js';
-import { EXIT, NO_WALLET, parse, sats, SESSION_OPTIONS, sessionBudget, sessionFlags, UsageError, walletConfigured, walletWhenNeeded } from './settings.js';
+import { DestinationRefused, L402ClientError } from '../client/errors.js';
+import { nodeDestinations } from '../node.js';
+import {
+  EXIT,
+  NO_WALLET,
+  parse,
+  sats,
+  SESSION_OPTIONS,
+  sessionBudget,
+  sessionFlags,
+  timedOut,
+  UsageError,
+  walletConfigured,
+  walletWhenNeeded,
+} from './settings.js';
 
 export const FETCH_USAGE = `Usage: l402-paywall <url> [options]
        l402-paywall mcp [options]          (MCP server on stdio; l402-paywall mcp --help)
@@ -19,6 +36,7 @@ Options:
   -d, --data BODY     request body (@file reads a file, @- reads stdin)
   -H, --header H      extra header "Name: value" (repeatable)
   -i, --include       print the status line and headers before the body (to stdout)
+  --timeout-seconds N the most one request may take, its answer included (default 60)
   -h, --help          this help
 
 Wallet (needed only when a payment is due; without --dev, the first one set): NWC_URL; LNBITS_URL + LNBITS_ADMIN_KEY;
@@ -28,7 +46,9 @@ LIGHTNING_NETWORK (default bitcoin) is the network the wallet pays on.
 
 Exit codes: 0 served; 1 the server answered an error status; 2 usage or
 configuration error; 3 refused to pay (price, budget, invalid, expired or
-wrong-network invoice); 4 payment failed; 5 the URL could not be reached.
+wrong-network invoice); 4 payment failed; 5 the URL could not be reached (no
+answer, no complete answer in time, or a redirect from a public host into a
+private network refused).
 `;
 
 export interface Io {
@@ -87,7 +107,15 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
       response = await fetchWithL402(
         url,
         { method, headers, ...(body !== undefined && { body }) },
-        { wallet, maxPriceSats: flags.maxSats, maxFeeSats: flags.maxFeeSats, budget: sessionBudget(flags), tokens: false },
+        {
+          wallet,
+          maxPriceSats: flags.maxSats,
+          maxFeeSats: flags.maxFeeSats,
+          budget: sessionBudget(flags),
+          tokens: false,
+          destinations: nodeDestinations({ allowRequestedPrivate: true }),
+          timeoutMs: flags.timeoutMs,
+        },
       );
     } catch (error) {
       if (error instanceof L402ClientError && error.cause instanceof UsageError) throw error.cause;
@@ -97,6 +125,11 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
         io.stderr.write(`l402-paywall: ${error.message} [${error.code}]\n`);
         return error.refused ? EXIT.REFUSED : EXIT.PAYMENT_FAILED;
       }
+      if (error instanceof DestinationRefused) {
+        io.stderr.write(`l402-paywall: ${error.message} [${error.code}]\n`);
+        return EXIT.NETWORK_ERROR;
+      }
+      if (timedOut(error)) return noCompleteAnswer(io, url, flags.timeoutMs);
       if (error instanceof TypeError) {
         const cause = (error as { cause?: { code?: string; message?: string } }).cause;
         io.stderr.write(`l402-paywall: could not reach ${url.origin}${cause?.code ? ` (${cause.code})` : cause?.message ? ` (${cause.message})` : ''}\n`);
@@ -116,12 +149,34 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
       for (const [name, value] of response.headers) io.stdout.write(`${name}: ${value}\n`);
       io.stdout.write('\n');
     }
-    const bytes = new Uint8Array(await response.arrayBuffer());
-    await new Promise<void>((resolve, reject) => io.stdout.write(bytes, (error) => (error ? reject(error) : resolve())));
+    try {
+      await copyBody(response.body, io.stdout);
+    } catch (error) {
+      if (timedOut(error)) return noCompleteAnswer(io, url, flags.timeoutMs);
+      io.stderr.write(`l402-paywall: ${url.origin} broke off its answer\n`);
+      return EXIT.NETWORK_ERROR;
+    }
     return response.status < 400 ? EXIT.SERVED : EXIT.HTTP_ERROR;
   } finally {
     (await chosen()?.catch(() => undefined))?.wallet.close?.();
   }
+}
+
+function noCompleteAnswer(io: Io, url: URL, timeoutMs: number): number {
+  io.stderr.write(`l402-paywall: no complete answer from ${url.origin} within ${timeoutMs / 1000} s (--timeout-seconds)\n`);
+  return EXIT.NETWORK_ERROR;
+}
+
+/** The body to `out` as it arrives: a large answer never sits in memory whole. */
+async function copyBody(body: ReadableStream<Uint8Array> | null, out: NodeJS.WritableStream): Promise<void> {
+  if (!body) return;
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (!out.write(value)) await once(out, 'drain');
+  }
+  await new Promise<void>((resolve, reject) => out.write('', (error) => (error ? reject(error) : resolve())));
 }
 
 async function readData(data: string, io: Io): Promise<string> {

@@ -3,15 +3,42 @@
 //   list_paid_apis  the paid APIs a service lists at /api/apis.json (price, category)
 //   call_paid_api   one HTTP request, paid within the session's limits
 // Every payment is within --max-sats and the session's budget (--budget-sats),
-// with the wallet the command line would use. @modelcontextprotocol/sdk is an
+// with the wallet the command line would use. The URLs come from directories
+// and from the model, so no request goes to a non-public address (this
+// machine, the LAN, a cloud metadata service) unless the operator allows it
+// (--allow-private; the services named at start, --dev and --directory, are
+// allowed by origin); every answer is read within --timeout-seconds and cut
+// at --max-body-bytes (docs/security.md). @modelcontextprotocol/sdk is an
 // optional peer dependency of the package: only this command loads it.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { z } from 'zod';
-import { fetchWithL402, getL402Receipt } from '../client/fetch.js';
-import { L402ClientError } from '../client/errors.js';
+import { fetchWithinPolicy } from '../client/destinations.js';
+import { fetchWithL402, getL402Receipt, type L402Receipt } from '../client/fetch.js';
+import { DestinationRefused, L402ClientError } from '../client/errors.js';
+import { deadline } from '../http/deadline.js';
+import { discardBody } from '../http/discard-body.js';
+import { readBoundedText } from '../http/read-bounded.js';
+import { nodeDestinations } from '../node.js';
 import type { Io } from './fetch-command.js';
-import { DEFAULT_BUDGET_SATS, EXIT, parse, SESSION_OPTIONS, sessionBudget, sessionFlags, UsageError, walletFromEnvironment } from './settings.js';
+import {
+  DEFAULT_BUDGET_SATS,
+  DEFAULT_TIMEOUT_SECONDS,
+  EXIT,
+  parse,
+  SESSION_OPTIONS,
+  sessionBudget,
+  sessionFlags,
+  timedOut,
+  UsageError,
+  walletFromEnvironment,
+  wholeNumber,
+} from './settings.js';
+
+/** An answer body longer than this is cut (an agent's context is not a download). */
+const DEFAULT_MAX_BODY_BYTES = 100_000;
+/** A directory listing larger than this is refused: it is parsed whole. */
+const MAX_DIRECTORY_BYTES = 8 * 1024 * 1024;
 
 export const MCP_USAGE = `Usage: l402-paywall mcp [options]
 
@@ -23,12 +50,14 @@ Options:
   --max-fee-sats N    routing fee limit per payment (default 10)
   --dev URL           pay with the dev wallet of a local service (npm start); also the default directory
   --directory URL     the service whose /api/apis.json list_paid_apis reads (default: --dev's URL)
+  --allow-private     let tools reach loopback, private and link-local addresses (default: only
+                      public ones, besides the --dev and --directory services)
+  --timeout-seconds N the most one request may take, answer included (default ${DEFAULT_TIMEOUT_SECONDS})
+  --max-body-bytes N  the most of an answer's body call_paid_api returns; the rest is cut (default ${DEFAULT_MAX_BODY_BYTES})
 The wallet comes from the environment as for l402-paywall <url> (l402-paywall --help).
 `;
 
 const VERSION = '0.1.0';
-/** An answer body longer than this is cut (an agent's context is not a download). */
-const MAX_BODY_CHARS = 100_000;
 const CATEGORIES = ['data', 'ai', 'finance', 'weather', 'compute', 'storage', 'other'] as const;
 /** Answer headers an agent may need; others (cookies included) are left out. */
 const HEADERS_THAT_MATTER = [
@@ -49,16 +78,23 @@ const ApiEntry = z
 const Directory = z.object({ apis: z.array(ApiEntry) }).loose();
 
 export async function mcpCommand(args: string[], io: Io): Promise<number> {
-  const { values } = parse({ args, options: { ...SESSION_OPTIONS, directory: { type: 'string' } } });
+  const { values } = parse({
+    args,
+    options: { ...SESSION_OPTIONS, directory: { type: 'string' }, 'allow-private': { type: 'boolean' }, 'max-body-bytes': { type: 'string' } },
+  });
   if (values.help) {
     io.stderr.write(MCP_USAGE);
     return EXIT.SERVED;
   }
   const flags = sessionFlags(values, DEFAULT_BUDGET_SATS);
+  const maxBodyBytes = wholeNumber(values['max-body-bytes'], '--max-body-bytes', DEFAULT_MAX_BODY_BYTES, 1, 'bytes');
   const directory = values.directory ?? flags.dev ?? io.env.L402_DIRECTORY_URL;
   if (directory !== undefined && !URL.canParse(directory)) throw new UsageError(`--directory must be a URL, got "${directory}"`);
   const { wallet, description } = await walletFromEnvironment(io.env, flags.dev);
   const budget = sessionBudget(flags);
+  // The services the operator named may be local (npm start); anything else the model or a directory names must be public.
+  const named = [flags.dev, directory].filter((url): url is string => url !== undefined).map((url) => new URL(url).origin);
+  const destinations = nodeDestinations({ allowPrivate: values['allow-private'] === true || named });
 
   const server = new McpServer({ name: 'l402-paywall', version: VERSION });
 
@@ -85,11 +121,17 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
       if (category) listUrl.searchParams.set('category', category);
       let listing: z.infer<typeof Directory>;
       try {
-        const response = await fetch(listUrl, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(10_000) });
-        if (!response.ok) return toolError('DIRECTORY_ERROR', `${listUrl.href} answered HTTP ${response.status}`);
-        listing = Directory.parse(await response.json());
+        const request = new Request(listUrl, { headers: { accept: 'application/json' } });
+        const response = await fetchWithinPolicy(fetch, request, destinations, deadline(flags.timeoutMs));
+        if (!response.ok) {
+          discardBody(response.body);
+          return toolError('DIRECTORY_ERROR', `${listUrl.href} answered HTTP ${response.status}`);
+        }
+        const body = await readBoundedText(response.body, MAX_DIRECTORY_BYTES);
+        if (!body.ok) return toolError('DIRECTORY_ERROR', `${listUrl.href} answered ${body.reason === 'too-large' ? `more than ${MAX_DIRECTORY_BYTES} bytes` : 'a body that is not UTF-8'}`);
+        listing = Directory.parse(JSON.parse(body.text));
       } catch (error) {
-        return toolError('DIRECTORY_ERROR', `Could not read ${listUrl.href}: ${error instanceof Error ? error.message : String(error)}`);
+        return requestFailed(error, listUrl, 'DIRECTORY_ERROR', `Could not read ${listUrl.href}`);
       }
       const apis = listing.apis
         .slice(0, limit)
@@ -106,7 +148,8 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
       description:
         'Sends one HTTP request; when the API answers 402 with an L402 challenge, pays its Lightning invoice (checked: amount, network, expiry) and retries. ' +
         `Never pays more than max_price_sats (at most ${flags.maxSats}) for one request, nor more than the session budget of ${flags.budgetSats} sats in all. ` +
-        'Returns status, the headers that matter, the body, and the sats paid.',
+        `Returns status, the headers that matter, the body (its first ${maxBodyBytes} bytes), and the sats paid. ` +
+        'URLs on this machine or a private network are refused (DESTINATION_REFUSED) unless the operator allowed them.',
       inputSchema: {
         url: z.url().describe('the API URL (http or https)'),
         method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('GET'),
@@ -124,14 +167,25 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
         response = await fetchWithL402(
           url,
           { method, headers, ...(body !== undefined && { body }) },
-          { wallet, maxPriceSats, maxFeeSats: flags.maxFeeSats, budget },
+          { wallet, maxPriceSats, maxFeeSats: flags.maxFeeSats, budget, destinations, timeoutMs: flags.timeoutMs },
         );
       } catch (error) {
         if (error instanceof L402ClientError) return toolError(error.code, error.message, { refused: error.refused, ...error.details });
-        return toolError('REQUEST_FAILED', `Could not reach ${new URL(url).origin}: ${error instanceof Error ? error.message : String(error)}`);
+        // A payment may have gone out before the paid request failed: the session's spending says so.
+        return requestFailed(error, new URL(url), 'REQUEST_FAILED', `Could not reach ${new URL(url).origin}`, budgetState());
       }
       const receipt = getL402Receipt(response);
-      const text = await response.text();
+      const paid = paidFacts(receipt);
+      let text: { text: string; cut?: true };
+      try {
+        // Bytes that are not UTF-8 become U+FFFD, as response.text() does.
+        const read = await readBoundedText(response.body, maxBodyBytes, { lenient: true, cut: true });
+        // Lenient and cut, every body is read: a refusal cannot come back.
+        if (!read.ok) throw new Error(`answer not read (${read.reason})`);
+        text = read;
+      } catch (error) {
+        return requestFailed(error, new URL(url), 'REQUEST_FAILED', `${new URL(url).origin} broke off its answer`, { status: response.status, ...paid, ...budgetState() });
+      }
       const answerHeaders: Record<string, string> = {};
       for (const name of HEADERS_THAT_MATTER) {
         const value = response.headers.get(name);
@@ -140,11 +194,9 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
       const result = {
         status: response.status,
         headers: answerHeaders,
-        body: text.length > MAX_BODY_CHARS ? text.slice(0, MAX_BODY_CHARS) : text,
-        ...(text.length > MAX_BODY_CHARS && { body_truncated: true }),
-        sats_paid: receipt?.paidByThisCall ? receipt.amountMsat / 1000 : 0,
-        fee_sats: receipt?.paidByThisCall ? receipt.feeMsat / 1000 : 0,
-        ...(receipt && { payment_hash: receipt.paymentHash }),
+        body: text.text,
+        ...(text.cut && { body_truncated: true, body_truncated_at_bytes: maxBodyBytes }),
+        ...paid,
         ...budgetState(),
       };
       return { content: [{ type: 'text' as const, text: JSON.stringify(result, null, 2) }], structuredContent: result };
@@ -154,6 +206,18 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
   function budgetState() {
     const spent = budget.spent();
     return { session_spent_sats: spent.totalSats, session_budget_left_sats: budget.remainingMsat() / 1000 };
+  }
+
+  /** A tool error for a request that got no (complete) answer, saying why: refused destination, timeout, or the network's reason. */
+  function requestFailed(error: unknown, url: URL, code: string, failed: string, facts: Record<string, unknown> = {}) {
+    if (error instanceof DestinationRefused) {
+      const hint = 'l402-paywall mcp reaches only public addresses unless started with --allow-private';
+      return toolError(error.code, `${error.message} (${hint})`, { url: error.url, address_kind: error.addressKind, redirected: error.redirected, ...facts });
+    }
+    if (timedOut(error)) return toolError('TIMEOUT', `${failed}: no complete answer within ${flags.timeoutMs / 1000} s (--timeout-seconds)`, facts);
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    const why = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+    return toolError(code, `${failed}: ${why}`, { url: url.href, ...facts });
   }
 
   const transport = new StdioServerTransport();
@@ -167,6 +231,15 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
   wallet.close?.();
   await server.close();
   return EXIT.SERVED;
+}
+
+/** What a call paid, for its answer. */
+function paidFacts(receipt: L402Receipt | undefined) {
+  return {
+    sats_paid: receipt?.paidByThisCall ? receipt.amountMsat / 1000 : 0,
+    fee_sats: receipt?.paidByThisCall ? receipt.feeMsat / 1000 : 0,
+    ...(receipt && { payment_hash: receipt.paymentHash }),
+  };
 }
 
 function toolError(code: string, message: string, details: Record<string, unknown> = {}) {

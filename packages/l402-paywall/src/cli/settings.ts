@@ -31,38 +31,47 @@ export interface SessionFlags {
   maxSats: number;
   budgetSats: number;
   maxFeeSats: number;
+  /** Each request, from sending it to the last byte of its answer (fetchWithL402's timeoutMs). */
+  timeoutMs: number;
   dev?: string;
 }
 
 export const DEFAULT_MAX_SATS = 10;
 export const DEFAULT_BUDGET_SATS = 100;
 export const DEFAULT_MAX_FEE_SATS = 10;
+export const DEFAULT_TIMEOUT_SECONDS = 60;
+const MAX_TIMEOUT_SECONDS = 86_400;
 
 /** The flags both commands take, in node:util parseArgs form. */
 export const SESSION_OPTIONS = {
   'max-sats': { type: 'string' },
   'budget-sats': { type: 'string' },
   'max-fee-sats': { type: 'string' },
+  'timeout-seconds': { type: 'string' },
   dev: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-export function wholeNumber(value: string | undefined, flag: string, fallback: number, min = 1): number {
+export function wholeNumber(value: string | undefined, flag: string, fallback: number, min = 1, unit = 'satoshis'): number {
   if (value === undefined) return fallback;
   if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value)))
-    throw new UsageError(`${flag} must be a whole number of satoshis${min > 0 ? ' above 0' : ''}, got "${value}"`);
+    throw new UsageError(`${flag} must be a whole number of ${unit}${min > 0 ? ' above 0' : ''}, got "${value}"`);
   return Number(value);
 }
 
 export function sessionFlags(
-  values: { 'max-sats'?: string; 'budget-sats'?: string; 'max-fee-sats'?: string; dev?: string },
+  values: { 'max-sats'?: string; 'budget-sats'?: string; 'max-fee-sats'?: string; 'timeout-seconds'?: string; dev?: string },
   defaultBudget: number,
 ): SessionFlags {
   const maxSats = wholeNumber(values['max-sats'], '--max-sats', DEFAULT_MAX_SATS);
+  const timeoutSeconds = wholeNumber(values['timeout-seconds'], '--timeout-seconds', DEFAULT_TIMEOUT_SECONDS, 1, 'seconds');
+  // The timer takes at most 2^31 - 1 ms.
+  if (timeoutSeconds > MAX_TIMEOUT_SECONDS) throw new UsageError(`--timeout-seconds must be at most ${MAX_TIMEOUT_SECONDS} (a day), got "${timeoutSeconds}"`);
   return {
     maxSats,
     budgetSats: wholeNumber(values['budget-sats'], '--budget-sats', Math.max(defaultBudget, maxSats)),
     maxFeeSats: wholeNumber(values['max-fee-sats'], '--max-fee-sats', DEFAULT_MAX_FEE_SATS, 0),
+    timeoutMs: timeoutSeconds * 1000,
     ...(values.dev !== undefined && { dev: values.dev }),
   };
 }
@@ -189,6 +198,11 @@ export function parse<const T extends ParseArgsConfig>(config: T): ReturnType<ty
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+}
+
+/** Whether a request or its body was aborted by fetchWithL402's timeoutMs (--timeout-seconds). */
+export function timedOut(error: unknown): boolean {
+  return (error as { name?: unknown } | null)?.name === 'TimeoutError';
 }
 
 /** "3 sats" / "1.5 sats" from msat. */

@@ -1,6 +1,7 @@
 // Why fetchWithL402 did not pay, or why a payment did not give what it should:
 // a stable code for programs, a sentence for people. `refused` errors are
 // raised before anything is sent to the wallet; the others after.
+import type { AddressKind } from '../http/address-kind.js';
 
 export const REFUSAL_CODES = [
   'PRICE_ABOVE_MAXIMUM',
@@ -48,6 +49,27 @@ export class L402ClientError extends Error {
   ) {
     super(message, options);
     this.refused = (REFUSAL_CODES as readonly string[]).includes(code);
+  }
+}
+
+/**
+ * The destination policy (fetchWithL402's `destinations`) kept a request from
+ * going out: its host, or a redirect's, is not a public address and was not
+ * allowed. Nothing was sent to that host.
+ */
+export class DestinationRefused extends Error {
+  override readonly name = 'DestinationRefused';
+  readonly code = 'DESTINATION_REFUSED';
+  constructor(
+    message: string,
+    /** The URL that was not fetched. */
+    readonly url: string,
+    /** What its host is: 'loopback', 'private', 'link-local', ... */
+    readonly addressKind: AddressKind,
+    /** True when a redirect led there (the URL asked for was allowed). */
+    readonly redirected: boolean,
+  ) {
+    super(message);
   }
 }
 

@@ -12,10 +12,13 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { hexToBytes } from '@noble/hashes/utils.js';
 import { decodeInvoice, InvalidInvoice, type DecodedInvoice, type Network } from '../lightning/bolt11.js';
+import { deadline } from '../http/deadline.js';
 import { discardBody } from '../http/discard-body.js';
+import { readBoundedText } from '../http/read-bounded.js';
 import { decodeToken } from '../l402/token.js';
 import type { Budget, BudgetReservation } from './budget.js';
 import { bodyChallenge, l402Challenges, type L402Challenge } from './challenge.js';
+import { fetchWithinPolicy, type DestinationPolicy } from './destinations.js';
 import { L402ClientError, outcomeUnknown } from './errors.js';
 import { payOnce, type Proof } from './proofs.js';
 import { countUse, defaultTokenStore, keptCredential, tokenKey, usableCredential, type TokenStore } from './tokens.js';
@@ -67,6 +70,23 @@ export interface FetchWithL402Options {
   /** The fetch to send requests with; default globalThis.fetch. */
   fetch?: Fetch;
   /**
+   * Where requests may go. Unset: wherever the URL says (the caller chose
+   * it). Set: only to public addresses, unless the policy allows others, each
+   * redirect judged too (docs/security.md "Where clients connect"); a request
+   * it refuses throws DestinationRefused. On Node, nodeDestinations() of
+   * l402-paywall/node resolves names and connects to the addresses judged.
+   */
+  destinations?: DestinationPolicy;
+  /**
+   * The most each request sent (the first one, the paid one, a retry) may
+   * take, from sending it to the last byte of its answer's body, the body
+   * the caller reads included; then it is aborted with a DOMException named
+   * TimeoutError. Default 60,000 ms.
+   */
+  timeoutMs?: number;
+  /** The most of a 402's body read for a challenge when its header has none; a larger body counts as no challenge. Default 65,536 bytes. */
+  maxChallengeBytes?: number;
+  /**
    * Audit events (CloudEvents 1.0, see l402-paywall/events): challenge.received,
    * invoice.refused, payment.sent, request.served. Unset: none is built and no
    * header is added. Set: requests carry a traceparent (unless they have one)
@@ -92,6 +112,8 @@ export interface L402Receipt {
 
 const DEFAULT_MAX_FEE_SATS = 10;
 const DEFAULT_MAX_RETRY_AFTER_SECONDS = 10;
+export const DEFAULT_TIMEOUT_MS = 60_000;
+export const DEFAULT_MAX_CHALLENGE_BYTES = 64 * 1024;
 /** Paid requests sent again after a 503 with Retry-After, at most. */
 const UNAVAILABLE_RETRIES = 2;
 
@@ -105,6 +127,9 @@ export function getL402Receipt(response: Response): L402Receipt | undefined {
 export async function fetchWithL402(input: string | URL | Request, init: RequestInit | undefined, options: FetchWithL402Options): Promise<Response> {
   checkOptions(options);
   const doFetch: Fetch = options.fetch ?? ((i, r) => globalThis.fetch(i, r));
+  // The caller's own signal object, not the copy a Request makes of it: a copy follows its source only while its Request lives.
+  const callerSignal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
+  const send = (request: Request, authorization?: string) => sendOnce(doFetch, options, request, authorization, callerSignal ?? undefined);
   const request = new Request(input, init);
   const url = new URL(request.url);
   const store = options.tokens === false ? undefined : (options.tokens ?? defaultTokenStore);
@@ -121,7 +146,7 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
 
   // 1. send
   const stored = store && !request.headers.has('authorization') ? usableCredential(store, key) : undefined;
-  const first = await send(doFetch, request, stored?.authorization);
+  const first = await send(request, stored?.authorization);
   if (stored && store) {
     if (first.status !== 402 && first.status !== 401) {
       if (first.status < 500) countUse(store, key, stored);
@@ -132,7 +157,7 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
   if (first.status !== 402 && first.status !== 401) return first;
 
   // 2. challenge received
-  const challenges = await readChallenges(first);
+  const challenges = await readChallenges(first, options.maxChallengeBytes ?? DEFAULT_MAX_CHALLENGE_BYTES);
   if (challenges.length === 0) return first;
   discardBody(first.body);
 
@@ -167,14 +192,14 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
   const retryStartedAt = events ? performance.now() : 0;
   let response: Response | undefined;
   try {
-    response = await send(doFetch, request, authorization);
+    response = await send(request, authorization);
     // Not served now, but the payment still holds (e.g. the server's replay store timed out): the same credential, after the wait asked.
     for (let again = 0; again < UNAVAILABLE_RETRIES; again++) {
       const waitSeconds = unavailableFor(response, options.maxRetryAfterSeconds ?? DEFAULT_MAX_RETRY_AFTER_SECONDS);
       if (waitSeconds === undefined) break;
       discardBody(response.body);
       await sleep(waitSeconds * 1000, request.signal);
-      response = await send(doFetch, request, authorization);
+      response = await send(request, authorization);
     }
   } finally {
     // Kept unless the server took or refused it (a 5xx gives the use back; no answer may have): the next call then pays nothing.
@@ -206,13 +231,21 @@ function checkOptions(options: FetchWithL402Options): void {
   if (options.maxFeeSats !== undefined && (!Number.isSafeInteger(options.maxFeeSats) || options.maxFeeSats < 0)) {
     throw new TypeError(`fetchWithL402: options.maxFeeSats must be a whole number of satoshis, got ${options.maxFeeSats}`);
   }
+  // AbortSignal.timeout takes at most 2^31 - 1 ms (about 24.8 days).
+  if (options.timeoutMs !== undefined && !(Number.isSafeInteger(options.timeoutMs) && options.timeoutMs > 0 && options.timeoutMs <= 2 ** 31 - 1)) {
+    throw new TypeError(`fetchWithL402: options.timeoutMs must be a whole number of milliseconds above 0, got ${options.timeoutMs}`);
+  }
+  if (options.maxChallengeBytes !== undefined && !(Number.isSafeInteger(options.maxChallengeBytes) && options.maxChallengeBytes > 0)) {
+    throw new TypeError(`fetchWithL402: options.maxChallengeBytes must be a whole number of bytes above 0, got ${options.maxChallengeBytes}`);
+  }
 }
 
-function send(doFetch: Fetch, request: Request, authorization: string | undefined): Promise<Response> {
+function sendOnce(doFetch: Fetch, options: FetchWithL402Options, request: Request, authorization: string | undefined, callerSignal?: AbortSignal): Promise<Response> {
   // A clone each time: the request (and its body) may have to go out twice.
   const attempt = request.clone();
   if (authorization) attempt.headers.set('authorization', authorization);
-  return doFetch(attempt);
+  const signal = deadline(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, callerSignal);
+  return options.destinations ? fetchWithinPolicy(doFetch, attempt, options.destinations, signal) : doFetch(attempt, { signal });
 }
 
 /** Seconds to wait before sending a paid request again: its answer was 503 with a Retry-After of at most `maxSeconds`. */
@@ -241,13 +274,16 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-async function readChallenges(response: Response): Promise<L402Challenge[]> {
+async function readChallenges(response: Response, maxBytes: number): Promise<L402Challenge[]> {
   const fromHeader = l402Challenges(response.headers.get('www-authenticate'));
   if (fromHeader.length > 0 || response.status !== 402) return fromHeader;
   // No readable header (a browser that was not allowed to see it): the body may carry the same facts.
   if (!/json/i.test(response.headers.get('content-type') ?? '')) return [];
+  // Read from a copy, so that a 402 returned as it is keeps its body; a body past the limit is no challenge.
+  const body = await readBoundedText(response.clone().body, maxBytes);
+  if (!body.ok) return [];
   try {
-    const fromBody = bodyChallenge(await response.clone().json());
+    const fromBody = bodyChallenge(JSON.parse(body.text));
     return fromBody ? [fromBody] : [];
   } catch {
     return [];

@@ -13,10 +13,16 @@ export interface ReadBoundedOptions {
   enough?: (textSoFar: string) => boolean;
   /** Bytes that are not UTF-8 become U+FFFD instead of the refusal 'not-utf8'. */
   lenient?: boolean;
+  /**
+   * Past the limit, the text of the first `limit` bytes (a character split
+   * there left out) with `cut: true`, instead of the refusal 'too-large':
+   * for an answer shown to someone, where a part is better than nothing.
+   */
+  cut?: boolean;
 }
 
 /** The text, or why there is none (a result, not text, so that no body can be mistaken for a refusal). */
-export type BoundedText = { ok: true; text: string } | { ok: false; reason: 'too-large' | 'not-utf8' };
+export type BoundedText = { ok: true; text: string; cut?: true } | { ok: false; reason: 'too-large' | 'not-utf8' };
 
 const TOO_LARGE: BoundedText = Object.freeze({ ok: false, reason: 'too-large' });
 const NOT_UTF8: BoundedText = Object.freeze({ ok: false, reason: 'not-utf8' });
@@ -24,12 +30,12 @@ const text = (value: string): BoundedText => ({ ok: true, text: value });
 
 /**
  * Reads a body stream as UTF-8 up to `limit` bytes, cancelling it past that
- * (reason 'too-large'). Not UTF-8 is reason 'not-utf8' (unless `lenient`); no body, ''.
+ * (reason 'too-large'; with `cut`, the text up to the limit). Not UTF-8 is reason 'not-utf8' (unless `lenient`); no body, ''.
  */
 export async function readBoundedText(
   body: ReadableStream<Uint8Array> | null,
   limit: number,
-  { signal, enough, lenient = false }: ReadBoundedOptions = {},
+  { signal, enough, lenient = false, cut = false }: ReadBoundedOptions = {},
 ): Promise<BoundedText> {
   if (!body) return text('');
   signal?.throwIfAborted();
@@ -45,10 +51,12 @@ export async function readBoundedText(
       const { done, value } = await reader.read();
       if (done) break;
       size += value.byteLength;
-      if (size > limit) return TOO_LARGE;
-      const decoded = decode(decoder, value);
+      if (size > limit && !cut) return TOO_LARGE;
+      const decoded = decode(decoder, size > limit ? value.subarray(0, value.byteLength - (size - limit)) : value);
       if (decoded === undefined) return NOT_UTF8;
       soFar += decoded;
+      // Not flushed: an incomplete character at the cut is left out, not replaced.
+      if (size > limit) return { ok: true, text: soFar, cut: true };
       if (enough?.(soFar)) return text(soFar);
     }
   } finally {
