@@ -222,7 +222,12 @@ const PATHS: Record<string, PathSpec> = {
       tags: ['managed'],
       body: SplitBody,
       security: ['splitSecret'],
-      responses: { 200: { description: 'Split (or skipped below the minimum)', schema: loose({ ok: z.literal(true) }) } },
+      responses: {
+        200: {
+          description: "Split; skipped: true when the owner's shares accrue below the payout minimum",
+          schema: loose({ ok: z.literal(true), ownerSats: z.number().int().nonnegative(), ownerMsat: z.number().int().nonnegative() }),
+        },
+      },
     },
   },
   '/api/cron/payouts': {

@@ -2,9 +2,9 @@
 // missing or wrong, 503 NOT_CONFIGURED when SPLIT_SECRET is unset); body
 // {amountSats, ownerAddress, paymentHash?, idempotencyKey?} (400). The same
 // ledger as the webhook (lib/service/money/managed.ts manualSplit), so it cannot
-// split or pay a payment hash twice. 200 {ok, ownerSats, ...} or
-// {ok, skipped: true, ...} when the owner's accrued shares are still below the payout
-// minimum (SPLIT_MIN_SATS, and a fee earned on them of PAYOUT_MIN_FEE_MSAT): it accrues.
+// split or pay a payment hash twice. 200 {ok, ownerSats, ...}, with skipped: true
+// when the owner's accrued shares are still below the payout minimum
+// (SPLIT_MIN_SATS, and a fee earned on them of PAYOUT_MIN_FEE_MSAT): it accrues.
 import { z } from 'zod';
 import { HttpError, json, notConfigured } from '../lib/http/errors.js';
 import { readJson } from '../lib/http/input.js';
@@ -42,15 +42,19 @@ export default serviceRoute({
     const body = await readJson(request, outboundPolicy(ctx.config).allowLoopback ? DevBody : Body);
     const result = await manualSplit(ctx, body);
     const payout = result.payouts.find((p) => p.outcome !== 'skipped');
-    const common = {
-      ownerMsat: result.ownerMsat,
-      ledgerKey: result.ledgerKey,
-      duplicate: result.duplicate,
-      state: result.split.state,
-      ...(payout && (payout.outcome === 'retry' || payout.outcome === 'failed') ? { reason: payout.reason } : {}),
-    };
-    const headers = { 'Cache-Control': 'no-store' };
-    if (result.accrued) return json({ ok: true, skipped: true, ...common }, { headers });
-    return json({ ok: true, ownerSats: Math.floor(result.ownerMsat / 1000), ...common }, { headers });
+    // Every answer says what the owner is owed (the spec's ownerSats), paid now or accrued.
+    return json(
+      {
+        ok: true,
+        ...(result.accrued ? { skipped: true } : {}),
+        ownerSats: Math.floor(result.ownerMsat / 1000),
+        ownerMsat: result.ownerMsat,
+        ledgerKey: result.ledgerKey,
+        duplicate: result.duplicate,
+        state: result.split.state,
+        ...(payout && (payout.outcome === 'retry' || payout.outcome === 'failed') ? { reason: payout.reason } : {}),
+      },
+      { headers: { 'Cache-Control': 'no-store' } },
+    );
   },
 });

@@ -103,8 +103,11 @@ const EnvSchema = z.object({
   SPLIT_MIN_SATS: wholeNumber({ max: 100_000_000 }).default(100),
   /** Routing fee a payout may spend, in parts per million of its amount (paid from the service's 0.3%). */
   PAYOUT_MAX_FEE_PPM: wholeNumber({ min: 0, max: 1_000_000 }).default(3000),
-  /** Routing fee a payout may always spend (msat), within the fee the service earned on its payments: shares accrue until that fee reaches this. */
-  PAYOUT_MIN_FEE_MSAT: wholeNumber({ min: 0, max: 100_000_000 }).default(5000),
+  /**
+   * Routing fee a payout may always spend (msat), within the fee the service earned on its payments: shares accrue
+   * until that fee reaches this. 3000 is the 0.3% of 1,000 sats, so a 1,000-sat payment is paid out at once.
+   */
+  PAYOUT_MIN_FEE_MSAT: wholeNumber({ min: 0, max: 100_000_000 }).default(3000),
   /** Attempts after which a payout that definitely did not go through is marked failed (an operator decides). */
   PAYOUT_MAX_ATTEMPTS: wholeNumber({ max: 1000 }).default(10),
   /** First retry delay; it doubles per attempt, up to 6 hours. */

@@ -35,12 +35,14 @@ export interface ServiceContext {
 }
 
 /**
- * Everything the service needs, from `config` alone. Throws HttpError 503
+ * Everything the service needs, from `config` and the service's public origin
+ * as its deployment knows it (publicBaseUrl in deployment.ts: PUBLIC_URL, or
+ * where the local server listens), never a request's. Throws HttpError 503
  * (NOT_CONFIGURED, PROVIDER_MISCONFIGURED) when production settings are missing
  * or the Lightning backend's settings are unusable, so an api/ file that asks for
  * it answers that. Fault injection in tests builds one and replaces parts of it.
  */
-export function createServiceContext(config: Config): ServiceContext {
+export function createServiceContext(config: Config, { publicUrl }: { publicUrl?: string } = {}): ServiceContext {
   // Fail closed in production (docs/architecture.md "Where it runs"): name what is missing.
   if (config.problems.length > 0) {
     throw notConfigured(`Service is not configured: set ${config.problems.join('; ')}`, config.problems, 60);
@@ -82,7 +84,7 @@ export function createServiceContext(config: Config): ServiceContext {
     devNode,
     invoiceLimiter: backend.rateLimiter({ limit: config.invoices.ratePerMinute, windowMs: 60_000, prefix: 'ratelimit:invoice' }),
     registerLimiter: backend.rateLimiter({ limit: config.directory.registerRatePerMinute, windowMs: 60_000, prefix: 'ratelimit:register' }),
-    events: createServiceEvents(config),
+    events: createServiceEvents(config, publicUrl),
   };
 }
 

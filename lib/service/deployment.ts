@@ -37,7 +37,7 @@ export function createDeployment(config: Config | (() => Config)): Deployment {
   let built: ServiceContext | undefined;
   const deployment: Deployment = {
     config: () => (loaded ??= load()),
-    context: () => (built ??= createServiceContext(deployment.config())),
+    context: () => (built ??= createServiceContext(deployment.config(), { publicUrl: publicBaseUrl(deployment) })),
   };
   return deployment;
 }

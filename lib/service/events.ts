@@ -15,7 +15,7 @@ export const SERVICE_AGENT_ID = 'l402-paywall-service';
 
 export interface ServiceEvents {
   /** withL402 options: the sink as onEvent, and who emits. */
-  paywall: { onEvent: HttpEventSink; events: { agentId: string; waitUntil: (promise: Promise<unknown>) => void } };
+  paywall: { onEvent: HttpEventSink; events: { agentId: string; source: string | undefined; waitUntil: (promise: Promise<unknown>) => void } };
   /** For paid flows that are not withL402 (Pro activation). */
   server: ServerEvents;
   /** Waits for every event sent so far to be delivered or given up (tests, shutdown). */
@@ -24,7 +24,11 @@ export interface ServiceEvents {
   describe(): { configured: true; host: string } & EventSinkStats;
 }
 
-export function createServiceEvents(config: Config): ServiceEvents | undefined {
+/**
+ * `publicUrl`, the service's own origin from configuration, is the events' CloudEvents `source`
+ * (unset: the library's urn:l402-paywall:server:<agent id>), never a request's Host.
+ */
+export function createServiceEvents(config: Config, publicUrl: string | undefined): ServiceEvents | undefined {
   if (!config.events) return undefined;
   const report = (error: unknown, context: string) => console.error(`[events] ${context}: ${error instanceof Error ? error.message : String(error)}`);
   const sink = httpEventSink({
@@ -36,8 +40,8 @@ export function createServiceEvents(config: Config): ServiceEvents | undefined {
   });
   const host = new URL(config.events.webhookUrl).host;
   return {
-    paywall: { onEvent: sink, events: { agentId: SERVICE_AGENT_ID, waitUntil: vercelWaitUntil } },
-    server: serverEvents(sink, { agentId: SERVICE_AGENT_ID, onError: report }),
+    paywall: { onEvent: sink, events: { agentId: SERVICE_AGENT_ID, source: publicUrl, waitUntil: vercelWaitUntil } },
+    server: serverEvents(sink, { agentId: SERVICE_AGENT_ID, source: publicUrl, onError: report }),
     flush: () => sink.flush(),
     describe: () => ({ configured: true, host, ...sink.stats() }),
   };

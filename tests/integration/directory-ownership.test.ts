@@ -91,8 +91,8 @@ describe.skipIf(skip !== undefined)(`directory ownership (local server, PostgreS
       [url],
     );
 
-  /** An operator's managed-mode app registering itself at its first request, with its errors collected. */
-  function operatorApp(address: string, name: string, errors: unknown[], registrations: number[] = []) {
+  /** An operator's managed-mode app registering `url` at its first request, with its errors collected. */
+  function operatorApp(url: string, address: string, name: string, errors: unknown[], registrations: number[] = []) {
     // What POST /api/register answered the app, seen through the app's own fetch.
     const recordingFetch: typeof fetch = async (input, init) => {
       const response = await fetch(input, init);
@@ -103,7 +103,7 @@ describe.skipIf(skip !== undefined)(`directory ownership (local server, PostgreS
       priceSats: 100,
       secret: APP_SECRET,
       managed: { lightningAddress: address, serviceUrl: stack.url, fetch: recordingFetch },
-      register: { name, category: 'data', description: 'the real one' },
+      register: { name, category: 'data', description: 'the real one', url },
       onError: (error) => errors.push(error),
     });
   }
@@ -122,8 +122,9 @@ describe.skipIf(skip !== undefined)(`directory ownership (local server, PostgreS
   it('a managed-mode app registers by itself; the owner address read from its 402 does not let anyone rewrite its entry', async () => {
     const address = `operator-${randomBytes(3).toString('hex')}@example.com`;
     const errors: unknown[] = [];
-    const app = await serve(operatorApp(address, 'Real API', errors));
-    const url = `${app.url}/v1/data`;
+    const port = await closedPort();
+    const url = `http://127.0.0.1:${port}/v1/data`;
+    await serve(operatorApp(url, address, 'Real API', errors), port);
     const challenge = await fetch(url);
     expect(challenge.status).toBe(402);
     await expect.poll(async () => (await entryOf(url)).length, { timeout: 30_000 }).toBe(1);
@@ -160,7 +161,7 @@ describe.skipIf(skip !== undefined)(`directory ownership (local server, PostgreS
     const [squat] = await entryOf(url);
 
     const errors: unknown[] = [];
-    const app = await serve(operatorApp(address, 'Reclaimed', errors), port);
+    const app = await serve(operatorApp(url, address, 'Reclaimed', errors), port);
     expect((await fetch(url)).status).toBe(402);
     await expect.poll(async () => (await entryOf(url))[0]?.lightning_address, { timeout: 30_000 }).toBe(address);
     expect(errors).toEqual([]);
@@ -178,7 +179,7 @@ describe.skipIf(skip !== undefined)(`directory ownership (local server, PostgreS
     servers.splice(servers.indexOf(app), 1);
     const errorsAfterRestart: unknown[] = [];
     const registrations: number[] = [];
-    const restarted = await serve(operatorApp(address, 'Reclaimed', errorsAfterRestart, registrations), port);
+    const restarted = await serve(operatorApp(url, address, 'Reclaimed', errorsAfterRestart, registrations), port);
     expect((await fetch(`${restarted.url}/v1/data`)).status).toBe(402);
     await expect.poll(() => registrations, { timeout: 30_000 }).toEqual([200]);
     expect(errorsAfterRestart).toEqual([]);

@@ -4,6 +4,8 @@
 // standardwebhooks library verifies them, the cloudevents SDK reads them),
 // carrying the payment hash and amount and never the preimage or macaroon.
 // Unset, the service has no event sink at all.
+import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { type CloudEvent, HTTP } from 'cloudevents';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -29,6 +31,20 @@ const SESSION_TIMEOUT = { timeout: 60_000 };
 async function healthDetails(server: TestServer): Promise<unknown> {
   const { token } = await createSession(server.ctx, devLoginKey(server.ctx)!.pubkey);
   return (await fetch(`${server.url}/api/health`, { headers: { authorization: `Bearer ${token}` } })).json();
+/** A request whose Host header names another host than the server it reaches (fetch sets Host itself). */
+function sentWithHost(url: string, init: { method?: string; headers: Record<string, string>; body?: string }): Promise<{ status: number; body: string }> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest(
+      { hostname: target.hostname, port: target.port, path: target.pathname, method: init.method ?? 'GET', headers: init.headers },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
+    sent.on('error', reject).end(init.body);
+  });
 }
 
 describe('EVENTS_WEBHOOK_URL set to a local receiver', () => {
@@ -120,6 +136,59 @@ describe('EVENTS_WEBHOOK_URL set to a local receiver', () => {
     const wire = JSON.stringify(receiver.deliveries);
     expect(wire).not.toContain(preimage);
     expect(wire).not.toContain(offer.macaroon);
+  });
+
+  it("a refused credential naming someone else's payment, sent with a chosen Host and the victim's traceparent, signs no claim as fact", async () => {
+    const base = server.url;
+    receiver.deliveries.length = 0;
+    const victimTrace = '00-5e1f7a0b2c3d4e5f60718293a4b5c6d7-1122334455667788-01';
+    // The victim's demo challenge and Pro offer: their payment hashes are public (invoices, events), their preimages are not.
+    const demo = (await (await fetch(`${base}/api/demo/btc-price`, { headers: { traceparent: victimTrace } })).json()) as ChallengeBody;
+    const pro = (await (await fetch(`${base}/api/dev-token?address=victim@example.com`, { headers: { traceparent: victimTrace } })).json()) as {
+      invoice: string;
+      macaroon: string;
+      paymentHash: string;
+    };
+    const guessedPreimage = randomBytes(32).toString('hex');
+
+    // The attacker re-signs nothing: it breaks each token's signature and sends it naming its own host.
+    const forge = (token: string) => {
+      const fields = JSON.parse(Buffer.from(token, 'base64url').toString()) as Record<string, unknown>;
+      return Buffer.from(JSON.stringify({ ...fields, sig: 'e'.repeat(64) })).toString('base64url');
+    };
+    const headers = { host: 'attacker.example', traceparent: victimTrace };
+    const demoAnswer = await sentWithHost(`${base}/api/demo/btc-price`, {
+      headers: { ...headers, authorization: `L402 ${forge(demo.macaroon)}:${guessedPreimage}` },
+    });
+    expect(demoAnswer.status).toBe(402);
+    expect(JSON.parse(demoAnswer.body)).toMatchObject({ code: 'BAD_SIGNATURE' });
+    const proAnswer = await sentWithHost(`${base}/api/dev-token`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ macaroon: forge(pro.macaroon), preimage: guessedPreimage }),
+    });
+    expect(proAnswer.status).toBe(403);
+    expect(JSON.parse(proAnswer.body)).toMatchObject({ code: 'BAD_SIGNATURE' });
+
+    const victims = [demo.paymentHash, pro.paymentHash];
+    const rejectedOf = (events: L402Event[]) => events.filter((e) => e.type === EVENT_TYPES.tokenRejected && victims.includes(e.data.claimedPaymentHash ?? ''));
+    await vi.waitFor(async () => expect(rejectedOf(await delivered())).toHaveLength(2));
+    const events = await delivered();
+    const rejected = rejectedOf(events);
+    expect(rejected.map((e) => [e.subject, e.data.claimedPaymentHash])).toEqual([
+      ['/api/demo/btc-price', demo.paymentHash],
+      ['/api/dev-token', pro.paymentHash],
+    ]);
+    for (const event of rejected) {
+      expect(event.data.session).toBeUndefined(); // never {id: <victim's hash>, kind: "payment"}
+      expect(event.source).toBe(base); // the service's own origin from its configuration, not the Host sent
+      expect(event.data).toMatchObject({ reason: 'BAD_SIGNATURE', claimedTraceparent: victimTrace, causation: { traceStarted: true } });
+      expect(event.traceparent).not.toContain(victimTrace.slice(3, 35)); // not in the victim's trace
+    }
+    // Only the victim's own requests joined the victim's trace.
+    const inVictimTrace = events.filter((e) => e.traceparent.includes(victimTrace.slice(3, 35)));
+    expect(inVictimTrace.map((e) => e.data.payment?.paymentHash)).toEqual(victims);
+    expect(JSON.stringify(receiver.deliveries)).not.toContain('attacker.example');
   });
 
   it('/api/health names the receiver host (never its path) and the delivery counts to an admin session, and nothing of them to anyone else', async () => {

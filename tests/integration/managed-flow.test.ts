@@ -3,12 +3,12 @@
 // pays it with the dev wallet, the dev node's signed webhook reaches
 // /api/provider-webhook, the split runs and the owner's own node (behind a
 // Lightning Address server on loopback) receives exactly 99.7%.
-import { createServer } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeToken } from 'l402-paywall';
-import { managedInvoiceProvider, ManagedServiceError, withL402 } from 'l402-paywall/managed';
+import { managedInvoiceProvider, ManagedServiceError, withL402, type DirectoryRegistration } from 'l402-paywall/managed';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn, type ChallengeBody } from '../support/server.js';
 import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
@@ -88,19 +88,20 @@ for (const backend of backends)
         if (String(input).endsWith('/api/register')) registrations.push(response.status);
         return response;
       };
-      const options = {
-        priceSats: 21,
-        secret: APP_SECRET,
-        managed: { lightningAddress: 'bob@example.com', serviceUrl: server.url, fetch: recordingFetch },
-        register: { name: 'Weather', category: 'weather' as const },
-        onError: (error: unknown) => errors.push(error),
-      };
       // The app listens on loopback: the directory fetches its proof from there (development allows loopback).
-      let app = withL402(() => new Response('ok'), options);
+      let app: (request: Request) => Promise<Response> = () => Promise.resolve(new Response('starting', { status: 503 }));
       const appServer = createServer(getRequestListener((request) => app(request)));
       await new Promise<void>((resolve) => appServer.listen(0, '127.0.0.1', resolve));
       try {
         const url = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/now`;
+        const options = {
+          priceSats: 21,
+          secret: APP_SECRET,
+          managed: { lightningAddress: 'bob@example.com', serviceUrl: server.url, fetch: recordingFetch },
+          register: { name: 'Weather', category: 'weather' as const, url },
+          onError: (error: unknown) => errors.push(error),
+        };
+        app = withL402(() => new Response('ok'), options);
         const rows = () => server.db.query('SELECT name, price_sats, category, lightning_address FROM apis WHERE url = $1', [url]);
         expect((await fetch(url)).status).toBe(402);
         await expect.poll(() => registrations, { timeout: 30_000 }).toEqual([200]);
@@ -115,6 +116,103 @@ for (const backend of backends)
         appServer.closeAllConnections();
         await new Promise((resolve) => appServer.close(resolve));
       }
+    });
+
+    describe("register never takes its url from a request (its Host header is the client's choice)", () => {
+      // The attacker's host echoes the proof: it passes every request on to the app, so the
+      // directory's proof check of a url on that host reaches the real app and succeeds.
+      let app: (request: Request) => Promise<Response>;
+      let appUrl = '';
+      let attackerHost = '';
+      const servers: import('node:http').Server[] = [];
+      beforeAll(async () => {
+        const listen = async (listener: Parameters<typeof createServer>[1]) => {
+          const listening = createServer(listener);
+          await new Promise<void>((resolve) => listening.listen(0, '127.0.0.1', resolve));
+          servers.push(listening);
+          return `127.0.0.1:${(listening.address() as AddressInfo).port}`;
+        };
+        appUrl = `http://${await listen(getRequestListener((request) => app(request)))}/now`;
+        attackerHost = await listen(async (request, response) => {
+          const forwarded = await fetch(new URL(request.url ?? '/', appUrl), { headers: request.headers as Record<string, string> });
+          response.writeHead(forwarded.status, { 'content-type': forwarded.headers.get('content-type') ?? 'text/plain' });
+          response.end(await forwarded.text());
+        });
+      });
+      afterAll(async () => {
+        for (const listening of servers) {
+          listening.closeAllConnections();
+          await new Promise((resolve) => listening.close(resolve));
+        }
+      });
+
+      /** The app's first request, sent to the app with the attacker's host in Host: a Web Request's url is built from it. */
+      const firstRequestNaming = (host: string) =>
+        new Promise<number>((resolve, reject) => {
+          const { hostname, port } = new URL(appUrl);
+          const sent = httpRequest({ hostname, port, path: '/now', headers: { host } }, (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          });
+          sent.on('error', reject).end();
+        });
+      const entriesOn = (host: string) => server.db.query('SELECT url, lightning_address FROM apis WHERE url LIKE $1', [`http://${host}/%`]);
+      const recording =
+        (registrations: string[]): typeof fetch =>
+        async (input, init) => {
+          if (String(input).endsWith('/api/register')) registrations.push(JSON.parse(String(init?.body)).url);
+          return fetch(input, init);
+        };
+
+      it('without register.url: construction says what is missing, and nothing is registered', async () => {
+        const errors: [unknown, string][] = [];
+        const registrations: string[] = [];
+        app = withL402(() => new Response('ok'), {
+          priceSats: 21,
+          secret: APP_SECRET,
+          managed: { lightningAddress: 'carol@example.com', serviceUrl: server.url, fetch: recording(registrations) },
+          register: { name: 'Guessed' } as DirectoryRegistration, // a JavaScript caller may leave url out
+          onError: (error, context) => errors.push([error, context]),
+        });
+        expect(await firstRequestNaming(attackerHost)).toBe(402);
+        await new Promise((resolve) => setTimeout(resolve, 1000)); // what a background registration would take
+        expect(registrations).toEqual([]);
+        expect(await entriesOn(attackerHost)).toEqual([]);
+        expect(errors).toHaveLength(1);
+        expect(errors[0]![1]).toBe('directory registration is off');
+        expect((errors[0]![0] as Error).message).toMatch(/^register\.url is missing/);
+      });
+
+      it('with register.url: that url is registered, whatever Host the first request names', async () => {
+        const errors: unknown[] = [];
+        const registrations: string[] = [];
+        app = withL402(() => new Response('ok'), {
+          priceSats: 21,
+          secret: APP_SECRET,
+          managed: { lightningAddress: 'dave@example.com', serviceUrl: server.url, fetch: recording(registrations) },
+          register: { name: 'Configured', url: `${appUrl}?utm=dropped#and-this` },
+          onError: (error) => errors.push(error),
+        });
+        expect(await firstRequestNaming(attackerHost)).toBe(402);
+        await expect.poll(() => registrations, { timeout: 30_000 }).toEqual([appUrl]);
+        await expect
+          .poll(() => server.db.query('SELECT lightning_address FROM apis WHERE url = $1', [appUrl]), { timeout: 30_000 })
+          .toEqual([{ lightning_address: 'dave@example.com' }]);
+        expect(await entriesOn(attackerHost)).toEqual([]);
+        expect(errors).toEqual([]);
+      });
+
+      it('a register.url that is not an absolute http(s) URL throws at construction', () => {
+        for (const url of ['/now', 'ftp://api.example.com/now'])
+          expect(() =>
+            withL402(() => new Response('ok'), {
+              priceSats: 21,
+              secret: APP_SECRET,
+              managed: { lightningAddress: 'erin@example.com', serviceUrl: server.url },
+              register: { name: 'Wrong', url },
+            }),
+          ).toThrow(/register\.url must be/);
+      });
     });
 
     it('the service refuses owner addresses that are not Lightning Addresses (400), and the library fails closed (503)', async () => {

@@ -3,7 +3,7 @@
 // webhook to /api/provider-webhook) on real PostgreSQL and real Redis: the
 // service, out of the 0.3% it earned on exactly the payments the payout
 // covers, never more; the owner receives exactly its 99.7%. A share whose fee
-// cannot fund PAYOUT_MIN_FEE_MSAT (5,000 msat: the 0.3% of about 1,667 sats)
+// cannot fund PAYOUT_MIN_FEE_MSAT (3,000 msat: the 0.3% of 1,000 sats)
 // accrues until the owner's shares together can.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightningProvider } from 'l402-paywall/lightning';
@@ -57,22 +57,28 @@ describe.skipIf(skip !== undefined)(`payout routing fees (local server, PostgreS
       [address],
     );
 
-  it('a 1,000-sat payment earns 3,000 msat, less than the 5,000 msat routing budget: the share accrues and the service pays nothing', async () => {
-    const address = owner.address('small');
+  it('a 1,000-sat payment earns 3,000 msat, the routing budget: paid out at once, the service spending at most what it earned', async () => {
+    const address = owner.address('spec');
     const ownerBefore = (await owner.node.balance()).balanceMsat;
     await managedPayment(address, 1000);
+    expect(await ledger(address)).toEqual([{ amount_msat: 997_000, max_fee_msat: 3_000, routing_fee_msat: 0, state: 'paid', owed: 997_000, earned: 3_000 }]);
+    expect((await owner.node.balance()).balanceMsat - ownerBefore).toBe(997_000); // exactly the 99.7%
+  });
+
+  it('a 500-sat payment earns 1,500 msat, less than the routing budget: the share accrues and the service pays nothing until the next one', async () => {
+    const address = owner.address('small');
+    const ownerBefore = (await owner.node.balance()).balanceMsat;
+    await managedPayment(address, 500);
     expect(await ledger(address)).toEqual([]);
     expect(await stack.db.query('SELECT owner_msat::int, fee_msat::int, state FROM splits WHERE owner_address = $1', [address])).toEqual([
-      { owner_msat: 997_000, fee_msat: 3_000, state: 'accrued' },
+      { owner_msat: 498_500, fee_msat: 1_500, state: 'accrued' },
     ]);
     expect((await owner.node.balance()).balanceMsat).toBe(ownerBefore);
 
-    // The next payment brings the earned fee to 6,000 msat: one payout of both shares, its fee cap within what was earned.
-    await managedPayment(address, 1000);
-    expect(await ledger(address)).toEqual([
-      { amount_msat: 1_994_000, max_fee_msat: 5_982, routing_fee_msat: 0, state: 'paid', owed: 1_994_000, earned: 6_000 },
-    ]);
-    expect((await owner.node.balance()).balanceMsat - ownerBefore).toBe(1_994_000); // exactly the 99.7%
+    // The next payment brings the earned fee to 3,000 msat: one payout of both shares, its fee cap within what was earned.
+    await managedPayment(address, 500);
+    expect(await ledger(address)).toEqual([{ amount_msat: 997_000, max_fee_msat: 3_000, routing_fee_msat: 0, state: 'paid', owed: 997_000, earned: 3_000 }]);
+    expect((await owner.node.balance()).balanceMsat - ownerBefore).toBe(997_000);
   });
 
   it('whatever the amounts, no payout may spend more on routing than the service earned on it, and each pays exactly what its splits owe', async () => {
@@ -83,7 +89,7 @@ describe.skipIf(skip !== undefined)(`payout routing fees (local server, PostgreS
     for (const payout of payouts) {
       expect(payout.amount_msat).toBe(payout.owed);
       expect(payout.max_fee_msat).toBeLessThanOrEqual(payout.earned);
-      expect(payout.max_fee_msat).toBeGreaterThanOrEqual(5_000);
+      expect(payout.max_fee_msat).toBeGreaterThanOrEqual(3_000);
     }
     // What the provider was told it may spend is that cap, payment by payment.
     for (const cap of caps) expect(cap).toBeLessThanOrEqual(Math.max(...payouts.map((p) => p.earned)));
@@ -91,6 +97,6 @@ describe.skipIf(skip !== undefined)(`payout routing fees (local server, PostgreS
       "SELECT coalesce(sum(fee_msat), 0)::int AS fee FROM splits WHERE owner_address = $1 AND state = 'accrued'",
       [address],
     );
-    expect(accrued[0]!.fee).toBeLessThan(5_000); // what is left waits for more
+    expect(accrued[0]!.fee).toBeLessThan(3_000); // what is left waits for more
   });
 });

@@ -3,6 +3,7 @@
 // validated, and the same ledger as the webhook so nothing is paid twice.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DEV_WEBHOOK_SIGNATURE_HEADER } from 'l402-paywall/backends';
 import { issueInvoice } from '../../lib/service/money/invoices.js';
 import { ownerShareMsat, serviceFeeMsat } from '../../lib/service/money/split.js';
 import { databaseBackends } from '../support/postgres.js';
@@ -218,5 +219,86 @@ describe.skipIf(postgres.skip)('POST /api/split (local server, PostgreSQL)', () 
     } finally {
       server.restore();
     }
+  });
+});
+
+describe.skipIf(postgres.skip)('the spec example with default payout settings (local server, PostgreSQL)', () => {
+  // Nothing but the secret: the payout minimum and routing budget are the defaults.
+  const server = useDevServerOn(postgres, () => ({ SPLIT_SECRET }));
+  let owner: OwnerServer;
+  beforeAll(async () => {
+    owner = await startOwnerServer({ store: server.ctx.store });
+    const node = server.ctx.devNode!;
+    await node.pay((await node.createInvoice({ amountMsat: 10_000_000 })).invoice); // the service's wallet pays the payouts
+  });
+  afterAll(() => owner?.close());
+
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const split = async (body: unknown) => {
+    const response = await post('/api/split', body, { 'x-split-secret': SPLIT_SECRET });
+    expect(response.status).toBe(200);
+    return (await response.json()) as Record<string, unknown>;
+  };
+  const received = async () => (await owner.node.balance()).balanceMsat;
+  /** The invoices the owner's Lightning Address server was asked for: one per payout. */
+  const invoicesAskedBy = (username: string) => owner.requests.filter((r) => r.stage === 'callback' && r.username === username).map((r) => r.amountMsat);
+  const payoutsTo = (address: string) =>
+    server.db.query<{ amount_msat: number; max_fee_msat: number; state: string }>(
+      'SELECT amount_msat, max_fee_msat, state FROM payouts WHERE owner_address = $1 ORDER BY created_at',
+      [address],
+    );
+
+  it('POST /api/split of 1,000 sats answers ownerSats 997 and pays the owner 997 sats once, however often it is sent', async () => {
+    const address = owner.address('spec');
+    const before = await received();
+    const body = { amountSats: 1000, ownerAddress: address, idempotencyKey: 'spec-example' };
+    const first = await split(body);
+    expect(first).toEqual({ ok: true, ownerSats: 997, ownerMsat: 997_000, ledgerKey: expect.stringMatching(/^manual:/), duplicate: false, state: 'paid' });
+    expect(await split(body)).toEqual({ ...first, duplicate: true });
+    expect((await received()) - before).toBe(997_000);
+    expect(invoicesAskedBy('spec')).toEqual([997_000]);
+    // Its routing budget is the 3 sats the service earned on it, never more.
+    expect(await payoutsTo(address)).toEqual([{ amount_msat: 997_000, max_fee_msat: 3_000, state: 'paid' }]);
+  });
+
+  it('a 1,000-sat managed payment: the webhook (delivered twice) and a later split pay the owner 997 sats once', async () => {
+    const address = owner.address('webhook');
+    const before = await received();
+    const issued = (await (await post('/api/invoice', { amountSats: 1000, ownerAddress: address })).json()) as { paymentRequest: string; paymentHash: string };
+    expect((await post('/api/dev/pay', { invoice: issued.paymentRequest })).status).toBe(200); // its webhook splits and pays first
+    const timestamp = Date.now();
+    const delivery = JSON.stringify({ type: 'payment_received', paymentHash: issued.paymentHash, amountMsat: 0, timestamp });
+    const again = await post('/api/provider-webhook', JSON.parse(delivery), {
+      [DEV_WEBHOOK_SIGNATURE_HEADER]: `t=${timestamp},v1=${server.ctx.devNode!.signWebhook(delivery, timestamp)}`,
+    });
+    expect(await again.json()).toMatchObject({ ok: true, managed: true, split: { duplicate: true } });
+    expect(await split({ amountSats: 1000, ownerAddress: address, paymentHash: issued.paymentHash })).toMatchObject({
+      ok: true,
+      ownerSats: 997,
+      duplicate: true,
+      state: 'paid',
+    });
+    expect((await received()) - before).toBe(997_000);
+    expect(invoicesAskedBy('webhook')).toEqual([997_000]);
+  });
+
+  it('smaller shares accrue, their answers carrying ownerSats too, and are paid once together when their fee reaches the routing budget', async () => {
+    const address = owner.address('small');
+    const before = await received();
+    expect(await split({ amountSats: 500, ownerAddress: address, idempotencyKey: 'a' })).toMatchObject({
+      ok: true,
+      skipped: true,
+      ownerSats: 498,
+      ownerMsat: 498_500,
+      state: 'accrued',
+    });
+    expect((await received()) - before).toBe(0);
+    const second = await split({ amountSats: 500, ownerAddress: address, idempotencyKey: 'b' });
+    expect(second).toMatchObject({ ok: true, ownerSats: 498, ownerMsat: 498_500, state: 'paid' });
+    expect(second).not.toHaveProperty('skipped');
+    expect((await received()) - before).toBe(997_000);
+    expect(invoicesAskedBy('small')).toEqual([997_000]);
+    expect(await payoutsTo(address)).toEqual([{ amount_msat: 997_000, max_fee_msat: 3_000, state: 'paid' }]);
   });
 });

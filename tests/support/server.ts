@@ -97,6 +97,8 @@ export function useDevServer(settings: () => Settings = () => ({}), serverOption
     dataDir = mkdtempSync(join(tmpdir(), 'l402-test-'));
     own = current = createDeployment(config());
     server = await startDevServer({ ...serverOptions, port: 0, deployment });
+    // The file's own deployment knows where it listens too (its public origin without PUBLIC_URL), as npm start's does.
+    own.localUrl = server.url;
   });
   afterAll(async () => {
     await server?.close();
@@ -122,6 +124,7 @@ export function useDevServer(settings: () => Settings = () => ({}), serverOption
     redeploy(newConfig = config(), overrides = {}) {
       running();
       const fresh = createDeployment(newConfig);
+      fresh.localUrl = server?.url;
       let built: ServiceContext | undefined;
       current = { config: () => newConfig, context: () => (built ??= { ...fresh.context(), ...overrides }) };
     },

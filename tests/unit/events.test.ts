@@ -66,7 +66,7 @@ describe('server events from withL402', () => {
     expect(issued).toMatchObject({
       specversion: '1.0',
       id: `challenge-${body.paymentHash}`,
-      source: 'https://api.example',
+      source: 'urn:l402-paywall:server:price-api', // events.source unset: never the request's origin
       type: EVENT_TYPES.challengeIssued,
       subject: '/api/price',
       datacontenttype: 'application/json',
@@ -171,17 +171,44 @@ describe('server events from withL402', () => {
     const types = events.map((e) => e.type.replace('dev.l402paywall.server.', ''));
     expect(types).toEqual(['challenge.issued', 'request.served', 'token.rejected', 'challenge.issued', 'token.rejected', 'challenge.issued']);
     const [, , used, reissued, malformed] = events as L402Event[];
-    expect(used!.data).toMatchObject({
-      reason: 'TOKEN_ALREADY_USED',
-      claimedPaymentHash: hash,
-      session: { id: hash, kind: 'payment' },
-      causation: { traceStarted: true },
-    });
+    expect(used!.data).toMatchObject({ reason: 'TOKEN_ALREADY_USED', claimedPaymentHash: hash, causation: { traceStarted: true } });
+    expect(used!.data.session).toBeUndefined(); // the hash a refused token names is a claim, never the session
     expect(reissued!.data.causation.causationId).toBe(used!.id);
     expect(reissued!.traceparent).toBe(used!.traceparent); // one request, one span
     expect(malformed!.data.reason).toBe('MALFORMED_TOKEN');
     expect(malformed!.data.claimedPaymentHash).toBeUndefined();
     expect(JSON.stringify(events)).not.toContain(authorization.slice(5, 40));
+    for (const event of events) expectValidCloudEvent(event);
+  });
+
+  it("a refused credential's events carry only claims of what it named: no session from its hash, a trace of their own, the configured source", async () => {
+    const { provider, events, handler } = paywall({ events: { agentId: 'price-api', source: 'https://api.example' } });
+    const first = await handler(request());
+    const authorization = await payChallenge(first.clone(), provider);
+    const victim = ((await first.json()) as ChallengeBody).paymentHash;
+    // Someone else's token with its signature broken, sent to another host, in the victim's trace.
+    const [scheme, credential] = authorization.split(' ') as [string, string];
+    const [token, preimage] = credential.split(':') as [string, string];
+    const fields = JSON.parse(Buffer.from(token, 'base64url').toString()) as { sig: string };
+    const forged = Buffer.from(JSON.stringify({ ...fields, sig: 'f'.repeat(64) })).toString('base64url');
+    const refused = await handler(
+      new Request('https://attacker.example/api/price', { headers: { authorization: `${scheme} ${forged}:${preimage}`, traceparent: INCOMING_TRACEPARENT } }),
+    );
+    expect(((await refused.json()) as ChallengeBody).code).toBe('BAD_SIGNATURE');
+    await vi.waitFor(() => expect(events).toHaveLength(3));
+
+    const [, rejected, reissued] = events as [L402Event, L402Event, L402Event];
+    expect(rejected.type).toBe(EVENT_TYPES.tokenRejected);
+    expect(rejected.source).toBe('https://api.example');
+    expect(rejected.data).toMatchObject({ reason: 'BAD_SIGNATURE', claimedPaymentHash: victim, claimedTraceparent: INCOMING_TRACEPARENT });
+    expect(rejected.data.session).toBeUndefined();
+    expect(rejected.data.causation.traceStarted).toBe(true);
+    expect(rejected.traceparent).not.toContain(TRACE_ID);
+    // The fresh challenge it caused shares its new trace, and its own (new) payment hash is its session.
+    expect(reissued.source).toBe('https://api.example');
+    expect(reissued.traceparent).toBe(rejected.traceparent);
+    expect(reissued.data).toMatchObject({ causation: { causationId: rejected.id }, session: { kind: 'payment' } });
+    expect(reissued.data.session!.id).not.toBe(victim);
     for (const event of events) expectValidCloudEvent(event);
   });
 

@@ -126,8 +126,10 @@ export async function findSplit(db: Queryable, paymentHash: string): Promise<Spl
 // Who pays routing: the service, from the fee it earned on these splits and
 // never more (max_fee_msat <= earned_msat). A payout waits until that earned
 // fee reaches PAYOUT_MIN_FEE_MSAT ($3): a smaller budget would often find no
-// route, and the service would otherwise pay more than it earned (0.3% of
-// 1,000 sats is 3,000 msat, below the 5,000 msat default).
+// route, and funding one anyway would cost the service more than it earned.
+// The default, 3,000 msat, is the 0.3% of 1,000 sats: a payment of 1,000
+// sats or more is paid out at once, smaller ones accrue until together they
+// earn it (docs/managed-mode.md "Who pays routing fees").
 const CLAIM_SQL = `
 WITH owed AS (
   SELECT payment_hash, owner_msat, fee_msat FROM splits

@@ -32,11 +32,16 @@ function randomHex(bytes: number): string {
  * `traceparent` when it is a valid version-00 one, otherwise a new trace.
  */
 export function traceFrom(incoming: string | null | undefined): Pick<Causation, 'traceparent' | 'traceStarted'> {
-  const match = incoming ? TRACEPARENT.exec(incoming.trim().toLowerCase()) : null;
-  if (match && !ALL_ZEROS.test(match[1]!) && !ALL_ZEROS.test(match[2]!)) {
-    return { traceparent: `00-${match[1]}-${randomHex(8)}-${match[3]}`, traceStarted: false };
-  }
+  const valid = validTraceparent(incoming);
+  if (valid) return { traceparent: childSpan(valid), traceStarted: false };
   return { traceparent: newTraceparent(), traceStarted: true };
+}
+
+/** `incoming` in lower case when it is a valid version-00 W3C traceparent (ids not all zeros); otherwise undefined. */
+export function validTraceparent(incoming: string | null | undefined): string | undefined {
+  const normalised = incoming?.trim().toLowerCase();
+  const match = normalised ? TRACEPARENT.exec(normalised) : null;
+  return match && !ALL_ZEROS.test(match[1]!) && !ALL_ZEROS.test(match[2]!) ? normalised : undefined;
 }
 
 /** A fresh, sampled W3C traceparent. */
@@ -70,13 +75,6 @@ export function isoTime(now: number = Date.now()): string {
   }
   const ms = now - second * 1000;
   return `${isoPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
-}
-
-/** The origin of a Request's URL (already normalised by the URL parser), without parsing it again. */
-export function originOf(url: string): string {
-  const hostStart = url.indexOf('//') + 2;
-  const pathStart = url.indexOf('/', hostStart);
-  return pathStart < 0 ? url : url.slice(0, pathStart);
 }
 
 // Written out field by field, without spreads: an event is built per paid request.

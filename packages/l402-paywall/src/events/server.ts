@@ -6,14 +6,18 @@ import { parseCredential } from '../l402/credential.js';
 import { decodeToken } from '../l402/token.js';
 import type { L402Options, Paid, Refusal } from '../l402/paywall.js';
 import type { AuditBuilder } from '../l402/audit.js';
-import { declaredId, elapsedMs, makeEvent, originOf, traceFrom } from './cloudevent.js';
+import { declaredId, elapsedMs, makeEvent, newTraceparent, traceFrom, validTraceparent } from './cloudevent.js';
 import { dispatcher, type ErrorReporter, type EventHandler } from './dispatch.js';
 import { AGENT_ID_HEADER, EVENT_TYPES, PAYMENT_VERIFICATION, SESSION_ID_HEADER, type L402EventData, type PaymentProof } from './types.js';
 
 export interface ServerEventOptions {
   /** This service's id, as the operator names it (data.agent.id). */
   agentId?: string;
-  /** The CloudEvents `source`; default the origin of each request (e.g. https://api.example.com). */
+  /**
+   * The CloudEvents `source`: this service's public URL as the operator configures it
+   * (https://api.example.com). Default urn:l402-paywall:server:<agentId or "anonymous">.
+   * Never a request's own origin: that is built from its Host header, which the client chooses.
+   */
   source?: string;
   /** onEvent promises that may be pending at once before new events are dropped (default 1000). */
   maxPending?: number;
@@ -34,11 +38,16 @@ interface Moment {
 
 /** What one request says about who sent it and where it sits in a trace. */
 interface RequestFacts {
-  source: string;
   method: string;
   agent: L402EventData['agent'];
   declaredSession?: string;
   trace: ReturnType<typeof traceFrom>;
+  /**
+   * Set when the request's credential was refused: its events then start a trace of their own, and the
+   * traceparent it carried is only reported as a claim (anyone can send someone else's).
+   */
+  claimedTraceparent?: string;
+  credentialRefused: boolean;
 }
 
 export interface ServerEvents {
@@ -59,8 +68,8 @@ export interface ServerEvents {
     request: Request,
     fields: { route: string; paymentHash: string; amountMsat: number; status: number; startedAt: number; issuedAtSeconds?: number } & Moment,
   ): void;
-  /** The per-request facts, read once when one request emits several events. */
-  factsOf(request: Request): RequestFacts;
+  /** The per-request facts, read once when one request emits several events (`credentialRefused`: see RequestFacts). */
+  factsOf(request: Request, credentialRefused?: boolean): RequestFacts;
 }
 
 /** The id of a payment hash's challenge.issued: the served event names it as its cause, whichever instance issued it. */
@@ -69,21 +78,27 @@ export const challengeEventId = (paymentHash: string): string => `challenge-${pa
 export function serverEvents(onEvent: EventHandler, options: ServerEventOptions & { onError: ErrorReporter }): ServerEvents {
   const emit = dispatcher(onEvent, options.onError, options.maxPending);
   const agentId = options.agentId;
+  const source = options.source ?? `urn:l402-paywall:server:${declaredId(agentId) ?? 'anonymous'}`;
 
-  const factsOf = (request: Request): RequestFacts => {
+  const factsOf = (request: Request, credentialRefused = false): RequestFacts => {
     const headers = request.headers;
     const declaredAgent = declaredId(headers.get(AGENT_ID_HEADER));
     const agent: L402EventData['agent'] = {};
     if (agentId) agent.id = agentId;
     if (declaredAgent) agent.declared = { id: declaredAgent, proven: false };
-    return {
-      source: options.source ?? originOf(request.url),
+    const incoming = headers.get('traceparent');
+    const facts: RequestFacts = {
       method: request.method,
       agent,
       declaredSession: declaredId(headers.get(SESSION_ID_HEADER)),
-      trace: traceFrom(headers.get('traceparent')),
+      trace: credentialRefused ? { traceparent: newTraceparent(), traceStarted: true } : traceFrom(incoming),
+      credentialRefused,
     };
+    const claimed = credentialRefused ? validTraceparent(incoming) : undefined;
+    if (claimed) facts.claimedTraceparent = claimed;
+    return facts;
   };
+  // A payment hash is the session only for a payment this paywall made or verified, never one a refused token names.
   const session = (facts: RequestFacts, paymentHash: string | undefined): L402EventData['session'] =>
     facts.declaredSession ? { id: facts.declaredSession, kind: 'declared' } : paymentHash ? { id: paymentHash, kind: 'payment' } : undefined;
   const causation = (facts: RequestFacts, causationId: string | undefined): L402EventData['causation'] => {
@@ -106,7 +121,7 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
           id,
           time: fields.time,
           type: EVENT_TYPES.challengeIssued,
-          source: facts.source,
+          source,
           subject: fields.route,
           data: {
             agent: facts.agent,
@@ -120,18 +135,20 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
       );
       return id;
     },
-    tokenRejected(request, fields, facts = factsOf(request)) {
+    tokenRejected(request, fields, given) {
+      const facts = given?.credentialRefused ? given : factsOf(request, true);
       const data: L402EventData = {
         agent: facts.agent,
-        session: session(facts, fields.claimedPaymentHash),
+        session: session(facts, undefined),
         causation: causation(facts, undefined),
         reason: fields.reason,
         timing: { challengeMs: elapsedMs(fields.startedAt, fields.endedAt) },
         context: { method: facts.method, status: fields.status ?? 402 },
       };
-      // Only the hash the refused token names (not proof of anything): never the token itself.
+      // What the refused request claimed, as claims (neither proves anything): never the token itself.
       if (fields.claimedPaymentHash) data.claimedPaymentHash = fields.claimedPaymentHash;
-      const event = makeEvent({ type: EVENT_TYPES.tokenRejected, time: fields.time, source: facts.source, subject: fields.route, data });
+      if (facts.claimedTraceparent) data.claimedTraceparent = facts.claimedTraceparent;
+      const event = makeEvent({ type: EVENT_TYPES.tokenRejected, time: fields.time, source, subject: fields.route, data });
       emit(event);
       return event.id;
     },
@@ -145,7 +162,7 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
         makeEvent({
           type: EVENT_TYPES.serverRequestServed,
           time,
-          source: facts.source,
+          source,
           subject: fields.route,
           data: {
             agent: facts.agent,
@@ -175,7 +192,8 @@ export function serverAudit(options: L402Options & { onEvent: EventHandler }, on
       // A 503 sold nothing and checked nothing: no event.
       if (refusal.status !== 402 || !refusal.route) return;
       const body = refusal.body as { code: string; paymentHash: string; priceSats: number; invoice: string };
-      const facts = events.factsOf(request);
+      // A refused credential's events (token.rejected and the challenge it caused) share a trace of their own.
+      const facts = events.factsOf(request, body.code !== 'PAYMENT_REQUIRED');
       let causationId: string | undefined;
       if (body.code !== 'PAYMENT_REQUIRED') {
         const parsed = parseCredential(request.headers.get('authorization'));

@@ -35,7 +35,7 @@ export interface L402Event<Data = L402EventData> {
   specversion: '1.0';
   /** Unique per source; also the Standard Webhooks `webhook-id`, so retries keep it. */
   id: string;
-  /** A URI naming the emitter (server: its origin by default; client: urn:l402-paywall:agent:<agent id>). */
+  /** A URI naming the emitter, from configuration (server: events.source, else urn:l402-paywall:server:<agent id>; client: urn:l402-paywall:agent:<agent id>). */
   source: string;
   type: L402EventType;
   /** RFC 3339. */
@@ -83,16 +83,22 @@ export interface L402EventData {
   agent: AgentIdentity;
   /**
    * Server: `declared` when the client sent l402-session-id, otherwise `payment`
-   * (the payment hash ties challenge, payment and use). Client: `declared` when
-   * the caller set sessionId, otherwise `client` (one per onEvent handler).
+   * (the payment hash ties challenge, payment and use; absent on token.rejected,
+   * whose hash is only claimed). Client: `declared` when the caller set
+   * sessionId, otherwise `client` (one per onEvent handler).
    */
   session?: { id: string; kind: 'declared' | 'payment' | 'client' };
   causation: Causation;
   payment?: PaymentProof;
   /** Reason code, on token.rejected (the paywall's rejection codes) and invoice.refused (the client's). */
   reason?: string;
-  /** token.rejected: the payment hash the refused token names, when it could be read (a claim, not a proof). */
+  /** token.rejected: the payment hash the refused token names, when it could be read (a claim, not a proof; never the session). */
   claimedPaymentHash?: string;
+  /**
+   * token.rejected: the request's valid traceparent (a claim: anyone can send someone else's). The
+   * events of a refused credential start a trace of their own instead of joining that one.
+   */
+  claimedTraceparent?: string;
   /** payment.sent: the routing fee the wallet reported, msat. */
   feeMsat?: number;
   /** Client request.served: another concurrent call paid this invoice and this one used its proof. */

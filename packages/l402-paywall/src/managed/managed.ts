@@ -14,7 +14,7 @@ import { readBoundedText } from '../http/read-bounded.js';
 import { base64UrlEncode } from '../l402/encoding.js';
 import { Keyring } from '../l402/token.js';
 import { withL402 as withL402Core } from '../l402/with-l402.js';
-import type { InvoiceProvider, L402Options } from '../l402/paywall.js';
+import { logError, type InvoiceProvider, type L402Options } from '../l402/paywall.js';
 import { decodeInvoice, type Network } from '../lightning/bolt11.js';
 import { LightningAddressWithLoopback as LightningAddress } from '../lightning/address.js';
 
@@ -31,13 +31,16 @@ export interface ManagedMode {
   fetch?: typeof fetch;
 }
 
-/** The public directory entry POST /api/register makes from the first request served, proving the url is the owner's. */
+/** The public directory entry POST /api/register makes once the first request is served, proving the url is the owner's. */
 export interface DirectoryRegistration {
   name: string;
   description?: string;
   category?: 'data' | 'ai' | 'finance' | 'weather' | 'compute' | 'storage' | 'other';
-  /** The public URL of the endpoint; default the URL of the first request it serves. */
-  url?: string;
+  /**
+   * The endpoint's public URL, as clients reach it (https://api.example.com/v1/price). Required:
+   * a request's own URL is built from its Host header, which the client chooses, so it is never used.
+   */
+  url: string;
   /** Needed when priceSats is a function. */
   priceSats?: number;
 }
@@ -168,20 +171,48 @@ export function withL402<Rest extends unknown[]>(
   };
   if (!register) return answeringProofs;
 
-  const registration = directoryRegistration(
-    managed,
-    ownerAddress,
-    register,
-    typeof rest.priceSats === 'number' ? rest.priceSats : undefined,
-    rest.onError,
-    proofs,
-  );
+  const report = rest.onError ?? logError;
+  const entry = directoryEntry(register, typeof rest.priceSats === 'number' ? rest.priceSats : undefined);
+  if (typeof entry === 'string') {
+    // Said once, now, rather than guessed later from a request; the paywall itself works without it.
+    report(new Error(entry), 'directory registration is off');
+    return answeringProofs;
+  }
+  const registration = directoryRegistration(managed, ownerAddress, entry, report, proofs);
   // Started by the first request, not here: the directory asks the url for its proof, which
   // only a server already listening can answer.
   return (request, ...more) => {
-    registration.start(request.url);
+    registration.start();
     return answeringProofs(request, ...more);
   };
+}
+
+/** What POST /api/register is sent, from the operator's configuration alone. */
+interface RegisteredEntry extends Omit<DirectoryRegistration, 'url' | 'priceSats'> {
+  url: string;
+  priceSats: number;
+}
+
+/**
+ * The entry to register, or what is missing (a string). A url that is there but
+ * wrong throws at once, like any other wrong option; a missing one is only
+ * reported, so that building an app whose settings arrive at run time does not fail.
+ */
+function directoryEntry(register: DirectoryRegistration, fixedPrice: number | undefined): RegisteredEntry | string {
+  const { url, priceSats = fixedPrice, ...described } = register;
+  if (!url)
+    return "register.url is missing: set it to the endpoint's public URL (e.g. https://api.example.com/v1/price); a request's own URL is never registered, its Host header is the client's choice";
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`register.url must be an absolute http(s) URL, not ${JSON.stringify(url)}`);
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new Error(`register.url must be an http(s) URL, not ${parsed.protocol}`);
+  if (priceSats === undefined) return 'register.priceSats is missing: it is needed when priceSats is a function';
+  parsed.search = '';
+  parsed.hash = '';
+  return { ...described, url: parsed.toString(), priceSats };
 }
 
 /** Asked by the directory (POST /api/register) of the registered url itself. */
@@ -232,35 +263,28 @@ function base64UrlDecode(text: string): Uint8Array {
 function directoryRegistration(
   managed: ManagedMode,
   ownerAddress: string,
-  register: DirectoryRegistration,
-  fixedPrice: number | undefined,
-  onError: L402Options['onError'],
+  entry: RegisteredEntry,
+  report: (error: unknown, context: string) => void,
   proofs: { make(): string },
-): { start(url: string): void } {
-  const report = onError ?? ((error: unknown, context: string) => console.error(`[l402] ${context}:`, error instanceof Error ? error.message : error));
+): { start(): void } {
   let state: 'idle' | 'running' | 'done' = 'idle';
   let attempts = 0;
   let nextTry = 0;
   const doFetch = managed.fetch ?? ((input, init) => globalThis.fetch(input, init));
 
-  async function send(url: string): Promise<void> {
-    const priceSats = register.priceSats ?? fixedPrice;
-    if (priceSats === undefined) throw new Error('register.priceSats is needed when priceSats is a function');
-    const entryUrl = new URL(register.url ?? url);
-    entryUrl.search = '';
-    entryUrl.hash = '';
+  async function send(): Promise<void> {
     const response = await doFetch(serviceEndpoint(managed.serviceUrl, '/api/register'), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
-        url: entryUrl.toString(),
-        name: register.name,
-        price_sats: priceSats,
+        url: entry.url,
+        name: entry.name,
+        price_sats: entry.priceSats,
         lightning_address: ownerAddress,
         // The directory checks it against this url (answered by the wrapper above): proof that the url is the owner's.
         proof_token: proofs.make(),
-        ...(register.description !== undefined ? { description: register.description } : {}),
-        ...(register.category !== undefined ? { category: register.category } : {}),
+        ...(entry.description !== undefined ? { description: entry.description } : {}),
+        ...(entry.category !== undefined ? { category: entry.category } : {}),
       }),
       signal: AbortSignal.timeout(managed.timeoutMs ?? 10_000),
       redirect: 'error',
@@ -270,11 +294,11 @@ function directoryRegistration(
   }
 
   return {
-    start(url) {
+    start() {
       if (state !== 'idle' || Date.now() < nextTry || attempts >= REGISTER_ATTEMPTS) return;
       state = 'running';
       attempts += 1;
-      send(url).then(
+      send().then(
         () => {
           state = 'done';
         },
