@@ -3,6 +3,7 @@
 // The body goes to stdout (bytes as received), what was paid to stderr.
 import { fetchWithL402, getL402Receipt } from '../client/fetch.js';
 import { L402ClientError } from '../client/errors.js';
+import { VERSION } from './version.js';
 import { EXIT, NO_WALLET, parse, sats, SESSION_OPTIONS, sessionBudget, sessionFlags, UsageError, walletConfigured, walletWhenNeeded } from './settings.js';
 
 export const FETCH_USAGE = `Usage: l402-paywall <url> [options]
@@ -13,13 +14,16 @@ The body goes to stdout; what was paid goes to stderr.
 
 Options:
   --max-sats N        most one request may cost, whole sats (default 10)
+  --budget-sats N     most this command may spend in all, whole sats (default: --max-sats)
   --max-fee-sats N    routing fee limit per payment, for wallets that take one (default 10)
-  --dev URL           pay with the dev wallet of a local service (npm start), e.g. http://127.0.0.1:3000
+  --dev URL           pay with the dev wallet at URL/api/dev/pay: a local service (npm start) or
+                      your app's createDevPayHandler route, e.g. http://127.0.0.1:3000
   -X, --request M     HTTP method (default GET, or POST with -d)
   -d, --data BODY     request body (@file reads a file, @- reads stdin)
   -H, --header H      extra header "Name: value" (repeatable)
   -i, --include       print the status line and headers before the body (to stdout)
   -h, --help          this help
+  --version           the version
 
 Wallet (needed only when a payment is due; without --dev, the first one set): NWC_URL; LNBITS_URL + LNBITS_ADMIN_KEY;
 PHOENIXD_URL + PHOENIXD_PASSWORD; LND_REST_URL + LND_MACAROON [+ LND_TLS_CERT];
@@ -53,6 +57,10 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
   });
   if (values.help) {
     io.stdout.write(FETCH_USAGE);
+    return EXIT.SERVED;
+  }
+  if (values.version) {
+    io.stdout.write(`${VERSION}\n`);
     return EXIT.SERVED;
   }
   if (positionals.length !== 1)
@@ -91,6 +99,9 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
       );
     } catch (error) {
       if (error instanceof L402ClientError && error.cause instanceof UsageError) throw error.cause;
+      // --dev names a URL with nothing at /api/dev/pay: a configuration error, said as the wallet said it.
+      if (error instanceof L402ClientError && (error.cause as { code?: unknown } | undefined)?.code === 'NO_DEV_WALLET')
+        throw new UsageError((error.cause as Error).message);
       // Something was to be paid and there is nothing to pay with: say that, not why this invoice would be refused.
       if (error instanceof L402ClientError && !walletConfigured(io.env, flags.dev)) throw new UsageError(NO_WALLET);
       if (error instanceof L402ClientError) {
@@ -118,6 +129,8 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
     }
     const bytes = new Uint8Array(await response.arrayBuffer());
     await new Promise<void>((resolve, reject) => io.stdout.write(bytes, (error) => (error ? reject(error) : resolve())));
+    // A text body ends its line, so the shell's prompt does not follow it on the same line; other bytes are left as they came.
+    if (bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a && isText(response.headers.get('content-type'))) io.stdout.write('\n');
     return response.status < 400 ? EXIT.SERVED : EXIT.HTTP_ERROR;
   } finally {
     (await chosen()?.catch(() => undefined))?.wallet.close?.();
@@ -138,6 +151,13 @@ async function readData(data: string, io: Io): Promise<string> {
     }
   }
   return data;
+}
+
+/** JSON, XML, text/*, forms, or no type at all. */
+function isText(contentType: string | null): boolean {
+  if (contentType === null) return true;
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  return type.startsWith('text/') || /[/+](json|xml)$/.test(type) || type === 'application/x-www-form-urlencoded' || type === 'application/javascript';
 }
 
 function looksLikeJson(text: string): boolean {

@@ -11,9 +11,11 @@ import { z } from 'zod';
 import { fetchWithL402, getL402Receipt } from '../client/fetch.js';
 import { L402ClientError } from '../client/errors.js';
 import type { Io } from './fetch-command.js';
+import { VERSION } from './version.js';
 import { DEFAULT_BUDGET_SATS, EXIT, parse, SESSION_OPTIONS, sessionBudget, sessionFlags, UsageError, walletFromEnvironment } from './settings.js';
 
-export const MCP_USAGE = `Usage: l402-paywall mcp [options]
+export const MCP_USAGE = `Usage: npx -y l402-mcp [options]
+       l402-paywall mcp [options]     (the same; needs @modelcontextprotocol/sdk installed beside it)
 
 An MCP server on stdio with the tools list_paid_apis and call_paid_api.
 
@@ -23,10 +25,11 @@ Options:
   --max-fee-sats N    routing fee limit per payment (default 10)
   --dev URL           pay with the dev wallet of a local service (npm start); also the default directory
   --directory URL     the service whose /api/apis.json list_paid_apis reads (default: --dev's URL)
+  -h, --help          this help
+  --version           the version
 The wallet comes from the environment as for l402-paywall <url> (l402-paywall --help).
 `;
 
-const VERSION = '0.1.0';
 /** An answer body longer than this is cut (an agent's context is not a download). */
 const MAX_BODY_CHARS = 100_000;
 const CATEGORIES = ['data', 'ai', 'finance', 'weather', 'compute', 'storage', 'other'] as const;
@@ -51,7 +54,11 @@ const Directory = z.object({ apis: z.array(ApiEntry) }).loose();
 export async function mcpCommand(args: string[], io: Io): Promise<number> {
   const { values } = parse({ args, options: { ...SESSION_OPTIONS, directory: { type: 'string' } } });
   if (values.help) {
-    io.stderr.write(MCP_USAGE);
+    io.stdout.write(MCP_USAGE);
+    return EXIT.SERVED;
+  }
+  if (values.version) {
+    io.stdout.write(`${VERSION}\n`);
     return EXIT.SERVED;
   }
   const flags = sessionFlags(values, DEFAULT_BUDGET_SATS);
