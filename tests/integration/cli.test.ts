@@ -92,7 +92,9 @@ async function startApp(routes: Record<string, (request: Request) => Response | 
   const server = createServer(
     getRequestListener((request) => {
       const route = routes[new URL(request.url).pathname];
-      return route ? route(request) : new Response('<!doctype html><h1>404: This page could not be found.</h1>', { status: 404, headers: { 'content-type': 'text/html' } });
+      return route
+        ? route(request)
+        : new Response('<!doctype html><h1>404: This page could not be found.</h1>', { status: 404, headers: { 'content-type': 'text/html' } });
     }),
   );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -101,15 +103,21 @@ async function startApp(routes: Record<string, (request: Request) => Response | 
 
 describe('an app with its own dev node (l402-paywall --dev <the app>)', () => {
   const devNode = createDevNode();
-  const paid = withL402(() => Response.json({ hello: 'world' }), { priceSats: 1, provider: devNode, secret: 'cli-app-secret-0123456789abcdef0123456789abcdef' });
+  const paid = withL402(() => Response.json({ hello: 'world' }), {
+    priceSats: 1,
+    provider: devNode,
+    secret: 'cli-app-secret-0123456789abcdef0123456789abcdef',
+  });
   const apps: Server[] = [];
   afterAll(() => Promise.all(apps.map((app) => new Promise((resolve) => app.close(resolve)))));
 
-  it('pays a paid route through the app\'s createDevPayHandler route at /api/dev/pay', async () => {
+  it("pays a paid route through the app's createDevPayHandler route at /api/dev/pay", async () => {
     const { url, server: app } = await startApp({ '/api/hello': paid, '/api/dev/pay': createDevPayHandler(devNode) });
     apps.push(app);
     const { code, stdout, stderr } = await runBin(['--dev', url, `${url}/api/hello`]);
-    expect(stderr).toMatch(/paid 1 sat \(routing fee 0 sats\) with dev wallet of http:\/\/127\.0\.0\.1:\d+ to 127\.0\.0\.1:\d+, payment hash [0-9a-f]{64}; HTTP 200/);
+    expect(stderr).toMatch(
+      /paid 1 sat \(routing fee 0 sats\) with dev wallet of http:\/\/127\.0\.0\.1:\d+ to 127\.0\.0\.1:\d+, payment hash [0-9a-f]{64}; HTTP 200/,
+    );
     expect(code).toBe(0);
     expect(stdout).toBe('{"hello":"world"}\n');
   });
@@ -126,10 +134,10 @@ describe('an app with its own dev node (l402-paywall --dev <the app>)', () => {
   });
 });
 
-describe('the command line\'s own surface', () => {
+describe("the command line's own surface", () => {
   const version = (JSON.parse(readFileSync(new URL('../../packages/l402-paywall/package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-  it('--version prints the package\'s version, for the command line and the MCP server', async () => {
+  it("--version prints the package's version, for the command line and the MCP server", async () => {
     for (const args of [['--version'], ['mcp', '--version']]) {
       const { code, stdout, stderr } = await runBin(args);
       expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
@@ -144,11 +152,16 @@ describe('the command line\'s own surface', () => {
     const mcpHelp = await runBin(['mcp', '--help']);
     expect({ code: mcpHelp.code, stderr: mcpHelp.stderr }).toEqual({ code: 0, stderr: '' });
     expect(mcpHelp.stdout).toContain('npx -y l402-mcp');
-    for (const option of ['--max-sats', '--budget-sats', '--max-fee-sats', '--dev', '--directory', '--help', '--version']) expect(mcpHelp.stdout).toContain(option);
+    for (const option of ['--max-sats', '--budget-sats', '--max-fee-sats', '--dev', '--directory', '--help', '--version'])
+      expect(mcpHelp.stdout).toContain(option);
   });
 
   it('an unknown option: exit 2, one line naming it, quotes balanced', async () => {
-    for (const args of [['--frobnicate', 'http://127.0.0.1:1/x'], ['mcp', '--frobnicate'], ['-z', 'http://127.0.0.1:1/x']]) {
+    for (const args of [
+      ['--frobnicate', 'http://127.0.0.1:1/x'],
+      ['mcp', '--frobnicate'],
+      ['-z', 'http://127.0.0.1:1/x'],
+    ]) {
       const { code, stderr } = await runBin(args);
       expect(code).toBe(2);
       expect(stderr).toBe(`l402-paywall: Unknown option ${args.find((arg) => arg.startsWith('-') && arg !== 'mcp')} (--help lists the options)\n`);

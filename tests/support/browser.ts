@@ -84,7 +84,10 @@ async function bundledChromium(): Promise<ChosenBrowser> {
   const require = createRequire(import.meta.url);
   // The package exports only its entry point (somewhere under build/, by major version): its root is the first folder above with its package.json.
   let root = dirname(require.resolve('@sparticuz/chromium'));
-  while (!existsSync(join(root, 'package.json')) || (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { name?: string }).name !== '@sparticuz/chromium') {
+  while (
+    !existsSync(join(root, 'package.json')) ||
+    (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { name?: string }).name !== '@sparticuz/chromium'
+  ) {
     if (dirname(root) === root) throw new Error('@sparticuz/chromium: its package.json was not found above its entry point');
     root = dirname(root);
   }

@@ -52,7 +52,8 @@ describe('createDevPayHandler', () => {
     expect((await expectError(await pay(post('{')), 400, 'INVALID_JSON')).error).toBe('Request body is not valid JSON');
     expect((await expectError(await pay(post(new Uint8Array([0xff, 0xfe]))), 400, 'INVALID_JSON')).error).toBe('Request body is not valid UTF-8');
     expect((await expectError(await pay(post('{}')), 400, 'INVALID_REQUEST')).error).toBe('invoice is required (a BOLT11 invoice of the dev node)');
-    for (const body of ['{"invoice":42}', '{"invoice":""}', '[]', 'null', '{"invoice":"x","extra":1}']) await expectError(await pay(post(body)), 400, 'INVALID_REQUEST');
+    for (const body of ['{"invoice":42}', '{"invoice":""}', '[]', 'null', '{"invoice":"x","extra":1}'])
+      await expectError(await pay(post(body)), 400, 'INVALID_REQUEST');
   });
 
   it('refuses invoices it cannot pay: 400 INVALID_INVOICE, 400 NOT_DEV_INVOICE, 404 UNKNOWN_INVOICE', async () => {

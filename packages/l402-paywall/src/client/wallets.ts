@@ -103,7 +103,9 @@ export function devWallet(options: DevWalletOptions): Wallet {
       // Not a dev wallet's JSON answer (a framework's 404 page, a 405): nothing is mounted there, and nothing was paid.
       if (answer.status < 500 && (typeof body !== 'object' || body === null || (!answer.ok && typeof body.code !== 'string'))) {
         throw Object.assign(
-          new Error(`no dev wallet at ${endpoint} (HTTP ${answer.status}): add a route with createDevPayHandler(devNode) from l402-paywall/backends (see its README)`),
+          new Error(
+            `no dev wallet at ${endpoint} (HTTP ${answer.status}): add a route with createDevPayHandler(devNode) from l402-paywall/backends (see its README)`,
+          ),
           { outcomeUnknown: false, code: 'NO_DEV_WALLET' },
         );
       }
