@@ -70,7 +70,7 @@ export interface DevWalletOptions {
   /** The local service (`npm start`) or an app with a createDevPayHandler route at /api/dev/pay, e.g. http://127.0.0.1:3000. */
   serviceUrl: string;
   fetch?: Fetch;
-  /** Default 10000 ms. */
+  /** Default 30000 ms: a dev server (next dev) compiles the pay route on its first request. */
   timeoutMs?: number;
 }
 
@@ -84,7 +84,7 @@ export interface DevWalletOptions {
 export function devWallet(options: DevWalletOptions): Wallet {
   const endpoint = new URL('/api/dev/pay', options.serviceUrl).href;
   const doFetch: Fetch = options.fetch ?? ((i, r) => globalThis.fetch(i, r));
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const timeoutMs = options.timeoutMs ?? 30_000;
   return {
     network: 'regtest',
     async payInvoice({ invoice }) {
