@@ -5,10 +5,11 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // as tsconfig.json's paths say (src/<entry>.ts is the entry behind each subpath).
 const librarySources = fileURLToPath(new URL('./packages/l402-paywall/src/', import.meta.url));
 
-// The packed-tarball suite is a project of its own: its globalSetup starts the
+// The packed-tarball suites are a project of their own: its globalSetup starts the
 // slow preparation (npm pack, installs, next build) when the run begins, and
-// the project runs after the others, so that work overlaps theirs.
-const PACKED_SUITE = 'tests/package/packed.test.ts';
+// the project runs after the others, so that work overlaps theirs. npx-mcp
+// publishes the packed tarballs to a local registry and runs `npx -y l402-mcp`.
+const PACKED_SUITES = ['tests/package/packed.test.ts', 'tests/package/npx-mcp.test.ts'];
 
 export default defineConfig({
   resolve: {
@@ -23,11 +24,11 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'repo', include: ['tests/**/*.test.ts'], exclude: [...configDefaults.exclude, PACKED_SUITE] },
+        test: { name: 'repo', include: ['tests/**/*.test.ts'], exclude: [...configDefaults.exclude, ...PACKED_SUITES] },
       },
       {
         extends: true,
-        test: { name: 'package', include: [PACKED_SUITE], globalSetup: ['tests/package/prepare.ts'], sequence: { groupOrder: 1 } },
+        test: { name: 'package', include: PACKED_SUITES, globalSetup: ['tests/package/prepare.ts'], sequence: { groupOrder: 1 } },
       },
     ],
   },

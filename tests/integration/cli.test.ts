@@ -2,8 +2,14 @@
 // real bin), against the real local server: it pays the demo with --dev,
 // refuses above --max-sats, and says so with its documented exit codes.
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { getRequestListener } from '@hono/node-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withL402 } from 'l402-paywall';
+import { createDevNode, createDevPayHandler } from 'l402-paywall/backends';
 import { useDevServer } from '../support/server.js';
 import { closedPort } from '../support/postgres.js';
 
@@ -78,5 +84,106 @@ describe('l402-paywall <url>', () => {
     const help = await runBin(['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Exit codes:');
+  });
+});
+
+/** An app of the reader's own on loopback: routes by path, each a Web handler. */
+async function startApp(routes: Record<string, (request: Request) => Response | Promise<Response>>): Promise<{ url: string; server: Server }> {
+  const server = createServer(
+    getRequestListener((request) => {
+      const route = routes[new URL(request.url).pathname];
+      return route
+        ? route(request)
+        : new Response('<!doctype html><h1>404: This page could not be found.</h1>', { status: 404, headers: { 'content-type': 'text/html' } });
+    }),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+describe('an app with its own dev node (l402-paywall --dev <the app>)', () => {
+  const devNode = createDevNode();
+  const paid = withL402(() => Response.json({ hello: 'world' }), {
+    priceSats: 1,
+    provider: devNode,
+    secret: 'cli-app-secret-0123456789abcdef0123456789abcdef',
+  });
+  const apps: Server[] = [];
+  afterAll(() => Promise.all(apps.map((app) => new Promise((resolve) => app.close(resolve)))));
+
+  it("pays a paid route through the app's createDevPayHandler route at /api/dev/pay", async () => {
+    const { url, server: app } = await startApp({ '/api/hello': paid, '/api/dev/pay': createDevPayHandler(devNode) });
+    apps.push(app);
+    const { code, stdout, stderr } = await runBin(['--dev', url, `${url}/api/hello`]);
+    expect(stderr).toMatch(
+      /paid 1 sat \(routing fee 0 sats\) with dev wallet of http:\/\/127\.0\.0\.1:\d+ to 127\.0\.0\.1:\d+, payment hash [0-9a-f]{64}; HTTP 200/,
+    );
+    expect(code).toBe(0);
+    expect(stdout).toBe('{"hello":"world"}\n');
+  });
+
+  it('without a dev wallet at the URL: exit 2, naming what is missing and how to add it', async () => {
+    const { url, server: app } = await startApp({ '/api/hello': paid });
+    apps.push(app);
+    const { code, stdout, stderr } = await runBin(['--dev', url, `${url}/api/hello`]);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toBe(
+      `l402-paywall: no dev wallet at ${url}/api/dev/pay (HTTP 404): add a route with createDevPayHandler(devNode) from l402-paywall/backends (see its README)\n`,
+    );
+  });
+});
+
+describe("the command line's own surface", () => {
+  const version = (JSON.parse(readFileSync(new URL('../../packages/l402-paywall/package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+  it("--version prints the package's version, for the command line and the MCP server", async () => {
+    for (const args of [['--version'], ['mcp', '--version']]) {
+      const { code, stdout, stderr } = await runBin(args);
+      expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    }
+  });
+
+  it('--help names every option the command takes; mcp --help goes to stdout with exit 0', async () => {
+    const help = await runBin(['--help']);
+    expect(help.code).toBe(0);
+    for (const option of ['--max-sats', '--budget-sats', '--max-fee-sats', '--dev', '--request', '--data', '--header', '--include', '--help', '--version'])
+      expect(help.stdout).toContain(option);
+    const mcpHelp = await runBin(['mcp', '--help']);
+    expect({ code: mcpHelp.code, stderr: mcpHelp.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(mcpHelp.stdout).toContain('npx -y l402-mcp');
+    for (const option of ['--max-sats', '--budget-sats', '--max-fee-sats', '--dev', '--directory', '--help', '--version'])
+      expect(mcpHelp.stdout).toContain(option);
+  });
+
+  it('an unknown option: exit 2, one line naming it, quotes balanced', async () => {
+    for (const args of [
+      ['--frobnicate', 'http://127.0.0.1:1/x'],
+      ['mcp', '--frobnicate'],
+      ['-z', 'http://127.0.0.1:1/x'],
+    ]) {
+      const { code, stderr } = await runBin(args);
+      expect(code).toBe(2);
+      expect(stderr).toBe(`l402-paywall: Unknown option ${args.find((arg) => arg.startsWith('-') && arg !== 'mcp')} (--help lists the options)\n`);
+    }
+  });
+
+  it('a text body ends with a newline on stdout (added only when missing); other bytes are printed as they came', async () => {
+    const bytes = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01]);
+    const { url, server: app } = await startApp({
+      '/json': () => Response.json({ a: 1 }),
+      '/text-with-newline': () => new Response('line\n', { headers: { 'content-type': 'text/plain' } }),
+      '/png': () => new Response(bytes, { headers: { 'content-type': 'image/png' } }),
+    });
+    try {
+      expect((await runBin([`${url}/json`])).stdout).toBe('{"a":1}\n');
+      expect((await runBin([`${url}/text-with-newline`])).stdout).toBe('line\n');
+      const png = await new Promise<Buffer>((resolve) =>
+        execFile(process.execPath, ['--import', 'tsx', BIN, `${url}/png`], { env: cleanEnv(), encoding: 'buffer' }, (_error, stdout) => resolve(stdout)),
+      );
+      expect([...png]).toEqual([...bytes]);
+    } finally {
+      await new Promise((resolve) => app.close(resolve));
+    }
   });
 });

@@ -31,6 +31,8 @@ const SESSION_TIMEOUT = { timeout: 60_000 };
 async function healthDetails(server: TestServer): Promise<unknown> {
   const { token } = await createSession(server.ctx, devLoginKey(server.ctx)!.pubkey);
   return (await fetch(`${server.url}/api/health`, { headers: { authorization: `Bearer ${token}` } })).json();
+}
+
 /** A request whose Host header names another host than the server it reaches (fetch sets Host itself). */
 function sentWithHost(url: string, init: { method?: string; headers: Record<string, string>; body?: string }): Promise<{ status: number; body: string }> {
   const target = new URL(url);

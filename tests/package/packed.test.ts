@@ -9,14 +9,18 @@
 // - the paid flow (402 -> pay with the dev wallet -> 200 -> the same
 //   credential refused) on a plain node:http server, Express and Hono, in
 //   Vercel's edge-runtime, workerd (miniflare), Deno and Bun, and in a Next.js
-//   App Router app (next build, next start) on the Node and edge runtimes;
+//   App Router app (next build without L402_SECRET, next start with it) on the
+//   Node and edge runtimes;
+// - the package README's recipe in that app, followed literally: under next
+//   dev, `npx l402-paywall --dev <the app>` pays its paid route on the first
+//   try; under next start its dev wallet refuses to pay;
 // - the other way round, in the same Next.js app: route handlers on the Node
 //   and edge runtimes pay a paid route of this repository's local service
 //   with fetchWithL402 (an agent inside a Next.js app).
 // The pack, the installs and the Next.js build are started with the run by
 // tests/package/prepare.ts (the `package` project's globalSetup) and happen
 // beside the other suites; each test waits for the step it needs.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { decodeInvoice } from 'l402-paywall/lightning';
@@ -34,7 +38,7 @@ import {
   type PackedLibrary,
   type RunningServer,
 } from '../support/packed.js';
-import type { PACKED_FIXTURES } from './prepare.js';
+import { nextBuildEnv, type PACKED_FIXTURES } from './prepare.js';
 import type { Database } from '../../lib/db/index.js';
 import { useDevServer } from '../support/server.js';
 
@@ -174,7 +178,8 @@ describe('the packed tarball', () => {
       const { build } = await import('esbuild');
       const project = await installed('packed-consumer');
       const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
-      const entries = Object.keys(manifest.exports).filter((subpath) => subpath !== './node' && subpath !== './package.json');
+      // l402-paywall/node and l402-paywall/mcp (the MCP server on stdio) are for Node alone.
+      const entries = Object.keys(manifest.exports).filter((subpath) => !['./node', './mcp', './package.json'].includes(subpath));
       expect(entries.length).toBeGreaterThanOrEqual(8);
       for (const subpath of entries) {
         const specifier = `l402-paywall${subpath.slice(1)}`;
@@ -273,7 +278,7 @@ describe('the paid flow inside other runtimes, from the packed core', () => {
   }
 });
 
-describe('Next.js App Router (create-next-app defaults, no transpilePackages): next build, next start', () => {
+describe('Next.js App Router (create-next-app defaults, no transpilePackages): next build without the secret, next start and next dev with it', () => {
   let base: Promise<string> | undefined;
   // `next start` once for both routes, after the build the preparation ran.
   const nextServer = () =>
@@ -282,6 +287,55 @@ describe('Next.js App Router (create-next-app defaults, no transpilePackages): n
       const next = join(app, 'node_modules/next/dist/bin/next');
       return serve(process.execPath, [next, 'start', '-p', String(port), '-H', '127.0.0.1'], app, { ready: /Ready in/, url: `http://127.0.0.1:${port}` });
     }));
+
+  it(
+    'next build ran with no L402_SECRET in its environment, and built every paid route',
+    async () => {
+      expect(nextBuildEnv().L402_SECRET).toBeUndefined();
+      const app = await awaitStep<string>(WORK, 'next-build');
+      for (const route of ['hello', 'dev/pay', 'node', 'edge']) expect(existsSync(join(app, `.next/server/app/api/${route}/route.js`)), route).toBe(true);
+    },
+    10 * MINUTE,
+  );
+
+  it(
+    "the package README's recipe under next start (production): /api/hello answers a 1-sat challenge, and its dev wallet route refuses to pay (404)",
+    async () => {
+      const base = await nextServer();
+      const asked = await fetch(`${base}/api/hello`);
+      expect(asked.status).toBe(402);
+      const challenge = (await asked.json()) as Challenge;
+      expect(challenge).toMatchObject({ code: 'PAYMENT_REQUIRED', priceSats: 1 });
+      const refused = await fetch(`${base}/api/dev/pay`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ invoice: challenge.invoice }),
+      });
+      expect(refused.status).toBe(404);
+      expect(await refused.json()).toMatchObject({ code: 'NOT_FOUND', error: expect.stringContaining('NODE_ENV is "production"') });
+    },
+    10 * MINUTE,
+  );
+
+  it(
+    "the package README's recipe under next dev: `npx l402-paywall --dev http://localhost:<port> http://localhost:<port>/api/hello` pays on the first try",
+    async () => {
+      const app = await awaitStep<string>(WORK, 'next-build');
+      const port = await freePort();
+      const next = join(app, 'node_modules/next/dist/bin/next');
+      await serve(process.execPath, [next, 'dev', '-p', String(port), '-H', '127.0.0.1'], app, { ready: /Ready in/, url: `http://127.0.0.1:${port}` });
+      const base = `http://localhost:${port}`;
+      const startedAt = Date.now();
+      const { code, output } = await run('npx', ['l402-paywall', '--dev', base, `${base}/api/hello`], { cwd: app, allowFailure: true, timeoutMs: 5 * MINUTE });
+      console.log(`npx l402-paywall --dev against next dev (routes compiled on first request): ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
+      expect(code, output).toBe(0);
+      expect(output).toContain('{"hello":"world"}\n');
+      expect(output).toMatch(
+        /l402-paywall: paid 1 sat \(routing fee 0 sats\) with dev wallet of http:\/\/localhost:\d+ to localhost:\d+, payment hash [0-9a-f]{64}; HTTP 200/,
+      );
+    },
+    10 * MINUTE,
+  );
 
   for (const runtime of ['node', 'edge']) {
     it(

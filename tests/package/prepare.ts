@@ -17,12 +17,23 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Where the preparation works and records its steps. */
     packedWork: string;
-    /** The L402 secret the Next.js app is built and started with. */
+    /** The L402 secret the Next.js app is started with (it is built without one). */
     packedSecret: string;
   }
 }
 
 export const PACKED_FIXTURES = ['packed-consumer', 'packed-node-http', 'packed-express', 'packed-hono', 'packed-runtimes', 'packed-next'] as const;
+
+/**
+ * A build has no runtime secrets (a CI job, Vercel's build step): `next build`
+ * runs without L402_SECRET, evaluating every route module that calls withL402;
+ * `next start` gets it (packed.test.ts).
+ */
+export function nextBuildEnv(): NodeJS.ProcessEnv {
+  const env = cleanEnv();
+  delete env.L402_SECRET;
+  return env;
+}
 
 export default function setup(project: TestProject): () => Promise<void> {
   const startedAt = Date.now();
@@ -36,7 +47,7 @@ export default function setup(project: TestProject): () => Promise<void> {
     recordStep(work, `install-${fixture}`, packed, ({ tarball }) => installFixture(fixture, tarball, join(work, fixture), { lowPriority: true })),
   );
   const nextBuild = recordStep(work, 'next-build', installs[PACKED_FIXTURES.indexOf('packed-next')]!, async (app) => {
-    await run(process.execPath, ['node_modules/next/dist/bin/next', 'build'], { cwd: app, env: cleanEnv({ L402_SECRET: secret }), lowPriority: true });
+    await run(process.execPath, ['node_modules/next/dist/bin/next', 'build'], { cwd: app, env: nextBuildEnv(), lowPriority: true });
     return app;
   });
   const everything = Promise.allSettled([packed, ...installs, nextBuild]);

@@ -9,8 +9,8 @@
 //      devDependency, so `npm install` brings it with nothing downloaded at run
 //      time): its brotli archives are unpacked once into node_modules/.cache/,
 //      with the NSS libraries and fonts it ships, so it needs no system package.
-//      Only the package's files are used, never its code: its `engines` asks for
-//      Node 22, so npm warns (EBADENGINE) on Node 20, and nothing breaks.
+//      Only the package's files are used, never its code. It is held at major
+//      143, the last whose `engines` allows Node 20 (later ones ask for 22.17).
 // Nothing here skips: a browser that cannot be found or started fails the tests
 // that need it, with the reason.
 import { execFileSync } from 'node:child_process';
@@ -82,8 +82,16 @@ async function bundledChromium(): Promise<ChosenBrowser> {
     );
   }
   const require = createRequire(import.meta.url);
-  // The package exports only its entry point (build/index.js); its root is two levels up.
-  const packageJson = join(dirname(require.resolve('@sparticuz/chromium')), '..', 'package.json');
+  // The package exports only its entry point (somewhere under build/, by major version): its root is the first folder above with its package.json.
+  let root = dirname(require.resolve('@sparticuz/chromium'));
+  while (
+    !existsSync(join(root, 'package.json')) ||
+    (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { name?: string }).name !== '@sparticuz/chromium'
+  ) {
+    if (dirname(root) === root) throw new Error('@sparticuz/chromium: its package.json was not found above its entry point');
+    root = dirname(root);
+  }
+  const packageJson = join(root, 'package.json');
   const { version } = JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string };
   const bin = join(dirname(packageJson), 'bin');
   const target = join(PROJECT_ROOT, 'node_modules', '.cache', 'l402-chromium', version);

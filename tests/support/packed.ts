@@ -95,10 +95,13 @@ export interface PackedLibrary {
   files: string[];
 }
 
-/** `npm pack` into `dest`: runs the package's prepack (tsup), as `npm publish` would. */
-export async function packLibrary(dest: string, options: { lowPriority?: boolean } = {}): Promise<PackedLibrary> {
+/** `npm pack` of the library (or of `packageDir`) into `dest`: runs the package's prepack (tsup), as `npm publish` would. */
+export async function packLibrary(
+  dest: string,
+  { packageDir = LIBRARY_DIR, ...options }: { lowPriority?: boolean; packageDir?: string } = {},
+): Promise<PackedLibrary> {
   mkdirSync(dest, { recursive: true });
-  const { output } = await run('npm', ['pack', '--json', '--pack-destination', dest], { cwd: LIBRARY_DIR, ...options });
+  const { output } = await run('npm', ['pack', '--json', '--pack-destination', dest], { cwd: packageDir, ...options });
   // prepack's build log comes first on stdout; the JSON report is the last thing printed.
   const report = JSON.parse(output.slice(output.lastIndexOf('\n[') + 1)) as { filename: string; files: { path: string }[] }[];
   const tarball = join(dest, report[0]!.filename);

@@ -2,7 +2,8 @@
 // on createPaywall) refuse unusable options at construction, naming the option.
 import { withL402, Keyring } from 'l402-paywall';
 import { l402Middleware } from 'l402-paywall/express';
-import { describe, expect, it } from 'vitest';
+import { withL402 as withManagedL402 } from 'l402-paywall/managed';
+import { describe, expect, it, vi } from 'vitest';
 import { recordingProvider } from '../support/l402.js';
 
 const SECRET = 'options-test-secret-0123456789abcdef0123456789';
@@ -10,11 +11,75 @@ const handler = () => Response.json({ ok: true });
 const valid = () => ({ priceSats: 10, provider: recordingProvider(), secret: SECRET });
 
 describe('withL402 options', () => {
-  it('a secret from an unset environment variable is named, not a TypeError deep inside', () => {
-    expect(() => withL402(handler, { ...valid(), secret: process.env.L402_SECRET_THAT_IS_NOT_SET! })).toThrow(
-      /option `secret` is missing \(is the environment variable/,
-    );
-    expect(() => withL402(handler, { ...valid(), secret: '' })).toThrow(/option `secret` is missing/);
+  // A build (next build evaluates every route module) has no runtime secrets: a
+  // secret that is not set must not throw where withL402 is called, and must not sell anything either.
+  describe('a secret that is not set (an unset environment variable, as in a build)', () => {
+    for (const [name, secret] of [
+      ['undefined', process.env.L402_SECRET_THAT_IS_NOT_SET],
+      ['empty', ''],
+      ['null', null as never],
+    ] as const) {
+      it(`${name}: withL402 does not throw; each request answers 503 NOT_CONFIGURED naming the option, and onError hears it`, async () => {
+        const onError = vi.fn();
+        const provider = recordingProvider();
+        let paywalled: ReturnType<typeof withL402> | undefined;
+        expect(() => {
+          paywalled = withL402(handler, { ...valid(), provider, secret, onError });
+        }).not.toThrow();
+        for (const authorization of [undefined, 'L402 bm90LWEtdG9rZW4:00'] as const) {
+          const response = await paywalled!(new Request('http://shop.example/paid', authorization ? { headers: { authorization } } : {}));
+          expect(response.status).toBe(503);
+          expect(response.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+          expect(response.headers.get('www-authenticate')).toBeNull();
+          const body = (await response.json()) as { error: string; code: string; missing: string[] };
+          expect(body).toMatchObject({ code: 'NOT_CONFIGURED', missing: ['secret'] });
+          expect(body.error).toMatch(/option `secret` is missing \(is the environment variable, e\.g\. L402_SECRET, set\?\)/);
+        }
+        // Nothing sold: no invoice was made, and the handler never ran.
+        expect(provider.requests).toEqual([]);
+        expect(onError).toHaveBeenCalledTimes(2);
+        expect(onError.mock.calls[0]![0]).toBeInstanceOf(TypeError);
+        expect(String(onError.mock.calls[0]![0].message)).toMatch(/option `secret` is missing/);
+        expect(onError.mock.calls[0]![1]).toBe('withL402 is not configured');
+      });
+    }
+
+    it('the Express adapter and managed mode answer the same, and managed mode registers nothing', async () => {
+      const onError = vi.fn();
+      const middleware = l402Middleware({ ...valid(), secret: undefined, onError });
+      const answer = await new Promise<{ status: number; body: string }>((resolve) => {
+        const res = {
+          statusCode: 200,
+          setHeader: () => res,
+          end: (body?: string) => resolve({ status: res.statusCode, body: body ?? '' }),
+          once: () => res,
+        };
+        middleware({ method: 'GET', url: '/paid', headers: { host: 'shop.example' } } as never, res as never, () => resolve({ status: 0, body: 'next' }));
+      });
+      expect(answer.status).toBe(503);
+      expect(JSON.parse(answer.body)).toMatchObject({ code: 'NOT_CONFIGURED', missing: ['secret'] });
+      expect(onError).toHaveBeenCalledTimes(1);
+
+      const fetches = vi.fn(() => Promise.reject(new Error('no network in this test')));
+      const managed = withManagedL402(handler, {
+        priceSats: 10,
+        secret: undefined,
+        onError,
+        managed: { lightningAddress: 'owner@example.com', serviceUrl: 'https://service.example', fetch: fetches },
+        register: { name: 'Price feed', url: 'https://shop.example/paid' },
+      });
+      const response = await managed(new Request('http://shop.example/paid'));
+      expect(response.status).toBe(503);
+      expect(((await response.json()) as { code: string }).code).toBe('NOT_CONFIGURED');
+      expect(fetches).not.toHaveBeenCalled();
+    });
+
+    it('a secret that is set but wrong still throws at once', () => {
+      expect(() => withL402(handler, { ...valid(), secret: 'short' })).toThrow(/at least 32 bytes/);
+      expect(() => withL402(handler, { ...valid(), secret: 42 as never })).toThrow(/option `secret` must be a string/);
+      expect(() => withL402(handler, { ...valid(), secret: undefined, priceSats: -1 })).toThrow(/priceSats must be a positive whole number/);
+      expect(() => withL402(handler, { ...valid(), secret: undefined, provider: undefined as never })).toThrow(/option `provider`/);
+    });
   });
 
   it('a secret shorter than 32 bytes is refused, in the library as in the service', () => {
@@ -40,6 +105,6 @@ describe('withL402 options', () => {
   });
 
   it('the Express adapter checks the same way', () => {
-    expect(() => l402Middleware({ ...valid(), secret: undefined as never })).toThrow(/option `secret` is missing/);
+    expect(() => l402Middleware({ ...valid(), secret: 'short' })).toThrow(/at least 32 bytes/);
   });
 });

@@ -21,6 +21,7 @@ import {
   walletConfigured,
   walletWhenNeeded,
 } from './settings.js';
+import { VERSION } from './version.js';
 
 export const FETCH_USAGE = `Usage: l402-paywall <url> [options]
        l402-paywall mcp [options]          (MCP server on stdio; l402-paywall mcp --help)
@@ -30,14 +31,17 @@ The body goes to stdout; what was paid goes to stderr.
 
 Options:
   --max-sats N        most one request may cost, whole sats (default 10)
+  --budget-sats N     most this command may spend in all, whole sats (default: --max-sats)
   --max-fee-sats N    routing fee limit per payment, for wallets that take one (default 10)
-  --dev URL           pay with the dev wallet of a local service (npm start), e.g. http://127.0.0.1:3000
+  --dev URL           pay with the dev wallet at URL/api/dev/pay: a local service (npm start) or
+                      your app's createDevPayHandler route, e.g. http://127.0.0.1:3000
   -X, --request M     HTTP method (default GET, or POST with -d)
   -d, --data BODY     request body (@file reads a file, @- reads stdin)
   -H, --header H      extra header "Name: value" (repeatable)
   -i, --include       print the status line and headers before the body (to stdout)
   --timeout-seconds N the most one request may take, its answer included (default 60)
   -h, --help          this help
+  --version           the version
 
 Wallet (needed only when a payment is due; without --dev, the first one set): NWC_URL; LNBITS_URL + LNBITS_ADMIN_KEY;
 PHOENIXD_URL + PHOENIXD_PASSWORD; LND_REST_URL + LND_MACAROON [+ LND_TLS_CERT];
@@ -73,6 +77,10 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
   });
   if (values.help) {
     io.stdout.write(FETCH_USAGE);
+    return EXIT.SERVED;
+  }
+  if (values.version) {
+    io.stdout.write(`${VERSION}\n`);
     return EXIT.SERVED;
   }
   if (positionals.length !== 1)
@@ -119,6 +127,9 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
       );
     } catch (error) {
       if (error instanceof L402ClientError && error.cause instanceof UsageError) throw error.cause;
+      // --dev names a URL with nothing at /api/dev/pay: a configuration error, said as the wallet said it.
+      if (error instanceof L402ClientError && (error.cause as { code?: unknown } | undefined)?.code === 'NO_DEV_WALLET')
+        throw new UsageError((error.cause as Error).message);
       // Something was to be paid and there is nothing to pay with: say that, not why this invoice would be refused.
       if (error instanceof L402ClientError && !walletConfigured(io.env, flags.dev)) throw new UsageError(NO_WALLET);
       if (error instanceof L402ClientError) {
@@ -149,13 +160,16 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
       for (const [name, value] of response.headers) io.stdout.write(`${name}: ${value}\n`);
       io.stdout.write('\n');
     }
+    let lastByte: number | undefined;
     try {
-      await copyBody(response.body, io.stdout);
+      lastByte = await copyBody(response.body, io.stdout);
     } catch (error) {
       if (timedOut(error)) return noCompleteAnswer(io, url, flags.timeoutMs);
       io.stderr.write(`l402-paywall: ${url.origin} broke off its answer\n`);
       return EXIT.NETWORK_ERROR;
     }
+    // A text body ends its line, so the shell's prompt does not follow it on the same line; other bytes are left as they came.
+    if (lastByte !== undefined && lastByte !== 0x0a && isText(response.headers.get('content-type'))) io.stdout.write('\n');
     return response.status < 400 ? EXIT.SERVED : EXIT.HTTP_ERROR;
   } finally {
     (await chosen()?.catch(() => undefined))?.wallet.close?.();
@@ -168,15 +182,19 @@ function noCompleteAnswer(io: Io, url: URL, timeoutMs: number): number {
 }
 
 /** The body to `out` as it arrives: a large answer never sits in memory whole. */
-async function copyBody(body: ReadableStream<Uint8Array> | null, out: NodeJS.WritableStream): Promise<void> {
-  if (!body) return;
+/** Streams the body to `out`; answers its last byte (undefined when empty). */
+async function copyBody(body: ReadableStream<Uint8Array> | null, out: NodeJS.WritableStream): Promise<number | undefined> {
+  if (!body) return undefined;
   const reader = body.getReader();
+  let lastByte: number | undefined;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
+    if (value.length > 0) lastByte = value[value.length - 1];
     if (!out.write(value)) await once(out, 'drain');
   }
   await new Promise<void>((resolve, reject) => out.write('', (error) => (error ? reject(error) : resolve())));
+  return lastByte;
 }
 
 async function readData(data: string, io: Io): Promise<string> {
@@ -193,6 +211,13 @@ async function readData(data: string, io: Io): Promise<string> {
     }
   }
   return data;
+}
+
+/** JSON, XML, text/*, forms, or no type at all. */
+function isText(contentType: string | null): boolean {
+  if (contentType === null) return true;
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  return type.startsWith('text/') || /[/+](json|xml)$/.test(type) || type === 'application/x-www-form-urlencoded' || type === 'application/javascript';
 }
 
 function looksLikeJson(text: string): boolean {

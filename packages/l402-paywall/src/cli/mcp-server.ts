@@ -34,13 +34,15 @@ import {
   walletFromEnvironment,
   wholeNumber,
 } from './settings.js';
+import { VERSION } from './version.js';
 
 /** An answer body longer than this is cut (an agent's context is not a download). */
 const DEFAULT_MAX_BODY_BYTES = 100_000;
 /** A directory listing larger than this is refused: it is parsed whole. */
 const MAX_DIRECTORY_BYTES = 8 * 1024 * 1024;
 
-export const MCP_USAGE = `Usage: l402-paywall mcp [options]
+export const MCP_USAGE = `Usage: npx -y l402-mcp [options]
+       l402-paywall mcp [options]     (the same; needs @modelcontextprotocol/sdk installed beside it)
 
 An MCP server on stdio with the tools list_paid_apis and call_paid_api.
 
@@ -54,10 +56,10 @@ Options:
                       public ones, besides the --dev and --directory services)
   --timeout-seconds N the most one request may take, answer included (default ${DEFAULT_TIMEOUT_SECONDS})
   --max-body-bytes N  the most of an answer's body call_paid_api returns; the rest is cut (default ${DEFAULT_MAX_BODY_BYTES})
+  -h, --help          this help
+  --version           the version
 The wallet comes from the environment as for l402-paywall <url> (l402-paywall --help).
 `;
-
-const VERSION = '0.1.0';
 const CATEGORIES = ['data', 'ai', 'finance', 'weather', 'compute', 'storage', 'other'] as const;
 /** Answer headers an agent may need; others (cookies included) are left out. */
 const HEADERS_THAT_MATTER = [
@@ -83,7 +85,11 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
     options: { ...SESSION_OPTIONS, directory: { type: 'string' }, 'allow-private': { type: 'boolean' }, 'max-body-bytes': { type: 'string' } },
   });
   if (values.help) {
-    io.stderr.write(MCP_USAGE);
+    io.stdout.write(MCP_USAGE);
+    return EXIT.SERVED;
+  }
+  if (values.version) {
+    io.stdout.write(`${VERSION}\n`);
     return EXIT.SERVED;
   }
   const flags = sessionFlags(values, DEFAULT_BUDGET_SATS);
@@ -128,7 +134,11 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
           return toolError('DIRECTORY_ERROR', `${listUrl.href} answered HTTP ${response.status}`);
         }
         const body = await readBoundedText(response.body, MAX_DIRECTORY_BYTES);
-        if (!body.ok) return toolError('DIRECTORY_ERROR', `${listUrl.href} answered ${body.reason === 'too-large' ? `more than ${MAX_DIRECTORY_BYTES} bytes` : 'a body that is not UTF-8'}`);
+        if (!body.ok)
+          return toolError(
+            'DIRECTORY_ERROR',
+            `${listUrl.href} answered ${body.reason === 'too-large' ? `more than ${MAX_DIRECTORY_BYTES} bytes` : 'a body that is not UTF-8'}`,
+          );
         listing = Directory.parse(JSON.parse(body.text));
       } catch (error) {
         return requestFailed(error, listUrl, 'DIRECTORY_ERROR', `Could not read ${listUrl.href}`);
@@ -184,7 +194,11 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
         if (!read.ok) throw new Error(`answer not read (${read.reason})`);
         text = read;
       } catch (error) {
-        return requestFailed(error, new URL(url), 'REQUEST_FAILED', `${new URL(url).origin} broke off its answer`, { status: response.status, ...paid, ...budgetState() });
+        return requestFailed(error, new URL(url), 'REQUEST_FAILED', `${new URL(url).origin} broke off its answer`, {
+          status: response.status,
+          ...paid,
+          ...budgetState(),
+        });
       }
       const answerHeaders: Record<string, string> = {};
       for (const name of HEADERS_THAT_MATTER) {

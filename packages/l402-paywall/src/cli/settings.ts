@@ -50,6 +50,7 @@ export const SESSION_OPTIONS = {
   'timeout-seconds': { type: 'string' },
   dev: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
 } as const;
 
 export function wholeNumber(value: string | undefined, flag: string, fallback: number, min = 1, unit = 'satoshis'): number {
@@ -196,6 +197,9 @@ export function parse<const T extends ParseArgsConfig>(config: T): ReturnType<ty
   try {
     return parseArgs(config);
   } catch (error) {
+    // Node's own text for an unknown option ends in an unbalanced quote and suggests "--" first: say what matters.
+    const unknown = (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && /^Unknown option '(.+?)'/.exec((error as Error).message);
+    if (unknown) throw new UsageError(`Unknown option ${unknown[1]} (--help lists the options)`);
     throw new UsageError((error as Error).message);
   }
 }

@@ -67,21 +67,24 @@ export function blinkWallet(options: WithDefaultNetwork<Omit<BlinkOptions, 'webh
 }
 
 export interface DevWalletOptions {
-  /** The local service (`npm start`), e.g. http://127.0.0.1:3000. */
+  /** The local service (`npm start`) or an app with a createDevPayHandler route at /api/dev/pay, e.g. http://127.0.0.1:3000. */
   serviceUrl: string;
   fetch?: Fetch;
-  /** Default 10000 ms. */
+  /** Default 30000 ms: a dev server (next dev) compiles the pay route on its first request. */
   timeoutMs?: number;
 }
 
 /**
  * The local service's dev wallet (POST /api/dev/pay): pays invoices of its
- * embedded dev node (regtest, fake money). For trying things out against `npm start`.
+ * embedded dev node (regtest, fake money). For trying things out against
+ * `npm start`, or an app of your own that mounts createDevPayHandler(devNode)
+ * (l402-paywall/backends) at /api/dev/pay. When nothing there answers like a
+ * dev wallet, the error's `code` is NO_DEV_WALLET and its message says so.
  */
 export function devWallet(options: DevWalletOptions): Wallet {
   const endpoint = new URL('/api/dev/pay', options.serviceUrl).href;
   const doFetch: Fetch = options.fetch ?? ((i, r) => globalThis.fetch(i, r));
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const timeoutMs = options.timeoutMs ?? 30_000;
   return {
     network: 'regtest',
     async payInvoice({ invoice }) {
@@ -96,13 +99,22 @@ export function devWallet(options: DevWalletOptions): Wallet {
       } catch (error) {
         throw Object.assign(new Error(`the dev wallet at ${endpoint} did not answer`, { cause: error }), { outcomeUnknown: true });
       }
-      const body = (await answer.json().catch(() => ({}))) as { preimage?: unknown; code?: unknown; error?: unknown };
-      if (!answer.ok) {
-        const reason = typeof body.error === 'string' ? body.error : `HTTP ${answer.status}`;
-        // 4xx: refused (unknown, expired, already paid); 5xx: it may have settled.
-        throw Object.assign(new Error(`the dev wallet refused: ${reason}`), { outcomeUnknown: answer.status >= 500, code: body.code });
+      const body = (await answer.json().catch(() => undefined)) as { preimage?: unknown; code?: unknown; error?: unknown } | undefined;
+      // Not a dev wallet's JSON answer (a framework's 404 page, a 405): nothing is mounted there, and nothing was paid.
+      if (answer.status < 500 && (typeof body !== 'object' || body === null || (!answer.ok && typeof body.code !== 'string'))) {
+        throw Object.assign(
+          new Error(
+            `no dev wallet at ${endpoint} (HTTP ${answer.status}): add a route with createDevPayHandler(devNode) from l402-paywall/backends (see its README)`,
+          ),
+          { outcomeUnknown: false, code: 'NO_DEV_WALLET' },
+        );
       }
-      if (typeof body.preimage !== 'string') throw Object.assign(new Error('the dev wallet answered without a preimage'), { outcomeUnknown: true });
+      if (!answer.ok) {
+        const reason = typeof body?.error === 'string' ? body.error : `HTTP ${answer.status}`;
+        // 4xx: refused (unknown, expired, already paid); 5xx: it may have settled.
+        throw Object.assign(new Error(`the dev wallet refused: ${reason}`), { outcomeUnknown: answer.status >= 500, code: body?.code });
+      }
+      if (typeof body?.preimage !== 'string') throw Object.assign(new Error('the dev wallet answered without a preimage'), { outcomeUnknown: true });
       return { preimage: body.preimage, feeMsat: 0 };
     },
   };

@@ -20,8 +20,13 @@ export interface L402Options {
   /** Whole satoshis per request, or a function of the request. */
   priceSats: number | ((request: Request) => MaybePromise<number>);
   provider: InvoiceProvider;
-  /** Signing secret(s), newest first (older ones still verify), or a Keyring. */
-  secret: string | readonly string[] | Keyring;
+  /**
+   * Signing secret(s), newest first (older ones still verify), or a Keyring.
+   * Unset (an environment variable missing, as during a build): every request
+   * is answered 503 NOT_CONFIGURED until it is set; a secret that is set must
+   * be at least 32 bytes, or withL402 throws.
+   */
+  secret: string | readonly string[] | Keyring | undefined;
   /** Where uses are counted; default in memory (one process only). */
   replayStore?: ReplayStore;
   /** Token and invoice lifetime; default 3600 seconds. */
@@ -114,6 +119,7 @@ export function createPaywall(options: L402Options): Paywall {
 /** createPaywall, with the decision as soon as it is known (withL402's hot path); internal. */
 export function buildPaywall(options: L402Options): PaywallWithNow {
   checkOptions(options);
+  if (secretIsMissing(options.secret)) return notConfigured(options.onError ?? logError);
   const keyring = options.secret instanceof Keyring ? options.secret : new Keyring(typeof options.secret === 'string' ? [options.secret] : options.secret);
   const replay = options.replayStore ?? memoryReplayStore();
   const ttl = options.tokenTtlSeconds ?? 3600;
@@ -417,23 +423,52 @@ function rateLimited(limit: InvoiceLimit): Refusal {
 }
 
 /** 503 without a challenge: nothing can be sold or checked right now. */
-function unavailable(code: string, error: string): Refusal {
+function unavailable(code: string, error: string, retryAfter = PROVIDER_RETRY_AFTER_SECONDS, extra: Record<string, unknown> = {}): Refusal {
   return {
     kind: 'refused',
     status: 503,
     headers: [
       ['Content-Type', 'application/json'],
       ['Cache-Control', 'no-store'],
-      ['Retry-After', String(PROVIDER_RETRY_AFTER_SECONDS)],
+      ['Retry-After', String(retryAfter)],
     ],
-    body: { error, code, retryAfter: PROVIDER_RETRY_AFTER_SECONDS },
+    body: { error, code, ...extra, retryAfter },
   };
+}
+
+export const MISSING_SECRET =
+  'withL402: option `secret` is missing (is the environment variable, e.g. L402_SECRET, set?); use at least 32 random bytes, e.g. `openssl rand -hex 32`';
+/** A setting is made by a person and a redeploy: no use asking again within seconds. */
+const NOT_CONFIGURED_RETRY_AFTER_SECONDS = 60;
+
+/** An unset secret (undefined, null or ''), as an environment variable that is not set gives it. */
+export function secretIsMissing(secret: L402Options['secret'] | null): secret is undefined | null | '' {
+  return secret === undefined || secret === null || secret === '';
+}
+
+/**
+ * The paywall while its secret is not set. A build (`next build` evaluates
+ * every route module to collect its page data) has no runtime secrets, so a
+ * missing secret cannot throw when withL402 is called; every request is
+ * refused instead, 503 NOT_CONFIGURED naming the option, and onError hears of
+ * it each time. Nothing is sold: without a secret no token can be signed.
+ */
+function notConfigured(onError: (error: unknown, context: string) => void): PaywallWithNow {
+  const refusal = unavailable('NOT_CONFIGURED', MISSING_SECRET.replace('withL402: ', 'The paywall is not configured: '), NOT_CONFIGURED_RETRY_AFTER_SECONDS, {
+    missing: ['secret'],
+  });
+  const decideNow = (): Decision => {
+    onError(new TypeError(MISSING_SECRET), 'withL402 is not configured');
+    return refusal;
+  };
+  return { decideNow, decide: async () => decideNow() };
 }
 
 /**
  * Refuses options that cannot work, at construction, naming the option: a
  * mistake should stop the deploy, not surface as a 500 on the first paid
- * request. Plain checks, so the edge core stays small.
+ * request. Plain checks, so the edge core stays small. The one exception is a
+ * secret that is not set at all: see notConfigured.
  */
 function checkOptions(options: L402Options): void {
   if (!options || typeof options !== 'object') throw new TypeError('withL402 needs options: { priceSats, provider, secret }');
@@ -448,12 +483,8 @@ function checkOptions(options: L402Options): void {
   else if (!isFunction(priceSats)) fail('priceSats', 'a positive whole number of satoshis or a function of the request', priceSats);
   if (!provider || !isFunction((provider as Partial<InvoiceProvider>).createInvoice))
     fail('provider', 'a Lightning backend with createInvoice() (see l402-paywall/backends)', provider);
-  if (secret === undefined || secret === null || secret === '') {
-    throw new TypeError(
-      'withL402: option `secret` is missing (is the environment variable, e.g. L402_SECRET, set?); use at least 32 random bytes, e.g. `openssl rand -hex 32`',
-    );
-  }
-  if (!(secret instanceof Keyring) && typeof secret !== 'string' && !Array.isArray(secret))
+  // A missing secret is refused per request, not here (notConfigured); one that is present must be usable.
+  if (!secretIsMissing(secret) && !(secret instanceof Keyring) && typeof secret !== 'string' && !Array.isArray(secret))
     fail('secret', 'a string, an array of strings (newest first) or a Keyring', secret);
   if (options.replayStore !== undefined && (!isFunction(options.replayStore?.claim) || !isFunction(options.replayStore?.release)))
     fail('replayStore', 'a replay store with claim() and release()', options.replayStore);

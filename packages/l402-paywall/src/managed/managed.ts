@@ -14,7 +14,7 @@ import { readBoundedText } from '../http/read-bounded.js';
 import { base64UrlEncode } from '../l402/encoding.js';
 import { Keyring } from '../l402/token.js';
 import { withL402 as withL402Core } from '../l402/with-l402.js';
-import { logError, type InvoiceProvider, type L402Options } from '../l402/paywall.js';
+import { logError, secretIsMissing, type InvoiceProvider, type L402Options } from '../l402/paywall.js';
 import { decodeInvoice, type Network } from '../lightning/bolt11.js';
 import { LightningAddressWithLoopback as LightningAddress } from '../lightning/address.js';
 
@@ -151,7 +151,8 @@ export function withL402<Rest extends unknown[]>(
   const { managed, register, ...rest } = options;
   if ((options as { provider?: unknown }).provider) throw new Error('Pass either provider (sovereign mode) or managed, not both');
   const ownerAddress = LightningAddress.parse(managed.lightningAddress);
-  const proofs = directoryProofs(rest.secret);
+  // Without a secret the paywall answers 503 NOT_CONFIGURED (paywall.ts notConfigured): no proofs, no registration.
+  const proofs = secretIsMissing(rest.secret) ? undefined : directoryProofs(rest.secret);
   const userCaveats = rest.caveats;
   const paywalled = withL402Core(handler, {
     ...rest,
@@ -162,14 +163,14 @@ export function withL402<Rest extends unknown[]>(
   // The directory asks this url to prove it belongs to this owner; only tokens this owner's instances made are answered.
   const answeringProofs = (request: Request, ...more: Rest): Promise<Response> => {
     const token = request.method === 'GET' ? request.headers.get(DIRECTORY_PROOF_HEADER) : null;
-    if (token !== null && proofs.isOurs(token)) {
+    if (token !== null && proofs?.isOurs(token)) {
       return Promise.resolve(
         new Response(`${token}.${ownerAddress}`, { headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } }),
       );
     }
     return paywalled(request, ...more);
   };
-  if (!register) return answeringProofs;
+  if (!register || !proofs) return answeringProofs;
 
   const report = rest.onError ?? logError;
   const entry = directoryEntry(register, typeof rest.priceSats === 'number' ? rest.priceSats : undefined);
@@ -226,7 +227,7 @@ const PROOF_MAX_AGE_SECONDS = 15 * 60;
  * reach another instance than the one registering), and nobody else can make
  * this url vouch for a registration it did not start.
  */
-function directoryProofs(secret: L402Options['secret']): { make(): string; isOurs(token: string): boolean } {
+function directoryProofs(secret: NonNullable<L402Options['secret']>): { make(): string; isOurs(token: string): boolean } {
   const keyring = secret instanceof Keyring ? secret : new Keyring(typeof secret === 'string' ? [secret] : secret);
   // The keyring's HMAC over a label no token carries, with exp 0: what it makes can never open a route.
   const mac = (body: Uint8Array) => hexToBytes(keyring.sign(bytesToHex(sha256(body)), 0, ['purpose=directory-proof'])).subarray(0, 16);
