@@ -28,13 +28,8 @@ const DOCUMENTS = ['packages/l402-paywall/README.md', 'README.md', 'docs/rest-ap
  * Snippets that use an API not yet in this branch: each entry names the
  * export. Such a snippet must fail only for want of that name; once it
  * compiles, this test fails until the entry is removed.
- *
- * TODO(lead): remove `createDevPayHandler` once the branch exporting it from
- * l402-paywall/backends is merged.
  */
-const PENDING_EXPORTS: Array<{ name: string; reason: string }> = [
-  { name: 'createDevPayHandler', reason: 'exported from l402-paywall/backends by a branch not merged yet' },
-];
+const PENDING_EXPORTS: Array<{ name: string; reason: string }> = [];
 
 /** Names the snippets may use without defining them (the guide names them before its framework snippets). */
 const PREAMBLE = `
