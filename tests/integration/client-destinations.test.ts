@@ -101,7 +101,9 @@ describe('destinations: what may be allowed', () => {
   });
 
   it('allowPrivate: true reaches any of them, redirects included', async () => {
-    const response = await call(`${other.url}/redirect?to=${encodeURIComponent(`${internal.url}/secret`)}`, { destinations: nodeDestinations({ allowPrivate: true }) });
+    const response = await call(`${other.url}/redirect?to=${encodeURIComponent(`${internal.url}/secret`)}`, {
+      destinations: nodeDestinations({ allowPrivate: true }),
+    });
     expect(await response.text()).toBe(SECRET_BODY);
     expect(internal.requests).toEqual(['/secret']);
   });
@@ -128,7 +130,11 @@ describe('destinations: what may be allowed', () => {
   it('follows redirects as fetch does: 303 turns a POST into a GET without body; Authorization never crosses origins', async () => {
     const destinations = nodeDestinations({ allowPrivate: true });
     const crossOrigin = `${other.url}/redirect?status=303&to=${encodeURIComponent(`${internal.url}/secret`)}`;
-    const response = await call(crossOrigin, { destinations }, { method: 'POST', body: '{"a":1}', headers: { authorization: 'Bearer mine', 'content-type': 'application/json' } });
+    const response = await call(
+      crossOrigin,
+      { destinations },
+      { method: 'POST', body: '{"a":1}', headers: { authorization: 'Bearer mine', 'content-type': 'application/json' } },
+    );
     expect(response.status).toBe(200);
     expect(other.headers[0]).toMatchObject({ authorization: 'Bearer mine', 'content-type': 'application/json' });
     expect(internal.headers[0]!.authorization).toBeUndefined();
@@ -162,7 +168,14 @@ describe('limits', () => {
   });
 
   it('refuses a timeoutMs or maxChallengeBytes that is not a positive whole number', async () => {
-    for (const options of [{ timeoutMs: 0 }, { timeoutMs: -1 }, { timeoutMs: 1.5 }, { timeoutMs: 2 ** 31 }, { maxChallengeBytes: 0 }, { maxChallengeBytes: Number.NaN }]) {
+    for (const options of [
+      { timeoutMs: 0 },
+      { timeoutMs: -1 },
+      { timeoutMs: 1.5 },
+      { timeoutMs: 2 ** 31 },
+      { maxChallengeBytes: 0 },
+      { maxChallengeBytes: Number.NaN },
+    ]) {
       await expect(call(`${internal.url}/secret`, options), JSON.stringify(options)).rejects.toBeInstanceOf(TypeError);
     }
   });

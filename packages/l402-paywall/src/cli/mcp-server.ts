@@ -128,7 +128,11 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
           return toolError('DIRECTORY_ERROR', `${listUrl.href} answered HTTP ${response.status}`);
         }
         const body = await readBoundedText(response.body, MAX_DIRECTORY_BYTES);
-        if (!body.ok) return toolError('DIRECTORY_ERROR', `${listUrl.href} answered ${body.reason === 'too-large' ? `more than ${MAX_DIRECTORY_BYTES} bytes` : 'a body that is not UTF-8'}`);
+        if (!body.ok)
+          return toolError(
+            'DIRECTORY_ERROR',
+            `${listUrl.href} answered ${body.reason === 'too-large' ? `more than ${MAX_DIRECTORY_BYTES} bytes` : 'a body that is not UTF-8'}`,
+          );
         listing = Directory.parse(JSON.parse(body.text));
       } catch (error) {
         return requestFailed(error, listUrl, 'DIRECTORY_ERROR', `Could not read ${listUrl.href}`);
@@ -184,7 +188,11 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
         if (!read.ok) throw new Error(`answer not read (${read.reason})`);
         text = read;
       } catch (error) {
-        return requestFailed(error, new URL(url), 'REQUEST_FAILED', `${new URL(url).origin} broke off its answer`, { status: response.status, ...paid, ...budgetState() });
+        return requestFailed(error, new URL(url), 'REQUEST_FAILED', `${new URL(url).origin} broke off its answer`, {
+          status: response.status,
+          ...paid,
+          ...budgetState(),
+        });
       }
       const answerHeaders: Record<string, string> = {};
       for (const name of HEADERS_THAT_MATTER) {

@@ -59,8 +59,7 @@ export async function fetchWithinPolicy(doFetch: Fetch, request: Request, policy
   let fromNonPublic = true;
   for (let hop = 0; ; hop++) {
     const url = new URL(current.url);
-    const privateAllowed =
-      policy.allowPrivate === true || allowedOrigins.has(url.origin) || (policy.allowRequestedPrivate === true && fromNonPublic);
+    const privateAllowed = policy.allowPrivate === true || allowedOrigins.has(url.origin) || (policy.allowRequestedPrivate === true && fromNonPublic);
     const { kind, addresses } = await judge(url, policy, privateAllowed, hop > 0);
     const send = policy.connectTo && addresses ? policy.connectTo(addresses) : doFetch;
     const response = await send(new Request(current.clone(), { redirect: 'manual' }), { signal });
@@ -78,12 +77,7 @@ export async function fetchWithinPolicy(doFetch: Fetch, request: Request, policy
 }
 
 /** The hop's kind (the least public of its spelling and its addresses) and the addresses judged; throws when it may not be reached. */
-async function judge(
-  url: URL,
-  policy: DestinationPolicy,
-  privateAllowed: boolean,
-  redirected: boolean,
-): Promise<{ kind: AddressKind; addresses?: string[] }> {
+async function judge(url: URL, policy: DestinationPolicy, privateAllowed: boolean, redirected: boolean): Promise<{ kind: AddressKind; addresses?: string[] }> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`Only http and https URLs are fetched, not ${url.protocol}`);
   const host = url.hostname;
   const refuse = (kind: AddressKind) => {

@@ -240,7 +240,13 @@ function checkOptions(options: FetchWithL402Options): void {
   }
 }
 
-function sendOnce(doFetch: Fetch, options: FetchWithL402Options, request: Request, authorization: string | undefined, callerSignal?: AbortSignal): Promise<Response> {
+function sendOnce(
+  doFetch: Fetch,
+  options: FetchWithL402Options,
+  request: Request,
+  authorization: string | undefined,
+  callerSignal?: AbortSignal,
+): Promise<Response> {
   // A clone each time: the request (and its body) may have to go out twice.
   const attempt = request.clone();
   if (authorization) attempt.headers.set('authorization', authorization);

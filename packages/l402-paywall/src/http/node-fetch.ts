@@ -39,11 +39,7 @@ export function nodeFetch(options: NodeFetchOptions = {}): Fetch {
     const method = init.method ?? request?.method ?? 'GET';
     const headers = Object.fromEntries(new Headers(init.headers ?? request?.headers).entries());
     const body =
-      init.body != null
-        ? new Uint8Array(await new Response(init.body).arrayBuffer())
-        : request?.body
-          ? new Uint8Array(await request.arrayBuffer())
-          : undefined;
+      init.body != null ? new Uint8Array(await new Response(init.body).arrayBuffer()) : request?.body ? new Uint8Array(await request.arrayBuffer()) : undefined;
     const signal = init.signal ?? request?.signal;
     signal?.throwIfAborted();
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
