@@ -16,7 +16,9 @@
 //   try; under next start its dev wallet refuses to pay;
 // - the other way round, in the same Next.js app: route handlers on the Node
 //   and edge runtimes pay a paid route of this repository's local service
-//   with fetchWithL402 (an agent inside a Next.js app).
+//   with fetchWithL402 (an agent inside a Next.js app);
+// - the packed client's destination policy and time limit, and the packed
+//   command line's, against hostile servers.
 // The pack, the installs and the Next.js build are started with the run by
 // tests/package/prepare.ts (the `package` project's globalSetup) and happen
 // beside the other suites; each test waits for the step it needs.
@@ -41,6 +43,7 @@ import {
 import { nextBuildEnv, type PACKED_FIXTURES } from './prepare.js';
 import type { Database } from '../../lib/db/index.js';
 import { useDevServer } from '../support/server.js';
+import { startHostileServer, type HostileServer } from '../support/hostile-server.js';
 
 type Fixture = (typeof PACKED_FIXTURES)[number];
 
@@ -239,6 +242,58 @@ describe('a consumer type-checks against the packed declarations', () => {
       3 * MINUTE,
     );
   }
+});
+
+describe('the packed client, command line against hostile servers', () => {
+  let hostile: HostileServer;
+  beforeAll(async () => {
+    hostile = await startHostileServer();
+  });
+  afterAll(() => hostile?.close());
+
+  it(
+    "fetchWithL402 with l402-paywall/node's nodeDestinations refuses loopback and a redirect into it; timeoutMs ends a trickle",
+    async () => {
+      const project = await installed('packed-consumer');
+      const script = `
+        import { DestinationRefused, fetchWithL402 } from 'l402-paywall/client';
+        import { nodeDestinations } from 'l402-paywall/node';
+        const wallet = { payInvoice() { throw new Error('nothing to pay'); } };
+        const outcome = (work) => work.then((r) => 'HTTP ' + r.status, (e) => (e instanceof DestinationRefused ? e.code + ' ' + e.addressKind : e.name));
+        const [base] = process.argv.slice(1);
+        const results = [
+          await outcome(fetchWithL402(base + '/secret', undefined, { wallet, maxPriceSats: 1, destinations: nodeDestinations() })),
+          await outcome(fetchWithL402('http://localhost:' + new URL(base).port + '/secret', undefined, { wallet, maxPriceSats: 1, destinations: nodeDestinations() })),
+          await outcome(fetchWithL402(base + '/redirect?to=' + encodeURIComponent('http://[::ffff:127.0.0.1]:' + new URL(base).port + '/secret'), undefined, { wallet, maxPriceSats: 1, destinations: nodeDestinations({ allowPrivate: [base] }) })),
+          await outcome(fetchWithL402(base + '/trickle', undefined, { wallet, maxPriceSats: 1, timeoutMs: 500 }).then((r) => r.text())),
+        ];
+        console.log(JSON.stringify(results));`;
+      const { output } = await run(process.execPath, ['--input-type=module', '-e', script, hostile.url], { cwd: project, timeoutMs: MINUTE });
+      expect(JSON.parse(output.trim().split('\n').at(-1)!)).toEqual([
+        'DESTINATION_REFUSED loopback',
+        'DESTINATION_REFUSED loopback',
+        'DESTINATION_REFUSED loopback',
+        'TimeoutError',
+      ]);
+      expect(hostile.requests.filter((path) => path === '/secret')).toEqual([]);
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    'the l402-paywall bin ends a trickling answer at --timeout-seconds with exit 5',
+    async () => {
+      const bin = join(await installed('packed-consumer'), 'node_modules/.bin/l402-paywall');
+      const { code, output } = await run(bin, [`${hostile.url}/trickle`, '--timeout-seconds', '1'], {
+        cwd: LIBRARY_DIR,
+        allowFailure: true,
+        timeoutMs: MINUTE,
+      });
+      expect(code, output).toBe(5);
+      expect(output).toContain(`no complete answer from ${hostile.url} within 1 s`);
+    },
+    3 * MINUTE,
+  );
 });
 
 describe('the paid flow on Node servers, from the packed library', () => {

@@ -39,7 +39,7 @@ export interface DestinationPolicy {
 }
 
 /** Redirects followed at most within one request, as browsers do. */
-export const MAX_REDIRECTS = 20;
+const MAX_REDIRECTS = 20;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 // Headers that describe a body, dropped with it when a redirect turns the request into a GET.
 const BODY_HEADERS = ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location'];

@@ -112,8 +112,8 @@ export interface L402Receipt {
 
 const DEFAULT_MAX_FEE_SATS = 10;
 const DEFAULT_MAX_RETRY_AFTER_SECONDS = 10;
-export const DEFAULT_TIMEOUT_MS = 60_000;
-export const DEFAULT_MAX_CHALLENGE_BYTES = 64 * 1024;
+const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFAULT_MAX_CHALLENGE_BYTES = 64 * 1024;
 /** Paid requests sent again after a 503 with Retry-After, at most. */
 const UNAVAILABLE_RETRIES = 2;
 

@@ -37,7 +37,8 @@ export function nodeFetch(options: NodeFetchOptions = {}): Fetch {
       throw new TypeError(`${options.name ?? 'fetch'} only fetches ${options.httpsOnly ? 'https' : 'http and https'} URLs, not ${url.protocol}`);
     }
     const method = init.method ?? request?.method ?? 'GET';
-    const headers = Object.fromEntries(new Headers(init.headers ?? request?.headers).entries());
+    // What fetch would send when the caller says nothing (some servers refuse a request without a User-Agent).
+    const headers = { accept: '*/*', 'user-agent': 'l402-paywall', ...Object.fromEntries(new Headers(init.headers ?? request?.headers).entries()) };
     const body =
       init.body != null ? new Uint8Array(await new Response(init.body).arrayBuffer()) : request?.body ? new Uint8Array(await request.arrayBuffer()) : undefined;
     const signal = init.signal ?? request?.signal;
