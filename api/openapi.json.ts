@@ -163,6 +163,7 @@ const PATHS: Record<string, PathSpec> = {
                 price_sats: z.number().int().positive(),
                 category: CATEGORY.nullable(),
                 created_at: isoTime,
+                demo: z.literal(true).optional().describe("only on the service's own demo"),
               }),
             ),
           }),

@@ -58,7 +58,9 @@ import { Hono } from 'hono';
 import { parse, pathToRegexp, tokensToFunction, type Key, type PathFunction } from 'path-to-regexp';
 import { z } from 'zod';
 import { ConfigError, describeEmbeddedDefaults, describeMissingSettings, loadConfig, type Config } from '../lib/config.js';
-import { createDeployment, defaultDeployment, type Deployment } from '../lib/service/deployment.js';
+import { createDeployment, defaultDeployment, publicBaseUrl, type Deployment } from '../lib/service/deployment.js';
+import { listDemo } from '../lib/service/directory/demo-entry.js';
+import { describeError } from '../lib/util/describe-error.js';
 import { checkHealth } from '../lib/service/health.js';
 import { DatabaseUnavailable, describeDatabase, MigrationError, openMigratedDatabase, type AppliedMigration, type Database } from '../lib/db/index.js';
 
@@ -607,12 +609,14 @@ async function main(): Promise<void> {
   }
 
   const priceLine = await price;
+  const demoLine = await describeDemoListing(deployment);
   // The first line says which mode runs and which setting chose it: production refuses what local runs fall back to.
   console.log(`L402 ${config.production ? 'production mode' : 'local development server'} on ${server.url} (${config.modeReason})`);
   for (const line of describeMissingSettings(config)) console.log(`  ${line}`);
   for (const line of describeEmbeddedDefaults(config)) console.log(`  ${line}`);
   if (priceLine) console.log(`  ${priceLine}`);
   console.log(`  ${databaseLine}`);
+  if (demoLine) console.log(`  ${demoLine}`);
   if (config.lightning.provider !== 'dev' && config.problems.length === 0) {
     const { provider } = await checkHealth(deployment);
     console.log(
@@ -620,6 +624,21 @@ async function main(): Promise<void> {
         ? `  Lightning: ${provider.name} (${provider.network}) answers (${provider.latencyMs} ms)`
         : `  Lightning: ${provider.name} does NOT answer: ${provider.error}; invoices answer 503 until it does (GET /api/health)`,
     );
+  }
+}
+
+/**
+ * Lists the demo in the service's own directory at start-up, at its public URL
+ * (PUBLIC_URL, else the address it listens on; in production without
+ * PUBLIC_URL nothing), so that an agent's first list_paid_apis finds it.
+ */
+async function describeDemoListing(deployment: Deployment): Promise<string | undefined> {
+  const publicUrl = publicBaseUrl(deployment);
+  if (!deployment.config().database || !publicUrl) return undefined;
+  try {
+    return `directory: lists the demo at ${await listDemo(deployment.context(), publicUrl)}`;
+  } catch (err) {
+    return `directory: could not list the demo (${describeError(err)})`;
   }
 }
 

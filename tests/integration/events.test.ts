@@ -5,7 +5,6 @@
 // carrying the payment hash and amount and never the preimage or macaroon.
 // Unset, the service has no event sink at all.
 import { randomBytes } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import { type CloudEvent, HTTP } from 'cloudevents';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -15,6 +14,7 @@ import { startServerProcess } from '../support/server-process.js';
 import { createSession } from '../../lib/service/accounts/auth.js';
 import { devLoginKey } from '../../lib/service/accounts/dev-login-key.js';
 import { useDevServer, type ChallengeBody, type TestServer } from '../support/server.js';
+import { requestNamingHost } from '../support/host-header.js';
 
 const SECRET = generateEventSecret();
 
@@ -31,22 +31,6 @@ const SESSION_TIMEOUT = { timeout: 60_000 };
 async function healthDetails(server: TestServer): Promise<unknown> {
   const { token } = await createSession(server.ctx, devLoginKey(server.ctx)!.pubkey);
   return (await fetch(`${server.url}/api/health`, { headers: { authorization: `Bearer ${token}` } })).json();
-}
-
-/** A request whose Host header names another host than the server it reaches (fetch sets Host itself). */
-function sentWithHost(url: string, init: { method?: string; headers: Record<string, string>; body?: string }): Promise<{ status: number; body: string }> {
-  const target = new URL(url);
-  return new Promise((resolve, reject) => {
-    const sent = httpRequest(
-      { hostname: target.hostname, port: target.port, path: target.pathname, method: init.method ?? 'GET', headers: init.headers },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      },
-    );
-    sent.on('error', reject).end(init.body);
-  });
 }
 
 describe('EVENTS_WEBHOOK_URL set to a local receiver', () => {
@@ -158,15 +142,14 @@ describe('EVENTS_WEBHOOK_URL set to a local receiver', () => {
       const fields = JSON.parse(Buffer.from(token, 'base64url').toString()) as Record<string, unknown>;
       return Buffer.from(JSON.stringify({ ...fields, sig: 'e'.repeat(64) })).toString('base64url');
     };
-    const headers = { host: 'attacker.example', traceparent: victimTrace };
-    const demoAnswer = await sentWithHost(`${base}/api/demo/btc-price`, {
-      headers: { ...headers, authorization: `L402 ${forge(demo.macaroon)}:${guessedPreimage}` },
+    const demoAnswer = await requestNamingHost(`${base}/api/demo/btc-price`, 'attacker.example', {
+      headers: { traceparent: victimTrace, authorization: `L402 ${forge(demo.macaroon)}:${guessedPreimage}` },
     });
     expect(demoAnswer.status).toBe(402);
     expect(JSON.parse(demoAnswer.body)).toMatchObject({ code: 'BAD_SIGNATURE' });
-    const proAnswer = await sentWithHost(`${base}/api/dev-token`, {
+    const proAnswer = await requestNamingHost(`${base}/api/dev-token`, 'attacker.example', {
       method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json' },
+      headers: { traceparent: victimTrace, 'content-type': 'application/json' },
       body: JSON.stringify({ macaroon: forge(pro.macaroon), preimage: guessedPreimage }),
     });
     expect(proAnswer.status).toBe(403);

@@ -3,13 +3,14 @@
 // pays it with the dev wallet, the dev node's signed webhook reaches
 // /api/provider-webhook, the split runs and the owner's own node (behind a
 // Lightning Address server on loopback) receives exactly 99.7%.
-import { createServer, request as httpRequest } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeToken } from 'l402-paywall';
 import { managedInvoiceProvider, ManagedServiceError, withL402, type DirectoryRegistration } from 'l402-paywall/managed';
 import { databaseBackends } from '../support/postgres.js';
+import { requestNamingHost } from '../support/host-header.js';
 import { useDevServerOn, type ChallengeBody } from '../support/server.js';
 import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
 
@@ -147,15 +148,7 @@ for (const backend of backends)
       });
 
       /** The app's first request, sent to the app with the attacker's host in Host: a Web Request's url is built from it. */
-      const firstRequestNaming = (host: string) =>
-        new Promise<number>((resolve, reject) => {
-          const { hostname, port } = new URL(appUrl);
-          const sent = httpRequest({ hostname, port, path: '/now', headers: { host } }, (response) => {
-            response.resume();
-            resolve(response.statusCode ?? 0);
-          });
-          sent.on('error', reject).end();
-        });
+      const firstRequestNaming = async (host: string) => (await requestNamingHost(appUrl, host)).status;
       const entriesOn = (host: string) => server.db.query('SELECT url, lightning_address FROM apis WHERE url LIKE $1', [`http://${host}/%`]);
       const recording =
         (registrations: string[]): typeof fetch =>

@@ -143,6 +143,23 @@ describe('npm start', () => {
     await stop(server);
   });
 
+  it(
+    'lists its own demo in its directory on a fresh start, marked demo: true, and after a restart on another port at its new address, once',
+    TIMEOUT,
+    async () => {
+      const dir = join(dataDir, 'directory');
+      const listed = async (base: string) => (await (await fetch(`${base}/api/apis.json`)).json()) as { count: number; apis: Record<string, unknown>[] };
+      // Started one after the other (PGlite is single-process), each on a port of its own.
+      for (let start = 0; start < 2; start++) {
+        const server = await npmStart({ DATA_DIR: dir, BTC_PRICE_SOURCES: 'none' });
+        const demo = `${server.url}/api/demo/btc-price`;
+        await vi.waitFor(() => expect(server.output().stdout).toContain(`  directory: lists the demo at ${demo}\n`));
+        expect(await listed(server.url)).toMatchObject({ count: 1, apis: [{ url: demo, price_sats: 1, category: 'finance', demo: true }] });
+        await stop(server);
+      }
+    },
+  );
+
   it('docs/managed-mode.md "Trying it locally" works as written on any port, across the restart that adds SPLIT_SECRET', TIMEOUT, async () => {
     const doc = readFileSync(join(projectRoot, 'docs/managed-mode.md'), 'utf8');
     const block = (name: string) => {

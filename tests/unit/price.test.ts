@@ -1,6 +1,6 @@
 // The demo price feed against local stand-ins for the public sources: order,
 // timeouts, malformed answers, caching, and the honest "simulated" fallback.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createPriceFeed, PUBLIC_SOURCES, SIMULATED_USD, type PriceSource } from '../../lib/service/records/price.js';
@@ -8,6 +8,8 @@ import { createPriceFeed, PUBLIC_SOURCES, SIMULATED_USD, type PriceSource } from
 let server: Server;
 let base = '';
 let hits: Record<string, number> = {};
+/** Whether /flaky answers (a source that goes down and comes back). */
+let flakyUp = true;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -21,6 +23,7 @@ beforeAll(async () => {
     if (path === '/coinbase') return void res.end('{"data":{"amount":"91234.567","base":"BTC","currency":"USD"}}');
     if (path === '/kraken') return void res.end('{"error":[],"result":{"XXBTZUSD":{"c":["90001.1","0.01"]}}}');
     if (path === '/coingecko') return void res.end('{"bitcoin":{"usd":89999}}');
+    if (path === '/flaky') return flakyUp ? void res.end('{"bitcoin":{"usd":88888}}') : void res.writeHead(503).end('{}');
     res.writeHead(404).end();
   });
   server.listen(0, '127.0.0.1');
@@ -67,5 +70,44 @@ describe('BTC price feed', () => {
     await feed.current();
     expect(new Set(prices.map((p) => p.fetchedAt)).size).toBe(1);
     expect(hits['/coingecko']).toBe(1);
+  });
+
+  describe('reports each outage once, not each refresh', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+      flakyUp = true;
+    });
+    /** The next call refreshes: the cache (30 s) has run out. */
+    const later = () => vi.setSystemTime(Date.now() + 31_000);
+
+    it('offline: one line when no source answers, none at the next refreshes, and one when a source is back', async () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      const reports: string[] = [];
+      flakyUp = false;
+      const feed = createPriceFeed([at('coinbase', '/error'), at('kraken', '/error'), at('coingecko', '/flaky')], 300, (m) => reports.push(m));
+      for (let refresh = 0; refresh < 3; refresh++, later()) expect(await feed.current()).toMatchObject({ source: 'simulated' });
+      expect(reports).toEqual([
+        'no price source answered (coinbase: HTTP 500; kraken: HTTP 500; coingecko: HTTP 503): the demo answers a simulated price until one does',
+      ]);
+      flakyUp = true;
+      expect(await feed.current()).toMatchObject({ source: 'coingecko', usd: 88888 });
+      later();
+      await feed.current();
+      expect(reports.slice(1)).toEqual(['price source coingecko answers again']);
+      flakyUp = false; // a new outage is reported again, once
+      later();
+      await feed.current();
+      later();
+      await feed.current();
+      expect(reports.slice(2)).toEqual([expect.stringMatching(/^no price source answered /)]);
+    });
+
+    it('a failing source before one that answers: its failure once, not at every refresh', async () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      const reports: string[] = [];
+      const feed = createPriceFeed([at('coinbase', '/error'), at('kraken')], 300, (m) => reports.push(m));
+      for (let refresh = 0; refresh < 3; refresh++, later()) expect(await feed.current()).toMatchObject({ source: 'kraken' });
+      expect(reports).toEqual(['price source coinbase failed: HTTP 500']);
+    });
   });
 });

@@ -105,6 +105,8 @@ export interface DirectoryEntry {
   price_sats: number;
   category: Category | null;
   created_at: string;
+  /** Only on the service's own demo (demo-entry.ts): the spec's fields, plus this mark. */
+  demo?: true;
 }
 
 export interface DirectoryListing {

@@ -49,9 +49,17 @@ export const SIMULATED_USD = 100_000;
 const CACHE_MS = 30_000;
 const MAX_BODY_BYTES = 64 * 1024;
 
-export function createPriceFeed(sources: PriceSource[], timeoutMs: number, onError: (message: string) => void = () => {}) {
+/**
+ * `report` hears each outage once, not each refresh (one every CACHE_MS while
+ * offline): a source's failure when it starts failing, or one line when none
+ * answers; and when a source that failed answers again.
+ */
+export function createPriceFeed(sources: PriceSource[], timeoutMs: number, report: (message: string) => void = () => {}) {
   let cached: { price: BtcPrice; until: number } | undefined;
   let inFlight: Promise<BtcPrice> | undefined;
+  // Sources whose current outage was reported, and whether "none answered" was.
+  const failing = new Set<PriceSource>();
+  let simulating = false;
 
   async function fetchFrom(source: PriceSource): Promise<BtcPrice> {
     const response = await fetch(source.url, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' }, redirect: 'error' });
@@ -63,13 +71,27 @@ export function createPriceFeed(sources: PriceSource[], timeoutMs: number, onErr
   }
 
   async function refresh(): Promise<BtcPrice> {
+    const failures: { source: PriceSource; reason: string }[] = [];
     for (const source of sources) {
       try {
-        return await fetchFrom(source);
+        const price = await fetchFrom(source);
+        for (const { source: failed, reason } of failures) {
+          if (!failing.has(failed)) report(`price source ${failed.name} failed: ${reason}`);
+          failing.add(failed);
+        }
+        if (failing.delete(source)) report(`price source ${source.name} answers again`);
+        simulating = false;
+        return price;
       } catch (error) {
-        onError(`price source ${source.name} failed: ${error instanceof Error ? error.message : String(error)}`);
+        failures.push({ source, reason: error instanceof Error ? error.message : String(error) });
       }
     }
+    if (!simulating && sources.length > 0) {
+      const reasons = failures.map((f) => `${f.source.name}: ${f.reason}`).join('; ');
+      report(`no price source answered (${reasons}): the demo answers a simulated price until one does`);
+    }
+    simulating = true;
+    for (const failure of failures) failing.add(failure.source);
     return { usd: SIMULATED_USD, source: 'simulated', fetchedAt: new Date().toISOString() };
   }
 

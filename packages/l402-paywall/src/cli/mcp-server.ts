@@ -75,7 +75,15 @@ const HEADERS_THAT_MATTER = [
 ];
 
 const ApiEntry = z
-  .object({ url: z.string(), name: z.string(), description: z.string().nullish(), price_sats: z.number(), category: z.string().nullish() })
+  .object({
+    url: z.string(),
+    name: z.string(),
+    description: z.string().nullish(),
+    price_sats: z.number(),
+    category: z.string().nullish(),
+    /** The directory service's own demo. */
+    demo: z.boolean().optional(),
+  })
   .loose();
 const Directory = z.object({ apis: z.array(ApiEntry) }).loose();
 
@@ -109,7 +117,8 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
     {
       title: 'List paid APIs',
       description:
-        'Lists the pay-per-request APIs (L402, paid in Lightning sats) a directory service knows: url, name, description, price in sats, category. ' +
+        'Lists the pay-per-request APIs (L402, paid in Lightning sats) a directory service knows: url, name, description, price in sats, category ' +
+        "(and demo: true on the service's own demo). " +
         'The service describes its own REST interface at /api/openapi.json.',
       inputSchema: {
         category: z.enum(CATEGORIES).optional().describe('only APIs of this category'),
@@ -143,9 +152,14 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
       } catch (error) {
         return requestFailed(error, listUrl, 'DIRECTORY_ERROR', `Could not read ${listUrl.href}`);
       }
-      const apis = listing.apis
-        .slice(0, limit)
-        .map((a) => ({ url: a.url, name: a.name, description: a.description ?? '', price_sats: a.price_sats, category: a.category ?? 'other' }));
+      const apis = listing.apis.slice(0, limit).map((a) => ({
+        url: a.url,
+        name: a.name,
+        description: a.description ?? '',
+        price_sats: a.price_sats,
+        category: a.category ?? 'other',
+        ...(a.demo ? { demo: true } : {}),
+      }));
       const result = { directory: new URL(base).origin, count: listing.apis.length, apis, openapi: new URL('/api/openapi.json', base).href, ...budgetState() };
       return { content: [{ type: 'text' as const, text: JSON.stringify(result, null, 2) }], structuredContent: result };
     },

@@ -1,0 +1,64 @@
+// The service's own demo (GET /api/demo/btc-price) in its own directory, so
+// that an agent's first look at a fresh service finds something to call. It is
+// listed at the service's public URL, which comes from configuration only
+// (PUBLIC_URL, or where `npm start` listens), never from a request's Host;
+// without one nothing is listed. Marked as the demo (apis.demo, `demo: true` in
+// the listing) and idempotent: one demo entry at most, moved when the public
+// URL changes, untouched when nothing changed.
+import { DEMO_ROUTE } from '../demo.js';
+import type { ServiceContext } from '../context.js';
+
+/**
+ * The demo pays the service itself, so its entry has no owner to name. Never
+ * listed; `.invalid` (RFC 2606) so that no session can link it and rewrite the
+ * entry with an address proof.
+ */
+const DEMO_OWNER_ADDRESS = 'demo@l402-paywall.invalid';
+const NAME = 'L402 demo: live BTC price';
+const DESCRIPTION =
+  "This service's own demo: the BTC/USD price (simulated when no price source answers), paid per request over Lightning (L402). Try a wallet, a client or an agent against it.";
+
+const UPSERT = `
+INSERT INTO apis AS a (url, name, description, price_sats, category, lightning_address, demo)
+VALUES ($1, $2, $3, $4, 'finance', $5, true)
+ON CONFLICT (url) DO UPDATE SET
+  name = EXCLUDED.name, description = EXCLUDED.description, price_sats = EXCLUDED.price_sats,
+  category = EXCLUDED.category, lightning_address = EXCLUDED.lightning_address, demo = true, updated_at = now()
+WHERE (a.name, a.description, a.price_sats, a.category, a.lightning_address, a.demo)
+  IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.description, EXCLUDED.price_sats, EXCLUDED.category, EXCLUDED.lightning_address, true)`;
+
+/** Lists the demo at `publicUrl` (the service's origin from configuration); answers the url listed. */
+export async function listDemo(ctx: ServiceContext, publicUrl: string): Promise<string> {
+  const url = new URL(DEMO_ROUTE, publicUrl).href;
+  const db = await ctx.database();
+  await db.transaction(async (tx) => {
+    // An earlier start on another address or port: the demo moves rather than being listed twice.
+    await tx.query('DELETE FROM apis WHERE demo AND url <> $1', [url]);
+    await tx.query(UPSERT, [url, NAME, DESCRIPTION, ctx.config.demo.priceSats, DEMO_OWNER_ADDRESS]);
+  });
+  return url;
+}
+
+const listed = new WeakMap<ServiceContext, Promise<void>>();
+
+/**
+ * Before an instance's first listing: the demo at PUBLIC_URL (or Vercel's
+ * production domain), when the configuration names one. A failure is logged and
+ * tried again at the next listing; the listing itself goes on.
+ */
+export function demoListedOnce(ctx: ServiceContext): Promise<void> {
+  const publicUrl = ctx.config.publicUrl;
+  if (!publicUrl) return Promise.resolve();
+  let done = listed.get(ctx);
+  if (!done) {
+    done = listDemo(ctx, publicUrl).then(
+      () => undefined,
+      (error: unknown) => {
+        listed.delete(ctx);
+        console.error(`[directory] listing the demo failed: ${error instanceof Error ? error.message : String(error)}`);
+      },
+    );
+    listed.set(ctx, done);
+  }
+  return done;
+}
