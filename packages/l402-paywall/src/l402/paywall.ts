@@ -436,7 +436,7 @@ function unavailable(code: string, error: string, retryAfter = PROVIDER_RETRY_AF
   };
 }
 
-export const MISSING_SECRET =
+const MISSING_SECRET =
   'withL402: option `secret` is missing (is the environment variable, e.g. L402_SECRET, set?); use at least 32 random bytes, e.g. `openssl rand -hex 32`';
 /** A setting is made by a person and a redeploy: no use asking again within seconds. */
 const NOT_CONFIGURED_RETRY_AFTER_SECONDS = 60;
