@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
 
@@ -5,11 +6,41 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // as tsconfig.json's paths say (src/<entry>.ts is the entry behind each subpath).
 const librarySources = fileURLToPath(new URL('./packages/l402-paywall/src/', import.meta.url));
 
-// The packed-tarball suites are a project of their own: its globalSetup starts the
-// slow preparation (npm pack, installs, next build) when the run begins, and
-// the project runs after the others, so that work overlaps theirs. npx-mcp
-// publishes the packed tarballs to a local registry and runs `npx -y l402-mcp`.
-const PACKED_SUITES = ['tests/package/packed.test.ts', 'tests/package/npx-mcp.test.ts'];
+// The tiers (docs/contributing.md). `npm test` runs the projects `unit` and
+// `integration`: every test file under tests/unit and tests/integration, so a
+// new file there is in it, except the files named below, which run under
+// scripts of their own (`npm run test:slow`, `test:e2e`, `test:package`,
+// `test:deploy`); `npm run test:all` runs every project. A file is moved out
+// of `npm test` by naming it here, nowhere else.
+
+/** Outages for real (servers of their own killed mid-test), processes started with npm, and the 100,000-request fuzzer: minutes each. */
+const SLOW = [
+  'tests/integration/fuzz-api.test.ts',
+  'tests/integration/database-outage.test.ts',
+  'tests/integration/store-outage.test.ts',
+  'tests/integration/lost-answers.test.ts',
+  'tests/integration/rate-limit-shared.test.ts',
+  'tests/integration/npm-start.test.ts',
+];
+
+/** Real Chromium: the pages, and which Chromium they drive (the first run unpacks the bundled one). */
+const BROWSER = ['tests/e2e/**/*.test.ts', 'tests/unit/browser-choice.test.ts'];
+
+/** The packed tarballs in fresh apps (npm pack, installs, next build), and `npx -y l402-mcp` from a local registry. */
+const PACKED = ['tests/package/packed.test.ts', 'tests/package/npx-mcp.test.ts'];
+
+/** `vercel build` of the whole project. */
+const DEPLOY = ['tests/deploy/**/*.test.ts'];
+
+/** Probes PostgreSQL, Redis and their binaries once, says what their absence skips; under L402_TEST_REQUIRE_SERVICES=1 fails instead. */
+const SERVICES = 'tests/support/services-setup.ts';
+
+// vitest's default on a machine of n cores is n - 1 workers: one on 2 cores,
+// so every file ran after the other. Each file is safe beside the others (its
+// own ports, databases, Redis key prefixes or Redis server, data directories),
+// and much of a file's time is spent waiting on servers and child processes,
+// so use every core. VITEST_MAX_WORKERS or --maxWorkers overrides this.
+const maxWorkers = Math.max(2, availableParallelism());
 
 export default defineConfig({
   resolve: {
@@ -21,15 +52,28 @@ export default defineConfig({
   test: {
     testTimeout: 20_000,
     hookTimeout: 30_000,
+    maxWorkers,
     projects: [
       {
         extends: true,
-        test: { name: 'repo', include: ['tests/**/*.test.ts'], exclude: [...configDefaults.exclude, ...PACKED_SUITES] },
+        test: { name: 'unit', include: ['tests/unit/**/*.test.ts', 'tests/package/edge-safe.test.ts'], exclude: [...configDefaults.exclude, ...BROWSER] },
       },
       {
         extends: true,
-        test: { name: 'package', include: PACKED_SUITES, globalSetup: ['tests/package/prepare.ts'], sequence: { groupOrder: 1 } },
+        test: { name: 'integration', include: ['tests/integration/**/*.test.ts'], exclude: [...configDefaults.exclude, ...SLOW], globalSetup: [SERVICES] },
       },
+      { extends: true, test: { name: 'slow', include: SLOW, globalSetup: [SERVICES] } },
+      { extends: true, test: { name: 'e2e', include: BROWSER, globalSetup: [SERVICES] } },
+      // The packed-tarball suite's globalSetup starts the slow preparation (npm
+      // pack, installs, next build) when the run begins; the project runs after
+      // the others, so in `test:all` that work overlaps theirs.
+      {
+        extends: true,
+        test: { name: 'package', include: PACKED, globalSetup: ['tests/package/prepare.ts'], sequence: { groupOrder: 1 } },
+      },
+      // Last: its `npm run build` rewrites the library's dist/, which the
+      // package project's `npm pack` also builds; they must not overlap.
+      { extends: true, test: { name: 'deploy', include: DEPLOY, sequence: { groupOrder: 2 } } },
     ],
   },
 });

@@ -1,15 +1,31 @@
 // Real PostgreSQL for integration tests: CI starts one (.ci/run) and sets
 // TEST_DATABASE_URL; elsewhere the suites that need it are skipped with a
-// message saying so. Each suite works in a database of its own, created here
-// and dropped after, so parallel test files and earlier runs never collide.
+// message saying so (in CI, failed: tests/support/services.ts). Each suite
+// works in a database of its own, created here and dropped after, so parallel
+// test files and earlier runs never collide.
 import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import pg from 'pg';
+import { HOW_TO_PROVIDE, redacted, skipBecause } from './services.js';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-/** Whether a server at `url` answers a query (connecting within `timeoutMs`). */
+/** Why the suites that need the shared PostgreSQL server are skipped when it does not answer. */
+export const NO_POSTGRES = `no PostgreSQL at ${redacted(TEST_DATABASE_URL)}; set TEST_DATABASE_URL (${HOW_TO_PROVIDE})`;
+
+/**
+ * Whether a server at `url` answers a query (connecting within `timeoutMs`).
+ * The shared test server (TEST_DATABASE_URL) not answering is an error under
+ * L402_TEST_REQUIRE_SERVICES=1, as in CI.
+ */
 export async function postgresReachable(url = TEST_DATABASE_URL, timeoutMs = 2_000): Promise<boolean> {
+  const up = await postgresAnswers(url, timeoutMs);
+  if (!up && url === TEST_DATABASE_URL) skipBecause(NO_POSTGRES);
+  return up;
+}
+
+/** Whether a server at `url` answers a query, whatever the mode. */
+export async function postgresAnswers(url: string, timeoutMs = 2_000): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
   client.on('error', () => {});
   try {
@@ -71,7 +87,7 @@ export async function databaseBackends(): Promise<DatabaseBackend[]> {
     { name: 'PGlite', open: async () => ({ url: 'pglite://memory', name: 'memory', drop: async () => {} }) },
     {
       name: 'PostgreSQL',
-      skip: up ? undefined : `no PostgreSQL at ${TEST_DATABASE_URL.replace(/\/\/[^@/]*@/, '//')}; set TEST_DATABASE_URL`,
+      skip: up ? undefined : NO_POSTGRES,
       open: () => createTestDatabase(),
     },
   ];
@@ -79,7 +95,7 @@ export async function databaseBackends(): Promise<DatabaseBackend[]> {
 
 /** A scratch database for a benchmark, or the reason there is none (benchmarks skip, not fail). */
 export async function scratchDatabase(): Promise<TestDatabase | string> {
-  if (!(await postgresReachable())) return `no PostgreSQL at ${TEST_DATABASE_URL.replace(/\/\/[^@/]*@/, '//')}`;
+  if (!(await postgresAnswers(TEST_DATABASE_URL))) return `no PostgreSQL at ${redacted(TEST_DATABASE_URL)}`;
   try {
     return await createTestDatabase();
   } catch (error) {

@@ -10,16 +10,17 @@ import { afterAll, beforeAll } from 'vitest';
 import { Redis } from 'ioredis';
 import type { Database } from '../../lib/db/index.js';
 import { closedPort, databaseBackends } from './postgres.js';
+import { HOW_TO_PROVIDE, skipBecause } from './services.js';
 import { useDevServerOn, type TestServer } from './server.js';
 import { startUpstashRestServer, type UpstashRestServer } from './upstash-rest-server.js';
 
 const REDIS_SERVER = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((path) => existsSync(path));
 
-/** Why the full stack cannot run here, if it cannot (the suite is then skipped and says so). */
+/** Why the full stack cannot run here, if it cannot (the suite is then skipped and says so; in CI it fails: services.ts). */
 export async function stackSkipReason(): Promise<string | undefined> {
   const postgres = (await databaseBackends()).find((backend) => backend.name === 'PostgreSQL')!;
   if (postgres.skip) return postgres.skip;
-  if (!REDIS_SERVER) return 'no redis-server binary to start a private Redis';
+  if (!REDIS_SERVER) return skipBecause(`no redis-server binary to start a private Redis (${HOW_TO_PROVIDE})`);
   return undefined;
 }
 

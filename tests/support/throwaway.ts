@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { Redis as IORedis } from 'ioredis';
 import { sleep } from '../../lib/util/async.js';
 import { closedPort, postgresReachable } from './postgres.js';
+import { HOW_TO_PROVIDE, skipBecause } from './services.js';
 
 async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -30,7 +31,7 @@ export interface ThrowawayServer {
 
 /** Why a throwaway server cannot run here, or undefined when it can. */
 export function redisServerMissing(): string | undefined {
-  return spawnSync('redis-server', ['--version']).error ? 'redis-server is not installed' : undefined;
+  return spawnSync('redis-server', ['--version']).error ? skipBecause(`redis-server is not installed (${HOW_TO_PROVIDE})`) : undefined;
 }
 
 async function redisAnswers(url: string): Promise<boolean> {
@@ -98,8 +99,10 @@ function postgresBin(): string | undefined {
 }
 
 export function postgresServerMissing(): string | undefined {
-  if (!postgresBin()) return 'no PostgreSQL server binaries under /usr/lib/postgresql/*/bin';
-  if (process.getuid?.() === 0 && spawnSync('id', ['-u', 'postgres']).status !== 0) return 'running as root without a postgres user to run PostgreSQL as';
+  if (!postgresBin()) return skipBecause(`no PostgreSQL server binaries under /usr/lib/postgresql/*/bin (${HOW_TO_PROVIDE})`);
+  if (process.getuid?.() === 0 && spawnSync('id', ['-u', 'postgres']).status !== 0) {
+    return skipBecause(`running as root without a postgres user to run PostgreSQL as (${HOW_TO_PROVIDE})`);
+  }
   return undefined;
 }
 
