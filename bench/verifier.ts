@@ -48,5 +48,7 @@ export function benchPlainNoble(): number {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const ours = benchTokens();
   const plain = benchPlainNoble();
-  console.log(JSON.stringify({ valid: Math.round(ours.valid), forged: Math.round(ours.forged), plainNoble: Math.round(plain), ratio: +(ours.valid / plain).toFixed(2) }));
+  console.log(
+    JSON.stringify({ valid: Math.round(ours.valid), forged: Math.round(ours.forged), plainNoble: Math.round(plain), ratio: +(ours.valid / plain).toFixed(2) }),
+  );
 }
