@@ -53,7 +53,12 @@ function reference() {
   };
 }
 
-export function replayContract(title: string, makeStore: () => ContractStore, options: ContractOptions = {}, describeFn: typeof describe = describe): void {
+export function replayContract(
+  title: string,
+  makeStore: () => ContractStore,
+  options: ContractOptions = {},
+  describeFn: (name: string, body: () => void) => void = describe,
+): void {
   describeFn(`${title}: the replay store contract`, () => {
     it('counts attempts up to maxUses; the same attempt claiming again keeps its one use', async () => {
       const store = makeStore();
