@@ -3,6 +3,7 @@
 // async wrapper, so no other caller can interleave: that is what makes
 // incrementBelow, decrementToZero and set-if-absent atomic here.
 
+import { checkAttempt, claimUse, releaseUse, usesLifetimeMs, type UseRecord } from 'l402-paywall';
 import type { KeyValueStore, RateLimiter, RateLimiterOptions, RateLimitResult, SetOptions } from './types.js';
 
 // Same wording as Redis, so callers see one message whichever store runs.
@@ -33,31 +34,29 @@ export function assertDelta(delta: number): void {
   if (!Number.isSafeInteger(delta)) throw new RangeError(`delta must be a safe integer, got ${delta}`);
 }
 
-// Kept past token expiry, as the Redis store does (clock skew between instances).
-const USE_SKEW_MS = 5 * 60_000;
-
-/** Unix ms until which the uses of a token that expires at `expiresAt` (unix seconds) are kept. */
+/** Unix ms until which the uses of a token that expires at `expiresAt` (unix seconds) are kept, as the Redis stores keep them. */
 export function usesKeptUntil(expiresAt: number): number {
-  if (!(expiresAt > 0)) throw new RangeError(`expiresAt must be a positive number of unix seconds, got ${expiresAt}`);
-  return Math.max(Date.now() + 1000, Math.ceil(expiresAt * 1000)) + USE_SKEW_MS;
+  const now = Date.now();
+  return now + usesLifetimeMs(expiresAt, now);
 }
 
-/** The uses of one token: how many are held, and each attempt's state (true: holds one). */
-interface Uses {
-  n: number;
-  a: Record<string, boolean>;
-}
-
-function parseUses(value: string): Uses {
-  // A plain counter: written before attempts were kept.
-  if (INTEGER.test(value)) return { n: Number(value), a: {} };
-  const uses = JSON.parse(value) as Uses;
+/**
+ * A token's uses as this store keeps them, in a string value like any other
+ * (so the journal writes them as it writes the rest): {"n": uses held, "a":
+ * {attempt: true while it holds one}}, or a plain counter written before
+ * attempts were kept. The rule they follow is the library's (claimUse,
+ * releaseUse).
+ */
+function parseUses(value: string): UseRecord {
+  if (INTEGER.test(value)) return { held: Number(value), attempts: undefined };
+  const uses = JSON.parse(value) as { n?: unknown; a?: unknown };
   if (!Number.isSafeInteger(uses?.n) || typeof uses.a !== 'object' || uses.a === null) throw new Error(`not a record of uses: ${value.slice(0, 40)}`);
-  return uses;
+  // Object.entries and fromEntries keep every attempt as an own key, whatever its name ("__proto__" included).
+  return { held: uses.n as number, attempts: new Map(Object.entries(uses.a as Record<string, boolean>)) };
 }
 
-function checkAttempt(attempt: string): void {
-  if (typeof attempt !== 'string' || attempt.length === 0 || attempt.length > 128) throw new TypeError('attempt must be a string of 1 to 128 characters');
+function formatUses(uses: UseRecord): string {
+  return JSON.stringify({ n: uses.held, a: Object.fromEntries(uses.attempts ?? []) });
 }
 
 function parseCounter(value: string): number {
@@ -115,14 +114,14 @@ export function createMemoryStore(): KeyValueStore {
   }
 
   /** Reads a token's uses (none yet: a fresh record kept until usesKeptUntil), changes them, writes them back. */
-  function changeUses<T>(key: string, attempt: string, expiresAt: number, change: (uses: Uses) => T): T {
+  function changeUses<T>(key: string, attempt: string, expiresAt: number, change: (uses: UseRecord) => T): T {
     checkAttempt(attempt);
     const until = usesKeptUntil(expiresAt);
     const entry = live(key);
-    const uses = entry ? parseUses(entry.value) : { n: 0, a: {} };
+    const uses = entry ? parseUses(entry.value) : { held: 0, attempts: undefined };
     const result = change(uses);
-    if (entry) entry.value = JSON.stringify(uses);
-    else write(key, { value: JSON.stringify(uses), expiresAt: until });
+    if (entry) entry.value = formatUses(uses);
+    else write(key, { value: formatUses(uses), expiresAt: until });
     return result;
   }
 
@@ -180,26 +179,16 @@ export function createMemoryStore(): KeyValueStore {
     },
 
     async claimUse(key, maxUses, expiresAt, attempt) {
-      return changeUses(key, attempt, expiresAt, (uses) => {
-        const held = uses.a[attempt];
-        if (held !== undefined) return held;
-        if (uses.n >= maxUses) return false;
-        uses.n += 1;
-        uses.a[attempt] = true;
-        return true;
-      });
+      return changeUses(key, attempt, expiresAt, (uses) => claimUse(uses, maxUses, attempt));
     },
 
     async releaseUse(key, attempt, expiresAt) {
-      changeUses(key, attempt, expiresAt, (uses) => {
-        if (uses.a[attempt] === true) uses.n -= 1;
-        uses.a[attempt] = false;
-      });
+      changeUses(key, attempt, expiresAt, (uses) => releaseUse(uses, attempt));
     },
 
     async usesHeld(key) {
       const entry = live(key);
-      return entry ? parseUses(entry.value).n : 0;
+      return entry ? parseUses(entry.value).held : 0;
     },
   };
 }

@@ -1,18 +1,20 @@
-// The library's shared replay stores (l402-paywall/upstash, l402-paywall/redis)
-// against the real redis-server: one payment, many racing requests on two
-// instances, one served; multi-use tokens counted exactly; a failed handler
-// gives its use back; a store that is down fails closed.
+// The library's replay stores: the in-process one and the shared ones
+// (l402-paywall/upstash, l402-paywall/redis) against the real redis-server,
+// through the contract every replay store keeps; then one payment, many racing
+// requests on two instances, one served; multi-use tokens counted exactly; a
+// failed handler gives its use back; a store that is down fails closed.
 import { randomUUID } from 'node:crypto';
 import { Redis as UpstashRedis } from '@upstash/redis';
 import { Redis as IORedis } from 'ioredis';
 import { createClient } from 'redis';
-import { withL402, type L402Options, type ReplayStore } from 'l402-paywall';
+import { memoryReplayStore, withL402, type L402Options, type ReplayStore } from 'l402-paywall';
 import { redisReplayStore, type SharedReplayStore } from 'l402-paywall/redis';
 import { upstashReplayStore } from 'l402-paywall/upstash';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payChallenge, recordingProvider, type RecordingProvider } from '../support/l402.js';
 import { closedPort } from '../support/postgres.js';
 import { REDIS_URL, redisReachable } from '../support/redis.js';
+import { replayContract } from '../support/replay-contract.js';
 import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
 
 const SECRET = 'library-replay-store-secret-0123456789abcdef';
@@ -95,24 +97,16 @@ describe.skipIf(!redisUp).each(stores)('%s on the real redis-server', (_name, ma
   });
 });
 
-// The store's own contract, on each client: what makes a lost answer safe to undo (tests/integration/lost-answers.test.ts).
-describe.skipIf(!redisUp).each(stores)('%s: uses are kept per attempt', (_name, makeStore) => {
+// The store's own contract (what makes a lost answer safe to undo, tests/integration/lost-answers.test.ts):
+// the same cases on the library's in-process store and on the Redis scripts through each client,
+// which are held to the in-process store answer by answer.
+replayContract('memoryReplayStore (in process)', memoryReplayStore, { inProcess: true });
+for (const [name, makeStore] of stores) replayContract(`${name}, real redis-server`, () => makeStore(), { sequences: 60 }, redisUp ? describe : describe.skip);
+
+// What only Redis has: the key's expiry, and counters written before attempts were kept.
+describe.skipIf(!redisUp).each(stores)('%s: the key in Redis', (_name, makeStore) => {
   const hash = () => randomUUID().replaceAll('-', '').padEnd(64, '0');
   const inAnHour = () => Math.floor(Date.now() / 1000) + 3600;
-
-  it('one attempt claiming twice holds one use; a release gives back only its own use, once', async () => {
-    const store = makeStore();
-    const paid = hash();
-    expect(await store.claim(paid, 2, inAnHour(), 'a')).toBe(true);
-    expect(await store.claim(paid, 2, inAnHour(), 'a')).toBe(true);
-    expect(await store.usedCount(paid)).toBe(1);
-    expect(await store.claim(paid, 2, inAnHour(), 'b')).toBe(true);
-    expect(await store.claim(paid, 2, inAnHour(), 'c')).toBe(false);
-    await store.release(paid, 'a', inAnHour());
-    await store.release(paid, 'a', inAnHour());
-    await store.release(paid, 'c', inAnHour());
-    expect(await store.usedCount(paid)).toBe(1);
-  });
 
   it('an attempt released before its claim arrives never claims, and the key it leaves expires', async () => {
     const prefix = freshPrefix();

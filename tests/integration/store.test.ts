@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createBackend, createMemoryRateLimiter, createUpstashStore, type StoreBackend } from '../../lib/store/index.js';
 import { createJournaledStore } from '../../lib/store/journal.js';
+import { kvReplayStore } from '../../lib/store/replay.js';
+import { replayContract } from '../support/replay-contract.js';
 import { REDIS_URL, redisReachable } from '../support/redis.js';
 import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
 
@@ -203,53 +205,9 @@ function storeContract(title: string, describeFn: typeof describe, backend: () =
       expect(await store.get(key)).toBe('0');
     });
 
-    // The replay store's contract (ReplayStore in l402-paywall), on the port.
+    // The replay store's contract runs on the port through kvReplayStore (tests/support/replay-contract.ts, below);
+    // what only the port has: counters written before attempts were kept.
     const inAnHour = () => Math.floor(Date.now() / 1000) + 3600;
-
-    it('claimUse counts attempts up to maxUses; the same attempt claiming again keeps its one use', async () => {
-      const { store } = backend();
-      const key = freshKey('uses');
-      expect(await store.claimUse(key, 2, inAnHour(), 'a')).toBe(true);
-      expect(await store.claimUse(key, 2, inAnHour(), 'a')).toBe(true);
-      expect(await store.usesHeld(key)).toBe(1);
-      expect(await store.claimUse(key, 2, inAnHour(), 'b')).toBe(true);
-      expect(await store.claimUse(key, 2, inAnHour(), 'c')).toBe(false);
-      expect(await store.usesHeld(key)).toBe(2);
-      expect(await store.usesHeld(freshKey('none'))).toBe(0);
-    });
-
-    it('releaseUse gives back exactly the attempt\u2019s use, once; an attempt that holds none gives nothing back', async () => {
-      const { store } = backend();
-      const key = freshKey('release');
-      await store.claimUse(key, 2, inAnHour(), 'a');
-      await store.claimUse(key, 2, inAnHour(), 'b');
-      await store.releaseUse(key, 'a', inAnHour());
-      await store.releaseUse(key, 'a', inAnHour());
-      await store.releaseUse(key, 'never-claimed', inAnHour());
-      expect(await store.usesHeld(key)).toBe(1); // b's use is still held
-      expect(await store.claimUse(key, 2, inAnHour(), 'c')).toBe(true);
-      expect(await store.claimUse(key, 2, inAnHour(), 'd')).toBe(false);
-    });
-
-    it('an attempt released before its claim arrives can never claim', async () => {
-      const { store } = backend();
-      const key = freshKey('barred');
-      await store.releaseUse(key, 'late', inAnHour());
-      expect(await store.claimUse(key, 1, inAnHour(), 'late')).toBe(false);
-      expect(await store.usesHeld(key)).toBe(0);
-      expect(await store.claimUse(key, 1, inAnHour(), 'next')).toBe(true);
-    });
-
-    it('lets exactly one of 100 concurrent attempts claim a single use; one attempt sent 20 times at once counts once', async () => {
-      const { store } = backend();
-      const key = freshKey('usesrace');
-      const results = await Promise.all(Array.from({ length: 100 }, (_, i) => store.claimUse(key, 1, inAnHour(), `attempt-${i}`)));
-      expect(results.filter(Boolean)).toHaveLength(1);
-      const again = freshKey('usesrace');
-      const same = await Promise.all(Array.from({ length: 20 }, () => store.claimUse(again, 3, inAnHour(), 'resent')));
-      expect(same).toEqual(Array(20).fill(true));
-      expect(await store.usesHeld(again)).toBe(1);
-    });
 
     it('carries a plain counter written before attempts were kept over, with its count', async () => {
       const { store } = backend();
@@ -259,14 +217,6 @@ function storeContract(title: string, describeFn: typeof describe, backend: () =
       expect(await store.claimUse(key, 1, inAnHour(), 'a')).toBe(false);
       expect(await store.claimUse(key, 2, inAnHour(), 'a')).toBe(true);
       expect(await store.usesHeld(key)).toBe(2);
-    });
-
-    it('refuses an attempt that is empty or not a string, and an expiry that is not positive', async () => {
-      const { store } = backend();
-      const key = freshKey('badattempt');
-      await expect(store.claimUse(key, 1, inAnHour(), '')).rejects.toThrow(/attempt/);
-      await expect(store.releaseUse(key, 'x'.repeat(129), inAnHour())).rejects.toThrow(/attempt/);
-      expect(await store.usesHeld(key)).toBe(0);
     });
 
     it('lets exactly one of 100 concurrent set-if-absent win', async () => {
@@ -322,6 +272,9 @@ const journaledBackend = {
   rateLimiter: createMemoryRateLimiter,
 };
 storeContract('journaled memory store', describe, () => journaledBackend);
+// The replay rule on the port, each store against the library's in-process implementation.
+replayContract('memory store (kvReplayStore)', () => kvReplayStore(memoryBackend.store, `${RUN}:uses:`));
+replayContract('journaled memory store (kvReplayStore)', () => kvReplayStore(journaledBackend.store, `${RUN}:uses:`));
 
 describeWithRedis(withRedis('upstash store (REST server -> redis)'), () => {
   beforeAll(async () => {
@@ -334,6 +287,15 @@ describeWithRedis(withRedis('upstash store (REST server -> redis)'), () => {
     if (!upstashBackend) throw new Error('Upstash backend not started');
     return upstashBackend;
   });
+
+  replayContract(
+    'upstash store (kvReplayStore)',
+    () => {
+      if (!upstashBackend) throw new Error('Upstash backend not started');
+      return kvReplayStore(upstashBackend.store, `${RUN}:uses:`);
+    },
+    { sequences: 60 },
+  );
 
   describe('REST server protocol', () => {
     const client = () => {

@@ -1,5 +1,7 @@
 // memoryReplayStore, the paywall's default replay store: a hash table in typed
-// arrays, checked against the plain Map it replaced, through rebuilds.
+// arrays, checked against a plain Map through rebuilds and expiries, with the
+// paywall's claims (no attempt) and named attempts mixed. The contract every
+// replay store keeps runs on it in tests/integration/library-replay-stores.test.ts.
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { memoryReplayStore } from 'l402-paywall';
@@ -7,24 +9,45 @@ import { hex32Words } from '../../packages/l402-paywall/src/l402/encoding.js';
 import type { UseTable } from '../../packages/l402-paywall/src/l402/replay.js';
 import { newPreimage } from '../support/l402.js';
 
-/** The reference: uses per hash in a Map, an entry counting until it expires or drops to zero. */
+/**
+ * The reference: uses per hash in a Map, with the attempts that hold them. An
+ * entry counts until it expires, or until it holds no use and no attempt's
+ * mark; then the next claim starts it afresh.
+ */
 function referenceStore(now: () => number) {
-  const uses = new Map<string, { count: number; expiresAt: number }>();
+  const uses = new Map<string, { count: number; expiresAt: number; attempts: Map<string, boolean> }>();
+  const live = (hash: string) => {
+    const entry = uses.get(hash);
+    return entry && entry.expiresAt > now() && (entry.count > 0 || entry.attempts.size > 0) ? entry : undefined;
+  };
+  const entry = (hash: string, expiresAt: number) => {
+    const found = live(hash);
+    if (found) return found;
+    const fresh = { count: 0, expiresAt, attempts: new Map<string, boolean>() };
+    uses.set(hash, fresh);
+    return fresh;
+  };
   return {
-    claim(hash: string, maxUses: number, expiresAt: number): boolean {
-      const entry = uses.get(hash);
-      if (entry && entry.expiresAt > now() && entry.count > 0) {
-        if (entry.count >= maxUses) return false;
-        entry.count++;
-        return true;
-      }
-      uses.set(hash, { count: 1, expiresAt });
+    claim(hash: string, maxUses: number, expiresAt: number, attempt?: string): boolean {
+      const e = entry(hash, expiresAt);
+      if (attempt !== undefined && e.attempts.has(attempt)) return e.attempts.get(attempt)!;
+      if (e.count >= maxUses) return false;
+      e.count++;
+      if (attempt !== undefined) e.attempts.set(attempt, true);
       return true;
     },
-    release(hash: string): void {
-      const entry = uses.get(hash);
-      if (entry && entry.count > 0) entry.count--;
+    release(hash: string, attempt?: string, expiresAt?: number): void {
+      if (attempt === undefined) {
+        // The paywall's own use: never one an attempt holds.
+        const e = live(hash);
+        if (e && e.count > [...e.attempts.values()].filter(Boolean).length) e.count--;
+        return;
+      }
+      const e = entry(hash, expiresAt!);
+      if (e.attempts.get(attempt) === true) e.count--;
+      e.attempts.set(attempt, false);
     },
+    usedCount: (hash: string) => live(hash)?.count ?? 0,
   };
 }
 
@@ -76,7 +99,7 @@ describe('memoryReplayStore', () => {
     for (const expiresAt of [0, -1, Number.NaN]) expect(() => store.claim('a'.repeat(64), 1, expiresAt), String(expiresAt)).toThrow(RangeError);
   });
 
-  it('keeps every use of a hundred thousand hashes until they expire, then forgets them', () => {
+  it('keeps every use of a hundred thousand hashes until they expire, then forgets them', { timeout: 120_000 }, () => {
     let seconds = START_SECONDS;
     vi.spyOn(Date, 'now').mockImplementation(() => seconds * 1000);
     const store = memoryReplayStore();
@@ -89,13 +112,15 @@ describe('memoryReplayStore', () => {
     expect(hashes.filter((hash) => store.claim(hash, 1, seconds + 60))).toEqual([]);
   });
 
-  it('answers every sequence of claims, releases and passing time as the Map it replaced', async () => {
-    // A few hashes used again and again, while batches of others fill the
-    // table so that it is rebuilt (and grows) with those few still counted.
+  it('answers every sequence of claims, releases and passing time as the Map it replaced, with and without attempts', async () => {
+    // A few hashes used again and again, by the paywall (no attempt) and by
+    // named attempts, while batches of others fill the table so that it is
+    // rebuilt (and grows) with those few still counted.
     const few = fc.nat(3);
+    const attempt = fc.option(fc.constantFrom('a', 'b', 'c'), { nil: undefined });
     const operation = fc.oneof(
-      fc.record({ kind: fc.constant('claim' as const), hash: few, maxUses: fc.integer({ min: 1, max: 3 }), ttl: fc.integer({ min: 1, max: 120 }) }),
-      fc.record({ kind: fc.constant('release' as const), hash: few }),
+      fc.record({ kind: fc.constant('claim' as const), hash: few, maxUses: fc.integer({ min: 1, max: 3 }), ttl: fc.integer({ min: 1, max: 120 }), attempt }),
+      fc.record({ kind: fc.constant('release' as const), hash: few, ttl: fc.integer({ min: 1, max: 120 }), attempt }),
       fc.record({ kind: fc.constant('wait' as const), seconds: fc.integer({ min: 1, max: 20 }) }),
       fc.record({ kind: fc.constant('fill' as const), count: fc.integer({ min: 1, max: 400 }), ttl: fc.integer({ min: 1, max: 120 }) }),
     );
@@ -105,21 +130,22 @@ describe('memoryReplayStore', () => {
         vi.spyOn(Date, 'now').mockImplementation(() => seconds * 1000);
         const store = memoryReplayStore();
         const reference = referenceStore(() => seconds);
-        const claim = (hash: string, maxUses: number, ttl: number) => {
-          const expected = reference.claim(hash, maxUses, seconds + ttl);
-          expect(store.claim(hash, maxUses, seconds + ttl), hash).toBe(expected);
+        const claim = (hash: string, maxUses: number, ttl: number, attempt?: string) => {
+          const expected = reference.claim(hash, maxUses, seconds + ttl, attempt);
+          expect(store.claim(hash, maxUses, seconds + ttl, attempt), hash).toBe(expected);
         };
         let filled = 0;
         for (const op of operations) {
           if (op.kind === 'wait') seconds += op.seconds;
           else if (op.kind === 'release') {
-            reference.release(POOL[op.hash]!);
-            await store.release(POOL[op.hash]!);
-          } else if (op.kind === 'claim') claim(POOL[op.hash]!, op.maxUses, op.ttl);
+            reference.release(POOL[op.hash]!, op.attempt, seconds + op.ttl);
+            await store.release(POOL[op.hash]!, op.attempt, seconds + op.ttl);
+          } else if (op.kind === 'claim') claim(POOL[op.hash]!, op.maxUses, op.ttl, op.attempt);
           else for (let i = 0; i < op.count; i++) claim(POOL[4 + (filled++ % (POOL.length - 4))]!, 1, op.ttl);
+          for (const hash of POOL.slice(0, 4)) expect(store.usedCount(hash), hash).toBe(reference.usedCount(hash));
         }
       }),
       { numRuns: 60 },
     );
-  });
+  }, 120_000);
 });

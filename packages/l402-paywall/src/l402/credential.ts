@@ -4,7 +4,7 @@
 // the header to a verified token, the paywall's per-request check.
 import { isLowerHex } from './encoding.js';
 import { reject, type Rejection } from './reasons.js';
-import { verifyResult, verifyToken, verifyTokenAt, type Keyring, type VerifyResult } from './token.js';
+import { verifyToken, type Keyring, type VerifyResult } from './token.js';
 
 export interface Credential {
   token: string;
@@ -43,10 +43,12 @@ export function verifyAuthorization(keyring: Keyring, header: string | null | un
   if (header && header.length <= MAX_HEADER_LENGTH && hasScheme(header) && header.charCodeAt(4) === 32) {
     const colon = header.indexOf(':', 5);
     if (colon > 5 && header.length === colon + 65) {
-      const t = verifyTokenAt(keyring, header, 5, colon, header, colon + 1, nowSeconds);
+      const result = keyring.verifyAt(header, 5, colon, header, colon + 1, nowSeconds);
+      if (result.ok) return result;
       // A refusal after the token was read whole is the general way's too,
       // unless that way refuses the preimage's form first.
-      if (typeof t !== 'string' || (t !== 'MALFORMED_TOKEN' && t !== 'PREIMAGE_MISMATCH' && isLowerHex(header.slice(colon + 1), 64))) return verifyResult(t);
+      const { code } = result.rejection;
+      if (code !== 'MALFORMED_TOKEN' && code !== 'PREIMAGE_MISMATCH' && isLowerHex(header.slice(colon + 1), 64)) return result;
     }
   }
   const parsed = parseCredential(header);

@@ -1,4 +1,5 @@
-// Byte <-> text helpers on Web APIs only, so lib/l402 runs on every runtime.
+// Byte <-> text helpers on Web APIs only, so the core (src/l402) runs on every runtime.
+// Module-level values here are lookup tables, filled once at load and only read after.
 
 const encoder = new TextEncoder();
 
@@ -21,7 +22,6 @@ BASE64[95] = 63; // _
 
 /** The longest text base64ToBytes takes. */
 export const MAX_BASE64_LENGTH = 8192;
-const base64Text = new Uint8Array(MAX_BASE64_LENGTH);
 
 /**
  * Decodes text[from, to) as base64 or base64url, padded or not, into `out`:
@@ -31,18 +31,22 @@ const base64Text = new Uint8Array(MAX_BASE64_LENGTH);
  * partial group are ignored, as atob does. At most MAX_BASE64_LENGTH
  * characters; `out` must hold 3/4 of them. Bytes rather than atob's binary
  * string, so a token's fields are read without strings; the text is copied
- * to bytes by TextEncoder first, which costs less than reading it by charCodeAt.
+ * to bytes by TextEncoder first (into `scratch`, a byte per character, which
+ * a caller on the hot path owns and passes; text longer than it is refused),
+ * which costs less than reading it by charCodeAt.
  */
-export function base64ToBytes(text: string, from: number, to: number, out: Uint8Array): number {
+export function base64ToBytes(text: string, from: number, to: number, out: Uint8Array, scratch?: Uint8Array): number {
   const input = from === 0 && to === text.length ? text : text.slice(from, to);
-  const { read, written } = encoder.encodeInto(input, base64Text);
+  if (input.length > MAX_BASE64_LENGTH) return -1;
+  const ascii = scratch ?? new Uint8Array(input.length);
+  const { read, written } = encoder.encodeInto(input, ascii);
   // Anything beyond ASCII takes more than one byte; anything too long is not all read.
   if (read !== input.length || written !== input.length) return -1;
   let length = written;
-  if (length % 4 === 0 && length > 0 && base64Text[length - 1] === 61) length -= base64Text[length - 2] === 61 ? 2 : 1;
+  if (length % 4 === 0 && length > 0 && ascii[length - 1] === 61) length -= ascii[length - 2] === 61 ? 2 : 1;
   const tail = length % 4;
   if (tail === 1) return -1;
-  const b = base64Text;
+  const b = ascii;
   let n = 0;
   let invalid = 0; // a non-digit is -1, which makes its group negative
   let at = 0;

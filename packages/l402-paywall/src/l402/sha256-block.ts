@@ -8,7 +8,8 @@
 // allocating nothing. Callers on the hot path hand over big-endian words
 // (padBlock, sha256Block, ShortHmac.macBlock) so no byte array sits between hex
 // and the hash; the HMAC inner digest is written straight into the outer block.
-// Checked against node:crypto in tests/unit/sha256-block.test.ts.
+// Checked against the published test vectors (FIPS 180-2 examples, RFC 4231)
+// and against @noble/hashes in tests/unit/sha256-block.test.ts.
 import { sha256 } from '@noble/hashes/sha2.js';
 
 // FIPS 180-4 §5.3.3.
@@ -287,30 +288,6 @@ function compress(state: Int32Array, block: Int32Array, out: Int32Array): void {
 }
 
 
-const scratchBlock = new Int32Array(16);
-const scratchDigest = new Int32Array(8);
-
-/** Lays out the last block: `message` (at most 55 bytes) after `prefixBytes` already absorbed. */
-function loadLastBlock(message: Uint8Array, prefixBytes: number): Int32Array {
-  const n = message.length;
-  if (n > 55) throw new RangeError('one-block SHA-256 takes at most 55 bytes');
-  const block = scratchBlock.fill(0);
-  for (let i = 0; i < n; i++) block[i >> 2]! |= message[i]! << (24 - 8 * (i & 3));
-  block[n >> 2]! |= 0x80 << (24 - 8 * (n & 3));
-  block[15] = (prefixBytes + n) * 8; // messages here are far below 2^28 bytes
-  return block;
-}
-
-function writeBytes(words: Int32Array, out: Uint8Array): void {
-  for (let i = 0, at = 0; i < 8; i++, at += 4) {
-    const word = words[i]!;
-    out[at] = word >>> 24;
-    out[at + 1] = word >>> 16;
-    out[at + 2] = word >>> 8;
-    out[at + 3] = word;
-  }
-}
-
 /** State after absorbing exactly one 64-byte block from the initial state. */
 function absorb(block64: Uint8Array): Int32Array {
   const block = new Int32Array(16);
@@ -342,36 +319,25 @@ export function sha256Block(block: Int32Array, out: Int32Array): void {
   compress(INITIAL, block, out);
 }
 
-/** SHA-256 of at most 55 bytes, into `out`. */
-export function sha256Short(message: Uint8Array, out: Uint8Array): void {
-  compress(INITIAL, loadLastBlock(message, 0), scratchDigest);
-  writeBytes(scratchDigest, out);
-}
-
-// The outer HMAC block: the inner digest (written here by compress), then the padding of a 32-byte message.
-const outerBlock = new Int32Array(16);
-padBlock(outerBlock, 32, 64);
-
 /** HMAC-SHA256 with the key's pads absorbed once; messages of at most 55 bytes. */
 export class ShortHmac {
   private readonly inner: Int32Array;
   private readonly outer: Int32Array;
+  // The outer block: the inner digest (written here by compress), then the
+  // padding of a 32-byte message. Each HMAC has its own: no scratch is shared.
+  private readonly outerBlock = new Int32Array(16);
 
   constructor(key: Uint8Array) {
     const block = new Uint8Array(64);
     block.set(key.length > 64 ? sha256(key) : key); // RFC 2104: long keys are hashed first
     this.inner = absorb(block.map((b) => b ^ 0x36));
     this.outer = absorb(block.map((b) => b ^ 0x5c));
+    padBlock(this.outerBlock, 32, 64);
   }
 
   /** The MAC of the message in `block` (laid out by padBlock with prefixBytes 64), into out[0..7]. */
   macBlock(block: Int32Array, out: Int32Array): void {
-    compress(this.inner, block, outerBlock);
-    compress(this.outer, outerBlock, out);
-  }
-
-  macInto(message: Uint8Array, out: Uint8Array): void {
-    this.macBlock(loadLastBlock(message, 64), scratchDigest);
-    writeBytes(scratchDigest, out);
+    compress(this.inner, block, this.outerBlock);
+    compress(this.outer, this.outerBlock, out);
   }
 }

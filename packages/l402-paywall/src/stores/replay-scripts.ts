@@ -5,8 +5,10 @@
 // attempt (`a:<attempt>`): '1' while it holds a use, '0' once released or
 // barred. Keeping attempts is what lets a claim whose answer was lost be
 // undone exactly (decision 3 in docs/architecture.md): a blind decrement
-// could give back a use another request holds.
-import type { ReplayStore } from '../l402/replay.js';
+// could give back a use another request holds. The rule is the one the
+// in-process stores keep (claimUse and releaseUse in l402/replay.ts), written
+// again in Lua; tests/support/replay-contract.ts runs the same cases on both.
+import { checkAttempt, usesLifetimeMs, type ReplayStore } from '../l402/replay.js';
 
 // Keys written before attempts were kept are plain counters: each script
 // first turns one into a hash with the same count and expiry.
@@ -60,9 +62,6 @@ if redis.call('TYPE', KEYS[1]).ok == 'string' then return tonumber(redis.call('G
 return tonumber(redis.call('HGET', KEYS[1], 'n') or '0') or 0
 `;
 
-// Kept past token expiry so clock skew between instances cannot reopen a token.
-const SKEW_MS = 5 * 60_000;
-
 export const DEFAULT_PREFIX = 'l402:uses:';
 
 /** A replay store on Redis, which can also say how many uses a payment hash has had. */
@@ -74,22 +73,16 @@ export interface SharedReplayStore extends ReplayStore {
 
 /** A ReplayStore from a way to run a script: what the Upstash and Redis stores share. */
 export function scriptedReplayStore(run: (script: string, key: string, args: string[]) => Promise<unknown>, prefix: string): SharedReplayStore {
-  const lifetimeMs = (expiresAt: number) => String(Math.max(1000, Math.ceil(expiresAt * 1000 - Date.now())) + SKEW_MS);
+  const lifetimeMs = (expiresAt: number) => String(usesLifetimeMs(expiresAt));
   return {
     async claim(paymentHash, maxUses, expiresAt, attempt) {
-      return Number(await run(CLAIM_SCRIPT, prefix + paymentHash, [String(maxUses), lifetimeMs(expiresAt), checkedAttempt(attempt)])) === 1;
+      return Number(await run(CLAIM_SCRIPT, prefix + paymentHash, [String(maxUses), lifetimeMs(expiresAt), checkAttempt(attempt)])) === 1;
     },
     async release(paymentHash, attempt, expiresAt) {
-      await run(RELEASE_SCRIPT, prefix + paymentHash, [checkedAttempt(attempt), lifetimeMs(expiresAt)]);
+      await run(RELEASE_SCRIPT, prefix + paymentHash, [checkAttempt(attempt), lifetimeMs(expiresAt)]);
     },
     async usedCount(paymentHash) {
       return Number(await run(USES_SCRIPT, prefix + paymentHash, []));
     },
   };
-}
-
-function checkedAttempt(attempt: string): string {
-  // Without one, claims could not be told apart and a release would not be exact.
-  if (typeof attempt !== 'string' || attempt.length === 0 || attempt.length > 128) throw new TypeError('attempt must be a string of 1 to 128 characters');
-  return attempt;
 }

@@ -1,0 +1,45 @@
+// The caveat grammar, written once: what mintToken mints, what the verifier
+// reads, and what the hosted POST /api/verify accepts as expectations. A caveat
+// is `name=value`: a lower-case name that cannot hold `=`, then printable ASCII.
+// Printable ASCII only, so a token is ASCII JSON (no UTF-8 decoding when
+// verifying) and caveats joined with "\n" for the signature cannot run into
+// each other.
+
+const NAME = '[a-z][a-z0-9_]{0,31}';
+const VALUE = '[\\x20-\\x7e]{0,512}';
+const CAVEAT = new RegExp(`^${NAME}=${VALUE}$`);
+const CAVEAT_NAME = new RegExp(`^${NAME}$`);
+const CAVEAT_VALUE = new RegExp(`^${VALUE}$`);
+
+/** The most caveats a token carries. */
+export const MAX_CAVEATS = 16;
+
+/** `name=value` in the grammar. */
+export function isCaveat(caveat: string): boolean {
+  return CAVEAT.test(caveat);
+}
+
+/** A caveat's name: a lower-case letter, then up to 31 lower-case letters, digits or `_`. */
+export function isCaveatName(name: string): boolean {
+  return CAVEAT_NAME.test(name);
+}
+
+/** A caveat's value: up to 512 printable ASCII characters. */
+export function isCaveatValue(value: string): boolean {
+  return CAVEAT_VALUE.test(value);
+}
+
+/**
+ * What the token reader checks of a list before the signature: the count, and
+ * no newline. The signed string joins caveats with one, so ["a=1\nb=2"] and
+ * ["a=1","b=2"] must never both reach the signature check. Each caveat's full
+ * grammar (isCaveat) is checked once per list, when its signing key is derived.
+ */
+export function isReadableCaveatList(caveats: readonly string[]): boolean {
+  return caveats.length <= MAX_CAVEATS && caveats.every((c) => !c.includes('\n'));
+}
+
+/** Every caveat in the grammar, and no more than MAX_CAVEATS. */
+export function isCaveatList(caveats: readonly string[]): boolean {
+  return caveats.length <= MAX_CAVEATS && caveats.every(isCaveat);
+}
