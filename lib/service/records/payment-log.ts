@@ -21,18 +21,9 @@ import type { ServiceContext } from '../context.js';
 import { sleep, withTimeout } from '../../util/async.js';
 import { describeError } from '../../util/describe-error.js';
 import { createOutbox, storedEntry, type Outbox, type StoredEntry } from './payment-outbox.js';
+import type { FlushResult, PaymentLogEntry } from './payment-log-types.js';
 
-/** One paid request, as logged. */
-export interface PaymentLogEntry {
-  paymentHash: string;
-  endpoint: string;
-  /** Whole satoshis (prices are whole satoshis, so amountMsat / 1000 is exact). */
-  amountSats: number;
-  /** The Lightning Address the payment was for, when the endpoint has an owner. */
-  ownerAddress?: string | null;
-  /** When the request was paid; default now. Kept with the entry, so a late write keeps the true time. */
-  paidAt?: Date | string;
-}
+export type { FlushResult, PaymentLogEntry } from './payment-log-types.js';
 
 /** What became of one entry. */
 export type RecordOutcome =
@@ -42,15 +33,6 @@ export type RecordOutcome =
   | 'kept'
   /** Database and key-value store both failed: only the stderr line holds it. */
   | 'dropped';
-
-export interface FlushResult {
-  /** Outbox entries now in the database (rows already present count: they are written). */
-  written: number;
-  /** Entries still waiting (including ones other flushers hold right now). */
-  pending: number;
-  /** Why the flush stopped early (the database failed), without secrets. */
-  error?: string;
-}
 
 export interface PaymentLog {
   /** For withL402's `onPaid`: logs in the background (kept alive with waitUntil); never throws. */

@@ -16,7 +16,7 @@
 // concurrent flushers split the work instead of repeating it.
 import type { KeyValueStore } from '../../store/types.js';
 import { describeError } from '../../util/describe-error.js';
-import type { FlushResult, PaymentLogEntry } from './payment-log.js';
+import type { FlushResult, PaymentLogEntry } from './payment-log-types.js';
 
 const DONE = 'done';
 const MAX_SLOT = Number.MAX_SAFE_INTEGER;

@@ -1,7 +1,7 @@
 // Server events: challenge.issued, token.rejected and request.served, built
 // from a request and what the paywall decided. withL402 and the adapters load
-// this module only when `onEvent` is set (l402/audit.ts); an operator's own
-// paid flow can use serverEvents() directly.
+// this module only when `onEvent` is set (l402/audit.ts, events/load-builder.ts);
+// an operator's own paid flow can use serverEvents() directly.
 import { parseCredential } from '../l402/credential.js';
 import { decodeToken } from '../l402/token.js';
 import type { L402Options, Paid, Refusal } from '../l402/paywall.js';
@@ -9,26 +9,7 @@ import type { AuditBuilder } from '../l402/audit.js';
 import { declaredId, elapsedMs, makeEvent, newTraceparent, traceFrom, validTraceparent } from './cloudevent.js';
 import { dispatcher, type ErrorReporter, type EventHandler } from './dispatch.js';
 import { AGENT_ID_HEADER, EVENT_TYPES, PAYMENT_VERIFICATION, SESSION_ID_HEADER, type L402EventData, type PaymentProof } from './types.js';
-
-export interface ServerEventOptions {
-  /** This service's id, as the operator names it (data.agent.id). */
-  agentId?: string;
-  /**
-   * The CloudEvents `source`: this service's public URL as the operator configures it
-   * (https://api.example.com). Default urn:l402-paywall:server:<agentId or "anonymous">.
-   * Never a request's own origin: that is built from its Host header, which the client chooses.
-   */
-  source?: string;
-  /** onEvent promises that may be pending at once before new events are dropped (default 1000). */
-  maxPending?: number;
-  /**
-   * withL402 builds its events after the response, in a later task: on a
-   * serverless platform pass its waitUntil (Vercel: from @vercel/functions;
-   * Workers: ctx.waitUntil) so that the function lives until they are built.
-   * Default: withL402's own `waitUntil` option.
-   */
-  waitUntil?: (promise: Promise<unknown>) => void;
-}
+import type { ServerEventOptions } from './types.js';
 
 /** When an event's moment was: performance.now() for its durations, Date.now() for its time (both default to now). */
 interface Moment {

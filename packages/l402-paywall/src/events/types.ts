@@ -124,3 +124,24 @@ export interface L402EventData {
     refusals?: number;
   };
 }
+
+/** withL402's `events` option (l402/paywall.ts), and serverEvents()'s: here, with the format, so the core names it without loading the builder. */
+export interface ServerEventOptions {
+  /** This service's id, as the operator names it (data.agent.id). */
+  agentId?: string;
+  /**
+   * The CloudEvents `source`: this service's public URL as the operator configures it
+   * (https://api.example.com). Default urn:l402-paywall:server:<agentId or "anonymous">.
+   * Never a request's own origin: that is built from its Host header, which the client chooses.
+   */
+  source?: string;
+  /** onEvent promises that may be pending at once before new events are dropped (default 1000). */
+  maxPending?: number;
+  /**
+   * withL402 builds its events after the response, in a later task: on a
+   * serverless platform pass its waitUntil (Vercel: from @vercel/functions;
+   * Workers: ctx.waitUntil) so that the function lives until they are built.
+   * Default: withL402's own `waitUntil` option.
+   */
+  waitUntil?: (promise: Promise<unknown>) => void;
+}

@@ -1,7 +1,9 @@
 // The paywall's audit hook. With `onEvent` unset there is none: withL402 and
 // the adapters test for it and build nothing. With it set, the event builder
-// (events/server.ts) is loaded on first construction, as its own chunk, so
-// the core stays small for everyone who does not use events.
+// is loaded on first construction. The core imports nothing from events/: the
+// entry points hand withL402 and the adapters the loader (events/load-builder.ts),
+// which brings events/server.ts as its own chunk, so the core stays small for
+// everyone who does not use events.
 //
 // On the request path a request leaves only what its events need later (the
 // Request, the decision, two clock readings) in a list: well under a
@@ -30,6 +32,11 @@ export interface AuditBuilder {
   served(request: Request, paid: Paid, status: number, at: AnsweredAt): void;
 }
 
+/** Brings the builder (events/server.ts's serverAudit); handed to withL402 and the adapters by the entry points. */
+export type LoadAuditBuilder = () => Promise<
+  (options: L402Options & { onEvent: NonNullable<L402Options['onEvent']> }, onError: (error: unknown, context: string) => void) => AuditBuilder
+>;
+
 type Work = (builder: AuditBuilder) => void;
 
 // Past this many requests waiting for their events (a server that never yields
@@ -38,7 +45,11 @@ const MAX_WAITING = 1024;
 
 const later: (run: () => void) => void = typeof setImmediate === 'function' ? (run) => setImmediate(run) : (run) => setTimeout(run, 0);
 
-export function paywallAudit(options: L402Options, reportError: (error: unknown, context: string) => void): PaywallAudit | undefined {
+export function paywallAudit(
+  options: L402Options,
+  reportError: (error: unknown, context: string) => void,
+  loadBuilder: LoadAuditBuilder,
+): PaywallAudit | undefined {
   const onEvent = options.onEvent;
   if (!onEvent) return undefined;
   // The operator's onError runs in our timer task here: a throw from it must not escape.
@@ -51,8 +62,8 @@ export function paywallAudit(options: L402Options, reportError: (error: unknown,
   };
   const waitUntil = options.events?.waitUntil ?? options.waitUntil;
   let builder: AuditBuilder | undefined;
-  const loading: Promise<unknown> = import('../events/server.js').then(
-    (events) => (builder = events.serverAudit({ ...options, onEvent }, onError)),
+  const loading: Promise<unknown> = loadBuilder().then(
+    (serverAudit) => (builder = serverAudit({ ...options, onEvent }, onError)),
     (error) => onError(error, 'loading the audit event builder failed; no events will be sent'),
   );
 

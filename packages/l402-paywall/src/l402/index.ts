@@ -1,5 +1,5 @@
 // The edge-safe L402 core: Web APIs and @noble only.
-export { withL402, getPayment } from './with-l402.js';
+export { getPayment } from './with-l402.js';
 export { createPaywall, challengeHeaders, refusalResponse, PROVIDER_RETRY_AFTER_SECONDS } from './paywall.js';
 export type { L402Options, InvoiceProvider, Payment, Decision, Refusal, Paid, Paywall } from './paywall.js';
 export { Keyring, mintToken, verifyToken, decodeToken, checkCaveats } from './token.js';

@@ -6,8 +6,7 @@ import { verifyAuthorization } from './credential.js';
 import { REJECTIONS, type Rejection } from './reasons.js';
 import { UseTable, memoryReplayStore, type ReplayStore } from './replay.js';
 import { Keyring, checkCaveats, mintToken, type CaveatExpectations, type VerifiedToken } from './token.js';
-import type { L402Event } from '../events/types.js';
-import type { ServerEventOptions } from '../events/server.js';
+import type { L402Event, ServerEventOptions } from '../events/types.js';
 
 /** What the paywall needs from a Lightning backend (lib/lightning providers fit it). */
 export interface InvoiceProvider {

@@ -1,7 +1,7 @@
 // withL402: wraps any Web-standard handler (Next.js route handlers, Vercel
 // functions, Hono, Bun, Deno, Workers) in the paywall.
 import { logError, refusalResponse, buildPaywall, type L402Options, type Paid, type Payment } from './paywall.js';
-import { paywallAudit } from './audit.js';
+import { paywallAudit, type LoadAuditBuilder } from './audit.js';
 
 // A private symbol on the Request rather than a WeakMap: no ephemeron for the
 // garbage collector to trace per paid request. It holds the decision, whose
@@ -13,14 +13,16 @@ export function getPayment(request: Request): Payment | undefined {
   return (request as { [PAID]?: Paid })[PAID]?.payment;
 }
 
+/** The package's withL402 (src/index.ts) is this one handed the event builder's loader. */
 export function withL402<Rest extends unknown[]>(
   handler: (request: Request, ...rest: Rest) => Response | Promise<Response>,
   options: L402Options,
+  loadAuditBuilder: LoadAuditBuilder,
 ): (request: Request, ...rest: Rest) => Promise<Response> {
   const paywall = buildPaywall(options);
   const onError = options.onError ?? logError;
   // Undefined without onEvent: then no clock is read and no event is built.
-  const audit = paywallAudit(options, onError);
+  const audit = paywallAudit(options, onError, loadAuditBuilder);
 
   return async (request, ...rest) => {
     const startedAt = audit ? performance.now() : 0;

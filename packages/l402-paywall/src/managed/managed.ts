@@ -17,6 +17,7 @@ import { withL402 as withL402Core } from '../l402/with-l402.js';
 import { logError, secretIsMissing, type InvoiceProvider, type L402Options } from '../l402/paywall.js';
 import { decodeInvoice, type Network } from '../lightning/bolt11.js';
 import { LightningAddressWithLoopback as LightningAddress } from '../lightning/address.js';
+import { loadServerAudit } from '../events/load-builder.js';
 
 export interface ManagedMode {
   /** Where the owner is paid: a Lightning Address like name@example.com (the service decides whether it takes loopback ones). */
@@ -147,19 +148,23 @@ export function withL402<Rest extends unknown[]>(
   handler: (request: Request, ...rest: Rest) => Response | Promise<Response>,
   options: L402Options | ManagedL402Options,
 ): (request: Request, ...rest: Rest) => Promise<Response> {
-  if (!('managed' in options) || !options.managed) return withL402Core(handler, options as L402Options);
+  if (!('managed' in options) || !options.managed) return withL402Core(handler, options as L402Options, loadServerAudit);
   const { managed, register, ...rest } = options;
   if ((options as { provider?: unknown }).provider) throw new Error('Pass either provider (sovereign mode) or managed, not both');
   const ownerAddress = LightningAddress.parse(managed.lightningAddress);
   // Without a secret the paywall answers 503 NOT_CONFIGURED (paywall.ts notConfigured): no proofs, no registration.
   const proofs = secretIsMissing(rest.secret) ? undefined : directoryProofs(rest.secret);
   const userCaveats = rest.caveats;
-  const paywalled = withL402Core(handler, {
-    ...rest,
-    provider: managedInvoiceProvider(managed, typeof rest.route === 'string' ? { endpoint: rest.route } : {}),
-    // The token names whom the payment was for, so it cannot open another owner's endpoint.
-    caveats: async (request) => ({ ...(userCaveats ? await userCaveats(request) : {}), owner: ownerAddress }),
-  });
+  const paywalled = withL402Core(
+    handler,
+    {
+      ...rest,
+      provider: managedInvoiceProvider(managed, typeof rest.route === 'string' ? { endpoint: rest.route } : {}),
+      // The token names whom the payment was for, so it cannot open another owner's endpoint.
+      caveats: async (request) => ({ ...(userCaveats ? await userCaveats(request) : {}), owner: ownerAddress }),
+    },
+    loadServerAudit,
+  );
   // The directory asks this url to prove it belongs to this owner; only tokens this owner's instances made are answered.
   const answeringProofs = (request: Request, ...more: Rest): Promise<Response> => {
     const token = request.method === 'GET' ? request.headers.get(DIRECTORY_PROOF_HEADER) : null;

@@ -2,7 +2,7 @@
 // Only the request line and headers are read, so body parsers downstream still
 // see an untouched stream. Typed structurally so lib/l402 needs no node: import.
 import { createPaywall, logError, type L402Options } from '../paywall.js';
-import { paywallAudit } from '../audit.js';
+import { paywallAudit, type LoadAuditBuilder } from '../audit.js';
 import type { Payment } from '../paywall.js';
 
 interface NodeRequest {
@@ -25,9 +25,10 @@ interface NodeResponse {
 
 type Next = (error?: unknown) => void;
 
-export function l402Middleware(options: L402Options): (req: NodeRequest, res: NodeResponse, next: Next) => void {
+/** The package's l402Middleware (src/express.ts) is this one handed the event builder's loader. */
+export function l402Middleware(options: L402Options, loadAuditBuilder: LoadAuditBuilder): (req: NodeRequest, res: NodeResponse, next: Next) => void {
   const paywall = createPaywall(options);
-  const audit = paywallAudit(options, options.onError ?? logError);
+  const audit = paywallAudit(options, options.onError ?? logError, loadAuditBuilder);
   return (req, res, next) => {
     const startedAt = audit ? performance.now() : 0;
     let request: Request;
