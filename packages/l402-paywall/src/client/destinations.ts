@@ -9,7 +9,7 @@
 import { classifyAddress, classifyHost, isIpLiteral, type AddressKind } from '../http/address-kind.js';
 import { discardBody } from '../http/discard-body.js';
 import { DestinationRefused } from './errors.js';
-import type { Fetch } from './fetch.js';
+import type { Fetch } from '../http/fetch-type.js';
 
 export interface DestinationPolicy {
   /**

@@ -26,7 +26,8 @@ import { clientCall, type ClientCall, type ClientEventOptions } from '../events/
 import type { L402Event } from '../events/types.js';
 import { setNewest } from '../util/bounded-map.js';
 
-export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+import type { Fetch } from '../http/fetch-type.js';
+export type { Fetch };
 
 export interface PayInvoiceArgs {
   /** A BOLT11 invoice with an amount, already decoded and checked by the client. */

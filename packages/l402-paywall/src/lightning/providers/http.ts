@@ -12,7 +12,8 @@ import { ProviderConfigError, ProviderUnavailable } from '../provider.js';
 import { readBoundedText } from '../../http/read-bounded.js';
 import { errorMessage, parseJson, utf8ToBase64 } from './checks.js';
 
-export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+import type { Fetch } from '../../http/fetch-type.js';
+export type { Fetch };
 
 /** What every HTTP backend's options have besides its address and credentials. */
 export interface CommonBackendOptions {
