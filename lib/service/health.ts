@@ -83,7 +83,7 @@ export async function answerHealth(deployment: Deployment, request: Request, cli
 }
 
 /** Up or down per dependency: no names, kinds, hosts, latencies or error texts. */
-export function publicView(report: HealthReport): PublicHealth {
+function publicView(report: HealthReport): PublicHealth {
   return {
     ok: report.ok,
     provider: { ok: report.provider.ok },
