@@ -91,6 +91,7 @@ export interface DevServerOptions {
 // small fraction of Node's own 60 s and 300 s.
 const HEADERS_TIMEOUT_MS = 30_000;
 const REQUEST_TIMEOUT_MS = 60_000;
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 // Node looks for clients over their time limits only every connectionsCheckingInterval
 // (30 s unless set), so it cuts a client off up to one interval after its limit. Looking
 // this often, with Node's limits set one interval early, cuts it off within the last
@@ -133,6 +134,11 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     slowClientLimits(options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS, options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS),
     getRequestListener(handler, { overrideGlobalObjects: false }),
   );
+  // Node closes an idle kept-alive connection after 5 s, close to when a client
+  // (undici) still reuses it: a request sent as the server closes fails with
+  // ECONNRESET. Kept far longer, a client's own idle timeout (the hint minus its
+  // margin) always ends the connection first.
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.listen(options.port ?? 3000, host);
   await once(server, 'listening'); // rejects on 'error', e.g. EADDRINUSE
   const { port } = server.address() as AddressInfo;

@@ -119,7 +119,7 @@ describe('an app with its own dev node (l402-paywall --dev <the app>)', () => {
       /paid 1 sat \(routing fee 0 sats\) with dev wallet of http:\/\/127\.0\.0\.1:\d+ to 127\.0\.0\.1:\d+, payment hash [0-9a-f]{64}; HTTP 200/,
     );
     expect(code).toBe(0);
-    expect(stdout).toBe('{"hello":"world"}\n');
+    expect(stdout).toBe('{"hello":"world"}');
   });
 
   it('without a dev wallet at the URL: exit 2, naming what is missing and how to add it', async () => {
@@ -168,7 +168,7 @@ describe("the command line's own surface", () => {
     }
   });
 
-  it('a text body ends with a newline on stdout (added only when missing); other bytes are printed as they came', async () => {
+  it('piped, every body is written byte for byte; on a terminal a text body ends its line', async () => {
     const bytes = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01]);
     const { url, server: app } = await startApp({
       '/json': () => Response.json({ a: 1 }),
@@ -176,12 +176,24 @@ describe("the command line's own surface", () => {
       '/png': () => new Response(bytes, { headers: { 'content-type': 'image/png' } }),
     });
     try {
-      expect((await runBin([`${url}/json`])).stdout).toBe('{"a":1}\n');
+      expect((await runBin([`${url}/json`])).stdout).toBe('{"a":1}');
       expect((await runBin([`${url}/text-with-newline`])).stdout).toBe('line\n');
       const png = await new Promise<Buffer>((resolve) =>
         execFile(process.execPath, ['--import', 'tsx', BIN, `${url}/png`], { env: cleanEnv(), encoding: 'buffer' }, (_error, stdout) => resolve(stdout)),
       );
       expect([...png]).toEqual([...bytes]);
+      // util-linux's script(1) gives the command a pseudo-terminal (its report on stderr set aside); the terminal writes a line's end as \r\n.
+      const onTerminal = (path: string) =>
+        new Promise<string>((resolve) =>
+          execFile(
+            'script',
+            ['-qec', [process.execPath, '--import', 'tsx', BIN, `${url}${path}`].map((arg) => `'${arg}'`).join(' ') + ' 2>/dev/null', '/dev/null'],
+            { env: cleanEnv(), timeout: 30_000 },
+            (_error, stdout) => resolve(stdout),
+          ),
+        );
+      expect(await onTerminal('/json')).toBe('{"a":1}\r\n');
+      expect(await onTerminal('/text-with-newline')).toBe('line\r\n');
     } finally {
       await new Promise((resolve) => app.close(resolve));
     }

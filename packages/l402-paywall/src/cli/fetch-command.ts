@@ -168,8 +168,10 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
       io.stderr.write(`l402-paywall: ${url.origin} broke off its answer\n`);
       return EXIT.NETWORK_ERROR;
     }
-    // A text body ends its line, so the shell's prompt does not follow it on the same line; other bytes are left as they came.
-    if (lastByte !== undefined && lastByte !== 0x0a && isText(response.headers.get('content-type'))) io.stdout.write('\n');
+    // On a terminal a text body ends its line, so the shell's prompt does not follow it on the same line.
+    // Piped or redirected, every body is written byte for byte as it came.
+    const onTerminal = (io.stdout as { isTTY?: boolean }).isTTY === true;
+    if (onTerminal && lastByte !== undefined && lastByte !== 0x0a && isText(response.headers.get('content-type'))) io.stdout.write('\n');
     return response.status < 400 ? EXIT.SERVED : EXIT.HTTP_ERROR;
   } finally {
     (await chosen()?.catch(() => undefined))?.wallet.close?.();
@@ -181,8 +183,7 @@ function noCompleteAnswer(io: Io, url: URL, timeoutMs: number): number {
   return EXIT.NETWORK_ERROR;
 }
 
-/** The body to `out` as it arrives: a large answer never sits in memory whole. */
-/** Streams the body to `out`; answers its last byte (undefined when empty). */
+/** Streams the body to `out` as it arrives (a large answer never sits in memory whole); answers its last byte (undefined when empty). */
 async function copyBody(body: ReadableStream<Uint8Array> | null, out: NodeJS.WritableStream): Promise<number | undefined> {
   if (!body) return undefined;
   const reader = body.getReader();
