@@ -10,7 +10,8 @@
 // (createDeployment(loadConfig({...}))) and inject faults by handing the
 // handlers a modified context (tests/support/server.ts `use`); nothing writes
 // the environment.
-import { loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { HttpError } from '../http/errors.js';
 import { routeWith, type Handler, type Method } from '../http/route.js';
 import { createServiceContext, type ServiceContext } from './context.js';
 
@@ -75,9 +76,32 @@ export interface ServiceFunction {
 
 /** route() (lib/http/route.ts) whose handlers get the deployment they run in: `GET(request, deployment)`. */
 export function serviceRoute(methods: Partial<Record<Method, Handler<Deployment>>>): ServiceFunction {
-  const routed = routeWith(methods);
+  const guarded: Partial<Record<Method, Handler<Deployment>>> = {};
+  for (const [method, handler] of Object.entries(methods) as [Method, Handler<Deployment>][]) guarded[method] = answerConfigErrors(handler);
+  const routed = routeWith(guarded);
   return {
     fetch: (request) => routed.fetch(request, defaultDeployment()),
     fetchWith: (request, deployment) => routed.fetch(request, deployment),
+  };
+}
+
+/** Seconds a client waits before asking again while the configuration does not load (an operator must redeploy). */
+const CONFIGURATION_RETRY_AFTER_SECONDS = 30;
+
+/**
+ * An environment that does not load (a malformed value) answers 503
+ * INVALID_CONFIGURATION naming the setting, as GET /api/health does, instead
+ * of a 500: it is the operator's to fix, and the client's to retry later.
+ */
+function answerConfigErrors(handler: Handler<Deployment>): Handler<Deployment> {
+  return async (request, deployment) => {
+    try {
+      return await handler(request, deployment);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      throw new HttpError(503, 'INVALID_CONFIGURATION', `The service is misconfigured: ${error.message}`, { retryAfter: CONFIGURATION_RETRY_AFTER_SECONDS }, {
+        'Retry-After': String(CONFIGURATION_RETRY_AFTER_SECONDS),
+      });
+    }
   };
 }

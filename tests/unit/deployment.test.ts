@@ -101,6 +101,26 @@ describe('serviceRoute', () => {
   });
 });
 
+describe('an environment that does not load', () => {
+  it('answers 503 INVALID_CONFIGURATION naming the setting, with Retry-After, never a 500, on every service route', async () => {
+    const invoice = (await import('../../api/invoice.js')).default;
+    const apis = (await import('../../api/apis.json.js')).default;
+    const broken = createDeployment(() => loadConfig({ PORT: 'abc' }));
+    for (const answer of [
+      await invoice.fetchWith(new Request('http://localhost/api/invoice', { method: 'POST', body: '{"amountSats":1}' }), broken),
+      await apis.fetchWith(new Request('http://localhost/api/apis.json'), broken),
+    ]) {
+      expect(answer.status).toBe(503);
+      expect(answer.headers.get('retry-after')).toBe('30');
+      expect(await answer.json()).toEqual({
+        error: 'The service is misconfigured: Invalid environment: PORT: must be a whole number (digits only), not "abc"',
+        code: 'INVALID_CONFIGURATION',
+        retryAfter: 30,
+      });
+    }
+  });
+});
+
 describe('publicBaseUrl', () => {
   it('is PUBLIC_URL, else where the local server listens; in production only PUBLIC_URL', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'l402-deployment-'));
