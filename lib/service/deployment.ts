@@ -11,7 +11,7 @@
 // handlers a modified context (tests/support/server.ts `use`); nothing writes
 // the environment.
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { HttpError } from '../http/errors.js';
+import { retryLater } from '../http/errors.js';
 import { routeWith, type Handler, type Method } from '../http/route.js';
 import { createServiceContext, type ServiceContext } from './context.js';
 
@@ -99,9 +99,7 @@ function answerConfigErrors(handler: Handler<Deployment>): Handler<Deployment> {
       return await handler(request, deployment);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
-      throw new HttpError(503, 'INVALID_CONFIGURATION', `The service is misconfigured: ${error.message}`, { retryAfter: CONFIGURATION_RETRY_AFTER_SECONDS }, {
-        'Retry-After': String(CONFIGURATION_RETRY_AFTER_SECONDS),
-      });
+      throw retryLater(503, 'INVALID_CONFIGURATION', `The service is misconfigured: ${error.message}`, CONFIGURATION_RETRY_AFTER_SECONDS);
     }
   };
 }
