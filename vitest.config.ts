@@ -7,7 +7,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const librarySources = fileURLToPath(new URL('./packages/l402-paywall/src/', import.meta.url));
 
 // The tiers (docs/contributing.md). `npm test` runs the projects `unit` and
-// `integration`: every test file under tests/unit and tests/integration, so a
+// `integration`: every test file under tests/unit, tests/integration and the
+// library's own packages/l402-paywall/tests (which `npm test` in that folder
+// runs alone, with packages/l402-paywall/vitest.config.ts), so a
 // new file there is in it, except the files named below, which run under
 // scripts of their own (`npm run test:slow`, `test:e2e`, `test:package`,
 // `test:deploy`); `npm run test:all` runs every project. A file is moved out
@@ -56,7 +58,11 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['tests/unit/**/*.test.ts', 'tests/package/edge-safe.test.ts'], exclude: [...configDefaults.exclude, ...BROWSER] },
+        test: {
+          name: 'unit',
+          include: ['tests/unit/**/*.test.ts', 'packages/l402-paywall/tests/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...BROWSER],
+        },
       },
       {
         extends: true,

@@ -16,11 +16,11 @@ import { Keyring, decodeToken, mintToken } from 'l402-paywall';
 import { decodeInvoice, encodeInvoice } from 'l402-paywall/lightning';
 import type { ServiceFunction } from '../../lib/service/deployment.js';
 import { useDevServer, type ChallengeBody as Challenge } from '../support/server.js';
-import { unreachableProvider } from '../support/l402.js';
+import { unreachableProvider } from '../../packages/l402-paywall/tests/support/l402.js';
 
 const SECRET = 'api-integration-secret-0123456789abcdef0123456789abcdef01234567'.slice(0, 64);
 const MAX_INVOICE_SATS = 50_000;
-const vectors = JSON.parse(readFileSync(new URL('../fixtures/bolt11-vectors.json', import.meta.url), 'utf8')) as {
+const vectors = JSON.parse(readFileSync(new URL('../../packages/l402-paywall/tests/fixtures/bolt11-vectors.json', import.meta.url), 'utf8')) as {
   valid: { note: string; invoice: string }[];
 };
 

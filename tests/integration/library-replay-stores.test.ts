@@ -11,7 +11,7 @@ import { memoryReplayStore, withL402, type L402Options, type ReplayStore } from 
 import { redisReplayStore, type SharedReplayStore } from 'l402-paywall/redis';
 import { upstashReplayStore } from 'l402-paywall/upstash';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { payChallenge, recordingProvider, type RecordingProvider } from '../support/l402.js';
+import { payChallenge, recordingProvider, type RecordingProvider } from '../../packages/l402-paywall/tests/support/l402.js';
 import { closedPort } from '../support/postgres.js';
 import { REDIS_URL, redisReachable } from '../support/redis.js';
 import { replayContract } from '../support/replay-contract.js';

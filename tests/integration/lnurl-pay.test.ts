@@ -14,7 +14,7 @@ import { fetchInvoiceForAddress, LnurlError, type OutboundPolicy } from '../../l
 import { createMemoryStore } from '../../lib/store/index.js';
 import { startOwnerServer, recordOutgoingSockets, type OwnerBehaviour, type OwnerServer, type OwnerSettings } from '../support/owner-server.js';
 import { useDevServer } from '../support/server.js';
-import { rejection } from '../support/l402.js';
+import { rejection } from '../../packages/l402-paywall/tests/support/l402.js';
 
 const DEV: OutboundPolicy = { allowLoopback: true, timeoutMs: 2000, maxBytes: 16 * 1024 };
 const PRODUCTION: OutboundPolicy = { ...DEV, allowLoopback: false };

@@ -11,7 +11,7 @@ import { upstashReplayStore } from 'l402-paywall/upstash';
 import { devWallet, fetchWithL402, getL402Receipt, type PayInvoiceArgs } from 'l402-paywall/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLAIM_SCRIPT } from '../../packages/l402-paywall/src/stores/replay-scripts.js';
-import { payChallenge, recordingProvider } from '../support/l402.js';
+import { payChallenge, recordingProvider } from '../../packages/l402-paywall/tests/support/l402.js';
 import { payDemoChallenge, useDevServer } from '../support/server.js';
 import { redisServerMissing, startThrowawayRedis, type ThrowawayServer } from '../support/throwaway.js';
 import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';

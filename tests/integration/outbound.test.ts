@@ -6,7 +6,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { guardedFetch, guardedGet, OutboundError, type OutboundPolicy, type ResolvedAddress } from '../../lib/http/outbound.js';
 import { recordOutgoingSockets } from '../support/owner-server.js';
-import { rejection } from '../support/l402.js';
+import { rejection } from '../../packages/l402-paywall/tests/support/l402.js';
 
 const DEV: OutboundPolicy = { allowLoopback: true, timeoutMs: 2000, maxBytes: 1024 };
 const PRODUCTION: OutboundPolicy = { ...DEV, allowLoopback: false };

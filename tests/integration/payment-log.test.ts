@@ -11,7 +11,7 @@ import type { Payment } from 'l402-paywall';
 import { createPaymentLog, servicePaymentLog, type PaymentLog, type PaymentLogEntry, type PaymentLogOptions } from '../../lib/service/records/payment-log.js';
 import { createMemoryStore, createUpstashStore } from '../../lib/store/index.js';
 import type { KeyValueStore, SetOptions } from '../../lib/store/types.js';
-import { newPreimage } from '../support/l402.js';
+import { newPreimage } from '../../packages/l402-paywall/tests/support/l402.js';
 import { createTestDatabase, postgresReachable, TEST_DATABASE_URL } from '../support/postgres.js';
 import { REDIS_URL, redisReachable } from '../support/redis.js';
 import { payDemoChallenge, useDevServer } from '../support/server.js';

@@ -13,7 +13,7 @@ import type { ServiceContext } from '../../lib/service/context.js';
 import { PRO_ACTIVATION_WINDOW_SECONDS } from '../../lib/service/accounts/pro.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn, type Settings, type TestServer } from '../support/server.js';
-import { unreachableProvider } from '../support/l402.js';
+import { unreachableProvider } from '../../packages/l402-paywall/tests/support/l402.js';
 
 // Every test runs on PGlite (in memory) and on a real PostgreSQL server when one
 // is reachable (TEST_DATABASE_URL): a database of its own, dropped after.

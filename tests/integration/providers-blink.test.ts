@@ -7,7 +7,7 @@ import { PaymentFailed, ProviderUnavailable, WebhookRejected, type LightningProv
 import { createBlinkProvider } from 'l402-paywall/backends';
 import { ProviderConfigError, ProviderUnsupported } from 'l402-paywall/lightning';
 import { startFakeBlink, type FakeBlink } from '../support/fake-blink.js';
-import { rejectsWithin } from '../support/l402.js';
+import { rejectsWithin } from '../../packages/l402-paywall/tests/support/l402.js';
 
 const TIMEOUT_MS = 1000;
 const hex32 = () => randomBytes(32).toString('hex');

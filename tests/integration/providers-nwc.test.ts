@@ -8,7 +8,7 @@ import { ProviderConfigError } from 'l402-paywall/lightning';
 import { createNwcProvider, parseNwcUrl } from 'l402-paywall/nwc';
 import { startFakeNwcWallet, type FakeNwcWallet } from '../support/fake-nwc-wallet.js';
 import { startNostrRelay, type NostrRelay } from '../support/nostr-relay.js';
-import { rejectsWithin } from '../support/l402.js';
+import { rejectsWithin } from '../../packages/l402-paywall/tests/support/l402.js';
 
 const TIMEOUT_MS = 1500;
 const sha256hex = (hex: string) => createHash('sha256').update(Buffer.from(hex, 'hex')).digest('hex');

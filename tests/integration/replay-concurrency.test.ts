@@ -6,7 +6,7 @@ import { withL402, memoryReplayStore, type ReplayStore } from 'l402-paywall';
 import { createMemoryStore } from '../../lib/store/memory.js';
 import { createUpstashStore } from '../../lib/store/upstash.js';
 import { kvReplayStore } from '../../lib/store/replay.js';
-import { payChallenge, recordingProvider } from '../support/l402.js';
+import { payChallenge, recordingProvider } from '../../packages/l402-paywall/tests/support/l402.js';
 import { useDevServer } from '../support/server.js';
 import { REDIS_URL, redisReachable } from '../support/redis.js';
 import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withL402 } from 'l402-paywall';
 import { createUpstashBackend } from '../../lib/store/upstash.js';
 import { kvReplayStore } from '../../lib/store/replay.js';
-import { payChallenge, recordingProvider } from '../support/l402.js';
+import { payChallenge, recordingProvider } from '../../packages/l402-paywall/tests/support/l402.js';
 import { payDemoChallenge, useDevServer } from '../support/server.js';
 import { redisServerMissing, startThrowawayRedis, type ThrowawayServer } from '../support/throwaway.js';
 import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';

@@ -24,7 +24,7 @@ import {
   verifyEvent,
   type L402Event,
 } from 'l402-paywall/events';
-import { payChallenge, recordingProvider, type RecordingProvider } from '../support/l402.js';
+import { payChallenge, recordingProvider, type RecordingProvider } from '../../packages/l402-paywall/tests/support/l402.js';
 import { plainHeaders, startEventReceiver, type EventReceiver } from '../support/event-receiver.js';
 import type { ChallengeBody } from '../support/server.js';
 import { expectValidCloudEvent } from '../support/cloudevents.js';

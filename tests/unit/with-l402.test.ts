@@ -1,6 +1,6 @@
 // The paywall as a library user meets it: withL402 around a Web handler, and
 // l402Middleware in a real Express 5 app. The provider is a test double that
-// mints random preimages (tests/support/l402.ts); the dev node is covered by
+// mints random preimages (packages/l402-paywall/tests/support/l402.ts); the dev node is covered by
 // the integration tests.
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,7 +23,7 @@ import {
   type Payment,
   type ReplayStore,
 } from 'l402-paywall';
-import { newPreimage, payChallenge, recordingProvider, type RecordingProvider } from '../support/l402.js';
+import { newPreimage, payChallenge, recordingProvider, type RecordingProvider } from '../../packages/l402-paywall/tests/support/l402.js';
 import type { ChallengeBody } from '../support/server.js';
 
 const SECRET = 'unit-test-secret-0123456789abcdef0123456789abcdef';

@@ -9,7 +9,7 @@
 // (padBlock, sha256Block, ShortHmac.macBlock) so no byte array sits between hex
 // and the hash; the HMAC inner digest is written straight into the outer block.
 // Checked against the published test vectors (FIPS 180-2 examples, RFC 4231)
-// and against @noble/hashes in tests/unit/sha256-block.test.ts.
+// and against @noble/hashes in the package's tests/sha256-block.test.ts.
 import { sha256 } from '@noble/hashes/sha2.js';
 
 // FIPS 180-4 §5.3.3.

@@ -7,8 +7,8 @@
 // the signature check, and strings more than loops over bytes; whatever it
 // does not recognise it leaves to readJson. Their contract: on the same bytes,
 // readMintedLayout answers exactly what readJson answers, or leaves the bytes
-// to it. tests/unit/token-reader-contract.test.ts holds them to it on edited
-// and fuzzed texts; tests/unit/token-differential.test.ts holds the whole
+// to it. The package's tests/token-reader-contract.test.ts holds them to it on edited
+// and fuzzed texts; tests/token-differential.test.ts holds the whole
 // verifier to a plain reference of the documented format.
 //
 // A reader's scratch (the token's bytes, its hash and signature as SHA-256

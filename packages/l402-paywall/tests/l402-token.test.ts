@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Keyring, checkCaveats, decodeToken, mintToken, verifyToken } from 'l402-paywall';
-import { base64UrlEncode, utf8 } from '../../packages/l402-paywall/src/l402/encoding.js';
-import { newPreimage } from '../support/l402.js';
+import { base64UrlEncode, utf8 } from '../src/l402/encoding.js';
+import { newPreimage } from './support/l402.js';
 
 const SECRET = 'test-secret-0123456789abcdef0123456789abcdef';
 const keyring = new Keyring([SECRET]);

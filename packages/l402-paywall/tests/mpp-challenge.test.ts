@@ -12,10 +12,10 @@ import {
   parsePaymentChallenges,
   readLightningCharge,
   type PaymentChallenge,
-} from '../../packages/l402-paywall/src/mpp/index.js';
-import { PaymentChallengeSchema } from '../../packages/l402-paywall/src/mpp/challenge.js';
-import { encodeJson } from '../../packages/l402-paywall/src/mpp/wire.js';
-import { anyText, chargeFixture, ISSUED_AT, LIFETIME_SECONDS, MPP_SECRET, requestOf } from '../support/mpp.js';
+} from '../src/mpp/index.js';
+import { PaymentChallengeSchema } from '../src/mpp/challenge.js';
+import { encodeJson } from '../src/mpp/wire.js';
+import { anyText, chargeFixture, ISSUED_AT, LIFETIME_SECONDS, MPP_SECRET, requestOf } from './support/mpp.js';
 
 describe('lightningChargeChallenge', () => {
   it('binds a JCS request, the expiry and the binding fields under the newest key', () => {

@@ -178,7 +178,7 @@ const randomText = fc
 
 describe(`the token reader against a plain reference (seed ${SEED})`, () => {
   it('gives the same answer on 30,000 tokens, valid, edited, re-laid, re-spelled, rotated and random', () => {
-    console.log(`token-differential: seed ${SEED} (replay: FUZZ_SEED=${SEED} npx vitest run tests/unit/token-differential.test.ts)`);
+    console.log(`token-differential: seed ${SEED} (replay: FUZZ_SEED=${SEED} npx vitest run tests/token-differential.test.ts, in packages/l402-paywall)`);
     const answers = new Map<string, number>();
     fc.assert(
       fc.property(fc.oneof(minted, editedJson, relaid, respelled, otherPreimage, randomText), ({ token, preimage }) => {

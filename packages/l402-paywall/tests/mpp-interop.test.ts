@@ -15,9 +15,9 @@ import {
   parseReceipt,
   readLightningCharge,
   verifyLightningCredential,
-} from '../../packages/l402-paywall/src/mpp/index.js';
-import { newPreimage } from '../support/l402.js';
-import { ISSUED_AT, chargeFixture, requestOf } from '../support/mpp.js';
+} from '../src/mpp/index.js';
+import { newPreimage } from './support/l402.js';
+import { ISSUED_AT, chargeFixture, requestOf } from './support/mpp.js';
 
 const SHARED_SECRET = 'a-secret-both-implementations-know-0123';
 const sharedRing = () => new BindingKeyring([new TextEncoder().encode(SHARED_SECRET)]);

@@ -5,9 +5,9 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { memoryReplayStore } from 'l402-paywall';
-import { hex32Words } from '../../packages/l402-paywall/src/l402/encoding.js';
-import type { UseTable } from '../../packages/l402-paywall/src/l402/replay.js';
-import { newPreimage } from '../support/l402.js';
+import { hex32Words } from '../src/l402/encoding.js';
+import type { UseTable } from '../src/l402/replay.js';
+import { newPreimage } from './support/l402.js';
 
 /**
  * The reference: uses per hash in a Map, with the attempts that hold them. An

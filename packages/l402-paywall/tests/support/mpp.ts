@@ -11,8 +11,8 @@ import {
   lightningChargeChallenge,
   type LightningChargeOptions,
   type PaymentChallenge,
-} from '../../packages/l402-paywall/src/mpp/index.js';
-import { encodeJson } from '../../packages/l402-paywall/src/mpp/wire.js';
+} from '../../src/mpp/index.js';
+import { encodeJson } from '../../src/mpp/wire.js';
 import { newPreimage } from './l402.js';
 
 export const MPP_SECRET = 'mpp-unit-test-secret-0123456789abcdef';

@@ -12,10 +12,10 @@ import {
   verifyLightningCredential,
   type CredentialVerification,
   type PaymentChallenge,
-} from '../../packages/l402-paywall/src/mpp/index.js';
-import { encodeJson } from '../../packages/l402-paywall/src/mpp/wire.js';
-import { newPreimage } from '../support/l402.js';
-import { anyText, authorizationFor, chargeFixture, ISSUED_AT, LIFETIME_SECONDS, MPP_SECRET, OTHER_SECRET, withRequest } from '../support/mpp.js';
+} from '../src/mpp/index.js';
+import { encodeJson } from '../src/mpp/wire.js';
+import { newPreimage } from './support/l402.js';
+import { anyText, authorizationFor, chargeFixture, ISSUED_AT, LIFETIME_SECONDS, MPP_SECRET, OTHER_SECRET, withRequest } from './support/mpp.js';
 
 const NOW = ISSUED_AT + 1;
 const EXPIRES_AT = ISSUED_AT + LIFETIME_SECONDS;

@@ -2,7 +2,7 @@
 // bytes, readMintedLayout (mintToken's layout, read by byte position) answers
 // exactly what readJson (any layout, through JSON.parse) answers, or leaves
 // the bytes to it (undefined). This file is what holds the fast reader to the
-// plain one; tests/unit/token-differential.test.ts holds the whole verifier to
+// plain one; token-differential.test.ts holds the whole verifier to
 // a reference written from the documented format.
 //
 // Texts: minted tokens with random edits near the layout (digits, quotes,
@@ -13,9 +13,9 @@
 import fc from 'fast-check';
 import { Keyring, mintToken } from 'l402-paywall';
 import { describe, expect, it } from 'vitest';
-import { wordsHex } from '../../packages/l402-paywall/src/l402/encoding.js';
-import { TokenReader, type TokenFields } from '../../packages/l402-paywall/src/l402/token-reader.js';
-import { newPreimage } from '../support/l402.js';
+import { wordsHex } from '../src/l402/encoding.js';
+import { TokenReader, type TokenFields } from '../src/l402/token-reader.js';
+import { newPreimage } from './support/l402.js';
 
 const keyrings = [new Keyring(['reader-contract-secret-0123456789abcdef0123']), new Keyring(['reader-contract-other-0123456789abcdef01234'])];
 const now = 1_800_000_000;

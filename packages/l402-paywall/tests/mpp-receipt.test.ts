@@ -1,9 +1,9 @@
 // Payment-Receipt and the problem details bodies.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PROBLEMS, formatReceipt, parseReceipt, problemDetails, problemType } from '../../packages/l402-paywall/src/mpp/index.js';
-import { encodeJson } from '../../packages/l402-paywall/src/mpp/wire.js';
-import { anyText } from '../support/mpp.js';
+import { PROBLEMS, formatReceipt, parseReceipt, problemDetails, problemType } from '../src/mpp/index.js';
+import { encodeJson } from '../src/mpp/wire.js';
+import { anyText } from './support/mpp.js';
 
 const HASH = 'bc'.repeat(32);
 const SETTLED = new Date(Date.UTC(2026, 2, 10, 21, 0, 0, 789));

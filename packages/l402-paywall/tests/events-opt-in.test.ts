@@ -8,10 +8,10 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { withL402, type L402Options } from 'l402-paywall';
 import { l402Middleware } from 'l402-paywall/express';
-import { payChallenge, recordingProvider } from '../support/l402.js';
+import { payChallenge, recordingProvider } from './support/l402.js';
 
 const builder = vi.hoisted(() => ({ loads: 0 }));
-vi.mock(import('../../packages/l402-paywall/src/events/server.js'), async (importOriginal) => {
+vi.mock(import('../src/events/server.js'), async (importOriginal) => {
   builder.loads += 1;
   return importOriginal();
 });

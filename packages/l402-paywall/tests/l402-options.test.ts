@@ -4,7 +4,7 @@ import { withL402, Keyring } from 'l402-paywall';
 import { l402Middleware } from 'l402-paywall/express';
 import { withL402 as withManagedL402 } from 'l402-paywall/managed';
 import { describe, expect, it, vi } from 'vitest';
-import { recordingProvider } from '../support/l402.js';
+import { recordingProvider } from './support/l402.js';
 
 const SECRET = 'options-test-secret-0123456789abcdef0123456789';
 const handler = () => Response.json({ ok: true });

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeInvoice, encodeInvoice, InvalidInvoice, type DecodedInvoice, type InvoiceFields } from 'l402-paywall/lightning';
 
 // The BOLT #11 test vectors (lightning/bolts, 11-payment-encoding.md), kept as a fixture.
-const fixtureUrl = new URL('../fixtures/bolt11-vectors.json', import.meta.url);
+const fixtureUrl = new URL('./fixtures/bolt11-vectors.json', import.meta.url);
 interface Vector {
   note: string;
   invoice: string;

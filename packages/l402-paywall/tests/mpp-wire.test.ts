@@ -4,9 +4,9 @@
 import fc from 'fast-check';
 import { PaymentRequest } from 'mppx';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../packages/l402-paywall/src/mpp/jcs.js';
-import { decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from '../../packages/l402-paywall/src/mpp/wire.js';
-import { anyText } from '../support/mpp.js';
+import { canonicalJson } from '../src/mpp/jcs.js';
+import { decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from '../src/mpp/wire.js';
+import { anyText } from './support/mpp.js';
 
 describe('canonicalJson (RFC 8785)', () => {
   it('serialises the RFC section 3.2.2 example as the RFC does', () => {

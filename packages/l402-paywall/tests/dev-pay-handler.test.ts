@@ -5,7 +5,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes, randomBytes } from '@noble/hashes/utils.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createDevNode, createDevPayHandler, memoryDevNodeStore } from 'l402-paywall/backends';
-import vectors from '../fixtures/bolt11-vectors.json' with { type: 'json' };
+import vectors from './fixtures/bolt11-vectors.json' with { type: 'json' };
 
 const URL_ = 'http://app.example/api/dev/pay';
 

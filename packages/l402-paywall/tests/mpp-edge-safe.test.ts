@@ -1,12 +1,12 @@
 // src/mpp/ is meant for the edge-safe entries (docs/mpp.md): bundled for a
-// browser, as tests/package/edge-safe.test.ts bundles those entries, it must
+// browser, as edge-safe.test.ts bundles those entries, it must
 // resolve without any Node built-in, and it must not drag in the secp256k1
 // curve, which verifying a preimage does not need.
 import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-const MPP = fileURLToPath(new URL('../../packages/l402-paywall/src/mpp/', import.meta.url));
+const MPP = fileURLToPath(new URL('../src/mpp/', import.meta.url));
 
 /** Bundles `contents` (resolved from src/mpp/) for the browser; esbuild refuses a Node built-in there. */
 const bundle = (contents: string) =>
