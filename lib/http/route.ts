@@ -65,7 +65,7 @@ export function routeWith<Arg>(methods: Partial<Record<Method, Handler<Arg>>>): 
 
 /** Every api/ function that needs the database answers 503 the same way when it is down. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
-/** Likewise for the shared key-value store (the paywall's replay check says the same, see lib/l402/paywall.ts). */
+/** Likewise for the shared key-value store (the paywall's replay check says the same, PROVIDER_RETRY_AFTER_SECONDS in packages/l402-paywall/src/l402/paywall.ts). */
 export const STORE_RETRY_AFTER_SECONDS = 5;
 
 export function toErrorResponse(error: unknown): Response {

@@ -126,7 +126,7 @@ describe('a backend that refuses the API key', () => {
     const body = await response.json();
     expect(body).toMatchObject({ setting: 'LNBITS_API_KEY' });
     expect(JSON.stringify(body)).not.toContain(lnbitsEnv(fake.url).LNBITS_API_KEY);
-    // The paywall (lib/l402, which knows no provider types) says only that the provider is unavailable.
+    // The paywall (the library's core, which knows no provider types) says only that the provider is unavailable.
     await expectUnavailable(await fetch(`${server.url}/api/demo/btc-price`), 'PROVIDER_UNAVAILABLE');
     const { details } = await healthOf(server);
     expect(details.status).toBe(503);
