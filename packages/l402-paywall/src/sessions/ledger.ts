@@ -1,0 +1,313 @@
+// The prepaid-session ledger: what a session has been paid (its deposit and
+// top-ups), what it has spent, whether it is open, and the refund of what is
+// left when it closes. Every change is one atomic step in the store, never a
+// read followed by a write, so instances sharing the store can never spend a
+// millisatoshi twice, credit a top-up twice or refund twice.
+//
+// The rules are written once here, as transitions on a plain record
+// (`applySession`): the in-process ledger applies them to records in a Map,
+// and the Redis scripts (ledger-scripts.ts) keep the same rules inside Redis.
+// One contract (the package's tests/session-ledger-contract.ts) runs the same
+// cases against both and holds the scripts to these transitions step by step.
+//
+// Amounts are integer millisatoshis; times are unix milliseconds, given by the
+// caller (one clock reading per request, and testable).
+
+/** Where a session's refund stands. */
+export type RefundState =
+  /** Nothing to refund: everything paid in was spent. */
+  | 'none'
+  /** To be paid to the return invoice. */
+  | 'due'
+  /** An instance holds it and is paying now (until `leaseUntil`). */
+  | 'paying'
+  /** Paid: the return invoice settled. */
+  | 'paid'
+  /** The last attempt failed; tried again from `nextAttemptAt`. */
+  | 'failed'
+  /** No more attempts, for the stated `reason`: the operator's to settle by hand. */
+  | 'given-up';
+
+export interface SessionRefund {
+  state: RefundState;
+  amountMsat: number;
+  /** Attempts made so far; the current one's number while `paying`. */
+  attempts: number;
+  /** When the next attempt may start (due, failed), or when a `paying` lease ends. */
+  nextAttemptAt: number;
+  lastError?: string;
+  /** Why it was given up. */
+  reason?: string;
+  paidAt?: number;
+}
+
+export interface SessionRecord {
+  /** The session's id: the deposit's payment hash. */
+  id: string;
+  status: 'open' | 'closed';
+  /** Everything credited: the deposit and each top-up. */
+  paidMsat: number;
+  spentMsat: number;
+  /** The amountless invoice the refund is paid to. */
+  returnInvoice: string;
+  /** A session unused this long is closed (and refunded) by the server. */
+  idleTimeoutMs: number;
+  lastActiveAt: number;
+  closedAt?: number;
+  closedBecause?: 'client' | 'idle';
+  /** Set once closed. */
+  refund?: SessionRefund;
+  /** Top-ups paid after the refund had started: owed to the client, settled by the operator. */
+  strandedMsat: number;
+}
+
+export type SessionAnswer =
+  | { ok: true; balanceMsat: number; session: SessionRecord }
+  | { ok: false; reason: SessionRefusal; balanceMsat: number; session?: SessionRecord };
+
+/**
+ * Why an action was refused: `unknown` (no such session), `exists` (open
+ * replayed), `closed` (closed before), `idle` (closed now, having been idle
+ * too long), `insufficient` (balance below the amount), `duplicate` (this
+ * top-up was credited before), `not-due` / `stale` (refund bookkeeping).
+ */
+export type SessionRefusal = 'unknown' | 'exists' | 'closed' | 'idle' | 'insufficient' | 'duplicate' | 'not-due' | 'stale';
+
+export interface OpenSession {
+  id: string;
+  depositMsat: number;
+  returnInvoice: string;
+  idleTimeoutMs: number;
+}
+
+/** How a refund attempt ended. */
+export type RefundOutcome = { paid: true } | { paid: false; error: string; retryAt: number } | { paid: false; givenUp: string };
+
+/** A refund an instance now holds the right to pay. */
+export interface RefundClaim {
+  id: string;
+  returnInvoice: string;
+  amountMsat: number;
+  attempt: number;
+  /**
+   * An earlier attempt's lease ran out without an outcome: it may have paid.
+   * Look the payment up (by the return invoice's payment hash) before paying.
+   */
+  uncertain: boolean;
+}
+
+export interface SessionLedger {
+  open(session: OpenSession, now: number): Promise<SessionAnswer>;
+  /** Deducts `amountMsat` if the balance covers it; closes an idle session instead. */
+  spend(id: string, amountMsat: number, now: number): Promise<SessionAnswer>;
+  /** Credits a paid top-up once per `creditId` (its payment hash). */
+  topUp(id: string, creditId: string, amountMsat: number, now: number): Promise<SessionAnswer>;
+  /** Closes the session, making what is left a refund due; `idle` closes only a session idle past its timeout. */
+  close(id: string, because: 'client' | 'idle', now: number): Promise<SessionAnswer>;
+  get(id: string): Promise<SessionRecord | null>;
+  /** Takes a due (or failed and due again, or abandoned) refund for `leaseMs`; null when there is none to take. */
+  claimRefund(id: string, now: number, leaseMs: number): Promise<RefundClaim | null>;
+  /** Records how attempt `attempt` ended; refused (`stale`) when another attempt has taken the refund since. */
+  settleRefund(id: string, attempt: number, outcome: RefundOutcome, now: number): Promise<SessionAnswer>;
+  /** Sessions with refunds to pay (due, failed and due again, or with a lease run out) at `now`, at most `limit`. */
+  refundsDue(now: number, limit: number): Promise<string[]>;
+  /** Open sessions idle past their timeout at `now`, at most `limit`: the sweeper closes them. */
+  idleSessions(now: number, limit: number): Promise<string[]>;
+}
+
+/** How long a settled session stays readable (its close answer, the operator's view). */
+export const SESSION_RETENTION_MS = 30 * 24 * 3600 * 1000;
+
+// ---------------------------------------------------------------------------
+// The rules, once, as transitions on a record.
+
+export type SessionAction =
+  | { kind: 'open'; session: OpenSession }
+  | { kind: 'spend'; amountMsat: number }
+  | { kind: 'topUp'; creditId: string; amountMsat: number }
+  | { kind: 'close'; because: 'client' | 'idle' }
+  | { kind: 'claimRefund'; leaseMs: number }
+  | { kind: 'settleRefund'; attempt: number; outcome: RefundOutcome };
+
+/** A record and the credits it has taken (top-up ids), as the in-process ledger keeps them. */
+export interface LedgerEntry {
+  record: SessionRecord;
+  credits: Set<string>;
+}
+
+export type Transition = { answer: SessionAnswer; claim?: RefundClaim; uncertain?: boolean };
+
+const balance = (record: SessionRecord) => record.paidMsat - record.spentMsat;
+const answer = (record: SessionRecord): SessionAnswer => ({ ok: true, balanceMsat: balance(record), session: record });
+const refuse = (reason: SessionRefusal, record?: SessionRecord): SessionAnswer => ({
+  ok: false,
+  reason,
+  balanceMsat: record ? balance(record) : 0,
+  session: record,
+});
+// Idle from the moment the timeout has run (the indexes hold that moment as a score, compared with <=).
+const idlePast = (record: SessionRecord, now: number) => now >= record.lastActiveAt + record.idleTimeoutMs;
+
+function closeRecord(record: SessionRecord, because: 'client' | 'idle', now: number): void {
+  record.status = 'closed';
+  record.closedAt = now;
+  record.closedBecause = because;
+  const left = balance(record);
+  record.refund =
+    left > 0 ? { state: 'due', amountMsat: left, attempts: 0, nextAttemptAt: now } : { state: 'none', amountMsat: 0, attempts: 0, nextAttemptAt: now };
+}
+
+/**
+ * Applies `action` to the session `entry` (undefined when there is none) at
+ * `now`; answers the new entry (or the same, or undefined) and the answer.
+ * Mutates `entry` in place. The Redis scripts keep these rules step by step.
+ */
+export function applySession(entry: LedgerEntry | undefined, action: SessionAction, now: number): { entry: LedgerEntry | undefined; transition: Transition } {
+  if (action.kind === 'open') {
+    if (entry) return { entry, transition: { answer: refuse('exists', entry.record) } };
+    const { id, depositMsat, returnInvoice, idleTimeoutMs } = action.session;
+    const record: SessionRecord = { id, status: 'open', paidMsat: depositMsat, spentMsat: 0, returnInvoice, idleTimeoutMs, lastActiveAt: now, strandedMsat: 0 };
+    // The deposit is a credit like a top-up, so its payment hash can never be credited again.
+    const created = { record, credits: new Set([id]) };
+    return { entry: created, transition: { answer: answer(record) } };
+  }
+  if (!entry) return { entry, transition: { answer: refuse('unknown') } };
+  const { record } = entry;
+  switch (action.kind) {
+    case 'spend': {
+      if (record.status === 'closed') return { entry, transition: { answer: refuse('closed', record) } };
+      if (idlePast(record, now)) {
+        closeRecord(record, 'idle', now);
+        return { entry, transition: { answer: refuse('idle', record) } };
+      }
+      if (balance(record) < action.amountMsat) return { entry, transition: { answer: refuse('insufficient', record) } };
+      record.spentMsat += action.amountMsat;
+      record.lastActiveAt = now;
+      return { entry, transition: { answer: answer(record) } };
+    }
+    case 'topUp': {
+      if (entry.credits.has(action.creditId)) return { entry, transition: { answer: refuse('duplicate', record) } };
+      entry.credits.add(action.creditId);
+      if (record.status === 'open' && idlePast(record, now)) closeRecord(record, 'idle', now);
+      if (record.status === 'open') {
+        record.paidMsat += action.amountMsat;
+        record.lastActiveAt = now;
+        return { entry, transition: { answer: answer(record) } };
+      }
+      // Paid after the close: never kept. Folded into the refund while it has not started, else owed by hand.
+      const refund = record.refund!;
+      if (refund.state === 'due' || refund.state === 'failed' || refund.state === 'none') {
+        record.paidMsat += action.amountMsat;
+        refund.amountMsat += action.amountMsat;
+        if (refund.state === 'none') {
+          refund.state = 'due';
+          refund.nextAttemptAt = now;
+        }
+      } else {
+        record.strandedMsat += action.amountMsat;
+      }
+      return { entry, transition: { answer: refuse('closed', record) } };
+    }
+    case 'close': {
+      if (record.status === 'closed') return { entry, transition: { answer: refuse('closed', record) } };
+      if (action.because === 'idle' && !idlePast(record, now)) return { entry, transition: { answer: refuse('not-due', record) } };
+      closeRecord(record, action.because, now);
+      return { entry, transition: { answer: answer(record) } };
+    }
+    case 'claimRefund': {
+      const refund = record.refund;
+      if (!refund) return { entry, transition: { answer: refuse('not-due', record) } };
+      if (!refundWaiting(record, now)) return { entry, transition: { answer: refuse('not-due', record) } };
+      const uncertain = refund.state === 'paying';
+      refund.state = 'paying';
+      refund.attempts += 1;
+      refund.nextAttemptAt = now + action.leaseMs;
+      const claim: RefundClaim = { id: record.id, returnInvoice: record.returnInvoice, amountMsat: refund.amountMsat, attempt: refund.attempts, uncertain };
+      return { entry, transition: { answer: answer(record), claim } };
+    }
+    case 'settleRefund': {
+      const refund = record.refund;
+      if (refund?.state !== 'paying' || refund.attempts !== action.attempt) return { entry, transition: { answer: refuse('stale', record) } };
+      const { outcome } = action;
+      if (outcome.paid) {
+        refund.state = 'paid';
+        refund.paidAt = now;
+      } else if ('givenUp' in outcome) {
+        refund.state = 'given-up';
+        refund.reason = outcome.givenUp;
+      } else {
+        refund.state = 'failed';
+        refund.lastError = outcome.error;
+        refund.nextAttemptAt = outcome.retryAt;
+      }
+      return { entry, transition: { answer: answer(record) } };
+    }
+  }
+}
+
+/** Whether a session's refund waits to be taken at `now`: due, failed and due again, or abandoned by an attempt whose lease ran out. */
+export function refundWaiting(record: SessionRecord, now: number): boolean {
+  const refund = record.refund;
+  return refund !== undefined && (refund.state === 'due' || refund.state === 'failed' || refund.state === 'paying') && refund.nextAttemptAt <= now;
+}
+
+/** The ledger in this process's memory: for one process (and tests); records never leave it. */
+export function memorySessionLedger(): SessionLedger {
+  const entries = new Map<string, LedgerEntry>();
+  const copy = (record: SessionRecord): SessionRecord => structuredClone(record);
+  const run = (id: string, action: SessionAction, now: number): Transition => {
+    const { entry, transition } = applySession(entries.get(id), action, now);
+    if (entry) entries.set(id, entry);
+    const session = transition.answer.session;
+    return { ...transition, answer: { ...transition.answer, ...(session ? { session: copy(session) } : {}) } as SessionAnswer };
+  };
+  return {
+    async open(session, now) {
+      return run(session.id, { kind: 'open', session: checkedOpen(session) }, now).answer;
+    },
+    async spend(id, amountMsat, now) {
+      return run(id, { kind: 'spend', amountMsat: checkedAmount(amountMsat) }, now).answer;
+    },
+    async topUp(id, creditId, amountMsat, now) {
+      return run(id, { kind: 'topUp', creditId, amountMsat: checkedAmount(amountMsat) }, now).answer;
+    },
+    async close(id, because, now) {
+      return run(id, { kind: 'close', because }, now).answer;
+    },
+    async get(id) {
+      const entry = entries.get(id);
+      return entry ? copy(entry.record) : null;
+    },
+    async claimRefund(id, now, leaseMs) {
+      return run(id, { kind: 'claimRefund', leaseMs }, now).claim ?? null;
+    },
+    async settleRefund(id, attempt, outcome, now) {
+      return run(id, { kind: 'settleRefund', attempt, outcome }, now).answer;
+    },
+    async refundsDue(now, limit) {
+      const due: string[] = [];
+      for (const { record } of entries.values()) if (due.length < limit && refundWaiting(record, now)) due.push(record.id);
+      return due;
+    },
+    async idleSessions(now, limit) {
+      const idle: string[] = [];
+      for (const { record } of entries.values()) if (idle.length < limit && record.status === 'open' && idlePast(record, now)) idle.push(record.id);
+      return idle;
+    },
+  };
+}
+
+/** Amounts are whole millisatoshis above zero. */
+export function checkedAmount(amountMsat: number): number {
+  if (!Number.isSafeInteger(amountMsat) || amountMsat <= 0)
+    throw new RangeError(`a session amount must be a whole number of millisatoshis above 0, not ${amountMsat}`);
+  return amountMsat;
+}
+
+export function checkedOpen(session: OpenSession): OpenSession {
+  checkedAmount(session.depositMsat);
+  if (!Number.isSafeInteger(session.idleTimeoutMs) || session.idleTimeoutMs <= 0)
+    throw new RangeError('idleTimeoutMs must be a whole number of milliseconds above 0');
+  if (!session.returnInvoice) throw new RangeError('a session needs a return invoice');
+  return session;
+}
