@@ -7,7 +7,7 @@
 // The rules are written once here, as transitions on a plain record
 // (`applySession`): the in-process ledger applies them to records in a Map,
 // and the Redis scripts (ledger-scripts.ts) keep the same rules inside Redis.
-// One contract (the package's tests/session-ledger-contract.ts) runs the same
+// One contract (tests/integration/session-ledger.test.ts) runs the same
 // cases against both and holds the scripts to these transitions step by step.
 //
 // Amounts are integer millisatoshis; times are unix milliseconds, given by the
