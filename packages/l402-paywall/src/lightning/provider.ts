@@ -38,6 +38,12 @@ export interface PayInvoiceRequest {
   maxFeeMsat: number;
 }
 
+/** Paying an invoice that names no amount (a session's return invoice): the payer names it. */
+export interface PayAmountlessInvoiceRequest extends PayInvoiceRequest {
+  /** What to pay, integer msat. */
+  amountMsat: number;
+}
+
 export interface PaidInvoice {
   paymentHash: string;
   preimage: string;
@@ -80,6 +86,12 @@ export interface LightningProvider {
    * again with a new one until it says `failed`.
    */
   payInvoice(request: PayInvoiceRequest): Promise<PaidInvoice>;
+  /**
+   * Pays an invoice without an amount with `amountMsat` (refunds of prepaid
+   * sessions go to such an invoice). Errors as payInvoice; an invoice that
+   * names an amount is refused (PaymentFailed). Absent on backends that cannot.
+   */
+  payAmountlessInvoice?(request: PayAmountlessInvoiceRequest): Promise<PaidInvoice>;
   /** null when the backend has no outgoing payment with this hash. */
   lookupPayment(paymentHash: string): Promise<PaymentStatus | null>;
   /** What the wallet holds, integer msat. */

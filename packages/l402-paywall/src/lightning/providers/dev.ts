@@ -21,6 +21,7 @@ import {
   type InvoiceStatus,
   type LightningProvider,
   type PaidInvoice,
+  type PayAmountlessInvoiceRequest,
   type PaymentStatus,
   type WebhookDelivery,
 } from '../provider.js';
@@ -28,7 +29,8 @@ import {
 const StoredInvoice = z.object({
   invoice: z.string(),
   preimage: z.string(),
-  amountMsat: z.number().int().positive(),
+  /** Absent for an invoice without an amount: the payer names it (kept under receivedKey once paid). */
+  amountMsat: z.number().int().positive().optional(),
   expiresAt: z.number().int(),
   /** The issuing dev node's key (records from before it was kept belong to whoever reads them). */
   payee: z.string().optional(),
@@ -64,6 +66,9 @@ export interface DevNode extends LightningProvider {
   /** The dev wallet (fake money, no balance): settles an invoice of any dev node on this store and returns the proof. */
   pay(invoice: string): Promise<{ preimage: string; paymentHash: string; amountMsat: number }>;
   readWebhook(delivery: WebhookDelivery): { paymentHash: string };
+  /** An invoice without an amount, as a wallet gives for a refund: whoever pays it names the amount. */
+  createAmountlessInvoice(request: Omit<CreateInvoiceRequest, 'amountMsat'>): Promise<{ invoice: string; paymentHash: string; expiresAt: number }>;
+  payAmountlessInvoice(request: PayAmountlessInvoiceRequest): Promise<PaidInvoice>;
   /** Signs a webhook body as this node does (tests forge and replay deliveries with it). */
   signWebhook(body: string, timestampMs: number): string;
 }
@@ -134,6 +139,7 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
   const paidKey = (hash: string) => `devnode:paid:${hash}`;
   const outgoingKey = (hash: string) => `devnode:out:${nodeKey}:${hash}`;
   const balanceKey = (key: string) => `devnode:balance:${key}`;
+  const receivedKey = (hash: string) => `devnode:received:${hash}`;
   const webhookKey = hmac(sha256, hexToBytes(privateKey), utf8ToBytes('dev-node webhook'));
   const signWebhook = (body: string, timestampMs: number) => bytesToHex(hmac(sha256, webhookKey, utf8ToBytes(`${timestampMs}.${body}`)));
 
@@ -142,8 +148,12 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
     return raw === null ? null : StoredInvoice.parse(JSON.parse(raw));
   }
 
-  /** Settles an invoice of any dev node on this store, once; credits the payee and announces it. */
-  async function settle(invoice: string) {
+  /**
+   * Settles an invoice of any dev node on this store, once; credits the payee
+   * and announces it. An invoice without an amount is paid `payerAmountMsat`;
+   * one with an amount is paid that amount, and refused a different one.
+   */
+  async function settle(invoice: string, payerAmountMsat?: number) {
     let decoded;
     try {
       decoded = decodeInvoice(invoice.trim());
@@ -158,15 +168,81 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
       throw new DevPaymentError('UNKNOWN_INVOICE', 'The dev node does not know this invoice (it may have been created before a restart)');
     }
     if (record.expiresAt <= Date.now() / 1000) throw new DevPaymentError('INVOICE_EXPIRED', 'Invoice expired; request a new one');
+    const amountMsat = record.amountMsat ?? payerAmountMsat;
+    if (amountMsat === undefined) throw new DevPaymentError('INVALID_INVOICE', 'This invoice names no amount: the payer must name one');
+    if (payerAmountMsat !== undefined && payerAmountMsat !== amountMsat)
+      throw new DevPaymentError('INVALID_INVOICE', `This invoice is for ${record.amountMsat} msat, not ${payerAmountMsat}`);
     // SET NX: concurrent payers race here and exactly one settles.
     const settledNow = await store.set(paidKey(decoded.paymentHash), String(Date.now()), {
       ttlMs: (record.expiresAt - Math.floor(Date.now() / 1000) + 86_400) * 1000,
       ifAbsent: true,
     });
     if (!settledNow) throw new DevPaymentError('ALREADY_PAID', 'Invoice already paid');
-    await store.incrementBy(balanceKey(decoded.payeeNodeKey), record.amountMsat);
-    if (record.webhookUrl) await deliverWebhook(record.webhookUrl, decoded.paymentHash, record.amountMsat);
-    return { preimage: record.preimage, paymentHash: decoded.paymentHash, amountMsat: record.amountMsat };
+    if (record.amountMsat === undefined)
+      await store.set(receivedKey(decoded.paymentHash), String(amountMsat), { ttlMs: (record.expiresAt - Math.floor(Date.now() / 1000) + 86_400) * 1000 });
+    await store.incrementBy(balanceKey(decoded.payeeNodeKey), amountMsat);
+    if (record.webhookUrl) await deliverWebhook(record.webhookUrl, decoded.paymentHash, amountMsat);
+    return { preimage: record.preimage, paymentHash: decoded.paymentHash, amountMsat };
+  }
+
+  /** Pays `amountMsat` to a dev-node invoice from this node's balance, once. */
+  async function payOut(invoice: string, amountMsat: number, maxFeeMsat: number): Promise<PaidInvoice> {
+    if (!Number.isSafeInteger(maxFeeMsat) || maxFeeMsat < 0) throw new RangeError('maxFeeMsat must be a non-negative integer');
+    const { payeeNodeKey } = invoiceToPay(invoice);
+    // Paying its own invoice (a local owner's address served by this same node) moves nothing:
+    // it needs no balance, so a fresh local server can pay out and send link proofs.
+    const debit = payeeNodeKey === nodeKey ? 0 : amountMsat;
+    // Debit first so concurrent payments cannot spend the same balance twice.
+    if ((await store.incrementBy(balanceKey(nodeKey), -debit)) < 0) {
+      await store.incrementBy(balanceKey(nodeKey), debit);
+      throw new PaymentFailed('Insufficient balance on the dev node');
+    }
+    let paid;
+    try {
+      paid = await settle(invoice, amountMsat);
+      // settle() credited the payee, which is this node: take back what a self-payment cannot add.
+      if (debit === 0) await store.incrementBy(balanceKey(nodeKey), -amountMsat);
+    } catch (error) {
+      await store.incrementBy(balanceKey(nodeKey), debit);
+      if (error instanceof DevPaymentError) throw new PaymentFailed(`Payment failed: ${error.message}`);
+      throw error;
+    }
+    await store.set(outgoingKey(paid.paymentHash), JSON.stringify({ preimage: paid.preimage, feeMsat: 0 }));
+    return { paymentHash: paid.paymentHash, preimage: paid.preimage, feeMsat: 0 };
+  }
+
+  /** Makes and keeps an invoice; without `amountMsat`, one whose payer names the amount. */
+  async function issue(request: Omit<CreateInvoiceRequest, 'amountMsat'> & { amountMsat?: number }) {
+    const expirySeconds = Math.min(request.expirySeconds ?? 3600, MAX_EXPIRY_SECONDS);
+    // One draw for both secrets: each call to the system's random source has a fixed cost.
+    const secrets = randomBytes(64);
+    const preimage = secrets.subarray(0, 32);
+    const paymentHash = bytesToHex(sha256(preimage));
+    const timestamp = Math.floor(Date.now() / 1000);
+    const invoice = encodeInvoice(
+      {
+        network: 'regtest',
+        ...(request.amountMsat === undefined ? {} : { amountMsat: request.amountMsat }),
+        timestamp,
+        paymentHash,
+        paymentSecret: bytesToHex(secrets.subarray(32)),
+        ...(request.descriptionHash ? { descriptionHash: request.descriptionHash } : { description: request.memo ?? '' }),
+        expirySeconds,
+      },
+      privateKey,
+      signInvoice,
+    );
+    const record = {
+      invoice,
+      preimage: bytesToHex(preimage),
+      ...(request.amountMsat === undefined ? {} : { amountMsat: request.amountMsat }),
+      expiresAt: timestamp + expirySeconds,
+      payee: nodeKey,
+      ...(request.webhookUrl ? { webhookUrl: request.webhookUrl } : {}),
+    };
+    // Kept a day past expiry so a late look-up still finds a settled invoice.
+    await store.set(invoiceKey(paymentHash), JSON.stringify(record), { ttlMs: (expirySeconds + 86_400) * 1000 });
+    return { invoice, paymentHash, expiresAt: record.expiresAt };
   }
 
   // One attempt, bounded: a lost delivery is what the service's look-ups at the provider are for.
@@ -193,43 +269,20 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
 
     async createInvoice(request: CreateInvoiceRequest): Promise<CreatedInvoice> {
       if (!Number.isSafeInteger(request.amountMsat) || request.amountMsat <= 0) throw new RangeError('amountMsat must be a positive integer');
-      const expirySeconds = Math.min(request.expirySeconds ?? 3600, MAX_EXPIRY_SECONDS);
-      // One draw for both secrets: each call to the system's random source has a fixed cost.
-      const secrets = randomBytes(64);
-      const preimage = secrets.subarray(0, 32);
-      const paymentHash = bytesToHex(sha256(preimage));
-      const timestamp = Math.floor(Date.now() / 1000);
-      const invoice = encodeInvoice(
-        {
-          network: 'regtest',
-          amountMsat: request.amountMsat,
-          timestamp,
-          paymentHash,
-          paymentSecret: bytesToHex(secrets.subarray(32)),
-          ...(request.descriptionHash ? { descriptionHash: request.descriptionHash } : { description: request.memo ?? '' }),
-          expirySeconds,
-        },
-        privateKey,
-        signInvoice,
-      );
-      const record = {
-        invoice,
-        preimage: bytesToHex(preimage),
-        amountMsat: request.amountMsat,
-        expiresAt: timestamp + expirySeconds,
-        payee: nodeKey,
-        ...(request.webhookUrl ? { webhookUrl: request.webhookUrl } : {}),
-      };
-      // Kept a day past expiry so a late look-up still finds a settled invoice.
-      await store.set(invoiceKey(paymentHash), JSON.stringify(record), { ttlMs: (expirySeconds + 86_400) * 1000 });
-      return { invoice, paymentHash, amountMsat: request.amountMsat, expiresAt: record.expiresAt };
+      return { ...(await issue(request)), amountMsat: request.amountMsat };
+    },
+
+    async createAmountlessInvoice(request) {
+      return issue({ ...request, amountMsat: undefined });
     },
 
     async lookupInvoice(paymentHash: string): Promise<InvoiceStatus | null> {
       const record = await load(paymentHash);
       if (!record) return null;
       const settled = (await store.get(paidKey(paymentHash))) !== null;
-      return { paymentHash, settled, amountMsat: record.amountMsat, ...(settled ? { preimage: record.preimage } : {}) };
+      // An invoice without an amount: what its payer paid (0 until then).
+      const amountMsat = record.amountMsat ?? Number((await store.get(receivedKey(paymentHash))) ?? 0);
+      return { paymentHash, settled, amountMsat, ...(settled ? { preimage: record.preimage } : {}) };
     },
 
     async pay(invoice: string) {
@@ -237,29 +290,15 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
     },
 
     async payInvoice({ invoice, maxFeeMsat }): Promise<PaidInvoice> {
-      if (!Number.isSafeInteger(maxFeeMsat) || maxFeeMsat < 0) throw new RangeError('maxFeeMsat must be a non-negative integer');
-      const { amountMsat, payeeNodeKey } = invoiceToPay(invoice);
-      if (amountMsat === null) throw new PaymentFailed('The dev node pays only invoices with an amount');
-      // Paying its own invoice (a local owner's address served by this same node) moves nothing:
-      // it needs no balance, so a fresh local server can pay out and send link proofs.
-      const debit = payeeNodeKey === nodeKey ? 0 : amountMsat;
-      // Debit first so concurrent payments cannot spend the same balance twice.
-      if ((await store.incrementBy(balanceKey(nodeKey), -debit)) < 0) {
-        await store.incrementBy(balanceKey(nodeKey), debit);
-        throw new PaymentFailed('Insufficient balance on the dev node');
-      }
-      let paid;
-      try {
-        paid = await settle(invoice);
-        // settle() credited the payee, which is this node: take back what a self-payment cannot add.
-        if (debit === 0) await store.incrementBy(balanceKey(nodeKey), -amountMsat);
-      } catch (error) {
-        await store.incrementBy(balanceKey(nodeKey), debit);
-        if (error instanceof DevPaymentError) throw new PaymentFailed(`Payment failed: ${error.message}`);
-        throw error;
-      }
-      await store.set(outgoingKey(paid.paymentHash), JSON.stringify({ preimage: paid.preimage, feeMsat: 0 }));
-      return { paymentHash: paid.paymentHash, preimage: paid.preimage, feeMsat: 0 };
+      const { amountMsat } = invoiceToPay(invoice);
+      if (amountMsat === null) throw new PaymentFailed('This invoice names no amount; pay it with payAmountlessInvoice');
+      return payOut(invoice, amountMsat, maxFeeMsat);
+    },
+
+    async payAmountlessInvoice({ invoice, amountMsat, maxFeeMsat }): Promise<PaidInvoice> {
+      if (!Number.isSafeInteger(amountMsat) || amountMsat <= 0) throw new RangeError('amountMsat must be a positive integer');
+      if (invoiceToPay(invoice).amountMsat !== null) throw new PaymentFailed('This invoice names its amount; pay it with payInvoice');
+      return payOut(invoice, amountMsat, maxFeeMsat);
     },
 
     async lookupPayment(paymentHash: string): Promise<PaymentStatus | null> {
