@@ -235,6 +235,32 @@ describe.each(backends)('$name provider against its documented API', ({ start })
       });
     });
 
+    it('pays an invoice without an amount the amount given (session refunds), where the backend can; refuses one that names its amount', async () => {
+      if (b.name === 'LNbits') {
+        expect(provider.payAmountlessInvoice).toBeUndefined();
+        return;
+      }
+      const target = payee.createInvoice({ description: 'refund' });
+      const before = (await provider.balance()).balanceMsat;
+      const paid = await provider.payAmountlessInvoice!({ invoice: target.invoice, amountMsat: 1_234_000, maxFeeMsat: 5_000 });
+      expect(paid).toEqual({ paymentHash: target.paymentHash, preimage: target.preimage, feeMsat: 2_000 });
+      expect(payee.invoices.get(target.paymentHash)).toMatchObject({ settled: true, amountMsat: 1_234_000 });
+      expect(before - (await provider.balance()).balanceMsat).toBe(1_234_000 + 2_000);
+      expect(await provider.lookupPayment(target.paymentHash)).toMatchObject({ state: 'succeeded', preimage: target.preimage });
+      const fixed = invoiceToPay();
+      await expect(provider.payAmountlessInvoice!({ invoice: fixed.invoice, amountMsat: 2_000_000, maxFeeMsat: 5_000 })).rejects.toThrow(
+        'This invoice names its amount; pay it with payInvoice',
+      );
+      await expect(provider.payInvoice({ invoice: payee.createInvoice({ description: 'refund' }).invoice, maxFeeMsat: 5_000 })).rejects.toBeInstanceOf(
+        PaymentFailed,
+      );
+      if (b.name === 'Phoenixd') {
+        await expect(provider.payAmountlessInvoice!({ invoice: payee.createInvoice({}).invoice, amountMsat: 1_500, maxFeeMsat: 5_000 })).rejects.toThrow(
+          'Phoenixd pays whole satoshis; 1500 msat is not',
+        );
+      }
+    });
+
     it('a payment the backend could not make is PaymentFailed, and lookupPayment then says failed', async () => {
       const target = unroutableInvoice();
       await expect(provider.payInvoice({ invoice: target.invoice, maxFeeMsat: 5_000 })).rejects.toBeInstanceOf(PaymentFailed);

@@ -217,6 +217,22 @@ describe('paying', () => {
     expect(await provider.balance()).toEqual({ balanceMsat: 87_000 });
   });
 
+  it('pays an invoice without an amount the amount given (NIP-47 `amount`), and refuses one that names its amount', async () => {
+    wallet.balanceMsat = 100_000;
+    const preimage = hex32();
+    const paymentHash = wallet.addPayable(preimage);
+    const invoice = encodeInvoice(
+      { network: 'regtest', timestamp: Math.floor(Date.now() / 1000), paymentHash, paymentSecret: hex32(), description: 'refund' },
+      hex32(),
+    );
+    await rejectsWithin(provider.payInvoice({ invoice, maxFeeMsat: 0 }), PaymentFailed, 100);
+    expect(await provider.payAmountlessInvoice!({ invoice, amountMsat: 7_000, maxFeeMsat: 0 })).toEqual({ paymentHash, preimage, feeMsat: 3_000 });
+    expect(wallet.balanceMsat).toBe(100_000 - 7_000 - 3_000);
+    expect([...wallet.requests].reverse().find((r) => r.method === 'pay_invoice')?.params).toMatchObject({ invoice, amount: 7_000 });
+    const fixed = payeeInvoice(wallet, 10_000);
+    await rejectsWithin(provider.payAmountlessInvoice!({ invoice: fixed.invoice, amountMsat: 10_000, maxFeeMsat: 0 }), PaymentFailed, 100);
+  });
+
   it('a refusal for lack of balance is PaymentFailed and moves nothing', async () => {
     wallet.balanceMsat = 5_000;
     const { invoice, paymentHash } = payeeInvoice(wallet, 10_000);

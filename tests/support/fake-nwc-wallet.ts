@@ -158,7 +158,11 @@ export async function startFakeNwcWallet(options: FakeNwcWalletOptions): Promise
     } catch (error) {
       return { error: { code: 'OTHER', message: (error as Error).message } };
     }
-    const amount = decoded.amountMsat ?? 0;
+    // NIP-47: `amount` (msat) pays an invoice without one; an invoice that names its amount is paid that.
+    if (decoded.amountMsat === null && typeof params.amount !== 'number') return { error: { code: 'OTHER', message: 'invoice has no amount; give one' } };
+    if (decoded.amountMsat !== null && params.amount !== undefined && params.amount !== decoded.amountMsat)
+      return { error: { code: 'OTHER', message: 'amount does not match the invoice' } };
+    const amount = decoded.amountMsat ?? (params.amount as number);
     const hash = decoded.paymentHash;
     if (outgoing.get(hash)?.state === 'settled') return { error: { code: 'OTHER', message: 'invoice already paid' } };
     if (amount + wallet.feeMsat > wallet.balanceMsat) return { error: { code: 'INSUFFICIENT_BALANCE', message: 'not enough balance' } };

@@ -66,7 +66,11 @@ export async function startFakeCln(node = new FakeNode()): Promise<FakeCln> {
           };
         }
         case '/v1/pay': {
-          const paid = node.pay(String(params.bolt11 ?? ''), params.maxfee === undefined ? undefined : Number(params.maxfee));
+          const paid = node.pay(
+            String(params.bolt11 ?? ''),
+            params.maxfee === undefined ? undefined : Number(params.maxfee),
+            params.amount_msat === undefined ? undefined : Number(params.amount_msat),
+          );
           if ('refused' in paid) {
             if (paid.refused.startsWith('invalid invoice')) return rpcError(-32602, `Invalid bolt11: ${paid.refused}`);
             return rpcError(205, `Could not find a route: ${paid.refused}`);

@@ -71,10 +71,16 @@ export async function startFakeLnd(node = new FakeNode(), tls?: { key: string; c
         };
       }
       if (request.method === 'POST' && request.path === '/v2/router/send') {
-        const body = JSON.parse(request.body) as { payment_request?: string; fee_limit_msat?: string; fee_limit_sat?: string; no_inflight_updates?: boolean };
+        const body = JSON.parse(request.body) as {
+          payment_request?: string;
+          amt_msat?: string;
+          fee_limit_msat?: string;
+          fee_limit_sat?: string;
+          no_inflight_updates?: boolean;
+        };
         const limit =
           body.fee_limit_msat !== undefined ? Number(body.fee_limit_msat) : body.fee_limit_sat !== undefined ? Number(body.fee_limit_sat) * 1000 : undefined;
-        const paid = node.pay(body.payment_request ?? '', limit);
+        const paid = node.pay(body.payment_request ?? '', limit, body.amt_msat === undefined ? undefined : Number(body.amt_msat));
         if ('refused' in paid) return { status: 200, body: line({ error: grpcError(2, paid.refused) }), contentType: 'application/json' };
         const p = paid.payment;
         if (p.state === 'pending') {

@@ -30,7 +30,10 @@ export interface FakeInvoice {
   invoice: string;
   paymentHash: string;
   preimage: string;
+  /** For an invoice without an amount: 0 until paid, then what the payer paid. */
   amountMsat: number;
+  /** The invoice names no amount: the payer does. */
+  amountless?: boolean;
   description?: string;
   descriptionHash?: string;
   expiresAt: number;
@@ -68,7 +71,8 @@ export class FakeNode {
   constructor(readonly network: Network = 'regtest') {}
 
   createInvoice(input: {
-    amountMsat: number;
+    /** Absent: an invoice without an amount. */
+    amountMsat?: number;
     description?: string;
     descriptionHash?: string;
     expirySeconds?: number;
@@ -80,13 +84,13 @@ export class FakeNode {
     const timestamp = Math.floor(Date.now() / 1000);
     const expirySeconds = input.expirySeconds ?? 3600;
     const encodedHash = this.fault === 'wrong-hash' ? sha256Hex(randomBytes(32).toString('hex')) : paymentHash;
-    const encodedAmount = this.fault === 'wrong-amount' ? input.amountMsat + 1000 : input.amountMsat;
+    const encodedAmount = input.amountMsat === undefined ? undefined : this.fault === 'wrong-amount' ? input.amountMsat + 1000 : input.amountMsat;
     const descriptionHash =
       this.fault === 'wrong-description-hash' && input.descriptionHash ? sha256Hex(randomBytes(32).toString('hex')) : input.descriptionHash;
     const invoice = encodeInvoice(
       {
         network: this.network,
-        amountMsat: encodedAmount,
+        ...(encodedAmount === undefined ? {} : { amountMsat: encodedAmount }),
         timestamp,
         paymentHash: encodedHash,
         paymentSecret: randomBytes(32).toString('hex'),
@@ -99,7 +103,8 @@ export class FakeNode {
       invoice,
       paymentHash,
       preimage,
-      amountMsat: input.amountMsat,
+      amountMsat: input.amountMsat ?? 0,
+      ...(input.amountMsat === undefined ? { amountless: true } : {}),
       ...(input.description !== undefined ? { description: input.description } : {}),
       ...(input.descriptionHash ? { descriptionHash: input.descriptionHash } : {}),
       expiresAt: timestamp + expirySeconds,
@@ -113,12 +118,13 @@ export class FakeNode {
     return record;
   }
 
-  /** Someone out on the network pays our invoice. */
-  settle(paymentHash: string): FakeInvoice {
+  /** Someone out on the network pays our invoice (`amountMsat`, for one without an amount). */
+  settle(paymentHash: string, amountMsat?: number): FakeInvoice {
     const invoice = this.invoices.get(paymentHash);
     if (!invoice) throw new Error(`fake node has no invoice ${paymentHash}`);
     if (!invoice.settled) {
       invoice.settled = true;
+      if (invoice.amountless) invoice.amountMsat = amountMsat ?? 0;
       this.balanceMsat += invoice.amountMsat;
     }
     return invoice;
@@ -128,20 +134,23 @@ export class FakeNode {
    * Pays a BOLT11 invoice from this node. A refusal before sending returns `refused`;
    * otherwise the payment is recorded (succeeded, failed, or pending when told to).
    */
-  pay(bolt11: string, maxFeeMsat: number | undefined): { refused: string } | { payment: FakePayment } {
+  pay(bolt11: string, maxFeeMsat: number | undefined, payerAmountMsat?: number): { refused: string } | { payment: FakePayment } {
     let decoded;
     try {
       decoded = decodeInvoice(bolt11);
     } catch (error) {
       return { refused: `invalid invoice: ${(error as Error).message}` };
     }
-    if (decoded.amountMsat === null) return { refused: 'amount must be specified' };
+    if (decoded.amountMsat === null && payerAmountMsat === undefined) return { refused: 'amount must be specified' };
+    if (decoded.amountMsat !== null && payerAmountMsat !== undefined && payerAmountMsat !== decoded.amountMsat)
+      return { refused: 'amount must not be specified' };
+    const amountMsat = decoded.amountMsat ?? payerAmountMsat!;
     const existing = this.payments.get(decoded.paymentHash);
     if (existing && existing.state !== 'failed') return { refused: 'invoice is already paid' };
-    if (decoded.amountMsat + this.routingFeeMsat > this.balanceMsat) return { refused: 'insufficient balance' };
+    if (amountMsat + this.routingFeeMsat > this.balanceMsat) return { refused: 'insufficient balance' };
     const payment: FakePayment = {
       paymentHash: decoded.paymentHash,
-      amountMsat: decoded.amountMsat,
+      amountMsat,
       state: 'pending',
       feeMsat: this.routingFeeMsat,
       createdAt: Date.now(),
@@ -156,8 +165,8 @@ export class FakeNode {
       payment.state = 'failed';
       payment.reason = 'no route';
     } else {
-      target.node.settle(decoded.paymentHash);
-      this.balanceMsat -= decoded.amountMsat + this.routingFeeMsat;
+      target.node.settle(decoded.paymentHash, amountMsat);
+      this.balanceMsat -= amountMsat + this.routingFeeMsat;
       payment.state = 'succeeded';
       payment.preimage = target.invoice.preimage;
     }

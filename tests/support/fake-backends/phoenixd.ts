@@ -68,7 +68,8 @@ export async function startFakePhoenixd(node = new FakeNode()): Promise<FakePhoe
       if (request.method === 'POST' && request.path === '/payinvoice') {
         const invoice = form.get('invoice');
         if (!invoice) return { status: 400, body: 'Missing request parameter invoice' };
-        const paid = node.pay(invoice, undefined);
+        const amountSat = form.get('amountSat');
+        const paid = node.pay(invoice, undefined, amountSat === null ? undefined : Number(amountSat) * 1000);
         if ('refused' in paid) {
           if (paid.refused.startsWith('invalid invoice')) return { status: 400, body: 'Invalid parameter invoice: expected bolt11invoice' };
           return { status: 200, body: { paymentHash: null, reason: paid.refused } };

@@ -126,6 +126,12 @@ export function invoiceToPay(invoice: string): DecodedInvoice {
   }
 }
 
+/** Checks a payAmountlessInvoice request: a positive whole amount, and an invoice that names none (one that does goes to payInvoice). */
+export function checkAmountlessPayment(invoice: string, amountMsat: number): void {
+  if (!Number.isSafeInteger(amountMsat) || amountMsat <= 0) throw new RangeError('amountMsat must be a positive integer');
+  if (invoiceToPay(invoice).amountMsat !== null) throw new PaymentFailed('This invoice names its amount; pay it with payInvoice');
+}
+
 /**
  * Decodes (signature checked) the invoice a backend just issued and refuses it unless
  * it is what was asked for: amount, the claimed payment hash, the description hash,

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { PaymentFailed, ProviderUnavailable, ProviderUnsupported } from '../provider.js';
 import type { CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
-import { checkedPreimage, issuedInvoice, errorMessage, Hex32, parseJson, sha256OfText } from './checks.js';
+import { checkAmountlessPayment, checkedPreimage, issuedInvoice, errorMessage, Hex32, parseJson, sha256OfText } from './checks.js';
 import { backendHttp, type CommonBackendOptions } from './http.js';
 
 export interface ClnOptions extends CommonBackendOptions {
@@ -75,6 +75,34 @@ export function createClnProvider(options: ClnOptions): LightningProvider {
   const rpc = <S extends z.ZodType>(method: string, params: Record<string, unknown>, schema: S) =>
     http.json({ method: 'POST', path: `/v1/${method}`, json: params }, schema);
 
+  /** Pays `invoice`; `amountMsat` only for an invoice without an amount. */
+  async function pay(invoice: string, maxFeeMsat: number, amountMsat?: number): Promise<PaidInvoice> {
+    if (!Number.isSafeInteger(maxFeeMsat) || maxFeeMsat < 0) throw new RangeError('maxFeeMsat must be a non-negative integer');
+    const response = await http.send({
+      method: 'POST',
+      path: '/v1/pay',
+      json: {
+        bolt11: invoice,
+        ...(amountMsat === undefined ? {} : { amount_msat: amountMsat }),
+        maxfee: maxFeeMsat,
+        retry_for: Math.max(1, Math.floor((http.timeoutMs * 0.8) / 1000)),
+      },
+    });
+    if (response.status >= 400) {
+      const error = RpcError.safeParse(parseJson(response.body) ?? {});
+      if (error.success && PAY_DEFINITELY_FAILED.has(error.data.code)) {
+        throw new PaymentFailed(`Core Lightning could not pay (${error.data.code}): ${error.data.message.slice(0, 200)}`);
+      }
+      throw new ProviderUnavailable(`Core Lightning answered HTTP ${response.status} to a payment; outcome unknown`);
+    }
+    const paid = http.parse(response, Pay);
+    if (paid.status === 'failed') throw new PaymentFailed('Core Lightning could not pay the invoice');
+    if (paid.status !== 'complete') throw new ProviderUnavailable('Core Lightning reports the payment pending; outcome unknown');
+    const preimage = checkedPreimage(BACKEND, paid.payment_hash, paid.payment_preimage);
+    if (!preimage) throw new ProviderUnavailable('Core Lightning reported a payment without its preimage');
+    return { paymentHash: paid.payment_hash, preimage, feeMsat: Math.max(0, paid.amount_sent_msat - paid.amount_msat) };
+  }
+
   return {
     name: 'cln',
 
@@ -112,26 +140,11 @@ export function createClnProvider(options: ClnOptions): LightningProvider {
       return { paymentHash, settled, amountMsat, ...(preimage ? { preimage } : {}) };
     },
 
-    async payInvoice({ invoice, maxFeeMsat }): Promise<PaidInvoice> {
-      if (!Number.isSafeInteger(maxFeeMsat) || maxFeeMsat < 0) throw new RangeError('maxFeeMsat must be a non-negative integer');
-      const response = await http.send({
-        method: 'POST',
-        path: '/v1/pay',
-        json: { bolt11: invoice, maxfee: maxFeeMsat, retry_for: Math.max(1, Math.floor((http.timeoutMs * 0.8) / 1000)) },
-      });
-      if (response.status >= 400) {
-        const error = RpcError.safeParse(parseJson(response.body) ?? {});
-        if (error.success && PAY_DEFINITELY_FAILED.has(error.data.code)) {
-          throw new PaymentFailed(`Core Lightning could not pay (${error.data.code}): ${error.data.message.slice(0, 200)}`);
-        }
-        throw new ProviderUnavailable(`Core Lightning answered HTTP ${response.status} to a payment; outcome unknown`);
-      }
-      const paid = http.parse(response, Pay);
-      if (paid.status === 'failed') throw new PaymentFailed('Core Lightning could not pay the invoice');
-      if (paid.status !== 'complete') throw new ProviderUnavailable('Core Lightning reports the payment pending; outcome unknown');
-      const preimage = checkedPreimage(BACKEND, paid.payment_hash, paid.payment_preimage);
-      if (!preimage) throw new ProviderUnavailable('Core Lightning reported a payment without its preimage');
-      return { paymentHash: paid.payment_hash, preimage, feeMsat: Math.max(0, paid.amount_sent_msat - paid.amount_msat) };
+    payInvoice: ({ invoice, maxFeeMsat }) => pay(invoice, maxFeeMsat),
+
+    async payAmountlessInvoice({ invoice, amountMsat, maxFeeMsat }) {
+      checkAmountlessPayment(invoice, amountMsat);
+      return pay(invoice, maxFeeMsat, amountMsat);
     },
 
     async lookupPayment(paymentHash): Promise<PaymentStatus | null> {

@@ -12,7 +12,7 @@ import { bytesToHex, hexToBytes, randomBytes, utf8ToBytes } from '@noble/hashes/
 import { z } from 'zod';
 import { discardBody } from '../../http/discard-body.js';
 import { InvalidInvoice, decodeInvoice, encodeInvoice, nobleInvoiceSigner, type InvoiceSigner } from '../bolt11.js';
-import { equalBytes, invoiceToPay, parseJson } from './checks.js';
+import { checkAmountlessPayment, equalBytes, invoiceToPay, parseJson } from './checks.js';
 import {
   PaymentFailed,
   WebhookRejected,
@@ -296,8 +296,7 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
     },
 
     async payAmountlessInvoice({ invoice, amountMsat, maxFeeMsat }): Promise<PaidInvoice> {
-      if (!Number.isSafeInteger(amountMsat) || amountMsat <= 0) throw new RangeError('amountMsat must be a positive integer');
-      if (invoiceToPay(invoice).amountMsat !== null) throw new PaymentFailed('This invoice names its amount; pay it with payInvoice');
+      checkAmountlessPayment(invoice, amountMsat);
       return payOut(invoice, amountMsat, maxFeeMsat);
     },
 

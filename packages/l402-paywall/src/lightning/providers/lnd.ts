@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { PaymentFailed, ProviderUnavailable } from '../provider.js';
 import type { CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
-import { base64ToHex, checkedPreimage, issuedInvoice, errorMessage, hexToBase64, IntLike, parseJson } from './checks.js';
+import { base64ToHex, checkAmountlessPayment, checkedPreimage, issuedInvoice, errorMessage, hexToBase64, IntLike, parseJson } from './checks.js';
 import { backendHttp, type BackendResponse, type CommonBackendOptions, type Fetch } from './http.js';
 
 export interface LndOptions extends CommonBackendOptions {
@@ -75,6 +75,44 @@ export function createLndProvider(options: LndOptions): LightningProvider {
     return { paymentHash, state: payment.status === 'FAILED' ? 'failed' : 'pending' };
   }
 
+  /** Pays `invoice`; `amountMsat` only for an invoice without an amount. */
+  async function pay(invoice: string, maxFeeMsat: number, amountMsat?: number): Promise<PaidInvoice> {
+    if (!Number.isSafeInteger(maxFeeMsat) || maxFeeMsat < 0) throw new RangeError('maxFeeMsat must be a non-negative integer');
+    const response = await http.send({
+      method: 'POST',
+      path: '/v2/router/send',
+      json: {
+        payment_request: invoice,
+        ...(amountMsat === undefined ? {} : { amt_msat: String(amountMsat) }),
+        fee_limit_msat: String(maxFeeMsat),
+        // LND stops trying new routes before our deadline, so a clear failure can still reach us.
+        timeout_seconds: Math.max(1, Math.floor((http.timeoutMs * 0.8) / 1000)),
+        no_inflight_updates: true,
+      },
+      firstLineOnly: true,
+    });
+    const line =
+      response.status >= 200 && response.status < 300
+        ? parseJson(response.body)
+        : { error: parseJson(response.body) ?? { message: `HTTP ${response.status}` } };
+    const parsed = StreamLine.safeParse(line);
+    if (!parsed.success) {
+      if (response.status >= 500) throw new ProviderUnavailable(`LND answered HTTP ${response.status} to a payment; outcome unknown`);
+      throw new ProviderUnavailable('LND answered a payment with something unexpected; outcome unknown');
+    }
+    if ('error' in parsed.data) {
+      const message = parsed.data.error.message.slice(0, 200);
+      if (REFUSED_BEFORE_SENDING.test(message)) throw new PaymentFailed(`LND refused the payment: ${message}`);
+      throw new ProviderUnavailable(`LND answered a payment with an error (${message}); outcome unknown`);
+    }
+    const payment = parsed.data.result;
+    if (payment.status === 'FAILED') throw new PaymentFailed(`LND could not pay: ${payment.failure_reason ?? 'FAILED'}`);
+    if (payment.status !== 'SUCCEEDED') throw new ProviderUnavailable(`LND reports the payment ${payment.status}; outcome unknown`);
+    const preimage = checkedPreimage(BACKEND, payment.payment_hash, payment.payment_preimage);
+    if (!preimage) throw new ProviderUnavailable('LND reported a payment without its preimage');
+    return { paymentHash: payment.payment_hash, preimage, feeMsat: payment.fee_msat ?? 0 };
+  }
+
   return {
     name: 'lnd',
 
@@ -105,40 +143,11 @@ export function createLndProvider(options: LndOptions): LightningProvider {
       return { paymentHash, settled, amountMsat: invoice.value_msat, ...(preimage ? { preimage } : {}) };
     },
 
-    async payInvoice({ invoice, maxFeeMsat }): Promise<PaidInvoice> {
-      if (!Number.isSafeInteger(maxFeeMsat) || maxFeeMsat < 0) throw new RangeError('maxFeeMsat must be a non-negative integer');
-      const response = await http.send({
-        method: 'POST',
-        path: '/v2/router/send',
-        json: {
-          payment_request: invoice,
-          fee_limit_msat: String(maxFeeMsat),
-          // LND stops trying new routes before our deadline, so a clear failure can still reach us.
-          timeout_seconds: Math.max(1, Math.floor((http.timeoutMs * 0.8) / 1000)),
-          no_inflight_updates: true,
-        },
-        firstLineOnly: true,
-      });
-      const line =
-        response.status >= 200 && response.status < 300
-          ? parseJson(response.body)
-          : { error: parseJson(response.body) ?? { message: `HTTP ${response.status}` } };
-      const parsed = StreamLine.safeParse(line);
-      if (!parsed.success) {
-        if (response.status >= 500) throw new ProviderUnavailable(`LND answered HTTP ${response.status} to a payment; outcome unknown`);
-        throw new ProviderUnavailable('LND answered a payment with something unexpected; outcome unknown');
-      }
-      if ('error' in parsed.data) {
-        const message = parsed.data.error.message.slice(0, 200);
-        if (REFUSED_BEFORE_SENDING.test(message)) throw new PaymentFailed(`LND refused the payment: ${message}`);
-        throw new ProviderUnavailable(`LND answered a payment with an error (${message}); outcome unknown`);
-      }
-      const payment = parsed.data.result;
-      if (payment.status === 'FAILED') throw new PaymentFailed(`LND could not pay: ${payment.failure_reason ?? 'FAILED'}`);
-      if (payment.status !== 'SUCCEEDED') throw new ProviderUnavailable(`LND reports the payment ${payment.status}; outcome unknown`);
-      const preimage = checkedPreimage(BACKEND, payment.payment_hash, payment.payment_preimage);
-      if (!preimage) throw new ProviderUnavailable('LND reported a payment without its preimage');
-      return { paymentHash: payment.payment_hash, preimage, feeMsat: payment.fee_msat ?? 0 };
+    payInvoice: ({ invoice, maxFeeMsat }) => pay(invoice, maxFeeMsat),
+
+    async payAmountlessInvoice({ invoice, amountMsat, maxFeeMsat }) {
+      checkAmountlessPayment(invoice, amountMsat);
+      return pay(invoice, maxFeeMsat, amountMsat);
     },
 
     async lookupPayment(paymentHash): Promise<PaymentStatus | null> {

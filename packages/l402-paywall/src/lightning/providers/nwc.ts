@@ -15,7 +15,7 @@ import { z } from 'zod';
 import type { Network } from '../bolt11.js';
 import { PaymentFailed, ProviderUnavailable, ProviderConfigError } from '../provider.js';
 import type { CreateInvoiceRequest, CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
-import { checkedPreimage, issuedInvoice, Hex32, invoiceToPay } from './checks.js';
+import { checkAmountlessPayment, checkedPreimage, issuedInvoice, Hex32, invoiceToPay } from './checks.js';
 
 /** Relay connections idle this long are closed (the next call reconnects and re-reads the wallet's info event). */
 const IDLE_CLOSE_MS = 10_000;
@@ -184,6 +184,24 @@ export function createNwcProvider(options: { url: string; network: Network; time
     return preimage;
   };
 
+  /** pay_invoice; `amountMsat` (NIP-47's `amount`) only for an invoice without an amount. */
+  async function pay(invoice: string, amountMsat?: number): Promise<PaidInvoice> {
+    const { paymentHash } = invoiceToPay(invoice);
+    const paid = await call(
+      'pay_invoice',
+      (c) => c.payInvoice({ invoice, ...(amountMsat === undefined ? {} : { amount: amountMsat }) }),
+      PayResult,
+      (code, message) => {
+        if (PAYMENT_REFUSALS.has(code)) throw new PaymentFailed(`NWC wallet did not pay (${code}): ${message}`);
+        // INTERNAL, OTHER, unknown codes: the wallet may have sent it; lookupPayment tells.
+        throw new ProviderUnavailable(`NWC wallet answered pay_invoice with ${code}: ${message}`);
+      },
+    );
+    const preimage = checkedPreimage('NWC wallet', paymentHash, paid.preimage);
+    if (!preimage) throw new ProviderUnavailable('NWC wallet reports the invoice paid without its preimage');
+    return { paymentHash, preimage, feeMsat: paid.fees_paid ?? 0 };
+  }
+
   return {
     name: 'nwc',
 
@@ -215,21 +233,16 @@ export function createNwcProvider(options: { url: string; network: Network; time
     },
 
     async payInvoice({ invoice, maxFeeMsat }): Promise<PaidInvoice> {
-      const { paymentHash } = invoiceToPay(invoice);
       void maxFeeMsat; // NIP-47 has no fee limit: the connection's budget in the wallet bounds what it spends.
-      const paid = await call(
-        'pay_invoice',
-        (c) => c.payInvoice({ invoice }),
-        PayResult,
-        (code, message) => {
-          if (PAYMENT_REFUSALS.has(code)) throw new PaymentFailed(`NWC wallet did not pay (${code}): ${message}`);
-          // INTERNAL, OTHER, unknown codes: the wallet may have sent it; lookupPayment tells.
-          throw new ProviderUnavailable(`NWC wallet answered pay_invoice with ${code}: ${message}`);
-        },
-      );
-      const preimage = checkedPreimage('NWC wallet', paymentHash, paid.preimage);
-      if (!preimage) throw new ProviderUnavailable('NWC wallet reports the invoice paid without its preimage');
-      return { paymentHash, preimage, feeMsat: paid.fees_paid ?? 0 };
+      // Refused here: a wallet answers an invoice without an amount with a code that reads as "outcome unknown".
+      if (invoiceToPay(invoice).amountMsat === null) throw new PaymentFailed('This invoice names no amount; pay it with payAmountlessInvoice');
+      return pay(invoice);
+    },
+
+    async payAmountlessInvoice({ invoice, amountMsat, maxFeeMsat }): Promise<PaidInvoice> {
+      void maxFeeMsat;
+      checkAmountlessPayment(invoice, amountMsat);
+      return pay(invoice, amountMsat);
     },
 
     async lookupPayment(paymentHash: string): Promise<PaymentStatus | null> {

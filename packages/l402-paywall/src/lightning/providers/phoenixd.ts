@@ -9,7 +9,19 @@ import { z } from 'zod';
 import { decodeInvoice } from '../bolt11.js';
 import { PaymentFailed, ProviderUnavailable, WebhookRejected } from '../provider.js';
 import type { CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
-import { checkedPreimage, equalBytes, issuedInvoice, errorMessage, Hex32, IntLike, parseJson, satToMsat, utf8ToBase64, wholeSats } from './checks.js';
+import {
+  checkAmountlessPayment,
+  checkedPreimage,
+  equalBytes,
+  issuedInvoice,
+  errorMessage,
+  Hex32,
+  IntLike,
+  parseJson,
+  satToMsat,
+  utf8ToBase64,
+  wholeSats,
+} from './checks.js';
 import { backendHttp, type CommonBackendOptions } from './http.js';
 
 export interface PhoenixdOptions extends CommonBackendOptions {
@@ -55,6 +67,34 @@ export function createPhoenixdProvider(options: PhoenixdOptions): LightningProvi
     credentialSetting: 'PHOENIXD_PASSWORD',
   });
 
+  /** Pays `invoice`; `amountMsat` only for an invoice without an amount. */
+  async function pay(invoice: string, maxFeeMsat: number, amountMsat?: number): Promise<PaidInvoice> {
+    // Phoenixd takes no fee limit: it pays through ACINQ's trampoline at ACINQ's fee (see docs/lightning-backends.md).
+    // Phoenixd takes the amount of an invoice without one in whole satoshis.
+    if (amountMsat !== undefined && amountMsat % 1000 !== 0) throw new PaymentFailed(`${BACKEND} pays whole satoshis; ${amountMsat} msat is not`);
+    const response = await http.send({
+      method: 'POST',
+      path: '/payinvoice',
+      form: { invoice, ...(amountMsat === undefined ? {} : { amountSat: amountMsat / 1000 }) },
+    });
+    if (response.status >= 400 && response.status < 500) {
+      // Refused before sending: the invoice did not parse, an amount was missing.
+      throw new PaymentFailed(`Phoenixd refused the payment: ${errorMessage(response.body) || `HTTP ${response.status}`}`);
+    }
+    if (response.status >= 500) throw new ProviderUnavailable(`Phoenixd answered HTTP ${response.status} to a payment; outcome unknown`);
+    const answer = parseJson(response.body);
+    const failed = NotSent.safeParse(answer);
+    if (failed.success && !(answer as Record<string, unknown>).paymentPreimage)
+      throw new PaymentFailed(`Phoenixd could not pay: ${failed.data.reason.slice(0, 200)}`);
+    const sent = http.parse(response, Sent);
+    const preimage = checkedPreimage(BACKEND, sent.paymentHash, sent.paymentPreimage);
+    if (!preimage) throw new ProviderUnavailable('Phoenixd reported a payment without its preimage');
+    const feeMsat = satToMsat(sent.routingFeeSat);
+    if (feeMsat > maxFeeMsat)
+      console.warn(`[lightning] Phoenixd paid ${feeMsat} msat in fees, over the ${maxFeeMsat} msat asked (Phoenixd has no per-payment fee limit)`);
+    return { paymentHash: sent.paymentHash, preimage, feeMsat };
+  }
+
   return {
     name: 'phoenixd',
 
@@ -90,25 +130,11 @@ export function createPhoenixdProvider(options: PhoenixdOptions): LightningProvi
       return { paymentHash, settled: found.isPaid, amountMsat: invoiceAmountMsat(found), ...(preimage ? { preimage } : {}) };
     },
 
-    async payInvoice({ invoice, maxFeeMsat }): Promise<PaidInvoice> {
-      // Phoenixd takes no fee limit: it pays through ACINQ's trampoline at ACINQ's fee (see docs/lightning-backends.md).
-      const response = await http.send({ method: 'POST', path: '/payinvoice', form: { invoice } });
-      if (response.status >= 400 && response.status < 500) {
-        // Refused before sending: the invoice did not parse, an amount was missing.
-        throw new PaymentFailed(`Phoenixd refused the payment: ${errorMessage(response.body) || `HTTP ${response.status}`}`);
-      }
-      if (response.status >= 500) throw new ProviderUnavailable(`Phoenixd answered HTTP ${response.status} to a payment; outcome unknown`);
-      const answer = parseJson(response.body);
-      const failed = NotSent.safeParse(answer);
-      if (failed.success && !(answer as Record<string, unknown>).paymentPreimage)
-        throw new PaymentFailed(`Phoenixd could not pay: ${failed.data.reason.slice(0, 200)}`);
-      const sent = http.parse(response, Sent);
-      const preimage = checkedPreimage(BACKEND, sent.paymentHash, sent.paymentPreimage);
-      if (!preimage) throw new ProviderUnavailable('Phoenixd reported a payment without its preimage');
-      const feeMsat = satToMsat(sent.routingFeeSat);
-      if (feeMsat > maxFeeMsat)
-        console.warn(`[lightning] Phoenixd paid ${feeMsat} msat in fees, over the ${maxFeeMsat} msat asked (Phoenixd has no per-payment fee limit)`);
-      return { paymentHash: sent.paymentHash, preimage, feeMsat };
+    payInvoice: ({ invoice, maxFeeMsat }) => pay(invoice, maxFeeMsat),
+
+    async payAmountlessInvoice({ invoice, amountMsat, maxFeeMsat }) {
+      checkAmountlessPayment(invoice, amountMsat);
+      return pay(invoice, maxFeeMsat, amountMsat);
     },
 
     async lookupPayment(paymentHash): Promise<PaymentStatus | null> {
