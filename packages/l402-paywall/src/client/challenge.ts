@@ -3,8 +3,11 @@
 // (`L402 <macaroon>, invoice="…"`, this project's first form), several
 // challenges in one WWW-Authenticate field (Headers.get() joins repeated
 // fields with ", "), other schemes mixed in, unknown parameters ignored.
-// The WWW-Authenticate grammar itself is read by http/authenticate.ts.
+// Beside them, the Payment scheme's Lightning charge challenges (docs/mpp.md),
+// read with the src/mpp/ codecs. The WWW-Authenticate grammar itself is read
+// by http/authenticate.ts.
 import { parseAuthenticate } from '../http/authenticate.js';
+import { CHARGE_INTENT, LIGHTNING_METHOD, parsePaymentChallenges, readLightningCharge, type LightningCharge } from '../mpp/challenge.js';
 
 export interface L402Challenge {
   /** `L402` or `LSAT`, as the server spelled the scheme (upper-cased). */
@@ -45,4 +48,36 @@ export function bodyChallenge(body: unknown): L402Challenge | undefined {
   const token = typeof b.macaroon === 'string' ? b.macaroon : typeof b.token === 'string' ? b.token : undefined;
   const invoice = typeof b.invoice === 'string' ? b.invoice : undefined;
   return token && invoice ? { scheme: 'L402', token, invoice } : undefined;
+}
+
+/** The Payment challenges of a WWW-Authenticate value this client can pay, and the ones it cannot. */
+export interface PaymentCharges {
+  /** Lightning charge challenges, their requests decoded (the invoice is the payer's to check). */
+  charges: LightningCharge[];
+  /** Why each other Payment challenge is not paid: `tempo/charge`, `lightning/session`, or what was malformed. */
+  unsupported: string[];
+}
+
+/**
+ * The Payment challenges (`method="lightning"`, `intent="charge"`) of a
+ * WWW-Authenticate value. Other methods and intents, and challenges that do
+ * not read, are listed in `unsupported` and never paid.
+ */
+export function paymentCharges(header: string | null): PaymentCharges {
+  const found: PaymentCharges = { charges: [], unsupported: [] };
+  if (!header) return found;
+  const { challenges, refusals } = parsePaymentChallenges(header);
+  for (const challenge of challenges) {
+    const read = readLightningCharge(challenge);
+    if (read.ok) {
+      // The same challenge sent twice is one offer.
+      if (!found.charges.some((c) => c.challenge.id === challenge.id && c.challenge.request === challenge.request)) found.charges.push(read.charge);
+    } else if (challenge.method === LIGHTNING_METHOD && challenge.intent === CHARGE_INTENT) {
+      found.unsupported.push(`${LIGHTNING_METHOD}/${CHARGE_INTENT} (${read.detail})`);
+    } else {
+      found.unsupported.push(`${challenge.method}/${challenge.intent}`);
+    }
+  }
+  for (const refusal of refusals) found.unsupported.push(`an unreadable Payment challenge (${refusal.detail})`);
+  return found;
 }
