@@ -242,7 +242,14 @@ describe('methods and intents this client does not pay', () => {
   );
 
   it('a 402 with only those: a clear error naming them, nothing paid', async () => {
-    app.script = () => new Response('{}', { status: 402, headers: [['www-authenticate', tempo], ['www-authenticate', session]] });
+    app.script = () =>
+      new Response('{}', {
+        status: 402,
+        headers: [
+          ['www-authenticate', tempo],
+          ['www-authenticate', session],
+        ],
+      });
     const error = await refusal(fetchWithL402(`${app.url}/scripted`, undefined, options()));
     expect(error.code).toBe('UNSUPPORTED_CHALLENGE');
     expect(error.refused).toBe(true);
@@ -258,7 +265,14 @@ describe('methods and intents this client does not pay', () => {
     app.script = (request) =>
       request.headers.get('authorization')
         ? fetch(`${app.url}/mpp/weather`, { headers: request.headers })
-        : new Response(null, { status: 402, headers: [['www-authenticate', tempo], ['www-authenticate', offered], ['www-authenticate', session]] });
+        : new Response(null, {
+            status: 402,
+            headers: [
+              ['www-authenticate', tempo],
+              ['www-authenticate', offered],
+              ['www-authenticate', session],
+            ],
+          });
     const response = await fetchWithL402(`${app.url}/scripted`, undefined, options());
     expect(response.status).toBe(200);
     expect(wallet.invoices).toHaveLength(1);

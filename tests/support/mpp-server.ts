@@ -94,7 +94,13 @@ export async function startMppApp(node: DevNode): Promise<MppApp> {
       if (used.has(paymentHash)) throw new Errors.VerificationFailedError({ reason: 'this payment was already used' });
       used.add(paymentHash);
       // draft-lightning-charge's receipt names the challenge; mppx's receipt schema keeps fields it does not know.
-      return { method: 'lightning', reference: paymentHash, status: 'success', timestamp: new Date().toISOString(), challengeId: credential.challenge.id } as never;
+      return {
+        method: 'lightning',
+        reference: paymentHash,
+        status: 'success',
+        timestamp: new Date().toISOString(),
+        challengeId: credential.challenge.id,
+      } as never;
     },
   });
   const mppx = Mppx.create({ methods: [method], secretKey: MPPX_SECRET, realm: MPP_REALM });

@@ -423,7 +423,11 @@ function rememberPayee(host: string, payee: string): void {
 const CHARGE_NETWORKS = { mainnet: 'bitcoin', regtest: 'regtest', signet: 'signet' } as const;
 
 function acceptableInvoice(offer: Offer, options: FetchWithL402Options, url: URL): DecodedInvoice & { amountMsat: number } {
-  const where = { url: url.href, scheme: offer.scheme === 'L402' ? offer.challenge.scheme : offer.scheme, ...(offer.scheme === 'Payment' && { challengeId: offer.charge.challenge.id }) };
+  const where = {
+    url: url.href,
+    scheme: offer.scheme === 'L402' ? offer.challenge.scheme : offer.scheme,
+    ...(offer.scheme === 'Payment' && { challengeId: offer.charge.challenge.id }),
+  };
   let invoice: DecodedInvoice;
   try {
     invoice = decodeInvoice(offer.invoice.trim().replace(/^lightning:/i, ''), { expectedPayee: payeeByHost.get(url.host) });
