@@ -161,6 +161,17 @@ describe('what must not be paid is refused, and the wallet is never asked', () =
     expect(app.authorizations).toEqual([]);
   });
 
+  it('an invoice whose signature or checksum does not hold', async () => {
+    const broken = (invoice: string) => invoice.slice(0, -1) + (invoice.endsWith('q') ? 'p' : 'q');
+    const error = await hostile({
+      invoiceFor: async (sats) => {
+        const good = await devInvoice(sats);
+        return { ...good, invoice: broken(good.invoice) };
+      },
+    });
+    expect(error.code).toBe('INVOICE_INVALID');
+  });
+
   it('an invoice for another network (mainnet, said so in the challenge)', async () => {
     const error = await hostile({ invoiceFor: async (sats) => ({ ...foreignInvoice({ network: 'bitcoin', amountSats: sats }), network: 'mainnet' }) });
     expect(error.code).toBe('WRONG_NETWORK');
