@@ -215,6 +215,13 @@ describe('a server offering both schemes', () => {
     expect(getPaymentReceipt(response)!.challengeId).toBeUndefined();
   });
 
+  it('a scheme option that is neither: a TypeError before anything is sent', async () => {
+    await expect(fetchWithL402(`${app.url}/both`, undefined, options({ scheme: 'payment' as never }))).rejects.toThrow(
+      /options.scheme must be 'L402' or 'Payment'/,
+    );
+    expect(app.authorizations).toEqual([]);
+  });
+
   it("is paid once, with Payment when the caller's scheme says so; mppx verifies the credential", async () => {
     const response = await fetchWithL402(`${app.url}/both`, undefined, options({ scheme: 'Payment' }));
     expect(response.status).toBe(200);

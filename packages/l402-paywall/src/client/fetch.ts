@@ -312,6 +312,9 @@ function checkOptions(options: FetchWithL402Options): void {
   if (options.timeoutMs !== undefined && !(Number.isSafeInteger(options.timeoutMs) && options.timeoutMs > 0 && options.timeoutMs <= 2 ** 31 - 1)) {
     throw new TypeError(`fetchWithL402: options.timeoutMs must be a whole number of milliseconds above 0, got ${options.timeoutMs}`);
   }
+  if (options.scheme !== undefined && options.scheme !== 'L402' && options.scheme !== 'Payment') {
+    throw new TypeError(`fetchWithL402: options.scheme must be 'L402' or 'Payment', got ${String(options.scheme)}`);
+  }
   if (options.maxChallengeBytes !== undefined && !(Number.isSafeInteger(options.maxChallengeBytes) && options.maxChallengeBytes > 0)) {
     throw new TypeError(`fetchWithL402: options.maxChallengeBytes must be a whole number of bytes above 0, got ${options.maxChallengeBytes}`);
   }
