@@ -26,6 +26,7 @@ import {
   L402ClientError,
   type FetchWithL402Options,
 } from 'l402-paywall/client';
+import type { L402Event } from 'l402-paywall/events';
 import { BindingKeyring, formatChallenge, formatReceipt, lightningChargeChallenge } from '../../packages/l402-paywall/src/mpp/index.js';
 import { recordingWallet, type RecordingWallet } from '../support/paid-apps.js';
 import { MPPX_SECRET, startMppApp, type InvoiceFor, type MppApp } from '../support/mpp-server.js';
@@ -117,6 +118,25 @@ describe('fetchWithL402 pays a Payment (MPP) server built with mppx', () => {
     });
     expect(receipt.serverReceiptProblem).toBeUndefined();
     expect(getL402Receipt(response)).toBe(receipt); // the former name reads the same receipt
+  });
+
+  it('reports audit events for a Payment challenge as for L402: received, paid, served; and a refusal of methods it does not pay', async () => {
+    const events: L402Event[] = [];
+    const response = await fetchWithL402(`${app.url}/mpp/weather`, undefined, options({ onEvent: (event) => void events.push(event) }));
+    expect(response.status).toBe(200);
+    const paymentHash = getPaymentReceipt(response)!.paymentHash;
+    expect(events.map((e) => e.type.split('.').slice(-2).join('.'))).toEqual(['challenge.received', 'payment.sent', 'request.served']);
+    expect(events.every((e) => e.data.payment?.paymentHash === paymentHash)).toBe(true);
+    events.length = 0;
+    app.script = () =>
+      new Response(null, { status: 402, headers: { 'www-authenticate': 'Payment id="x", realm="r", method="tempo", intent="charge", request="e30"' } });
+    expect((await refusal(fetchWithL402(`${app.url}/scripted`, undefined, options({ onEvent: (event) => void events.push(event) })))).code).toBe(
+      'UNSUPPORTED_CHALLENGE',
+    );
+    expect(events.map((e) => [e.type.split('.').slice(-2).join('.'), e.data.reason])).toEqual([
+      ['challenge.received', undefined],
+      ['invoice.refused', 'UNSUPPORTED_CHALLENGE'],
+    ]);
   });
 
   it('never keeps a charge credential for reuse: the next call pays a fresh challenge', async () => {
