@@ -1,12 +1,15 @@
-// `l402-paywall/client`: paying L402 APIs from programs, agents and browsers.
+// `l402-paywall/client`: paying L402 and Payment (MPP, Lightning charge) APIs from programs, agents and browsers.
 // Edge-safe (Web APIs, @noble, @scure; the backends' wallets add zod).
-export { fetchWithL402, getL402Receipt } from './client/fetch.js';
-export type { FetchWithL402Options, L402Receipt, PayInvoiceArgs, Wallet, Fetch } from './client/fetch.js';
+export { fetchWithL402, getL402Receipt, getPaymentReceipt } from './client/fetch.js';
+export type { FetchWithL402Options, L402Receipt, PayInvoiceArgs, PaymentReceipt, PaymentScheme, ServerReceipt, Wallet, Fetch } from './client/fetch.js';
 export { createBudget } from './client/budget.js';
 export type { Budget, BudgetOptions, BudgetReservation, Spending } from './client/budget.js';
 export { DestinationRefused, L402ClientError, PAYMENT_ERROR_CODES, REFUSAL_CODES } from './client/errors.js';
 export type { L402ClientErrorCode, L402ErrorDetails, PaymentErrorCode, RefusalCode } from './client/errors.js';
-export { l402Challenges, parseAuthenticate } from './client/challenge.js';
+export { l402Challenges, paymentCharges } from './client/challenge.js';
+export type { PaymentCharges } from './client/challenge.js';
+export { parseAuthenticate } from './http/authenticate.js';
+export type { RawChallenge } from './http/authenticate.js';
 export type { L402Challenge } from './client/challenge.js';
 export { createTokenStore } from './client/tokens.js';
 export type { StoredCredential, TokenStore } from './client/tokens.js';

@@ -1,8 +1,11 @@
 // Every challenge form real servers send, read the same way.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { l402Challenges, parseAuthenticate } from 'l402-paywall/client';
+import { l402Challenges, parseAuthenticate, paymentCharges } from 'l402-paywall/client';
 import { challengeHeaders } from 'l402-paywall';
+import { parseAuthenticate as sharedParseAuthenticate } from '../../packages/l402-paywall/src/http/authenticate.js';
+import { formatChallenge } from '../../packages/l402-paywall/src/mpp/index.js';
+import { chargeFixture, withRequest } from '../support/mpp.js';
 
 const MAC = 'AgEEbHNhdAJCAAD8h0dm+/0kJ5Kb4Bq2LkH8eLhS7h0=';
 const INV = 'lnbcrt10n1pjexample';
@@ -63,5 +66,47 @@ describe('l402Challenges', () => {
 
   it('never throws, whatever the header', () => {
     fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (header) => void l402Challenges(header)));
+  });
+});
+
+describe('paymentCharges: the Payment challenges a client pays', () => {
+  const fixture = chargeFixture();
+  const other = (method: string, intent: string) => formatChallenge({ ...fixture.challenge, method, intent });
+
+  it('reads a Lightning charge among L402 and other schemes, once however often it is sent', () => {
+    const header = `L402 macaroon="${MAC}", invoice="${INV}", ${fixture.header}, Bearer realm="x", ${fixture.header}`;
+    const { charges, unsupported } = paymentCharges(header);
+    expect(unsupported).toEqual([]);
+    expect(charges).toHaveLength(1);
+    expect(charges[0]).toMatchObject({
+      challenge: fixture.challenge,
+      invoice: fixture.invoice,
+      paymentHash: fixture.paymentHash,
+      amountSats: 21,
+      network: 'regtest',
+    });
+    // The L402 reader still sees its own challenge beside it.
+    expect(l402Challenges(header)).toEqual([{ scheme: 'L402', token: MAC, invoice: INV }]);
+  });
+
+  it('lists other methods and intents, and unreadable challenges, as unsupported: never as charges', () => {
+    const broken = withRequest(fixture.challenge, (request) => {
+      request.currency = 'usd';
+    });
+    const header = [other('tempo', 'charge'), other('lightning', 'session'), formatChallenge(broken), 'Payment abc'].join(', ');
+    const { charges, unsupported } = paymentCharges(header);
+    expect(charges).toEqual([]);
+    expect(unsupported).toEqual([
+      'tempo/charge',
+      'lightning/session',
+      expect.stringMatching(/^lightning\/charge \(request: currency/),
+      expect.stringMatching(/^an unreadable Payment challenge/),
+    ]);
+    expect(paymentCharges(null)).toEqual({ charges: [], unsupported: [] });
+  });
+
+  it('parseAuthenticate lives in http/authenticate.ts, the one reader of both schemes', () => {
+    expect(parseAuthenticate).toBe(sharedParseAuthenticate);
+    expect(parseAuthenticate(fixture.header)[0]!.params.get('method')).toBe('lightning');
   });
 });

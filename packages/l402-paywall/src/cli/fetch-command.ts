@@ -5,7 +5,7 @@
 // redirect from a public host into a non-public one is refused
 // (docs/security.md). Each request ends within --timeout-seconds.
 import { once } from 'node:events';
-import { fetchWithL402, getL402Receipt } from '../client/fetch.js';
+import { fetchWithL402, getPaymentReceipt, type PaymentReceipt } from '../client/fetch.js';
 import { DestinationRefused, L402ClientError } from '../client/errors.js';
 import { nodeDestinations } from '../node.js';
 import {
@@ -26,13 +26,18 @@ import { VERSION } from './version.js';
 export const FETCH_USAGE = `Usage: l402-paywall <url> [options]
        l402-paywall mcp [options]          (MCP server on stdio; l402-paywall mcp --help)
 
-Fetches <url>, paying its L402 challenge (Lightning invoice) within --max-sats.
-The body goes to stdout; what was paid goes to stderr.
+Fetches <url>, paying its L402 challenge or its Payment challenge (the IETF
+"Payment" scheme, MPP: method lightning, intent charge) within --max-sats.
+Other Payment methods and intents are never paid. The body goes to stdout;
+what was paid goes to stderr: the schemes offered, the one paid, and for
+Payment the challenge id and the server's receipt (payment hash, time).
 
 Options:
   --max-sats N        most one request may cost, whole sats (default 10)
   --budget-sats N     most this command may spend in all, whole sats (default: --max-sats)
   --max-fee-sats N    routing fee limit per payment, for wallets that take one (default 10)
+  --scheme S          l402 or payment: the scheme to pay in when the server offers both
+                      (default l402); a server offering one is paid in that one
   --dev URL           pay with the dev wallet at URL/api/dev/pay: a local service (npm start) or
                       your app's createDevPayHandler route, e.g. http://127.0.0.1:3000
   -X, --request M     HTTP method (default GET, or POST with -d)
@@ -50,7 +55,8 @@ LIGHTNING_NETWORK (default bitcoin) is the network the wallet pays on.
 
 Exit codes: 0 served; 1 the server answered an error status; 2 usage or
 configuration error; 3 refused to pay (price, budget, invalid, expired or
-wrong-network invoice); 4 payment failed; 5 the URL could not be reached (no
+wrong-network invoice, a Payment challenge that disagrees with its invoice,
+only methods this command does not pay); 4 payment failed; 5 the URL could not be reached (no
 answer, no complete answer in time, or a redirect from a public host into a
 private network refused).
 `;
@@ -119,6 +125,7 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
           wallet,
           maxPriceSats: flags.maxSats,
           maxFeeSats: flags.maxFeeSats,
+          ...(flags.scheme && { scheme: flags.scheme }),
           budget: sessionBudget(flags),
           tokens: false,
           destinations: nodeDestinations({ allowRequestedPrivate: true }),
@@ -148,11 +155,11 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
       }
       throw error;
     }
-    const receipt = getL402Receipt(response);
+    const receipt = getPaymentReceipt(response);
     const description = (await chosen())?.description ?? 'the wallet';
     io.stderr.write(
       receipt
-        ? `l402-paywall: paid ${sats(receipt.amountMsat)} (routing fee ${sats(receipt.feeMsat)}) with ${description} to ${receipt.host}, payment hash ${receipt.paymentHash}; HTTP ${response.status}\n`
+        ? `l402-paywall: paid ${sats(receipt.amountMsat)} (routing fee ${sats(receipt.feeMsat)}) with ${description} to ${receipt.host}, payment hash ${receipt.paymentHash}; HTTP ${response.status}; ${schemeLine(receipt)}\n`
         : `l402-paywall: paid nothing; HTTP ${response.status}\n`,
     );
     if (values.include) {
@@ -176,6 +183,16 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
   } finally {
     (await chosen()?.catch(() => undefined))?.wallet.close?.();
   }
+}
+
+/** The scheme part of the stderr line: offered, paid in, and for Payment the challenge and the server's receipt. */
+function schemeLine(receipt: PaymentReceipt): string {
+  const line = `scheme ${receipt.scheme} (offered: ${receipt.offered.join(', ')})`;
+  if (receipt.scheme !== 'Payment') return line;
+  const server = receipt.serverReceipt
+    ? `Payment-Receipt: challenge ${receipt.serverReceipt.challengeId}, payment hash ${receipt.serverReceipt.reference}, at ${receipt.serverReceipt.timestamp}`
+    : `no Payment-Receipt taken (${receipt.serverReceiptProblem ?? 'none sent'})`;
+  return `${line}, challenge id ${receipt.challengeId}; ${server}`;
 }
 
 function noCompleteAnswer(io: Io, url: URL, timeoutMs: number): number {

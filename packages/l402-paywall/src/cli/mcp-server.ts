@@ -14,7 +14,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { z } from 'zod';
 import { fetchWithinPolicy } from '../client/destinations.js';
-import { fetchWithL402, getL402Receipt, type L402Receipt } from '../client/fetch.js';
+import { fetchWithL402, getPaymentReceipt, type PaymentReceipt } from '../client/fetch.js';
 import { DestinationRefused, L402ClientError } from '../client/errors.js';
 import { deadline } from '../http/deadline.js';
 import { discardBody } from '../http/discard-body.js';
@@ -45,11 +45,15 @@ export const MCP_USAGE = `Usage: npx -y l402-mcp [options]
        l402-paywall mcp [options]     (the same; needs @modelcontextprotocol/sdk installed beside it)
 
 An MCP server on stdio with the tools list_paid_apis and call_paid_api.
+call_paid_api pays L402 challenges and Payment challenges (the IETF "Payment"
+scheme, MPP: method lightning, intent charge; other methods are never paid),
+and its result names the scheme paid and, for Payment, the receipt.
 
 Options:
   --max-sats N        most one request may cost, whole sats (default 10)
   --budget-sats N     what the whole session may spend, whole sats (default ${DEFAULT_BUDGET_SATS})
   --max-fee-sats N    routing fee limit per payment (default 10)
+  --scheme S          l402 or payment: the scheme to pay in when an API offers both (default l402)
   --dev URL           pay with the dev wallet of a local service (npm start); also the default directory
   --directory URL     the service whose /api/apis.json list_paid_apis reads (default: --dev's URL)
   --allow-private     let tools reach loopback, private and link-local addresses (default: only
@@ -68,6 +72,7 @@ const HEADERS_THAT_MATTER = [
   'retry-after',
   'location',
   'www-authenticate',
+  'payment-receipt',
   'cache-control',
   'ratelimit',
   'ratelimit-policy',
@@ -170,9 +175,11 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
     {
       title: 'Call a paid API',
       description:
-        'Sends one HTTP request; when the API answers 402 with an L402 challenge, pays its Lightning invoice (checked: amount, network, expiry) and retries. ' +
+        'Sends one HTTP request; when the API answers 402 with an L402 challenge or a Payment challenge (MPP, method lightning, intent charge), ' +
+        'pays its Lightning invoice (checked: amount, network, expiry) and retries. ' +
         `Never pays more than max_price_sats (at most ${flags.maxSats}) for one request, nor more than the session budget of ${flags.budgetSats} sats in all. ` +
-        `Returns status, the headers that matter, the body (its first ${maxBodyBytes} bytes), and the sats paid. ` +
+        `Returns status, the headers that matter, the body (its first ${maxBodyBytes} bytes), the sats paid, and when it paid, ` +
+        'the scheme offered and paid in (L402 or Payment) and for Payment the challenge id and the server receipt. ' +
         'URLs on this machine or a private network are refused (DESTINATION_REFUSED) unless the operator allowed them.',
       inputSchema: {
         url: z.url().describe('the API URL (http or https)'),
@@ -180,9 +187,13 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
         body: z.string().max(1_000_000).optional().describe('request body (JSON text for JSON APIs)'),
         content_type: z.string().max(200).optional().describe('Content-Type of body; default application/json when body is given'),
         max_price_sats: z.number().int().positive().optional().describe(`most this request may cost (default and ceiling ${flags.maxSats})`),
+        scheme: z
+          .enum(['L402', 'Payment'])
+          .optional()
+          .describe(`the scheme to pay in when the API offers both (default ${flags.scheme ?? 'L402'})`),
       },
     },
-    async ({ url, method, body, content_type, max_price_sats }) => {
+    async ({ url, method, body, content_type, max_price_sats, scheme }) => {
       const maxPriceSats = Math.min(max_price_sats ?? flags.maxSats, flags.maxSats);
       const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.5' };
       if (body !== undefined) headers['content-type'] = content_type ?? 'application/json';
@@ -191,14 +202,22 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
         response = await fetchWithL402(
           url,
           { method, headers, ...(body !== undefined && { body }) },
-          { wallet, maxPriceSats, maxFeeSats: flags.maxFeeSats, budget, destinations, timeoutMs: flags.timeoutMs },
+          {
+            wallet,
+            maxPriceSats,
+            maxFeeSats: flags.maxFeeSats,
+            budget,
+            destinations,
+            timeoutMs: flags.timeoutMs,
+            ...((scheme ?? flags.scheme) && { scheme: scheme ?? flags.scheme }),
+          },
         );
       } catch (error) {
         if (error instanceof L402ClientError) return toolError(error.code, error.message, { refused: error.refused, ...error.details });
         // A payment may have gone out before the paid request failed: the session's spending says so.
         return requestFailed(error, new URL(url), 'REQUEST_FAILED', `Could not reach ${new URL(url).origin}`, budgetState());
       }
-      const receipt = getL402Receipt(response);
+      const receipt = getPaymentReceipt(response);
       const paid = paidFacts(receipt);
       let text: { text: string; cut?: true };
       try {
@@ -262,11 +281,24 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
 }
 
 /** What a call paid, for its answer. */
-function paidFacts(receipt: L402Receipt | undefined) {
+function paidFacts(receipt: PaymentReceipt | undefined) {
   return {
     sats_paid: receipt?.paidByThisCall ? receipt.amountMsat / 1000 : 0,
     fee_sats: receipt?.paidByThisCall ? receipt.feeMsat / 1000 : 0,
-    ...(receipt && { payment_hash: receipt.paymentHash }),
+    ...(receipt && {
+      payment_hash: receipt.paymentHash,
+      scheme: receipt.scheme,
+      schemes_offered: receipt.offered,
+      ...(receipt.challengeId !== undefined && { challenge_id: receipt.challengeId }),
+      ...(receipt.serverReceipt && {
+        receipt: {
+          challenge_id: receipt.serverReceipt.challengeId,
+          payment_hash: receipt.serverReceipt.reference,
+          timestamp: receipt.serverReceipt.timestamp,
+        },
+      }),
+      ...(receipt.serverReceiptProblem !== undefined && { receipt_problem: receipt.serverReceiptProblem }),
+    }),
   };
 }
 

@@ -5,7 +5,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Network } from '../lightning/bolt11.js';
 import { createBudget, type Budget } from '../client/budget.js';
-import type { Wallet } from '../client/fetch.js';
+import type { PaymentScheme, Wallet } from '../client/fetch.js';
 import { blinkWallet, clnWallet, devWallet, lnbitsWallet, lndWallet, phoenixdWallet } from '../client/wallets.js';
 
 export const EXIT = {
@@ -34,6 +34,8 @@ export interface SessionFlags {
   /** Each request, from sending it to the last byte of its answer (fetchWithL402's timeoutMs). */
   timeoutMs: number;
   dev?: string;
+  /** --scheme: what to answer with when a server offers both L402 and Payment (default L402). */
+  scheme?: PaymentScheme;
 }
 
 export const DEFAULT_MAX_SATS = 10;
@@ -49,6 +51,7 @@ export const SESSION_OPTIONS = {
   'max-fee-sats': { type: 'string' },
   'timeout-seconds': { type: 'string' },
   dev: { type: 'string' },
+  scheme: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -61,7 +64,7 @@ export function wholeNumber(value: string | undefined, flag: string, fallback: n
 }
 
 export function sessionFlags(
-  values: { 'max-sats'?: string; 'budget-sats'?: string; 'max-fee-sats'?: string; 'timeout-seconds'?: string; dev?: string },
+  values: { 'max-sats'?: string; 'budget-sats'?: string; 'max-fee-sats'?: string; 'timeout-seconds'?: string; dev?: string; scheme?: string },
   defaultBudget: number,
 ): SessionFlags {
   const maxSats = wholeNumber(values['max-sats'], '--max-sats', DEFAULT_MAX_SATS);
@@ -74,7 +77,16 @@ export function sessionFlags(
     maxFeeSats: wholeNumber(values['max-fee-sats'], '--max-fee-sats', DEFAULT_MAX_FEE_SATS, 0),
     timeoutMs: timeoutSeconds * 1000,
     ...(values.dev !== undefined && { dev: values.dev }),
+    ...(values.scheme !== undefined && { scheme: schemeFlag(values.scheme) }),
   };
+}
+
+/** --scheme l402|payment (any case). */
+export function schemeFlag(value: string): PaymentScheme {
+  const scheme = value.toLowerCase();
+  if (scheme === 'l402') return 'L402';
+  if (scheme === 'payment') return 'Payment';
+  throw new UsageError(`--scheme must be l402 or payment, got "${value}"`);
 }
 
 export function sessionBudget(flags: SessionFlags): Budget {

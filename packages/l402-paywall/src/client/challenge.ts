@@ -3,9 +3,11 @@
 // (`L402 <macaroon>, invoice="…"`, this project's first form), several
 // challenges in one WWW-Authenticate field (Headers.get() joins repeated
 // fields with ", "), other schemes mixed in, unknown parameters ignored.
-// The grammar is RFC 9110's (auth-scheme, token68 or auth-params, quoted
-// strings with backslash escapes), widened for the bare token followed by
-// parameters, which that grammar does not allow but servers send.
+// Beside them, the Payment scheme's Lightning charge challenges (docs/mpp.md),
+// read with the src/mpp/ codecs. The WWW-Authenticate grammar itself is read
+// by http/authenticate.ts.
+import { parseAuthenticate } from '../http/authenticate.js';
+import { CHARGE_INTENT, LIGHTNING_METHOD, parsePaymentChallenges, readLightningCharge, type LightningCharge } from '../mpp/challenge.js';
 
 export interface L402Challenge {
   /** `L402` or `LSAT`, as the server spelled the scheme (upper-cased). */
@@ -13,92 +15,6 @@ export interface L402Challenge {
   /** The macaroon or token to send back, as given. */
   token: string;
   invoice: string;
-}
-
-interface RawChallenge {
-  scheme: string;
-  token68?: string;
-  params: Map<string, string>;
-}
-
-const TCHAR = /[!#$%&'*+\-.^_`|~0-9A-Za-z]/;
-const TOKEN68_CHAR = /[A-Za-z0-9\-._~+/]/;
-
-/** Every auth challenge in a WWW-Authenticate value, in order; malformed parts are skipped, never thrown. */
-export function parseAuthenticate(header: string): RawChallenge[] {
-  const challenges: RawChallenge[] = [];
-  let i = 0;
-  const n = header.length;
-  const skipSpace = () => {
-    while (i < n && (header[i] === ' ' || header[i] === '\t')) i++;
-  };
-  const readWhile = (re: RegExp) => {
-    const start = i;
-    while (i < n && re.test(header[i]!)) i++;
-    return header.slice(start, i);
-  };
-  const readQuoted = () => {
-    let value = '';
-    i++; // opening quote
-    while (i < n && header[i] !== '"') {
-      if (header[i] === '\\' && i + 1 < n) i++;
-      value += header[i++];
-    }
-    i++; // closing quote (or end)
-    return value;
-  };
-  /** Skips to just after the next top-level comma (or to the end). */
-  const skipItem = () => {
-    while (i < n && header[i] !== ',') {
-      if (header[i] === '"') readQuoted();
-      else i++;
-    }
-    if (i < n) i++;
-  };
-
-  let current: RawChallenge | undefined;
-  while (i < n) {
-    skipSpace();
-    if (header[i] === ',') {
-      i++;
-      continue;
-    }
-    const start = i;
-    const word = readWhile(TCHAR);
-    if (!word) {
-      skipItem();
-      continue;
-    }
-    skipSpace();
-    if (header[i] === '=' && current) {
-      // name=value: a parameter of the current challenge (unless it is a token68's padding, handled below).
-      i++;
-      skipSpace();
-      const value = header[i] === '"' ? readQuoted() : readWhile(/[^,\s]/);
-      const name = word.toLowerCase();
-      if (!current.params.has(name)) current.params.set(name, value);
-      skipSpace();
-      if (i < n && header[i] !== ',') skipItem();
-      continue;
-    }
-    // A new challenge: the scheme, then a token68 or parameters.
-    current = { scheme: word, params: new Map() };
-    challenges.push(current);
-    if (i === start + word.length) continue; // scheme directly followed by a comma or the end
-    const token68Start = i;
-    const token68 = readWhile(TOKEN68_CHAR);
-    if (!token68) continue;
-    let padding = '';
-    while (header[i] === '=') padding += header[i++];
-    skipSpace();
-    if (i >= n || header[i] === ',') {
-      current.token68 = token68 + padding;
-      continue;
-    }
-    // Not a token68 after all: the first parameter's name. Read it again as one.
-    i = token68Start;
-  }
-  return challenges;
 }
 
 /**
@@ -132,4 +48,36 @@ export function bodyChallenge(body: unknown): L402Challenge | undefined {
   const token = typeof b.macaroon === 'string' ? b.macaroon : typeof b.token === 'string' ? b.token : undefined;
   const invoice = typeof b.invoice === 'string' ? b.invoice : undefined;
   return token && invoice ? { scheme: 'L402', token, invoice } : undefined;
+}
+
+/** The Payment challenges of a WWW-Authenticate value this client can pay, and the ones it cannot. */
+export interface PaymentCharges {
+  /** Lightning charge challenges, their requests decoded (the invoice is the payer's to check). */
+  charges: LightningCharge[];
+  /** Why each other Payment challenge is not paid: `tempo/charge`, `lightning/session`, or what was malformed. */
+  unsupported: string[];
+}
+
+/**
+ * The Payment challenges (`method="lightning"`, `intent="charge"`) of a
+ * WWW-Authenticate value. Other methods and intents, and challenges that do
+ * not read, are listed in `unsupported` and never paid.
+ */
+export function paymentCharges(header: string | null): PaymentCharges {
+  const found: PaymentCharges = { charges: [], unsupported: [] };
+  if (!header) return found;
+  const { challenges, refusals } = parsePaymentChallenges(header);
+  for (const challenge of challenges) {
+    const read = readLightningCharge(challenge);
+    if (read.ok) {
+      // The same challenge sent twice is one offer.
+      if (!found.charges.some((c) => c.challenge.id === challenge.id && c.challenge.request === challenge.request)) found.charges.push(read.charge);
+    } else if (challenge.method === LIGHTNING_METHOD && challenge.intent === CHARGE_INTENT) {
+      found.unsupported.push(`${LIGHTNING_METHOD}/${CHARGE_INTENT} (${read.detail})`);
+    } else {
+      found.unsupported.push(`${challenge.method}/${challenge.intent}`);
+    }
+  }
+  for (const refusal of refusals) found.unsupported.push(`an unreadable Payment challenge (${refusal.detail})`);
+  return found;
 }

@@ -11,6 +11,10 @@ export const REFUSAL_CODES = [
   'WRONG_NETWORK',
   'INVOICE_EXPIRED',
   'TOKEN_INVOICE_MISMATCH',
+  /** A Payment challenge's convenience fields (payment hash, network, amount) disagree with its invoice. */
+  'CHALLENGE_INVOICE_MISMATCH',
+  /** The 402 asks for payment only by methods or intents this client does not pay (not Lightning charge, not L402). */
+  'UNSUPPORTED_CHALLENGE',
 ] as const;
 
 export const PAYMENT_ERROR_CODES = [
@@ -35,6 +39,12 @@ export interface L402ErrorDetails {
   network?: string;
   walletNetwork?: string;
   expiresAt?: number;
+  /** The scheme of the challenge this is about: `L402` (or `LSAT`) or `Payment`. */
+  scheme?: string;
+  /** A Payment challenge's id. */
+  challengeId?: string;
+  /** UNSUPPORTED_CHALLENGE: the method/intent pairs offered, e.g. `tempo/charge`. */
+  unsupported?: string[];
 }
 
 export class L402ClientError extends Error {

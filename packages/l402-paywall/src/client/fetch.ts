@@ -1,14 +1,22 @@
-// fetchWithL402: a fetch that pays L402 challenges, and never trusts the
+// fetchWithL402: a fetch that pays L402 challenges and the Payment scheme's
+// Lightning charge challenges (MPP, docs/mpp.md), and never trusts the
 // server with money. The flow, one named step each:
 //   1. send          the request (with a stored credential when one is usable)
-//   2. challenge     a 402 (or 401) with L402 challenges was received
+//   2. challenge     a 402 (or 401) with L402 or Payment lightning/charge
+//                    challenges was received (other methods and intents are
+//                    never paid)
 //   3. choose        each invoice is decoded here, signature checked, and
 //                    refused unless amount, network and expiry are within the
-//                    caller's limits (nothing is paid for a refused invoice)
+//                    caller's limits and a Payment challenge's own fields
+//                    (payment hash, network, amount) agree with it (nothing
+//                    is paid for a refused invoice); L402 is preferred when
+//                    both schemes are payable, unless `scheme` says Payment
 //   4. pay           budget charged, invoice paid at most once per process,
 //                    SHA256(preimage) checked against the payment hash
-//   5. retry         once, with Authorization: L402 <token>:<preimage>
-//   6. served        the answer, with a receipt of what was paid
+//   5. retry         once, with Authorization: L402 <token>:<preimage>, or
+//                    Payment <credential> (single-use: never kept for reuse)
+//   6. served        the answer, with a receipt of what was paid (and the
+//                    server's Payment-Receipt, checked against the payment)
 import { sha256 } from '@noble/hashes/sha2.js';
 import { hexToBytes } from '@noble/hashes/utils.js';
 import { decodeInvoice, InvalidInvoice, type DecodedInvoice, type Network } from '../lightning/bolt11.js';
@@ -16,8 +24,11 @@ import { deadline } from '../http/deadline.js';
 import { discardBody } from '../http/discard-body.js';
 import { readBoundedText } from '../http/read-bounded.js';
 import { decodeToken } from '../l402/token.js';
+import { formatCredential } from '../mpp/credential.js';
+import type { LightningCharge } from '../mpp/challenge.js';
+import { PAYMENT_RECEIPT_HEADER, parseReceipt } from '../mpp/receipt.js';
 import type { Budget, BudgetReservation } from './budget.js';
-import { bodyChallenge, l402Challenges, type L402Challenge } from './challenge.js';
+import { bodyChallenge, l402Challenges, paymentCharges, type L402Challenge } from './challenge.js';
 import { fetchWithinPolicy, type DestinationPolicy } from './destinations.js';
 import { L402ClientError, outcomeUnknown } from './errors.js';
 import { payOnce, type Proof } from './proofs.js';
@@ -57,6 +68,12 @@ export interface FetchWithL402Options {
   maxFeeSats?: number;
   /** Overrides the wallet's network. */
   network?: Network;
+  /**
+   * The scheme to answer with when the server offers a payable challenge in
+   * both: `L402` (default) or `Payment` (the IETF Payment scheme, Lightning
+   * charge). A server offering one of them is paid in that one either way.
+   */
+  scheme?: PaymentScheme;
   /**
    * A paid request answered 503 with a Retry-After of at most this many
    * seconds is sent again with the same credential after that wait, twice at
@@ -98,8 +115,21 @@ export interface FetchWithL402Options {
   events?: ClientEventOptions;
 }
 
+/** The HTTP authentication schemes fetchWithL402 pays: L402 (and its legacy name LSAT), and Payment with the Lightning charge method. */
+export type PaymentScheme = 'L402' | 'Payment';
+
+/** A server's Payment-Receipt, read and checked: its reference is the payment hash this call paid. */
+export interface ServerReceipt {
+  /** The id of the challenge the server says was paid. */
+  challengeId: string;
+  /** The payment hash (never the preimage). */
+  reference: string;
+  /** When the server verified the payment (RFC 3339). */
+  timestamp: string;
+}
+
 /** What a call paid, for the response it returned. */
-export interface L402Receipt {
+export interface PaymentReceipt {
   url: string;
   host: string;
   paymentHash: string;
@@ -109,7 +139,20 @@ export interface L402Receipt {
   feeMsat: number;
   /** False when another call had already paid this invoice and this call used its proof. */
   paidByThisCall: boolean;
+  /** The scheme the paid request was sent with (L402 also for a server that named it LSAT). */
+  scheme: PaymentScheme;
+  /** The schemes the server offered a challenge in that this client pays, L402 first. */
+  offered: PaymentScheme[];
+  /** Payment: the id of the challenge answered. */
+  challengeId?: string;
+  /** Payment: the server's Payment-Receipt, when it sent one for this payment. */
+  serverReceipt?: ServerReceipt;
+  /** Payment: why no serverReceipt, on an answer below 400: none sent, unreadable, or for another payment or challenge. */
+  serverReceiptProblem?: string;
 }
+
+/** The receipt's former name, kept for existing code. */
+export type L402Receipt = PaymentReceipt;
 
 const DEFAULT_MAX_FEE_SATS = 10;
 const DEFAULT_MAX_RETRY_AFTER_SECONDS = 10;
@@ -118,10 +161,15 @@ const DEFAULT_MAX_CHALLENGE_BYTES = 64 * 1024;
 /** Paid requests sent again after a 503 with Retry-After, at most. */
 const UNAVAILABLE_RETRIES = 2;
 
-const receipts = new WeakMap<Response, L402Receipt>();
+const receipts = new WeakMap<Response, PaymentReceipt>();
 
-/** What the call that returned this response paid; undefined when it paid nothing (free, or served with a stored credential). */
-export function getL402Receipt(response: Response): L402Receipt | undefined {
+/** What the call that returned this response paid, in either scheme; undefined when it paid nothing (free, or served with a stored credential). */
+export function getPaymentReceipt(response: Response): PaymentReceipt | undefined {
+  return receipts.get(response);
+}
+
+/** The same as getPaymentReceipt (its former name). */
+export function getL402Receipt(response: Response): PaymentReceipt | undefined {
   return receipts.get(response);
 }
 
@@ -158,22 +206,33 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
   if (first.status !== 402 && first.status !== 401) return first;
 
   // 2. challenge received
-  const challenges = await readChallenges(first, options.maxChallengeBytes ?? DEFAULT_MAX_CHALLENGE_BYTES);
-  if (challenges.length === 0) return first;
+  const { offers, unsupported } = await readChallenges(first, options.maxChallengeBytes ?? DEFAULT_MAX_CHALLENGE_BYTES);
+  if (offers.length === 0 && unsupported.length === 0) return first;
   discardBody(first.body);
+  if (offers.length === 0) {
+    // Only methods or intents this client does not pay (a card, another chain, a session): say so rather than hand back a 402.
+    const error = new L402ClientError(
+      'UNSUPPORTED_CHALLENGE',
+      `Not paid: ${url.host} asks for payment only by ${unsupported.join(', ')}; this client pays L402 and Payment lightning/charge challenges`,
+      { url: url.href, scheme: 'Payment', unsupported },
+    );
+    if (events) events.invoiceRefused(error.code, {}, events.challengeReceived({}));
+    throw error;
+  }
 
   // 3. choose an acceptable invoice, or refuse
   let chosen: Chosen;
   try {
-    chosen = chooseInvoice(challenges, options, url);
+    chosen = chooseOffer(offers, options, url);
   } catch (error) {
     if (events && error instanceof L402ClientError) {
-      const facts = { ...error.details, invoice: challenges[0]!.invoice };
+      const facts = { ...error.details, invoice: offers[0]!.invoice };
       events.invoiceRefused(error.code, facts, events.challengeReceived(facts));
     }
     throw error;
   }
-  const facts = { paymentHash: chosen.invoice.paymentHash, amountMsat: chosen.invoice.amountMsat, invoice: chosen.challenge.invoice };
+  const { offer } = chosen;
+  const facts = { paymentHash: chosen.invoice.paymentHash, amountMsat: chosen.invoice.amountMsat, invoice: offer.invoice };
   let cause = events?.challengeReceived(facts);
 
   // 4. pay (at most once per invoice)
@@ -189,7 +248,8 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
   if (events && paidByThisCall) cause = events.paymentSent({ ...facts, feeMsat: proof.feeMsat, payStartedAt }, cause!);
 
   // 5. retry with the credential
-  const authorization = `${chosen.challenge.scheme} ${chosen.challenge.token}:${proof.preimage}`;
+  const authorization =
+    offer.scheme === 'L402' ? `${offer.challenge.scheme} ${offer.challenge.token}:${proof.preimage}` : formatCredential(offer.charge.challenge, proof.preimage);
   const retryStartedAt = events ? performance.now() : 0;
   let response: Response | undefined;
   try {
@@ -204,7 +264,8 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
     }
   } finally {
     // Kept unless the server took or refused it (a 5xx gives the use back; no answer may have): the next call then pays nothing.
-    const keep = store && keptCredential(authorization, chosen.challenge.token, response?.status);
+    // A Payment charge credential answers one challenge once: it is never kept.
+    const keep = store && offer.scheme === 'L402' && keptCredential(authorization, offer.challenge.token, response?.status);
     if (keep) store!.set(key, keep);
   }
   events?.requestServed({ ...facts, status: response.status, retryStartedAt, paidByThisCall }, cause!);
@@ -217,8 +278,23 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
     amountMsat: chosen.invoice.amountMsat,
     feeMsat: paidByThisCall ? proof.feeMsat : 0,
     paidByThisCall,
+    scheme: offer.scheme,
+    offered: (['L402', 'Payment'] as const).filter((scheme) => offers.some((o) => o.scheme === scheme)),
+    ...(offer.scheme === 'Payment' && { challengeId: offer.charge.challenge.id, ...serverReceipt(response, offer.charge, chosen.invoice.paymentHash) }),
   });
   return response;
+}
+
+/** The answer's Payment-Receipt, taken only when it is for this payment (its reference the hash paid) and this challenge. */
+function serverReceipt(response: Response, charge: LightningCharge, paymentHash: string): Pick<PaymentReceipt, 'serverReceipt' | 'serverReceiptProblem'> {
+  const header = response.headers.get(PAYMENT_RECEIPT_HEADER);
+  if (header === null) return response.status < 400 ? { serverReceiptProblem: `the answer carries no ${PAYMENT_RECEIPT_HEADER}` } : {};
+  const read = parseReceipt(header);
+  if (!read.ok) return { serverReceiptProblem: read.detail };
+  const { challengeId, reference, timestamp } = read.receipt;
+  if (reference !== paymentHash) return { serverReceiptProblem: `the ${PAYMENT_RECEIPT_HEADER} is for another payment (reference ${reference})` };
+  if (challengeId !== charge.challenge.id) return { serverReceiptProblem: `the ${PAYMENT_RECEIPT_HEADER} is for another challenge (${challengeId})` };
+  return { serverReceipt: { challengeId, reference, timestamp } };
 }
 
 function checkOptions(options: FetchWithL402Options): void {
@@ -235,6 +311,9 @@ function checkOptions(options: FetchWithL402Options): void {
   // AbortSignal.timeout takes at most 2^31 - 1 ms (about 24.8 days).
   if (options.timeoutMs !== undefined && !(Number.isSafeInteger(options.timeoutMs) && options.timeoutMs > 0 && options.timeoutMs <= 2 ** 31 - 1)) {
     throw new TypeError(`fetchWithL402: options.timeoutMs must be a whole number of milliseconds above 0, got ${options.timeoutMs}`);
+  }
+  if (options.scheme !== undefined && options.scheme !== 'L402' && options.scheme !== 'Payment') {
+    throw new TypeError(`fetchWithL402: options.scheme must be 'L402' or 'Payment', got ${String(options.scheme)}`);
   }
   if (options.maxChallengeBytes !== undefined && !(Number.isSafeInteger(options.maxChallengeBytes) && options.maxChallengeBytes > 0)) {
     throw new TypeError(`fetchWithL402: options.maxChallengeBytes must be a whole number of bytes above 0, got ${options.maxChallengeBytes}`);
@@ -281,35 +360,50 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-async function readChallenges(response: Response, maxBytes: number): Promise<L402Challenge[]> {
-  const fromHeader = l402Challenges(response.headers.get('www-authenticate'));
-  if (fromHeader.length > 0 || response.status !== 402) return fromHeader;
+/** A challenge this client can pay: an L402 one, or a Payment scheme Lightning charge. */
+type Offer = { scheme: 'L402'; challenge: L402Challenge; invoice: string } | { scheme: 'Payment'; charge: LightningCharge; invoice: string };
+
+async function readChallenges(response: Response, maxBytes: number): Promise<{ offers: Offer[]; unsupported: string[] }> {
+  const header = response.headers.get('www-authenticate');
+  const { charges, unsupported } = paymentCharges(header);
+  const offers: Offer[] = [
+    ...l402Challenges(header).map((challenge) => ({ scheme: 'L402' as const, challenge, invoice: challenge.invoice })),
+    ...charges.map((charge) => ({ scheme: 'Payment' as const, charge, invoice: charge.invoice })),
+  ];
+  if (offers.length > 0 || response.status !== 402) return { offers, unsupported };
   // No readable header (a browser that was not allowed to see it): the body may carry the same facts.
-  if (!/json/i.test(response.headers.get('content-type') ?? '')) return [];
+  if (!/json/i.test(response.headers.get('content-type') ?? '')) return { offers, unsupported };
   // Read from a copy, so that a 402 returned as it is keeps its body; a body past the limit is no challenge.
   const body = await readBoundedText(response.clone().body, maxBytes);
-  if (!body.ok) return [];
+  if (!body.ok) return { offers, unsupported };
   try {
     const fromBody = bodyChallenge(JSON.parse(body.text));
-    return fromBody ? [fromBody] : [];
+    return { offers: fromBody ? [{ scheme: 'L402', challenge: fromBody, invoice: fromBody.invoice }] : [], unsupported };
   } catch {
-    return [];
+    return { offers, unsupported };
   }
 }
 
 interface Chosen {
-  challenge: L402Challenge;
+  offer: Offer;
   invoice: DecodedInvoice & { amountMsat: number };
 }
 
-/** The cheapest challenge whose invoice passes every check, or the first one's refusal. */
-function chooseInvoice(challenges: L402Challenge[], options: FetchWithL402Options, url: URL): Chosen {
+/**
+ * The cheapest offer in the preferred scheme whose invoice passes every
+ * check, else the cheapest in the other; or the first refusal (the preferred
+ * scheme's first).
+ */
+function chooseOffer(offers: Offer[], options: FetchWithL402Options, url: URL): Chosen {
+  const preferred: PaymentScheme = options.scheme ?? 'L402';
+  const rank = (offer: Offer) => (offer.scheme === preferred ? 0 : 1);
   let refusal: L402ClientError | undefined;
   let best: Chosen | undefined;
-  for (const challenge of challenges) {
+  for (const offer of [...offers].sort((a, b) => rank(a) - rank(b))) {
     try {
-      const invoice = acceptableInvoice(challenge, options, url);
-      if (!best || invoice.amountMsat < best.invoice.amountMsat) best = { challenge, invoice };
+      const invoice = acceptableInvoice(offer, options, url);
+      if (!best || rank(offer) < rank(best.offer) || (rank(offer) === rank(best.offer) && invoice.amountMsat < best.invoice.amountMsat))
+        best = { offer, invoice };
     } catch (error) {
       if (!(error instanceof L402ClientError)) throw error;
       refusal ??= error;
@@ -328,18 +422,41 @@ function rememberPayee(host: string, payee: string): void {
   if (payeeByHost.get(host) !== payee) setNewest(payeeByHost, host, payee, PAYEE_HOSTS_MAX);
 }
 
-function acceptableInvoice(challenge: L402Challenge, options: FetchWithL402Options, url: URL): DecodedInvoice & { amountMsat: number } {
-  const where = { url: url.href };
+/** The Lightning method's network names (draft-lightning-charge) as BOLT 11 networks. */
+const CHARGE_NETWORKS = { mainnet: 'bitcoin', regtest: 'regtest', signet: 'signet' } as const;
+
+function acceptableInvoice(offer: Offer, options: FetchWithL402Options, url: URL): DecodedInvoice & { amountMsat: number } {
+  const where = {
+    url: url.href,
+    scheme: offer.scheme === 'L402' ? offer.challenge.scheme : offer.scheme,
+    ...(offer.scheme === 'Payment' && { challengeId: offer.charge.challenge.id }),
+  };
   let invoice: DecodedInvoice;
   try {
-    invoice = decodeInvoice(challenge.invoice.trim().replace(/^lightning:/i, ''), { expectedPayee: payeeByHost.get(url.host) });
+    invoice = decodeInvoice(offer.invoice.trim().replace(/^lightning:/i, ''), { expectedPayee: payeeByHost.get(url.host) });
   } catch (error) {
     if (error instanceof InvalidInvoice)
       throw new L402ClientError('INVOICE_INVALID', `Not paid: the server's invoice is not a valid BOLT11 invoice (${error.reason})`, where, { cause: error });
     throw error;
   }
   rememberPayee(url.host, invoice.payeeNodeKey);
-  const facts = { ...where, paymentHash: invoice.paymentHash, amountMsat: invoice.amountMsat, network: invoice.network, expiresAt: invoice.expiresAt };
+  // A Payment challenge's expiry may come before its invoice's: the earlier one counts.
+  const challengeExpiresAt = offer.scheme === 'Payment' ? offer.charge.expiresAt : undefined;
+  const expiresAt = challengeExpiresAt !== undefined && challengeExpiresAt < invoice.expiresAt ? challengeExpiresAt : invoice.expiresAt;
+  const facts = { ...where, paymentHash: invoice.paymentHash, amountMsat: invoice.amountMsat, network: invoice.network, expiresAt };
+  if (offer.scheme === 'Payment') {
+    // draft-lightning-charge: the payer decodes the invoice itself and refuses a challenge whose convenience fields disagree with it.
+    const { charge } = offer;
+    const disagree =
+      charge.paymentHash !== undefined && charge.paymentHash !== invoice.paymentHash
+        ? `payment hash ${charge.paymentHash}, the invoice's is ${invoice.paymentHash}`
+        : CHARGE_NETWORKS[charge.network] !== invoice.network
+          ? `network ${charge.network}, the invoice is for ${invoice.network}`
+          : invoice.amountMsat !== null && charge.amountSats * 1000 !== invoice.amountMsat
+            ? `amount ${charge.amountSats} sats, the invoice asks ${invoice.amountMsat / 1000}`
+            : undefined;
+    if (disagree) throw new L402ClientError('CHALLENGE_INVOICE_MISMATCH', `Not paid: the Payment challenge says ${disagree}`, facts);
+  }
   const walletNetwork = options.network ?? options.wallet.network ?? 'bitcoin';
   if (invoice.network !== walletNetwork) {
     throw new L402ClientError('WRONG_NETWORK', `Not paid: the invoice is for ${invoice.network}, the wallet pays on ${walletNetwork}`, {
@@ -349,8 +466,10 @@ function acceptableInvoice(challenge: L402Challenge, options: FetchWithL402Optio
   }
   if (invoice.amountMsat === null)
     throw new L402ClientError('INVOICE_WITHOUT_AMOUNT', 'Not paid: the invoice does not say how much (the price must be in the invoice)', facts);
-  if (invoice.expiresAt <= Date.now() / 1000)
-    throw new L402ClientError('INVOICE_EXPIRED', `Not paid: the invoice expired at ${new Date(invoice.expiresAt * 1000).toISOString()}`, facts);
+  if (expiresAt <= Date.now() / 1000) {
+    const what = expiresAt === invoice.expiresAt ? 'the invoice' : 'the Payment challenge';
+    throw new L402ClientError('INVOICE_EXPIRED', `Not paid: ${what} expired at ${new Date(expiresAt * 1000).toISOString()}`, facts);
+  }
   const maxPriceMsat = options.maxPriceSats * 1000;
   if (invoice.amountMsat > maxPriceMsat) {
     throw new L402ClientError(
@@ -360,7 +479,7 @@ function acceptableInvoice(challenge: L402Challenge, options: FetchWithL402Optio
     );
   }
   // A token that names a payment hash (this project's) must name this invoice's, or paying would buy nothing.
-  const token = decodeToken(challenge.token);
+  const token = offer.scheme === 'L402' ? decodeToken(offer.challenge.token) : undefined;
   if (token && token.hash !== invoice.paymentHash) {
     throw new L402ClientError('TOKEN_INVOICE_MISMATCH', 'Not paid: the token in the challenge is for another payment than its invoice', facts);
   }
@@ -368,7 +487,7 @@ function acceptableInvoice(challenge: L402Challenge, options: FetchWithL402Optio
 }
 
 async function payInvoice(chosen: Chosen, options: FetchWithL402Options, host: string): Promise<{ proof: Proof; paidByThisCall: boolean }> {
-  const { invoice, challenge } = chosen;
+  const { invoice, offer } = chosen;
   const { proof, first } = payOnce(
     invoice.paymentHash,
     invoice.expiresAt,
@@ -376,7 +495,7 @@ async function payInvoice(chosen: Chosen, options: FetchWithL402Options, host: s
       // Runs synchronously up to the wallet call: the budget's check and charge are one step (createBudget).
       const reservation: BudgetReservation | undefined = options.budget?.reserve(host, invoice.amountMsat);
       try {
-        const paid = await walletPayment(options, challenge.invoice, invoice);
+        const paid = await walletPayment(options, offer.invoice, invoice);
         reservation?.commit();
         return paid;
       } catch (error) {

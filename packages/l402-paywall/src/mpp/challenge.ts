@@ -8,7 +8,7 @@
 // by the id like everything else (binding.ts). A server builds them here; a
 // client reads them here, from any server, never trusting what it reads.
 import { z } from 'zod';
-import { parseAuthenticate } from '../client/challenge.js';
+import { parseAuthenticate } from '../http/authenticate.js';
 import type { BindingKeyring, BoundParameters } from './binding.js';
 import { MAX_PARAM_LENGTH, decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from './wire.js';
 
