@@ -169,7 +169,7 @@ describe('npx -y l402-mcp (the MCP configuration of the README)', () => {
       expect(paid.isError, paid.content[0]?.text).toBeFalsy();
       expect(paid.structuredContent).toMatchObject({ status: 200, sats_paid: DEMO_PRICE_SATS, fee_sats: 0, session_spent_sats: DEMO_PRICE_SATS });
       expect(JSON.parse(String(paid.structuredContent!.body))).toMatchObject({ usd: expect.any(Number), source: 'simulated' });
-      expect(stderr.join('')).toContain(`ready on stdio; paying with dev wallet of ${service.url}`);
+      expect(stderr.join('')).toContain(`l402-mcp: ready on stdio; paying with dev wallet of ${service.url}`);
 
       // What ran is what was packed: npx's install holds exactly our two tarballs, from the local registry.
       const npxDir = join(cache, '_npx');

@@ -14,5 +14,5 @@ export { mcpCommand, MCP_USAGE } from './cli/mcp-server.js';
  * hangs up. Errors are reported on stderr prefixed with `name`.
  */
 export function runMcpServer(args: string[] = process.argv.slice(2), name = 'l402-mcp'): Promise<never> {
-  return runAsProcess(name, mcpCommand, args);
+  return runAsProcess(name, (commandArgs, io) => mcpCommand(commandArgs, io, name), args);
 }

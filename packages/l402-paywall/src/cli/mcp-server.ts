@@ -92,7 +92,8 @@ const ApiEntry = z
   .loose();
 const Directory = z.object({ apis: z.array(ApiEntry) }).loose();
 
-export async function mcpCommand(args: string[], io: Io): Promise<number> {
+/** The MCP server; `name` is how it was started (`l402-paywall mcp`, or `l402-mcp`), as its messages call it. */
+export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mcp'): Promise<number> {
   const { values } = parse({
     args,
     options: { ...SESSION_OPTIONS, directory: { type: 'string' }, 'allow-private': { type: 'boolean' }, 'max-body-bytes': { type: 'string' } },
@@ -258,7 +259,7 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
   /** A tool error for a request that got no (complete) answer, saying why: refused destination, timeout, or the network's reason. */
   function requestFailed(error: unknown, url: URL, code: string, failed: string, facts: Record<string, unknown> = {}) {
     if (error instanceof DestinationRefused) {
-      const hint = 'l402-paywall mcp reaches only public addresses unless started with --allow-private';
+      const hint = `${name} reaches only public addresses unless started with --allow-private`;
       return toolError(error.code, `${error.message} (${hint})`, { url: error.url, address_kind: error.addressKind, redirected: error.redirected, ...facts });
     }
     if (timedOut(error)) return toolError('TIMEOUT', `${failed}: no complete answer within ${flags.timeoutMs / 1000} s (--timeout-seconds)`, facts);
@@ -273,7 +274,7 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
     process.stdin.once('end', () => resolve());
   });
   await server.connect(transport);
-  io.stderr.write(`l402-paywall mcp: ready on stdio; paying with ${description}, at most ${flags.maxSats} sats a request, ${flags.budgetSats} sats in all\n`);
+  io.stderr.write(`${name}: ready on stdio; paying with ${description}, at most ${flags.maxSats} sats a request, ${flags.budgetSats} sats in all\n`);
   await closed;
   wallet.close?.();
   await server.close();
