@@ -58,6 +58,7 @@ import { Hono } from 'hono';
 import { parse, pathToRegexp, tokensToFunction, type Key, type PathFunction } from 'path-to-regexp';
 import { z } from 'zod';
 import { ConfigError, describeEmbeddedDefaults, describeMissingSettings, loadConfig, type Config } from '../lib/config.js';
+import { keepLocalKeys } from './local-keys.js';
 import { createDeployment, defaultDeployment, publicBaseUrl, type Deployment } from '../lib/service/deployment.js';
 import { listDemo } from '../lib/service/directory/demo-entry.js';
 import { describeError } from '../lib/util/describe-error.js';
@@ -544,7 +545,8 @@ async function main(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');
   let config;
   try {
-    config = loadConfig();
+    // A local run's generated secret and node key are kept under DATA_DIR for the next starts (the banner says so).
+    config = keepLocalKeys(loadConfig());
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     console.error(err.message);
