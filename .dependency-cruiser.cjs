@@ -35,6 +35,15 @@ module.exports = {
       to: { path: '^packages/l402-paywall/src/events/types\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'api-imports-no-api',
+      comment:
+        'An api/ file is a function of its own: it imports lib/, never another api/ file. What two routes share, or what ' +
+        'api/openapi.json.ts describes (request and answer schemas), lives in lib/ (lib/contracts/<route>.ts).',
+      severity: 'error',
+      from: { path: '^api/' },
+      to: { path: '^api/' },
+    },
+    {
       name: 'library-imports-no-service',
       comment: 'The library is built from plain options: it imports nothing of the service.',
       severity: 'error',
