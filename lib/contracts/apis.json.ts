@@ -1,5 +1,5 @@
 // GET /api/apis.json (api/apis.json.ts): what it takes and what it answers, declared once. The route
-// validates its requests with these schemas; /api/openapi.json is assembled from the contracts (lib/contracts/index.ts).
+// validates its query with the same schema (lib/service/directory/entry.ts); /api/openapi.json is assembled from the contracts.
 import { z } from 'zod';
 import { ApisQuery } from '../service/directory/entry.js';
 import { isoTime, loose, CATEGORY } from './common.js';

@@ -1,5 +1,5 @@
 // POST, GET /api/delete-data (api/delete-data.ts): what it takes and what it answers, declared once. The route
-// validates its requests with these schemas; /api/openapi.json is assembled from the contracts (lib/contracts/index.ts).
+// reads its query with the same schema (lib/service/accounts/lnurl-auth.ts); /api/openapi.json is assembled from the contracts.
 import { z } from 'zod';
 import { PollQuery } from '../service/accounts/lnurl-auth.js';
 import { loose, LnurlAuthChallenge, Pending } from './common.js';

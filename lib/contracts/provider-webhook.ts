@@ -1,5 +1,5 @@
-// POST /api/provider-webhook (api/provider-webhook.ts): what it takes and what it answers, declared once. The route
-// validates its requests with these schemas; /api/openapi.json is assembled from the contracts (lib/contracts/index.ts).
+// POST /api/provider-webhook (api/provider-webhook.ts): what it answers, declared once (its body is the
+// backend's own, checked by signature); /api/openapi.json is assembled from the contracts (lib/contracts/index.ts).
 import { z } from 'zod';
 import { loose } from './common.js';
 import { routeContract } from '../http/openapi.js';

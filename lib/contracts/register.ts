@@ -1,5 +1,5 @@
 // POST /api/register (api/register.ts): what it takes and what it answers, declared once. The route
-// validates its requests with these schemas; /api/openapi.json is assembled from the contracts (lib/contracts/index.ts).
+// validates its body with the same schema (lib/service/directory/entry.ts); /api/openapi.json is assembled from the contracts.
 import { z } from 'zod';
 import { Registration } from '../service/directory/entry.js';
 import { loose } from './common.js';

@@ -1,5 +1,5 @@
 // GET, DELETE /api/session (api/session.ts): what it takes and what it answers, declared once. The route
-// validates its requests with these schemas; /api/openapi.json is assembled from the contracts (lib/contracts/index.ts).
+// reads ?all itself (any other value: this session only); /api/openapi.json is assembled from the contracts.
 import { z } from 'zod';
 import { isoTime, loose } from './common.js';
 import { routeContract } from '../http/openapi.js';

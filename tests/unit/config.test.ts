@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
-import { ConfigError, ENV_KEYS, describeEmbeddedDefaults, describeProblem, loadConfig, missingSettings } from '../../lib/config.js';
+import { ConfigError, ENV_KEYS, SETTING_DESCRIPTIONS, describeEmbeddedDefaults, describeProblem, loadConfig, missingSettings } from '../../lib/config.js';
 import { keepLocalKeys } from '../../scripts/local-keys.js';
 import { createDeployment } from '../../lib/service/deployment.js';
 import { signEvent } from 'l402-paywall/events';
@@ -182,6 +182,9 @@ describe('loadConfig', () => {
     // Set by the platform, not by hand.
     const platform = ['NODE_ENV', 'VERCEL', 'VERCEL_PROJECT_PRODUCTION_URL'];
     expect(Object.keys(example).sort()).toEqual(ENV_KEYS.filter((key) => !platform.includes(key)).sort());
+    // Each declared once, with what it means.
+    expect(new Set(ENV_KEYS).size).toBe(ENV_KEYS.length);
+    for (const { env, description } of SETTING_DESCRIPTIONS) expect(description.length, env).toBeGreaterThan(10);
     const dir = keysSavedIn();
     expect(loadConfig({ ...example, DATA_DIR: dir })).toEqual(loadConfig({ DATA_DIR: dir }));
   });

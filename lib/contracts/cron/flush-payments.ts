@@ -1,5 +1,5 @@
-// GET /api/cron/flush-payments (api/cron/flush-payments.ts): what it takes and what it answers, declared once. The route
-// validates its requests with these schemas; /api/openapi.json is assembled from the contracts (lib/contracts/index.ts).
+// GET /api/cron/flush-payments (api/cron/flush-payments.ts): what it answers, declared once (it takes no query or
+// body); /api/openapi.json is assembled from the contracts (lib/contracts/index.ts).
 import { z } from 'zod';
 import { loose } from '../common.js';
 import { routeContract } from '../../http/openapi.js';

@@ -1,5 +1,5 @@
-// GET /api/demo/btc-price (api/demo/btc-price.ts): what it takes and what it answers, declared once. The route
-// validates its requests with these schemas; /api/openapi.json is assembled from the contracts (lib/contracts/index.ts).
+// GET /api/demo/btc-price (api/demo/btc-price.ts): what it answers, declared once (it takes no query or
+// body); /api/openapi.json is assembled from the contracts (lib/contracts/index.ts).
 import { z } from 'zod';
 import { isoTime, loose, NO_CACHE } from '../common.js';
 import { routeContract } from '../../http/openapi.js';

@@ -1,5 +1,5 @@
-// POST /api/dev/pay (api/dev/pay.ts): what it takes and what it answers, declared once. The route
-// validates its requests with these schemas; /api/openapi.json is assembled from the contracts (lib/contracts/index.ts).
+// POST /api/dev/pay (api/dev/pay.ts): what it takes and what it answers, declared once. The library's
+// dev wallet handler the route runs validates its body with this schema; /api/openapi.json is assembled from the contracts (lib/contracts/index.ts).
 import { z } from 'zod';
 import { DevPayRequest } from 'l402-paywall/backends';
 import { hex64, loose } from '../common.js';
