@@ -1,7 +1,7 @@
 // The import graph's rules, checked by `npm run lint` (`npm run lint:imports`):
 // no import loops anywhere in the code that ships or runs (packages/, lib/,
-// api/, scripts/), and the library's layers point one way (docs/architecture.md
-// "Parts and dependency direction").
+// api/, scripts/), the library's layers point one way (docs/architecture.md
+// "Parts and dependency direction"), and no api/ file imports another.
 //
 // Type-only imports count. They are erased at compile time, so a loop of them
 // cannot break module initialisation, but it ties the modules together all the
