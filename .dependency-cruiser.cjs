@@ -1,7 +1,7 @@
 // The import graph's rules, checked by `npm run lint` (`npm run lint:imports`):
 // no import loops anywhere in the code that ships or runs (packages/, lib/,
-// api/, scripts/), and the library's layers point one way (docs/architecture.md
-// "Parts and dependency direction").
+// api/, scripts/), the library's layers point one way (docs/architecture.md
+// "Parts and dependency direction"), and no api/ file imports another.
 //
 // Type-only imports count. They are erased at compile time, so a loop of them
 // cannot break module initialisation, but it ties the modules together all the
@@ -33,6 +33,15 @@ module.exports = {
       severity: 'error',
       from: { path: '^packages/l402-paywall/src/l402/' },
       to: { path: '^packages/l402-paywall/src/events/types\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'api-imports-no-api',
+      comment:
+        'An api/ file is a function of its own: it imports lib/, never another api/ file. What two routes share, or what ' +
+        'api/openapi.json.ts describes (request and answer schemas), lives in lib/ (lib/contracts/<route>.ts).',
+      severity: 'error',
+      from: { path: '^api/' },
+      to: { path: '^api/' },
     },
     {
       name: 'library-imports-no-service',

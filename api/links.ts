@@ -1,30 +1,13 @@
-import { z } from 'zod';
 import { json } from '../lib/http/errors.js';
 import { clientIp, readJson } from '../lib/http/input.js';
-import { lightningAddressSchema } from 'l402-paywall/lightning';
 import { linkedAddresses, requireSession } from '../lib/service/accounts/auth.js';
 import type { ServiceContext } from '../lib/service/context.js';
 import { serviceRoute } from '../lib/service/deployment.js';
 import { confirmLink, startLink, unlink } from '../lib/service/accounts/links.js';
+import { schemas } from '../lib/contracts/links.js';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
-// Loopback addresses (name@127.0.0.1:3000) only outside production, as the payer allows.
-const bodySchemas = (allowLoopback: boolean) => {
-  const address = z
-    .string({
-      error: (issue) => (issue.input === undefined ? 'address is required (a Lightning Address like name@example.com)' : 'address must be a Lightning Address'),
-    })
-    .pipe(lightningAddressSchema({ allowLoopback }));
-  return {
-    link: z.strictObject({
-      address,
-      code: z.string({ error: 'code must be the code from the 1-sat payment comment' }).trim().min(1, 'code must not be empty').max(32).optional(),
-    }),
-    unlink: z.strictObject({ address }),
-  };
-};
-export const schemas = { production: bodySchemas(false), development: bodySchemas(true) };
 const schemasFor = (ctx: ServiceContext) => (ctx.config.production ? schemas.production : schemas.development);
 
 // Lightning Addresses linked to the session's key (Authorization: Bearer <token>):

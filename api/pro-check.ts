@@ -1,13 +1,8 @@
-import { z } from 'zod';
 import { json } from '../lib/http/errors.js';
 import { readQuery } from '../lib/http/input.js';
-import { LightningAddress } from 'l402-paywall/lightning';
 import { serviceRoute } from '../lib/service/deployment.js';
 import { proStatus } from '../lib/service/accounts/pro.js';
-
-export const Query = z.object({
-  address: z.string({ error: 'address is required (a Lightning Address like name@example.com)' }).pipe(LightningAddress),
-});
+import { Query } from '../lib/contracts/pro-check.js';
 
 // GET /api/pro-check?address= -> {active: true, expiresAt} | {active: false}; 400; 503.
 export default serviceRoute({

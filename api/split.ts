@@ -5,33 +5,13 @@
 // split or pay a payment hash twice. 200 {ok, ownerSats, ...}, with skipped: true
 // when the owner's accrued shares are still below the payout minimum
 // (SPLIT_MIN_SATS, and a fee earned on them of PAYOUT_MIN_FEE_MSAT): it accrues.
-import { z } from 'zod';
 import { HttpError, json, notConfigured } from '../lib/http/errors.js';
 import { readJson } from '../lib/http/input.js';
 import { sameSecret } from '../lib/http/secrets.js';
-import { lightningAddressSchema } from 'l402-paywall/lightning';
 import { outboundPolicy } from '../lib/lightning/lnurl.js';
 import { serviceRoute } from '../lib/service/deployment.js';
 import { manualSplit } from '../lib/service/money/managed.js';
-
-const bodySchema = (allowLoopback: boolean) =>
-  z.strictObject({
-    amountSats: z
-      .number({ error: 'amountSats is required and must be a number of satoshis' })
-      .int('amountSats must be a whole number of satoshis')
-      .min(1, 'amountSats must be at least 1')
-      .max(100_000_000, 'amountSats must be at most 100000000'),
-    ownerAddress: lightningAddressSchema({ allowLoopback }),
-    paymentHash: z
-      .string()
-      .regex(/^[0-9a-fA-F]{64}$/, 'paymentHash must be 64 hex characters')
-      .transform((s) => s.toLowerCase())
-      .optional(),
-    idempotencyKey: z.string().trim().min(1).max(200).optional(),
-  });
-export const Body = bodySchema(false);
-// Owner addresses on this machine exactly when payouts may reach them (development).
-const DevBody = bodySchema(true);
+import { Body, DevBody } from '../lib/contracts/split.js';
 
 export default serviceRoute({
   async POST(request, deployment) {

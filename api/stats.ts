@@ -1,14 +1,10 @@
-import { z } from 'zod';
 import { json } from '../lib/http/errors.js';
 import { readQuery } from '../lib/http/input.js';
 import { requireSession } from '../lib/service/accounts/auth.js';
 import { serviceRoute } from '../lib/service/deployment.js';
 import { statsCsvFor } from '../lib/service/records/csv.js';
 import { statsFor } from '../lib/service/records/stats.js';
-
-export const Query = z.object({
-  format: z.enum(['json', 'csv'], { error: 'format must be json or csv' }).default('json'),
-});
+import { Query } from '../lib/contracts/stats.js';
 
 const PRIVATE = { 'Cache-Control': 'no-store' };
 

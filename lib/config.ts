@@ -1,7 +1,19 @@
 // The only reader of process.env: environment -> typed, validated config.
+//
+// Each setting is declared once, in SETTINGS below: its environment variable,
+// what it means, how it is read (validation, default, conversion) and, by where
+// it stands in the tree, its place in the typed config. The Config type is
+// derived from that tree (ValuesOf), with the few sections that are a rule over
+// several settings (which Upstash names, which secret, which Lightning backend,
+// which database) computed by the functions after it.
+//
 // Local runs get embedded defaults (memory store, dev Lightning node, a secret
-// generated once under .data/); production refuses to guess (docs/architecture.md "Where it runs").
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// and a node key of their own); production refuses to guess (docs/architecture.md
+// "Where it runs"). Reading the environment writes nothing: a local run's keys
+// are read from DATA_DIR when an earlier `npm start` kept them there, else made
+// for this load only (Config.unsavedKeys), and `npm start` keeps them
+// (scripts/local-keys.ts) so that tokens and invoices survive a restart.
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -18,274 +30,390 @@ const wholeNumber = ({ min = 1, max = Number.MAX_SAFE_INTEGER }: { min?: number;
     })
     .transform(Number)
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
-const optionalText = z.string().trim().min(1).optional();
+const optionalText = () => z.string().trim().min(1).optional();
+const optionalUrl = () => z.string().url().optional();
+/** A comma-separated list: its non-empty items, trimmed. */
+const list = (text: string) =>
+  text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
-const EnvSchema = z.object({
-  /** Unset, development or test: a local run; any other value: production (runMode). */
-  NODE_ENV: z.string().optional(),
-  VERCEL: z.string().optional(),
-  L402_SECRET: optionalText,
-  L402_SECRET_PREVIOUS: optionalText,
-  L402_TOKEN_TTL_SECONDS: wholeNumber({ max: 30 * 24 * 3600 }).default(3600),
-  LIGHTNING_PROVIDER: z.enum(['dev', 'lnbits', 'phoenixd', 'lnd', 'cln', 'nwc', 'blink']).optional(),
-  DEV_NODE_PRIVATE_KEY: z
-    .string()
-    .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters')
-    .optional(),
-  UPSTASH_REDIS_REST_URL: z.string().url().optional(),
-  UPSTASH_REDIS_REST_TOKEN: optionalText,
-  KV_REST_API_URL: z.string().url().optional(),
-  KV_REST_API_TOKEN: optionalText,
-  /** Invoices per minute per client IP, every route that makes one together (lib/service/money/invoices.ts invoiceLimit). */
-  INVOICE_RATE_LIMIT_PER_MINUTE: wholeNumber().default(20),
-  MAX_INVOICE_SATS: wholeNumber().default(1_000_000),
-  DEMO_PRICE_SATS: wholeNumber().default(1),
-  /** Price of 30 days of Pro (GET /api/dev-token). */
-  PRO_PRICE_SATS: wholeNumber({ max: 100_000_000 }).default(9000),
-  /** GET /api/health calls per minute from one IP (an uptime monitor needs a few). */
-  HEALTH_RATE_LIMIT_PER_MINUTE: wholeNumber().default(60),
-  /** POST /api/register calls per minute from one IP. */
-  REGISTER_RATE_LIMIT_PER_MINUTE: wholeNumber().default(10),
-  /** Comma-separated price sources tried in order; "none" = offline (simulated price). */
-  BTC_PRICE_SOURCES: z.string().default('coinbase,kraken,coingecko'),
-  BTC_PRICE_TIMEOUT_MS: wholeNumber().default(1500),
-  /** The service's public base URL, e.g. https://l402.example.com: where backends send webhooks. Never taken from a request's Host. */
-  PUBLIC_URL: z
-    .string()
-    .url()
-    .refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL')
-    .optional(),
-  /** Set by Vercel: the production domain (no scheme); PUBLIC_URL's fallback there. */
-  VERCEL_PROJECT_PRODUCTION_URL: optionalText,
-  /** postgres:// URL (Neon hosts use the Neon driver); "pglite://memory" for an in-memory PGlite; unset = PGlite under DATA_DIR. */
-  DATABASE_URL: optionalText,
-  /** Vercel sends it as `Authorization: Bearer <CRON_SECRET>` to scheduled functions (api/cron/*). */
-  CRON_SECRET: optionalText,
-  // --- Lightning backends (LIGHTNING_PROVIDER and each backend's settings) ---
-  LIGHTNING_NETWORK: z.enum(['bitcoin', 'testnet', 'signet', 'regtest']).default('bitcoin'),
-  /** Every call to the Lightning backend gives up after this long (then 503, or "outcome unknown" for payments). */
-  LIGHTNING_TIMEOUT_MS: wholeNumber({ min: 100, max: 120_000 }).default(10_000),
-  LNBITS_URL: z.string().url().optional(),
-  LNBITS_API_KEY: optionalText,
-  LNBITS_ADMIN_KEY: optionalText,
-  PHOENIXD_URL: z.string().url().optional(),
-  PHOENIXD_PASSWORD: optionalText,
-  PHOENIXD_WEBHOOK_SECRET: optionalText,
-  LND_REST_URL: z.string().url().optional(),
-  LND_MACAROON: z
-    .string()
-    .trim()
-    .regex(/^[0-9a-fA-F]+$/, 'must be the macaroon in hex (xxd -p -c 10000 admin.macaroon)')
-    .optional(),
-  LND_TLS_CERT: optionalText,
-  CLN_REST_URL: z.string().url().optional(),
-  CLN_RUNE: optionalText,
-  NWC_URL: z.string().trim().startsWith('nostr+walletconnect://', 'must be a nostr+walletconnect:// URI').optional(),
-  BLINK_API_KEY: optionalText,
-  BLINK_WALLET_ID: optionalText,
-  BLINK_API_URL: z.string().url().default('https://api.blink.sv/graphql'),
-  BLINK_WEBHOOK_SECRET: optionalText,
-  // --- Managed mode: split, payouts, Lightning Addresses ---
-  // lnurl
-  /** Comma-separated usernames answered at /.well-known/lnurlp/; unset = any in development, none in production. */
-  LNURLP_USERNAMES: z
-    .string()
-    .regex(/^[a-z0-9\-_.]+(?:\s*,\s*[a-z0-9\-_.]+)*$/, 'must be comma-separated usernames (a-z 0-9 - _ .)')
-    .optional(),
-  /** Requests to hosts we do not control (Lightning Address servers): whole budget per fetch, ms. */
-  OUTBOUND_TIMEOUT_MS: wholeNumber({ max: 60_000 }).default(5000),
-  /** Largest response body read from such hosts, bytes. */
-  OUTBOUND_MAX_BYTES: wholeNumber({ max: 10 * 1024 * 1024 }).default(64 * 1024),
-  // payouts
-  /** Header x-split-secret of POST /api/split (manual recovery); unset = the endpoint answers 503. */
-  SPLIT_SECRET: optionalText,
-  /** Owner shares below this many sats accrue per owner and are paid together once their total reaches it. */
-  SPLIT_MIN_SATS: wholeNumber({ max: 100_000_000 }).default(100),
-  /** Routing fee a payout may spend, in parts per million of its amount (paid from the service's 0.3%). */
-  PAYOUT_MAX_FEE_PPM: wholeNumber({ min: 0, max: 1_000_000 }).default(3000),
-  /**
-   * Routing fee a payout may always spend (msat), within the fee the service earned on its payments: shares accrue
-   * until that fee reaches this. 3000 is the 0.3% of 1,000 sats, so a 1,000-sat payment is paid out at once.
-   */
-  PAYOUT_MIN_FEE_MSAT: wholeNumber({ min: 0, max: 100_000_000 }).default(3000),
-  /** Attempts after which a payout that definitely did not go through is marked failed (an operator decides). */
-  PAYOUT_MAX_ATTEMPTS: wholeNumber({ max: 1000 }).default(10),
-  /** First retry delay; it doubles per attempt, up to 6 hours. */
-  PAYOUT_RETRY_BASE_SECONDS: wholeNumber({ max: 86_400 }).default(60),
-  // --- Stats: LNURL-auth sessions, linking, admins ---
-  // auth
-  /** Comma-separated 33-byte compressed secp256k1 public keys (hex) whose LNURL-auth sessions see everything. */
-  ADMIN_PUBKEYS: z
-    .string()
-    .regex(
-      /^\s*0[23][0-9a-fA-F]{64}(?:\s*,\s*0[23][0-9a-fA-F]{64})*\s*$/,
-      'must be comma-separated 33-byte compressed public keys in hex (66 characters starting 02 or 03)',
-    )
-    .optional(),
-  /** Dashboard session lifetime. */
-  SESSION_TTL_HOURS: wholeNumber({ max: 30 * 24 }).default(24),
-  /** Life of an LNURL-auth challenge (k1). */
-  LNURL_AUTH_TTL_SECONDS: wholeNumber({ max: 3600 }).default(300),
-  /** New LNURL-auth challenges (login or erasure) and wallet callbacks per minute per client IP. */
-  AUTH_RATE_LIMIT_PER_MINUTE: wholeNumber().default(30),
-  /** Address links started (each pays 1 sat) per hour per public key. */
-  LINK_RATE_LIMIT_PER_HOUR: wholeNumber().default(5),
-  /** 1-sat link proofs the service pays per UTC day, all keys together: keys are free, so this bounds what link abuse can cost. */
-  LINK_PROOFS_PER_DAY: wholeNumber().default(200),
-  /** ... of which links started from one client IP (an IPv6 /64) may use this many: one client cannot use up everyone's. */
-  LINK_PROOFS_PER_IP_PER_DAY: wholeNumber().default(10),
-  /** ... and one Lightning Address may be sent this many. */
-  LINK_PROOFS_PER_ADDRESS_PER_DAY: wholeNumber().default(3),
-  /** Life of a link code sent in the 1-sat payment's comment. */
-  LINK_CODE_TTL_MINUTES: wholeNumber({ max: 24 * 60 }).default(15),
-  /** Wrong entries allowed per link code before it is void. */
-  LINK_CODE_ATTEMPTS: wholeNumber({ max: 20 }).default(5),
-  // --- Audit events ---
-  /** Where the paid routes (demo, Pro) post signed audit events (CloudEvents); https, a public host (http to loopback in development). */
-  EVENTS_WEBHOOK_URL: z.string().url().optional(),
-  /** The Standard Webhooks secret the events are signed with: whsec_ + base64 of 24 to 64 bytes, checked by the signer's own rule. */
-  EVENTS_WEBHOOK_SECRET: z
-    .string()
-    .trim()
-    .check((ctx) => {
-      try {
-        eventSecretKey(ctx.value);
-      } catch (error) {
-        const recipe = 'echo "whsec_$(openssl rand -base64 32)" makes one (standard base64, its = padding kept)';
-        ctx.issues.push({ code: 'custom', input: ctx.value, message: `${(error as Error).message}; ${recipe}` });
-      }
-    })
-    .optional(),
-  DATA_DIR: z.string().default('.data'),
-  PORT: wholeNumber({ max: 65535 }).default(3000),
-  HOST: z.string().default('127.0.0.1'),
-});
+/** One environment variable: its name, what it means, and how its text is read (validation, default, conversion). */
+interface Setting<S extends z.ZodType = z.ZodType> {
+  readonly env: string;
+  readonly description: string;
+  readonly schema: S;
+}
 
-export type Env = z.infer<typeof EnvSchema>;
+function setting<S extends z.ZodType>(env: string, description: string, schema: S): Setting<S> {
+  return { env, description, schema };
+}
 
-/** Every environment variable this module reads. */
-export const ENV_KEYS = Object.keys(EnvSchema.shape) as Array<keyof Env>;
+/** Settings grouped as the config is: a setting's place in the tree is its place in Config. */
+interface Declarations {
+  readonly [key: string]: Setting | Declarations;
+}
 
-export interface Config {
-  /** Production unless NODE_ENV is unset, development or test and VERCEL is unset (runMode). */
-  production: boolean;
-  /** Which setting decided `production`, in words, for the start-up banner. */
-  modeReason: string;
-  /**
-   * The service's public origin (PUBLIC_URL, else https://VERCEL_PROJECT_PRODUCTION_URL);
-   * unset: `npm start` uses the address it listens on, production sends no webhook URL.
-   */
-  publicUrl?: string;
-  dataDir: string;
-  server: { port: number; host: string };
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+type ValueOf<D> = D extends Setting<infer S> ? z.output<S> : D extends Declarations ? ValuesOf<D> : never;
+/** The values read from a declaration tree, each where its setting is declared; a setting that may be unset is an optional key. */
+export type ValuesOf<D extends Declarations> = Simplify<
+  { -readonly [K in keyof D as undefined extends ValueOf<D[K]> ? never : K]: ValueOf<D[K]> } & {
+    -readonly [K in keyof D as undefined extends ValueOf<D[K]> ? K : never]?: Exclude<ValueOf<D[K]>, undefined>;
+  }
+>;
+
+const SETTINGS = {
+  /** Which mode runs (runMode); not part of Config, which says `production` and why. */
+  mode: {
+    nodeEnv: setting('NODE_ENV', 'Unset, development or test: a local run; any other value: production (runMode).', z.string().optional()),
+    vercel: setting('VERCEL', 'Set by Vercel: production, whatever NODE_ENV says.', z.string().optional()),
+  },
+  dataDir: setting(
+    'DATA_DIR',
+    'Where a local run keeps its files (generated keys, PGlite, the dev node ledger); an absolute path in Config.',
+    z
+      .string()
+      .default('.data')
+      .transform((dir) => resolve(dir)),
+  ),
+  server: {
+    port: setting('PORT', 'The port `npm start` listens on.', wholeNumber({ max: 65535 }).default(3000)),
+    host: setting('HOST', 'The address `npm start` listens on.', z.string().default('127.0.0.1')),
+  },
+  /** The service's public origin (rule: publicOrigin). */
+  publicUrl: {
+    url: setting(
+      'PUBLIC_URL',
+      "The service's public base URL, e.g. https://l402.example.com: where backends send webhooks. Never taken from a request's Host.",
+      z
+        .string()
+        .url()
+        .refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL')
+        .optional(),
+    ),
+    vercelDomain: setting('VERCEL_PROJECT_PRODUCTION_URL', "Set by Vercel: the production domain (no scheme); PUBLIC_URL's fallback there.", optionalText()),
+  },
   l402: {
-    /** Newest first: index 0 signs, all verify. */
-    secrets: string[];
-    /** L402_SECRET; generated at this start; or generated at an earlier one and read from DATA_DIR. */
-    secretSource: 'env' | 'generated' | 'saved';
-    tokenTtlSeconds: number;
-  };
-  lightning: LightningConfig;
-  store: { upstash?: { url: string; token: string } };
-  /** Unset in production = no database: the paywall still works, database features answer 503. */
-  database?: { url: string } | { pgliteDir: string | null };
-  invoices: { ratePerMinute: number; maxSats: number };
-  demo: { priceSats: number; priceSources: string[]; priceTimeoutMs: number };
-  pro: { priceSats: number };
-  directory: { registerRatePerMinute: number };
+    secret: setting('L402_SECRET', 'Signs and verifies the tokens (at least 32 characters); a local run makes one of its own when unset.', optionalText()),
+    previous: setting(
+      'L402_SECRET_PREVIOUS',
+      'Comma-separated earlier secrets: tokens they signed still verify (rotation).',
+      z.string().default('').transform(list),
+    ),
+    tokenTtlSeconds: setting('L402_TOKEN_TTL_SECONDS', 'Life of a token.', wholeNumber({ max: 30 * 24 * 3600 }).default(3600)),
+  },
+  lightning: {
+    provider: setting(
+      'LIGHTNING_PROVIDER',
+      'The Lightning backend; unset = the embedded dev node (local runs only).',
+      z.enum(['dev', 'lnbits', 'phoenixd', 'lnd', 'cln', 'nwc', 'blink']).default('dev'),
+    ),
+    devNodePrivateKey: setting(
+      'DEV_NODE_PRIVATE_KEY',
+      "The embedded dev node's key; a local run makes one of its own when unset.",
+      z
+        .string()
+        .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters')
+        .transform((key) => key.toLowerCase())
+        .optional(),
+    ),
+    network: setting(
+      'LIGHTNING_NETWORK',
+      "The network our provider's invoices are on; payouts refuse invoices for any other (the dev node: regtest).",
+      z.enum(['bitcoin', 'testnet', 'signet', 'regtest']).default('bitcoin'),
+    ),
+    timeoutMs: setting(
+      'LIGHTNING_TIMEOUT_MS',
+      'Every call to the Lightning backend gives up after this long (then 503, or "outcome unknown" for payments).',
+      wholeNumber({ min: 100, max: 120_000 }).default(10_000),
+    ),
+    lnbits: {
+      url: setting('LNBITS_URL', 'LNbits: the server.', optionalUrl()),
+      apiKey: setting('LNBITS_API_KEY', 'LNbits: the invoice key.', optionalText()),
+      adminKey: setting('LNBITS_ADMIN_KEY', 'LNbits: the admin key (payouts).', optionalText()),
+    },
+    phoenixd: {
+      url: setting('PHOENIXD_URL', 'phoenixd: the server.', optionalUrl()),
+      password: setting('PHOENIXD_PASSWORD', 'phoenixd: its http-password.', optionalText()),
+      webhookSecret: setting('PHOENIXD_WEBHOOK_SECRET', 'phoenixd: the secret its webhooks are signed with.', optionalText()),
+    },
+    lnd: {
+      url: setting('LND_REST_URL', 'LND: the REST server.', optionalUrl()),
+      macaroon: setting(
+        'LND_MACAROON',
+        'LND: the macaroon, in hex.',
+        z
+          .string()
+          .trim()
+          .regex(/^[0-9a-fA-F]+$/, 'must be the macaroon in hex (xxd -p -c 10000 admin.macaroon)')
+          .transform((hex) => hex.toLowerCase())
+          .optional(),
+      ),
+      tlsCert: setting('LND_TLS_CERT', 'LND: its TLS certificate, when it is not signed by a known authority.', optionalText()),
+    },
+    cln: {
+      url: setting('CLN_REST_URL', 'Core Lightning: the REST server.', optionalUrl()),
+      rune: setting('CLN_RUNE', 'Core Lightning: the rune.', optionalText()),
+    },
+    nwc: {
+      url: setting(
+        'NWC_URL',
+        'Nostr Wallet Connect: the connection URI.',
+        z.string().trim().startsWith('nostr+walletconnect://', 'must be a nostr+walletconnect:// URI').optional(),
+      ),
+    },
+    blink: {
+      apiKey: setting('BLINK_API_KEY', 'Blink: the API key.', optionalText()),
+      walletId: setting('BLINK_WALLET_ID', "Blink: the BTC wallet; unset = the account's default.", optionalText()),
+      apiUrl: setting('BLINK_API_URL', 'Blink: the GraphQL endpoint.', z.string().url().default('https://api.blink.sv/graphql')),
+      webhookSecret: setting('BLINK_WEBHOOK_SECRET', 'Blink: the secret its webhooks are signed with.', optionalText()),
+    },
+  },
+  /** The shared key-value store (rule: storeConfig). */
+  store: {
+    upstash: {
+      url: setting('UPSTASH_REDIS_REST_URL', 'Upstash Redis: the REST URL; unset = in memory (local runs only).', optionalUrl()),
+      token: setting('UPSTASH_REDIS_REST_TOKEN', 'Upstash Redis: the REST token.', optionalText()),
+    },
+    vercelKv: {
+      url: setting('KV_REST_API_URL', "The same, by the names Vercel's Upstash integration sets.", optionalUrl()),
+      token: setting('KV_REST_API_TOKEN', "The same, by the names Vercel's Upstash integration sets.", optionalText()),
+    },
+  },
+  /** rule: databaseConfig */
+  database: {
+    url: setting(
+      'DATABASE_URL',
+      'postgres:// URL (Neon hosts use the Neon driver); "pglite://memory" for an in-memory PGlite; unset = PGlite under DATA_DIR.',
+      optionalText(),
+    ),
+  },
+  invoices: {
+    ratePerMinute: setting(
+      'INVOICE_RATE_LIMIT_PER_MINUTE',
+      'Invoices per minute per client IP, every route that makes one together (lib/service/money/invoices.ts invoiceLimit).',
+      wholeNumber().default(20),
+    ),
+    maxSats: setting('MAX_INVOICE_SATS', 'The largest invoice POST /api/invoice makes.', wholeNumber().default(1_000_000)),
+  },
+  demo: {
+    priceSats: setting('DEMO_PRICE_SATS', 'Price of one call of the demo.', wholeNumber().default(1)),
+    priceSources: setting(
+      'BTC_PRICE_SOURCES',
+      'Comma-separated price sources tried in order; "none" = offline (simulated price).',
+      z
+        .string()
+        .default('coinbase,kraken,coingecko')
+        .transform((text) => (text === 'none' ? [] : list(text))),
+    ),
+    priceTimeoutMs: setting('BTC_PRICE_TIMEOUT_MS', 'How long each price source is given.', wholeNumber().default(1500)),
+  },
+  pro: {
+    priceSats: setting('PRO_PRICE_SATS', 'Price of 30 days of Pro (GET /api/dev-token).', wholeNumber({ max: 100_000_000 }).default(9000)),
+  },
+  directory: {
+    registerRatePerMinute: setting('REGISTER_RATE_LIMIT_PER_MINUTE', 'POST /api/register calls per minute from one IP.', wholeNumber().default(10)),
+  },
   /** GET /api/health, per client IP. */
-  health: { ratePerMinute: number };
-  /** Scheduled functions (api/cron/*) answer only requests carrying this secret; unset = they refuse. */
-  cron: { secret?: string };
-  // --- Lightning backends ---
-  // --- Managed mode ---
-  // lnurl
-  /** Usernames the service's own Lightning Addresses answer for; null = any (development only). */
-  lnurlp: { usernames: string[] | null };
+  health: {
+    ratePerMinute: setting(
+      'HEALTH_RATE_LIMIT_PER_MINUTE',
+      'GET /api/health calls per minute from one IP (an uptime monitor needs a few).',
+      wholeNumber().default(60),
+    ),
+  },
+  cron: {
+    secret: setting(
+      'CRON_SECRET',
+      'Vercel sends it as `Authorization: Bearer <CRON_SECRET>` to scheduled functions (api/cron/*); unset = they refuse.',
+      optionalText(),
+    ),
+  },
+  /** Usernames the service's own Lightning Addresses answer for (rule: the default depends on the mode). */
+  lnurlp: {
+    usernames: setting(
+      'LNURLP_USERNAMES',
+      'Comma-separated usernames answered at /.well-known/lnurlp/; unset = any in development, none in production.',
+      z
+        .string()
+        .regex(/^[a-z0-9\-_.]+(?:\s*,\s*[a-z0-9\-_.]+)*$/, 'must be comma-separated usernames (a-z 0-9 - _ .)')
+        .transform(list)
+        .optional(),
+    ),
+  },
   /** Fetches to user-supplied hosts (lib/http/outbound.ts). */
-  outbound: { timeoutMs: number; maxBytes: number };
-  /** Signed audit events of the paid routes, posted here; unset = none produced. */
-  events?: { webhookUrl: string; webhookSecret: string };
-  // payouts
+  outbound: {
+    timeoutMs: setting(
+      'OUTBOUND_TIMEOUT_MS',
+      'Requests to hosts we do not control (Lightning Address servers): whole budget per fetch, ms.',
+      wholeNumber({ max: 60_000 }).default(5000),
+    ),
+    maxBytes: setting('OUTBOUND_MAX_BYTES', 'Largest response body read from such hosts, bytes.', wholeNumber({ max: 10 * 1024 * 1024 }).default(64 * 1024)),
+  },
+  /** Signed audit events of the paid routes (rule: eventsConfig, both or neither). */
+  events: {
+    webhookUrl: setting(
+      'EVENTS_WEBHOOK_URL',
+      'Where the paid routes (demo, Pro) post signed audit events (CloudEvents); https, a public host (http to loopback in development).',
+      optionalUrl(),
+    ),
+    webhookSecret: setting(
+      'EVENTS_WEBHOOK_SECRET',
+      "The Standard Webhooks secret the events are signed with: whsec_ + base64 of 24 to 64 bytes, checked by the signer's own rule.",
+      z
+        .string()
+        .trim()
+        .check((ctx) => {
+          try {
+            eventSecretKey(ctx.value);
+          } catch (error) {
+            const recipe = 'echo "whsec_$(openssl rand -base64 32)" makes one (standard base64, its = padding kept)';
+            ctx.issues.push({ code: 'custom', input: ctx.value, message: `${(error as Error).message}; ${recipe}` });
+          }
+        })
+        .optional(),
+    ),
+  },
   /** The split and payouts to owners (lib/service/money/payouts.ts). */
   payouts: {
-    /** POST /api/split; unset = NOT_CONFIGURED. */
-    splitSecret?: string;
-    /** Shares accrue per owner until their total reaches this. */
-    minMsat: number;
-    maxFeePpm: number;
-    minFeeMsat: number;
-    maxAttempts: number;
-    retryBaseSeconds: number;
-  };
-  // --- Stats ---
-  // auth
+    splitSecret: setting(
+      'SPLIT_SECRET',
+      'Header x-split-secret of POST /api/split (manual recovery); unset = the endpoint answers 503 NOT_CONFIGURED.',
+      optionalText(),
+    ),
+    minMsat: setting(
+      'SPLIT_MIN_SATS',
+      'Owner shares below this many sats accrue per owner and are paid together once their total reaches it (msat in Config).',
+      wholeNumber({ max: 100_000_000 })
+        .default(100)
+        .transform((sats) => sats * 1000),
+    ),
+    maxFeePpm: setting(
+      'PAYOUT_MAX_FEE_PPM',
+      "Routing fee a payout may spend, in parts per million of its amount (paid from the service's 0.3%).",
+      wholeNumber({ min: 0, max: 1_000_000 }).default(3000),
+    ),
+    minFeeMsat: setting(
+      'PAYOUT_MIN_FEE_MSAT',
+      'Routing fee a payout may always spend (msat), within the fee the service earned on its payments: shares accrue ' +
+        'until that fee reaches this. 3000 is the 0.3% of 1,000 sats, so a 1,000-sat payment is paid out at once.',
+      wholeNumber({ min: 0, max: 100_000_000 }).default(3000),
+    ),
+    maxAttempts: setting(
+      'PAYOUT_MAX_ATTEMPTS',
+      'Attempts after which a payout that definitely did not go through is marked failed (an operator decides).',
+      wholeNumber({ max: 1000 }).default(10),
+    ),
+    retryBaseSeconds: setting(
+      'PAYOUT_RETRY_BASE_SECONDS',
+      'First retry delay; it doubles per attempt, up to 6 hours.',
+      wholeNumber({ max: 86_400 }).default(60),
+    ),
+  },
+  /** LNURL-auth sessions, address links, admins. */
   auth: {
-    /** Lower-case compressed public keys (hex) that see everything. */
-    adminPubkeys: string[];
-    sessionTtlSeconds: number;
-    challengeTtlSeconds: number;
-    ratePerMinute: number;
-    linkRatePerHour: number;
-    linkProofsPerDay: number;
-    linkProofsPerIpPerDay: number;
-    linkProofsPerAddressPerDay: number;
-    linkCodeTtlSeconds: number;
-    linkCodeAttempts: number;
-  };
-  /** Settings production cannot run without; the paywall answers 503 naming them. */
-  problems: string[];
+    adminPubkeys: setting(
+      'ADMIN_PUBKEYS',
+      'Comma-separated 33-byte compressed secp256k1 public keys (hex) whose LNURL-auth sessions see everything (lower case in Config).',
+      z
+        .string()
+        .regex(
+          /^\s*0[23][0-9a-fA-F]{64}(?:\s*,\s*0[23][0-9a-fA-F]{64})*\s*$/,
+          'must be comma-separated 33-byte compressed public keys in hex (66 characters starting 02 or 03)',
+        )
+        .transform((text) => list(text).map((key) => key.toLowerCase()))
+        .default([]),
+    ),
+    sessionTtlSeconds: setting(
+      'SESSION_TTL_HOURS',
+      'Dashboard session lifetime, in hours (seconds in Config).',
+      wholeNumber({ max: 30 * 24 })
+        .default(24)
+        .transform((hours) => hours * 3600),
+    ),
+    challengeTtlSeconds: setting('LNURL_AUTH_TTL_SECONDS', 'Life of an LNURL-auth challenge (k1).', wholeNumber({ max: 3600 }).default(300)),
+    ratePerMinute: setting(
+      'AUTH_RATE_LIMIT_PER_MINUTE',
+      'New LNURL-auth challenges (login or erasure) and wallet callbacks per minute per client IP.',
+      wholeNumber().default(30),
+    ),
+    linkRatePerHour: setting('LINK_RATE_LIMIT_PER_HOUR', 'Address links started (each pays 1 sat) per hour per public key.', wholeNumber().default(5)),
+    linkProofsPerDay: setting(
+      'LINK_PROOFS_PER_DAY',
+      '1-sat link proofs the service pays per UTC day, all keys together: keys are free, so this bounds what link abuse can cost.',
+      wholeNumber().default(200),
+    ),
+    linkProofsPerIpPerDay: setting(
+      'LINK_PROOFS_PER_IP_PER_DAY',
+      "... of which links started from one client IP (an IPv6 /64) may use this many: one client cannot use up everyone's.",
+      wholeNumber().default(10),
+    ),
+    linkProofsPerAddressPerDay: setting('LINK_PROOFS_PER_ADDRESS_PER_DAY', '... and one Lightning Address may be sent this many.', wholeNumber().default(3)),
+    linkCodeTtlSeconds: setting(
+      'LINK_CODE_TTL_MINUTES',
+      "Life of a link code sent in the 1-sat payment's comment, in minutes (seconds in Config).",
+      wholeNumber({ max: 24 * 60 })
+        .default(15)
+        .transform((minutes) => minutes * 60),
+    ),
+    linkCodeAttempts: setting('LINK_CODE_ATTEMPTS', 'Wrong entries allowed per link code before it is void.', wholeNumber({ max: 20 }).default(5)),
+  },
+} as const satisfies Declarations;
+
+type Values = ValuesOf<typeof SETTINGS>;
+
+/** Every setting, in declaration order. */
+function settingsOf(declarations: Declarations): Setting[] {
+  return Object.values(declarations).flatMap((entry) => (isSetting(entry) ? [entry] : settingsOf(entry)));
 }
 
-// --- Lightning backends: the provider union and each backend's settings ---
-export type LightningProviderName = NonNullable<Env['LIGHTNING_PROVIDER']>;
-
-export interface LightningConfig {
-  provider: LightningProviderName;
-  devNodePrivateKey: string;
-  /** The network our provider's invoices are on; payouts refuse invoices for any other. */
-  network: Network;
-  /** Upper bound of every call to the backend, in ms. */
-  timeoutMs: number;
-  /** Only the chosen backend's settings are filled in. */
-  lnbits?: { url: string; apiKey: string; adminKey?: string };
-  phoenixd?: { url: string; password: string; webhookSecret?: string };
-  lnd?: { url: string; macaroon: string; tlsCert?: string };
-  cln?: { url: string; rune: string };
-  nwc?: { url: string };
-  blink?: { apiKey: string; walletId?: string; apiUrl: string; webhookSecret?: string };
+function isSetting(entry: Setting | Declarations): entry is Setting {
+  return entry.schema instanceof z.ZodType;
 }
 
-type BackendSettings = Pick<LightningConfig, 'lnbits' | 'phoenixd' | 'lnd' | 'cln' | 'nwc' | 'blink'>;
-
-/** The chosen backend's settings, and the names of the required ones that are not set. */
-function lightningBackend(provider: LightningProviderName, e: Env): { settings: BackendSettings; missing: string[] } {
-  const required: Record<LightningProviderName, Array<keyof Env>> = {
-    dev: [],
-    lnbits: ['LNBITS_URL', 'LNBITS_API_KEY'],
-    phoenixd: ['PHOENIXD_URL', 'PHOENIXD_PASSWORD'],
-    lnd: ['LND_REST_URL', 'LND_MACAROON'],
-    cln: ['CLN_REST_URL', 'CLN_RUNE'],
-    nwc: ['NWC_URL'],
-    blink: ['BLINK_API_KEY'],
-  };
-  const missing = required[provider].filter((key) => e[key] === undefined);
-  if (missing.length > 0) return { settings: {}, missing };
-  const settings: Record<LightningProviderName, () => BackendSettings> = {
-    dev: () => ({}),
-    lnbits: () => ({ lnbits: { url: e.LNBITS_URL!, apiKey: e.LNBITS_API_KEY!, adminKey: e.LNBITS_ADMIN_KEY } }),
-    phoenixd: () => ({ phoenixd: { url: e.PHOENIXD_URL!, password: e.PHOENIXD_PASSWORD!, webhookSecret: e.PHOENIXD_WEBHOOK_SECRET } }),
-    lnd: () => ({ lnd: { url: e.LND_REST_URL!, macaroon: e.LND_MACAROON!.toLowerCase(), tlsCert: e.LND_TLS_CERT } }),
-    cln: () => ({ cln: { url: e.CLN_REST_URL!, rune: e.CLN_RUNE! } }),
-    nwc: () => ({ nwc: { url: e.NWC_URL! } }),
-    blink: () => ({ blink: { apiKey: e.BLINK_API_KEY!, walletId: e.BLINK_WALLET_ID, apiUrl: e.BLINK_API_URL, webhookSecret: e.BLINK_WEBHOOK_SECRET } }),
-  };
-  return { settings: settings[provider](), missing };
+/** The parsed values placed in the tree, each where its setting is declared. */
+function place(declarations: Declarations, parsed: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(declarations).map(([key, entry]) => [key, isSetting(entry) ? parsed[entry.env] : place(entry, parsed)]));
 }
+
+const ALL_SETTINGS = settingsOf(SETTINGS);
+/** The environment, one key per setting; issues are named by the variable (`PORT: must be at least 1`). */
+const EnvSchema = z.object(Object.fromEntries(ALL_SETTINGS.map((s) => [s.env, s.schema])));
+
+/** Every environment variable this module reads. */
+export const ENV_KEYS: readonly string[] = ALL_SETTINGS.map((s) => s.env);
+
+/** Every setting with what it means, in declaration order (for documentation and checks). */
+export const SETTING_DESCRIPTIONS: ReadonlyArray<{ env: string; description: string }> = ALL_SETTINGS.map(({ env, description }) => ({ env, description }));
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
+
+/** A setting production cannot run without (the paywall answers 503 naming it). */
+export interface ConfigProblem {
+  /** The setting to set, e.g. UPSTASH_REDIS_REST_URL: what HOW_TO_SET knows a recipe for. */
+  setting: string;
+  /** What is missing, in words, e.g. `LNBITS_URL, LNBITS_API_KEY (needed by LIGHTNING_PROVIDER=lnbits)`: the text of `missing` in a 503. */
+  message: string;
+}
+
+/** The files under DATA_DIR a local run keeps its generated keys in. */
+export const LOCAL_KEY_FILES = { secret: 'l402-secret', devNode: 'dev-node-key' } as const;
+
+/** A key made for a local run by this load and kept nowhere yet: `npm start` keeps it (scripts/local-keys.ts). */
+export interface UnsavedKey {
+  /** Where it is to be kept: a file under DATA_DIR. */
+  file: string;
+  key: string;
+}
+
+export type Config = ReturnType<typeof assemble>;
+export type LightningConfig = Config['lightning'];
+export type LightningProviderName = Values['lightning']['provider'];
+type BackendName = Exclude<LightningProviderName, 'dev'>;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = EnvSchema.safeParse(withoutEmptyValues(env));
@@ -293,100 +421,184 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new ConfigError(`Invalid environment: ${detail}`);
   }
-  const e = parsed.data;
-  const { production, reason: modeReason } = runMode(e);
-  const dataDir = resolve(e.DATA_DIR);
-  const problems: string[] = [];
+  return assemble(place(SETTINGS, parsed.data) as Values);
+}
 
-  const upstashUrl = e.UPSTASH_REDIS_REST_URL ?? e.KV_REST_API_URL;
-  const upstashToken = e.UPSTASH_REDIS_REST_TOKEN ?? e.KV_REST_API_TOKEN;
-  const upstash = upstashUrl && upstashToken ? { url: upstashUrl, token: upstashToken } : undefined;
-  if (production && !upstash) problems.push('UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN (or KV_REST_API_URL and KV_REST_API_TOKEN)');
+/** Config from the values read: the settings where they stand, and the sections that are a rule over several. */
+function assemble({ mode, publicUrl, store, l402, lightning, database, lnurlp, events, ...plain }: Values) {
+  const { production, reason: modeReason } = runMode(mode);
+  const problems: ConfigProblem[] = [];
+  const unsavedKeys: UnsavedKey[] = [];
+  // In this order, the order the problems are named in.
+  const storeSection = storeConfig(store, production, problems);
+  const l402Section = l402Config(l402, { production, dataDir: plain.dataDir, problems, unsavedKeys });
+  const lightningSection = lightningConfig(lightning, { production, dataDir: plain.dataDir, problems, unsavedKeys });
+  const databaseSection = databaseConfig(database.url, production, plain.dataDir);
+  const eventsSection = eventsConfig(events, production);
+  return {
+    ...plain,
+    /** Production unless NODE_ENV is unset, development or test and VERCEL is unset (runMode). */
+    production,
+    /** Which setting decided `production`, in words, for the start-up banner. */
+    modeReason,
+    /**
+     * The service's public origin (PUBLIC_URL, else https://VERCEL_PROJECT_PRODUCTION_URL);
+     * unset: `npm start` uses the address it listens on, production sends no webhook URL.
+     */
+    publicUrl: publicOrigin(publicUrl),
+    store: storeSection,
+    l402: l402Section,
+    lightning: lightningSection,
+    /** Unset in production = no database: the paywall still works, database features answer 503. */
+    database: databaseSection,
+    /** Usernames the service's own Lightning Addresses answer for; null = any (development only). */
+    lnurlp: { usernames: lnurlp.usernames ?? (production ? [] : null) },
+    /** Signed audit events of the paid routes, posted here; unset = none produced. */
+    events: eventsSection,
+    /** Settings production cannot run without; the paywall answers 503 naming them. */
+    problems,
+    /** Keys made for this local run and kept nowhere yet (`npm start` keeps them under DATA_DIR). */
+    unsavedKeys,
+  };
+}
 
+interface RuleContext {
+  production: boolean;
+  dataDir: string;
+  problems: ConfigProblem[];
+  unsavedKeys: UnsavedKey[];
+}
+
+function publicOrigin({ url, vercelDomain }: Values['publicUrl']): string | undefined {
+  const publicUrl = url ?? (vercelDomain ? `https://${vercelDomain.replace(/^https?:\/\//, '')}` : undefined);
+  return publicUrl === undefined ? undefined : new URL(publicUrl).origin;
+}
+
+function storeConfig({ upstash, vercelKv }: Values['store'], production: boolean, problems: ConfigProblem[]): { upstash?: { url: string; token: string } } {
+  const url = upstash.url ?? vercelKv.url;
+  const token = upstash.token ?? vercelKv.token;
+  if (url && token) return { upstash: { url, token } };
+  if (production) {
+    const { upstash: names, vercelKv: kv } = SETTINGS.store;
+    problems.push({ setting: names.url.env, message: `${names.url.env} and ${names.token.env} (or ${kv.url.env} and ${kv.token.env})` });
+  }
+  return {};
+}
+
+function l402Config(
+  { secret, previous, tokenTtlSeconds }: Values['l402'],
+  ctx: RuleContext,
+): {
+  /** Newest first: index 0 signs, all verify. */
+  secrets: string[];
+  /** L402_SECRET; generated at this start (this load); or generated at an earlier one and read from DATA_DIR. */
+  secretSource: 'env' | 'generated' | 'saved';
+  tokenTtlSeconds: number;
+} {
   let secrets: string[];
-  let secretSource: Config['l402']['secretSource'] = 'env';
-  if (e.L402_SECRET) {
-    secrets = [e.L402_SECRET, ...splitList(e.L402_SECRET_PREVIOUS)];
-  } else if (production) {
-    problems.push('L402_SECRET');
+  let secretSource: 'env' | 'generated' | 'saved' = 'env';
+  if (secret) {
+    secrets = [secret, ...previous];
+  } else if (ctx.production) {
+    ctx.problems.push({ setting: SETTINGS.l402.secret.env, message: SETTINGS.l402.secret.env });
     secrets = [];
   } else {
-    const saved = localKey(dataDir, 'l402-secret');
-    secrets = [saved.key];
-    secretSource = saved.created ? 'generated' : 'saved';
+    const local = localKey(ctx, LOCAL_KEY_FILES.secret);
+    secrets = [local.key];
+    secretSource = local.saved ? 'saved' : 'generated';
   }
   for (const s of secrets) {
     if (s.length < 32) throw new ConfigError('L402_SECRET and L402_SECRET_PREVIOUS must be at least 32 characters (e.g. `openssl rand -hex 32`)');
   }
+  return { secrets, secretSource, tokenTtlSeconds };
+}
 
-  const provider = e.LIGHTNING_PROVIDER ?? 'dev';
-  if (provider === 'dev' && production) problems.push('LIGHTNING_PROVIDER (the embedded dev node never runs in production)');
-  const backend = lightningBackend(provider, e);
-  if (backend.missing.length > 0) {
-    const what = `${backend.missing.join(', ')} (needed by LIGHTNING_PROVIDER=${provider})`;
-    if (!production) throw new ConfigError(`Set ${what}`);
-    problems.push(what);
+type LightningValues = Values['lightning'];
+/** Each backend's settings it cannot run without. */
+const REQUIRED_BACKEND_SETTINGS = {
+  lnbits: ['url', 'apiKey'],
+  phoenixd: ['url', 'password'],
+  lnd: ['url', 'macaroon'],
+  cln: ['url', 'rune'],
+  nwc: ['url'],
+  blink: ['apiKey'],
+} as const satisfies { [B in BackendName]: ReadonlyArray<keyof LightningValues[B]> };
+type Required_<B extends BackendName> = (typeof REQUIRED_BACKEND_SETTINGS)[B][number];
+/** A backend's settings with the ones it needs set. */
+type BackendConfig<B extends BackendName> = Simplify<
+  Omit<LightningValues[B], Required_<B>> & Required<Pick<LightningValues[B], Extract<Required_<B>, keyof LightningValues[B]>>>
+>;
+
+function lightningConfig(
+  { provider, devNodePrivateKey, network, timeoutMs, ...backends }: LightningValues,
+  ctx: RuleContext,
+): Simplify<
+  {
+    provider: LightningProviderName;
+    /** The dev node's key ('' in production, where it never runs). */
+    devNodePrivateKey: string;
+    /** The network our provider's invoices are on; payouts refuse invoices for any other. */
+    network: Network;
+    /** Upper bound of every call to the backend, in ms. */
+    timeoutMs: number;
+  } & {
+    /** Only the chosen backend's settings are filled in. */
+    [B in BackendName]?: BackendConfig<B>;
   }
-
-  const publicUrl = e.PUBLIC_URL ?? (e.VERCEL_PROJECT_PRODUCTION_URL ? `https://${e.VERCEL_PROJECT_PRODUCTION_URL.replace(/^https?:\/\//, '')}` : undefined);
-
-  return {
-    production,
-    modeReason,
-    publicUrl: publicUrl === undefined ? undefined : new URL(publicUrl).origin,
-    dataDir,
-    server: { port: e.PORT, host: e.HOST },
-    l402: { secrets, secretSource, tokenTtlSeconds: e.L402_TOKEN_TTL_SECONDS },
-    lightning: {
-      provider,
-      devNodePrivateKey: e.DEV_NODE_PRIVATE_KEY?.toLowerCase() ?? (production ? '' : localKey(dataDir, 'dev-node-key').key),
-      network: provider === 'dev' ? 'regtest' : e.LIGHTNING_NETWORK,
-      timeoutMs: e.LIGHTNING_TIMEOUT_MS,
-      ...backend.settings,
-    },
-    store: { upstash },
-    database: databaseConfig(e.DATABASE_URL, production, dataDir),
-    invoices: { ratePerMinute: e.INVOICE_RATE_LIMIT_PER_MINUTE, maxSats: e.MAX_INVOICE_SATS },
-    demo: {
-      priceSats: e.DEMO_PRICE_SATS,
-      priceSources: e.BTC_PRICE_SOURCES === 'none' ? [] : splitList(e.BTC_PRICE_SOURCES),
-      priceTimeoutMs: e.BTC_PRICE_TIMEOUT_MS,
-    },
-    pro: { priceSats: e.PRO_PRICE_SATS },
-    directory: { registerRatePerMinute: e.REGISTER_RATE_LIMIT_PER_MINUTE },
-    health: { ratePerMinute: e.HEALTH_RATE_LIMIT_PER_MINUTE },
-    cron: { secret: e.CRON_SECRET },
-    // --- Lightning backends ---
-    // --- Managed mode ---
-    // lnurl
-    lnurlp: { usernames: e.LNURLP_USERNAMES !== undefined ? splitList(e.LNURLP_USERNAMES) : production ? [] : null },
-    outbound: { timeoutMs: e.OUTBOUND_TIMEOUT_MS, maxBytes: e.OUTBOUND_MAX_BYTES },
-    events: eventsConfig(e, production),
-    // payouts
-    payouts: {
-      splitSecret: e.SPLIT_SECRET,
-      minMsat: e.SPLIT_MIN_SATS * 1000,
-      maxFeePpm: e.PAYOUT_MAX_FEE_PPM,
-      minFeeMsat: e.PAYOUT_MIN_FEE_MSAT,
-      maxAttempts: e.PAYOUT_MAX_ATTEMPTS,
-      retryBaseSeconds: e.PAYOUT_RETRY_BASE_SECONDS,
-    },
-    // --- Stats ---
-    // auth
-    auth: {
-      adminPubkeys: splitList(e.ADMIN_PUBKEYS).map((key) => key.toLowerCase()),
-      sessionTtlSeconds: e.SESSION_TTL_HOURS * 3600,
-      challengeTtlSeconds: e.LNURL_AUTH_TTL_SECONDS,
-      ratePerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE,
-      linkRatePerHour: e.LINK_RATE_LIMIT_PER_HOUR,
-      linkProofsPerDay: e.LINK_PROOFS_PER_DAY,
-      linkProofsPerIpPerDay: e.LINK_PROOFS_PER_IP_PER_DAY,
-      linkProofsPerAddressPerDay: e.LINK_PROOFS_PER_ADDRESS_PER_DAY,
-      linkCodeTtlSeconds: e.LINK_CODE_TTL_MINUTES * 60,
-      linkCodeAttempts: e.LINK_CODE_ATTEMPTS,
-    },
-    problems,
+> {
+  if (provider === 'dev' && ctx.production)
+    ctx.problems.push({ setting: SETTINGS.lightning.provider.env, message: 'LIGHTNING_PROVIDER (the embedded dev node never runs in production)' });
+  const base = {
+    provider,
+    devNodePrivateKey: devNodePrivateKey ?? (ctx.production ? '' : localKey(ctx, LOCAL_KEY_FILES.devNode).key),
+    network: provider === 'dev' ? 'regtest' : network,
+    timeoutMs,
   };
+  if (provider === 'dev') return base;
+  const settings = backends[provider] as Record<string, unknown>;
+  const declared = SETTINGS.lightning[provider] as Declarations;
+  const missing = REQUIRED_BACKEND_SETTINGS[provider].filter((key) => settings[key] === undefined).map((key) => (declared[key] as Setting).env);
+  if (missing.length === 0) return { ...base, [provider]: settings };
+  const what = `${missing.join(', ')} (needed by LIGHTNING_PROVIDER=${provider})`;
+  if (!ctx.production) throw new ConfigError(`Set ${what}`);
+  ctx.problems.push({ setting: missing[0]!, message: what });
+  return base;
+}
+
+function eventsConfig(
+  { webhookUrl: url, webhookSecret: secret }: Values['events'],
+  production: boolean,
+): { webhookUrl: string; webhookSecret: string } | undefined {
+  if (!url && !secret) return undefined;
+  if (!url || !secret) throw new ConfigError('Set both EVENTS_WEBHOOK_URL and EVENTS_WEBHOOK_SECRET (or neither: no audit events)');
+  const protocol = new URL(url).protocol;
+  // The outbound policy checks every address at send time; the scheme can be refused now.
+  if (protocol !== 'https:' && (production || protocol !== 'http:'))
+    throw new ConfigError('EVENTS_WEBHOOK_URL must be an https URL (http only to loopback, in development)');
+  return { webhookUrl: url, webhookSecret: secret };
+}
+
+function databaseConfig(url: string | undefined, production: boolean, dataDir: string): { url: string } | { pgliteDir: string | null } | undefined {
+  if (url === 'pglite://memory') return { pgliteDir: null };
+  if (url) {
+    if (!/^postgres(ql)?:\/\//.test(url)) throw new ConfigError('DATABASE_URL must be a postgres:// URL (or pglite://memory)');
+    return { url };
+  }
+  // Vercel's file system is read-only and per instance: no embedded database there.
+  return production ? undefined : { pgliteDir: join(dataDir, 'pglite') };
+}
+
+/**
+ * A local run's key: the one an earlier `npm start` kept under DATA_DIR, else
+ * a new one for this load, listed in `unsavedKeys` (reading the environment
+ * writes nothing; npm start keeps it, scripts/local-keys.ts).
+ */
+function localKey(ctx: RuleContext, name: string): { key: string; saved: boolean } {
+  const file = join(ctx.dataDir, name);
+  if (existsSync(file)) return { key: readFileSync(file, 'utf8').trim(), saved: true };
+  const key = randomBytes(32).toString('hex');
+  ctx.unsavedKeys.push({ file, key });
+  return { key, saved: false };
 }
 
 /** One line per embedded default in use, for the start-up banner. */
@@ -396,14 +608,16 @@ export function describeEmbeddedDefaults(config: Config): string[] {
   if (!config.store.upstash && !config.production) lines.push('key-value store: in memory (set UPSTASH_REDIS_REST_URL/TOKEN to share it)');
   if (config.lightning.provider === 'dev' && !config.production)
     lines.push('Lightning: embedded dev node, fake money (POST /api/dev/pay settles its invoices)');
-  const secretFile = join(config.dataDir, 'l402-secret');
-  if (config.l402.secretSource === 'generated') lines.push(`L402_SECRET: generated now, kept in ${secretFile} for the next starts`);
+  const secretFile = join(config.dataDir, LOCAL_KEY_FILES.secret);
+  const secretKept = !config.unsavedKeys.some((unsaved) => unsaved.file === secretFile);
+  if (config.l402.secretSource === 'generated')
+    lines.push(secretKept ? `L402_SECRET: generated now, kept in ${secretFile} for the next starts` : 'L402_SECRET: generated now, kept only in memory');
   if (config.l402.secretSource === 'saved') lines.push(`L402_SECRET: the one generated at an earlier start, read from ${secretFile}`);
   if (config.demo.priceSources.length === 0) lines.push('BTC price: simulated (BTC_PRICE_SOURCES=none)');
   return lines;
 }
 
-/** How to set each setting production refuses to run without, keyed by the first name in a problem. */
+/** How to set each setting production refuses to run without, keyed by ConfigProblem.setting. */
 const HOW_TO_SET: Record<string, string> = {
   UPSTASH_REDIS_REST_URL:
     'create an Upstash Redis database (Vercel: Storage > Upstash for Redis, which sets KV_REST_API_URL/TOKEN) and copy its REST URL and token',
@@ -423,10 +637,15 @@ export function describeMissingSettings(config: Config): string[] {
   ];
 }
 
-/** One missing production setting (an entry of Config.problems) and, where there is one recipe, how to set it. */
-export function describeProblem(problem: string): string {
-  const how = HOW_TO_SET[problem.split(/[\s,(]/)[0]!];
-  return how ? `${problem}: ${how}` : problem;
+/** One missing production setting and, where there is one recipe, how to set it. */
+export function describeProblem(problem: ConfigProblem): string {
+  const how = HOW_TO_SET[problem.setting];
+  return how ? `${problem.message}: ${how}` : problem.message;
+}
+
+/** What is missing, one entry per problem: the `missing` list of a 503 NOT_CONFIGURED. */
+export function missingSettings(config: Config): string[] {
+  return config.problems.map((problem) => problem.message);
 }
 
 // `FOO=` (as copied from .env.example) means "not set": the default applies,
@@ -437,28 +656,6 @@ function withoutEmptyValues(env: Record<string, string | undefined>): Record<str
   return set;
 }
 
-function eventsConfig(e: Env, production: boolean): Config['events'] {
-  const url = e.EVENTS_WEBHOOK_URL;
-  const secret = e.EVENTS_WEBHOOK_SECRET;
-  if (!url && !secret) return undefined;
-  if (!url || !secret) throw new ConfigError('Set both EVENTS_WEBHOOK_URL and EVENTS_WEBHOOK_SECRET (or neither: no audit events)');
-  const protocol = new URL(url).protocol;
-  // The outbound policy checks every address at send time; the scheme can be refused now.
-  if (protocol !== 'https:' && (production || protocol !== 'http:'))
-    throw new ConfigError('EVENTS_WEBHOOK_URL must be an https URL (http only to loopback, in development)');
-  return { webhookUrl: url, webhookSecret: secret };
-}
-
-function databaseConfig(url: string | undefined, production: boolean, dataDir: string): Config['database'] {
-  if (url === 'pglite://memory') return { pgliteDir: null };
-  if (url) {
-    if (!/^postgres(ql)?:\/\//.test(url)) throw new ConfigError('DATABASE_URL must be a postgres:// URL (or pglite://memory)');
-    return { url };
-  }
-  // Vercel's file system is read-only and per instance: no embedded database there.
-  return production ? undefined : { pgliteDir: join(dataDir, 'pglite') };
-}
-
 /** NODE_ENV values that run locally. */
 const LOCAL_NODE_ENVS = ['development', 'test'];
 
@@ -467,27 +664,10 @@ const LOCAL_NODE_ENVS = ['development', 'test'];
  * NODE_ENV (`Production`, `prod`, `staging`, `production `) must not run the dev
  * node, the dev wallet's admin login and a generated secret (docs/architecture.md "Where it runs").
  */
-function runMode(e: Env): { production: boolean; reason: string } {
+function runMode({ nodeEnv, vercel }: Values['mode']): { production: boolean; reason: string } {
   const rule = 'only an unset NODE_ENV, development or test runs locally';
-  if (e.VERCEL) return { production: true, reason: 'VERCEL is set' };
-  if (e.NODE_ENV === undefined) return { production: false, reason: `NODE_ENV is unset; ${rule}` };
-  if (LOCAL_NODE_ENVS.includes(e.NODE_ENV)) return { production: false, reason: `NODE_ENV=${e.NODE_ENV}; ${rule}` };
-  return { production: true, reason: `NODE_ENV=${JSON.stringify(e.NODE_ENV)}; ${rule}` };
-}
-
-function splitList(value: string | undefined): string[] {
-  return (value ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-}
-
-// Kept on disk so tokens and invoices made before a restart still verify after it.
-function localKey(dataDir: string, name: string): { key: string; created: boolean } {
-  const file = join(dataDir, name);
-  if (existsSync(file)) return { key: readFileSync(file, 'utf8').trim(), created: false };
-  mkdirSync(dataDir, { recursive: true });
-  const key = randomBytes(32).toString('hex');
-  writeFileSync(file, key + '\n', { mode: 0o600 });
-  return { key, created: true };
+  if (vercel) return { production: true, reason: 'VERCEL is set' };
+  if (nodeEnv === undefined) return { production: false, reason: `NODE_ENV is unset; ${rule}` };
+  if (LOCAL_NODE_ENVS.includes(nodeEnv)) return { production: false, reason: `NODE_ENV=${nodeEnv}; ${rule}` };
+  return { production: true, reason: `NODE_ENV=${JSON.stringify(nodeEnv)}; ${rule}` };
 }

@@ -1,34 +1,10 @@
 // `npm start`: one Node process that serves the project the way Vercel does in
 // production, so the `api/` files and `public/` run unchanged in both places.
 //
-// Routing, in Vercel's order:
-//   1. `headers` rules from vercel.json are matched against the path the client
-//      asked for (before any rewrite) and added to whatever response goes out.
-//   2. The filesystem: a static `api/` function, then a file under `public/`,
-//      then a dynamic `api/` function (`[name]` segments).
-//   3. `rewrites`, in order. After each matching rewrite the filesystem is
-//      checked again; on a miss the next rules see the rewritten path.
-//   4. 404: JSON `{error, code: "NOT_FOUND"}` under /api, plain text elsewhere.
-//
-// The vercel.json subset understood here (the routing it does not support is
-// warned about at start-up, never silently half-applied):
-//   - `rewrites: [{source, destination}]` with internal destinations. When the
-//     destination path uses none of the source's named params, all of them are
-//     added to the query (Vercel's rule, see @vercel/routing-utils
-//     `replaceSegments`). The destination may carry its own query, with `:name`
-//     placeholders. The function still sees the path the client requested, with
-//     the merged query: the client's own query keys win, as in `vercel dev`.
-//   - `headers: [{source, headers: [{key, value}]}]`; `:name` placeholders in
-//     values are filled from the source. A header the function set itself wins.
-//   - Not supported: `has`/`missing`, `statusCode`, external (http…)
-//     destinations, `redirects`, `routes`, `cleanUrls`, `trailingSlash`.
-//   - Other keys have no local meaning and are accepted silently, e.g.
-//     `functions` (bundling, memory, duration) and `crons` (call the path by hand).
-// Sources and destination paths are path-to-regexp v6 patterns, compiled by
-// that library with the options Vercel uses (routing-utils `sourceToRegex`):
-// case-sensitive, strict about trailing slashes. Placeholders get the text the
-// client sent, still percent-encoded, as with Vercel's `$1` substitution: an
-// encoded `/` stays inside its segment, and a query is decoded once, when parsed.
+// Routing (which `api/` function or `public/` file answers, vercel.json's
+// rewrites and headers) is Vercel's, emulated by scripts/vercel-router.ts;
+// this file runs what it chooses, and answers 404 when nothing matches:
+// JSON `{error, code: "NOT_FOUND"}` under /api, plain text elsewhere.
 //
 // API functions use the fetch Web-standard export
 // (`export default { fetch(request) }`). The service's own functions (made by
@@ -48,16 +24,13 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, realpathSync, type Dirent } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { existsSync, realpathSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { getRequestListener, type Http2Bindings, type HttpBindings } from '@hono/node-server';
-import { serveStatic } from '@hono/node-server/serve-static';
-import { Hono } from 'hono';
-import { parse, pathToRegexp, tokensToFunction, type Key, type PathFunction } from 'path-to-regexp';
-import { z } from 'zod';
 import { ConfigError, describeEmbeddedDefaults, describeMissingSettings, loadConfig, type Config } from '../lib/config.js';
+import { keepLocalKeys } from './local-keys.js';
+import { loadVercelRouter, type VercelRouter } from './vercel-router.js';
 import { createDeployment, defaultDeployment, publicBaseUrl, type Deployment } from '../lib/service/deployment.js';
 import { listDemo } from '../lib/service/directory/demo-entry.js';
 import { describeError } from '../lib/util/describe-error.js';
@@ -115,18 +88,12 @@ const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
   const root = resolve(options.root ?? PROJECT_ROOT);
   const host = options.host ?? '127.0.0.1';
-  const [api, vercel] = await Promise.all([discoverApiRoutes(root), readVercelJson(root)]);
-  const publicDir = join(root, 'public');
-  // serveStatic refuses `..` segments (percent-encoded ones too), backslashes
-  // and repeated slashes, so no traversal reaches the filesystem (the tests try
-  // the usual spellings); it also sets Content-Type, Content-Length and
-  // Last-Modified and answers HEAD and Range requests.
-  const statics = existsSync(publicDir) ? new Hono().use('*', serveStatic({ root: publicDir })) : undefined;
+  const router = await loadVercelRouter(root);
 
   // overrideGlobalObjects: false keeps the real global Request/Response, which
   // is what the functions get on Vercel too.
   const deployment = options.deployment ?? defaultDeployment();
-  const handler = createHandler({ root, api, vercel, statics, deployment });
+  const handler = createHandler({ root, router, deployment });
   // A client that trickles its request (slowloris) is cut off: Node answers 408 and
   // closes the connection. Its defaults (60 s for the head, 300 s in all, checked
   // every 30 s) let slow clients hold the server far longer.
@@ -167,13 +134,11 @@ type FetchHandler = {
 
 interface HandlerParts {
   root: string;
-  api: ApiRoutes;
-  vercel: VercelRules;
-  statics: Hono | undefined;
+  router: VercelRouter;
   deployment: Deployment;
 }
 
-function createHandler({ root, api, vercel, statics, deployment }: HandlerParts) {
+function createHandler({ root, router, deployment }: HandlerParts) {
   const modules = new Map<string, Promise<{ default?: Partial<FetchHandler> }>>();
 
   async function invoke(file: string, request: Request): Promise<Response> {
@@ -202,52 +167,19 @@ function createHandler({ root, api, vercel, statics, deployment }: HandlerParts)
   }
 
   async function route(request: Request, url: URL, ip: string | undefined): Promise<Response> {
+    const match = await router.route(request);
+    if (!match) return notFound(url.pathname);
+    if ('file' in match) return match.file;
     // The function sees the client's path; routing may only change the query.
-    const callFunction = (file: string, query: URLSearchParams) => {
-      const target = new URL(url);
-      target.search = query.toString();
-      return invoke(file, functionRequest(request, target, ip));
-    };
-
-    const tryFilesystem = async (path: string, query: URLSearchParams): Promise<Response | undefined> => {
-      const exact = api.exact.get(path);
-      if (exact) return callFunction(exact, query);
-      if (statics && (request.method === 'GET' || request.method === 'HEAD')) {
-        // Not new URL(path, base): a path like //host/x would replace the host.
-        const fileUrl = new URL(url.origin);
-        fileUrl.pathname = path;
-        const file = await statics.fetch(new Request(fileUrl, { method: request.method, headers: request.headers }));
-        if (file.status !== 404) return file;
-      }
-      const dynamic = matchDynamicRoute(api.dynamic, path);
-      if (!dynamic) return undefined;
-      const withParams = new URLSearchParams(query);
-      // The path decided the route, so its value beats a same-named query key.
-      for (const [name, value] of dynamic.params) withParams.set(name, value);
-      return callFunction(dynamic.file, withParams);
-    };
-
-    let path = url.pathname;
-    let query = url.searchParams;
-    const direct = await tryFilesystem(path, query);
-    if (direct) return direct;
-    for (const rewrite of vercel.rewrites) {
-      const params = rewrite.match(path);
-      if (!params) continue;
-      ({ path, query } = applyRewrite(rewrite, params, query));
-      const hit = await tryFilesystem(path, query);
-      if (hit) return hit;
-    }
-    return notFound(url.pathname);
+    const target = new URL(url);
+    target.search = match.query.toString();
+    return invoke(match.function, functionRequest(request, target, ip));
   }
 
   return async function handle(request: Request, env: Bindings): Promise<Response> {
     const url = new URL(request.url);
     // Before routing, so the rules see the path the client asked for.
-    const extra = vercel.headers.flatMap(({ match, headers }) => {
-      const params = match(url.pathname);
-      return params ? headers.map(({ key, value }): [string, string] => [key, fillPlaceholders(value, params)]) : [];
-    });
+    const extra = router.headersFor(url.pathname);
     let response: Response;
     try {
       response = await route(request, url, clientAddress(env));
@@ -307,227 +239,6 @@ function notFound(path: string): Response {
 }
 
 // ---------------------------------------------------------------------------
-// api/ file routing
-
-interface ApiRoutes {
-  exact: Map<string, string>;
-  /** Most specific first: at the first segment where two routes differ, a literal beats a parameter. */
-  dynamic: Array<{ file: string; segments: string[] }>;
-}
-
-const FUNCTION_FILE = /\.(ts|js)$/;
-const PARAM_SEGMENT = /^\[([A-Za-z_$][\w$]*)\]$/;
-const isParam = (segment: string | undefined) => PARAM_SEGMENT.test(segment ?? '');
-
-async function discoverApiRoutes(root: string): Promise<ApiRoutes> {
-  const routes: ApiRoutes = { exact: new Map(), dynamic: [] };
-  const owners = new Map<string, string>();
-  for (const file of await listFunctionFiles(join(root, 'api'))) {
-    const path =
-      '/' +
-      relative(root, file)
-        .split(sep)
-        .join('/')
-        .replace(FUNCTION_FILE, '')
-        .replace(/\/index$/, '');
-    // [a] and [b] in the same place answer the same requests.
-    const shape = path.replace(/\[[^\]]*\]/g, '[]');
-    const owner = owners.get(shape);
-    if (owner) {
-      throw new Error(`${relative(root, owner)} and ${relative(root, file)} both answer ${path}; keep one (Vercel rejects conflicting function paths too)`);
-    }
-    owners.set(shape, file);
-    const segments = path.split('/');
-    if (segments.some(isParam)) routes.dynamic.push({ file, segments });
-    else routes.exact.set(path, file);
-  }
-  routes.dynamic.sort((a, b) => {
-    const i = a.segments.findIndex((segment, i) => isParam(segment) !== isParam(b.segments[i]));
-    return i === -1 ? 0 : isParam(a.segments[i]) ? 1 : -1;
-  });
-  return routes;
-}
-
-// Vercel builds every .ts/.js file under api/ except type declarations and
-// underscore-prefixed files and folders, which is where shared helpers live.
-async function listFunctionFiles(dir: string): Promise<string[]> {
-  if (!existsSync(dir)) return [];
-  const entries: Dirent[] = await readdir(dir, { withFileTypes: true });
-  entries.sort((a, b) => a.name.localeCompare(b.name));
-  const files: string[] = [];
-  for (const entry of entries) {
-    if (entry.name.startsWith('_') || entry.name.startsWith('.') || entry.name === 'node_modules') continue;
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...(await listFunctionFiles(path)));
-    else if (entry.isFile() && FUNCTION_FILE.test(entry.name) && !entry.name.endsWith('.d.ts')) files.push(path);
-  }
-  return files;
-}
-
-function matchDynamicRoute(routes: ApiRoutes['dynamic'], path: string): { file: string; params: [string, string][] } | undefined {
-  const parts = path.split('/');
-  for (const { file, segments } of routes) {
-    if (segments.length !== parts.length) continue;
-    const params: [string, string][] = [];
-    const fits = segments.every((segment, i) => {
-      const part = parts[i]!;
-      const name = PARAM_SEGMENT.exec(segment)?.[1];
-      if (!name) return segment === part;
-      params.push([name, safeDecode(part)]);
-      return part !== '';
-    });
-    if (fits) return { file, params };
-  }
-  return undefined;
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
-}
-
-// ---------------------------------------------------------------------------
-// vercel.json
-
-/** The raw text of each named source param; undefined when an optional one matched nothing. */
-type Params = Record<string, string | undefined>;
-type Matcher = (path: string) => Params | undefined;
-
-interface Rewrite {
-  match: Matcher;
-  fillPath: PathFunction<Params>;
-  /** The destination's query template, without the `?`. */
-  query: string;
-  pathUsesParams: boolean;
-}
-
-interface VercelRules {
-  rewrites: Rewrite[];
-  headers: Array<{ match: Matcher; headers: Array<{ key: string; value: string }> }>;
-}
-
-const Source = z.string().startsWith('/', 'must start with "/"');
-const Conditions = { has: z.array(z.unknown()).optional(), missing: z.array(z.unknown()).optional() };
-const VercelJsonSchema = z.looseObject({
-  rewrites: z.array(z.object({ source: Source, destination: z.string(), statusCode: z.number().optional(), ...Conditions })).optional(),
-  headers: z.array(z.object({ source: Source, headers: z.array(z.object({ key: z.string(), value: z.string() })), ...Conditions })).optional(),
-});
-
-async function readVercelJson(root: string): Promise<VercelRules> {
-  const file = join(root, 'vercel.json');
-  const rules: VercelRules = { rewrites: [], headers: [] };
-  if (!existsSync(file)) return rules;
-  let json: unknown;
-  try {
-    json = JSON.parse(await readFile(file, 'utf8'));
-  } catch (err) {
-    throw new Error(`vercel.json is not valid JSON: ${(err as Error).message}`);
-  }
-  const parsed = VercelJsonSchema.safeParse(json);
-  if (!parsed.success) {
-    throw new Error(`vercel.json: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-  }
-  const config = parsed.data;
-  const warn = (message: string) => console.warn(`dev-server: vercel.json ${message}`);
-
-  for (const key of ['redirects', 'routes', 'cleanUrls', 'trailingSlash']) {
-    if (key in config) warn(`\`${key}\` is not supported by the dev server and is ignored here (Vercel still applies it)`);
-  }
-  for (const [i, rule] of (config.rewrites ?? []).entries()) {
-    const where = `rewrites[${i}] (${rule.source})`;
-    if (rule.has || rule.missing || rule.statusCode !== undefined) {
-      warn(`${where} uses has/missing/statusCode, which the dev server does not support; rule ignored`);
-    } else if (!rule.destination.startsWith('/')) {
-      warn(`${where} has an external destination; rule ignored`);
-    } else {
-      rules.rewrites.push(compileRewrite(rule.source, rule.destination, where));
-    }
-  }
-  for (const [i, rule] of (config.headers ?? []).entries()) {
-    const where = `headers[${i}] (${rule.source})`;
-    if (rule.has || rule.missing) warn(`${where} uses has/missing, which the dev server does not support; rule ignored`);
-    else rules.headers.push({ match: compileSource(rule.source, where).match, headers: rule.headers });
-  }
-  return rules;
-}
-
-/** Runs path-to-regexp, naming the vercel.json rule in its syntax errors. */
-function inRule<T>(where: string, run: () => T): T {
-  try {
-    return run();
-  } catch (err) {
-    throw new Error(`vercel.json ${where}: ${(err as Error).message}`);
-  }
-}
-
-function compileSource(source: string, where: string): { keys: Key[]; match: Matcher } {
-  const keys: Key[] = [];
-  const regex = inRule(where, () => pathToRegexp(source, keys, { strict: true, sensitive: true }));
-  const match = (path: string) => {
-    const found = regex.exec(path);
-    if (!found) return undefined;
-    // Unnamed groups like `(.*)` are numbered: they take part in matching but
-    // are no params, as on Vercel.
-    return Object.fromEntries(keys.flatMap((key, i) => (typeof key.name === 'string' ? [[key.name, found[i + 1]]] : [])));
-  };
-  return { keys, match };
-}
-
-function compileRewrite(source: string, destination: string, where: string): Rewrite {
-  const { keys, match } = compileSource(source, where);
-  const target = destination.split('#')[0]!;
-  const queryAt = target.indexOf('?');
-  const path = queryAt === -1 ? target : target.slice(0, queryAt);
-  const tokens = inRule(where, () => parse(path));
-  const used = tokens.filter((token): token is Key => typeof token !== 'string');
-  // compile() throws on a missing value, so check once, here, that every
-  // placeholder in the path always gets one.
-  const optional = (key: Key) => key.modifier === '?' || key.modifier === '*';
-  for (const key of used) {
-    const param = keys.find((k) => k.name === key.name);
-    if (typeof key.name !== 'string' || !param || (optional(param) && !optional(key))) {
-      throw new Error(
-        `vercel.json ${where}: the destination's :${key.name} is not a param the source always captures (write :${key.name}? or :${key.name}* for an optional one)`,
-      );
-    }
-  }
-  return {
-    match,
-    fillPath: tokensToFunction<Params>(tokens, { validate: false }),
-    query: queryAt === -1 ? '' : target.slice(queryAt + 1),
-    pathUsesParams: used.length > 0,
-  };
-}
-
-/**
- * Fills `:name` in a header value or query template. Not compile(): these are
- * not paths, and it would read `?`, `+` or `(` in them as pattern syntax.
- * A modifier after a placeholder is dropped, as compile() would; unknown names stay.
- */
-function fillPlaceholders(template: string, params: Params): string {
-  return template.replace(/:(\w+)[*+?]?/g, (whole, name: string) => (Object.hasOwn(params, name) ? (params[name] ?? '') : whole));
-}
-
-function applyRewrite(rewrite: Rewrite, params: Params, incoming: URLSearchParams): { path: string; query: URLSearchParams } {
-  let search = fillPlaceholders(rewrite.query, params);
-  // Vercel's rule (routing-utils `replaceSegments`).
-  if (!rewrite.pathUsesParams) {
-    const own = new URLSearchParams(search);
-    for (const [name, value] of Object.entries(params)) {
-      if (value !== undefined && !own.has(name)) search += `&${name}=${value}`;
-    }
-  }
-  const query = new URLSearchParams(search);
-  // The client's own keys win, as in `vercel dev`.
-  for (const key of new Set(incoming.keys())) query.delete(key);
-  for (const [key, value] of incoming) query.append(key, value);
-  return { path: rewrite.fillPath(params) || '/', query };
-}
-
-// ---------------------------------------------------------------------------
 // npm start
 
 // Node runs the main module from its real path, so compare real paths.
@@ -544,7 +255,8 @@ async function main(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');
   let config;
   try {
-    config = loadConfig();
+    // A local run's generated secret and node key are kept under DATA_DIR for the next starts (the banner says so).
+    config = keepLocalKeys(loadConfig());
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     console.error(err.message);

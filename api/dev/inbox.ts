@@ -2,20 +2,11 @@
 // Lightning Addresses received (paid invoices, newest first, with their LUD-12
 // comments), so local runs can read a link code (POST /api/links) or see a
 // payout arrive. 404 unless the embedded dev node is the provider outside production.
-import { z } from 'zod';
 import { HttpError, json } from '../../lib/http/errors.js';
 import { readQuery } from '../../lib/http/input.js';
 import { serviceRoute } from '../../lib/service/deployment.js';
 import { paidToDevAddress } from '../../lib/service/money/lnurlp.js';
-
-export const Query = z.object({
-  address: z
-    .string({ error: 'address is required (a Lightning Address of this server, e.g. alice@127.0.0.1:3000)' })
-    .trim()
-    .toLowerCase()
-    .max(200)
-    .regex(/^[a-z0-9\-_.]{1,64}@[a-z0-9\-.:[\]]+$/, 'address must be a Lightning Address of this server (user@host)'),
-});
+import { Query } from '../../lib/contracts/dev/inbox.js';
 
 export default serviceRoute({
   async GET(request, deployment) {

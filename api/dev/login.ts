@@ -3,14 +3,11 @@
 // as the wallet's callback would ({status:"OK"} or {status:"ERROR", reason});
 // the page then collects its session with its poll token, as after a phone
 // wallet. 404 unless the embedded dev node is the provider outside production.
-import { z } from 'zod';
 import { HttpError, json } from '../../lib/http/errors.js';
 import { clientIp, readJson } from '../../lib/http/input.js';
 import { serviceRoute } from '../../lib/service/deployment.js';
 import { signInWithDevWallet } from '../../lib/service/accounts/dev-login.js';
-import { K1 } from '../../lib/service/accounts/lnurl-auth.js';
-
-export const Body = z.strictObject({ k1: K1 });
+import { Body } from '../../lib/contracts/dev/login.js';
 
 export default serviceRoute({
   async POST(request, deployment) {

@@ -1,10 +1,7 @@
-import { createDevPayHandler, DevPayRequest } from 'l402-paywall/backends';
+import { createDevPayHandler } from 'l402-paywall/backends';
 import { HttpError } from '../../lib/http/errors.js';
 import { BODY_TIMEOUT_MS } from '../../lib/http/input.js';
 import { serviceRoute } from '../../lib/service/deployment.js';
-
-/** The request body (api/openapi.json.ts describes it): the library's dev wallet endpoint is this route's one implementation. */
-export const Body = DevPayRequest;
 
 export default serviceRoute({
   POST(request, deployment) {

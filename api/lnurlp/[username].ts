@@ -1,11 +1,9 @@
 // GET /.well-known/lnurlp/:username (vercel.json rewrite) and its callback: the service's own Lightning Addresses.
-import { z } from 'zod';
 import { json } from '../../lib/http/errors.js';
 import { clientIp } from '../../lib/http/input.js';
 import { serviceRoute } from '../../lib/service/deployment.js';
 import { answerLnurlp } from '../../lib/service/money/lnurlp.js';
-
-export const Query = z.object({ username: z.string().optional(), amount: z.string().optional(), comment: z.string().optional() });
+import { Query } from '../../lib/contracts/lnurlp.js';
 
 export default serviceRoute({
   async GET(request, deployment) {

@@ -1,6 +1,7 @@
-// Builds the service's OpenAPI 3.1 document from the zod schemas its routes
-// validate with (z.toJSONSchema, JSON Schema 2020-12, which OpenAPI 3.1
-// uses): request schemas are the routes' own, never restated. Every
+// Builds the service's OpenAPI 3.1 document from the routes' contracts
+// (lib/contracts/): the zod schemas the routes validate with and the answers
+// they declare (z.toJSONSchema, JSON Schema 2020-12, which OpenAPI 3.1 uses),
+// never restated. Every
 // operation answers errors as {error, code}; paid operations carry the L402
 // security scheme and their 402 challenge.
 import { z } from 'zod';
@@ -37,6 +38,21 @@ export interface OperationSpec {
 
 export type PathSpec = Partial<Record<Method, OperationSpec>>;
 
+/**
+ * What one route takes and answers, declared once (lib/contracts/<route>.ts):
+ * the route validates its requests with the same schemas, and the document is
+ * assembled from every route's contract.
+ */
+export interface RouteContract {
+  /** OpenAPI path, `{name}` for a `[name]` segment. */
+  path: string;
+  methods: PathSpec;
+}
+
+export function routeContract(path: string, methods: PathSpec): RouteContract {
+  return { path, methods };
+}
+
 export const ErrorBody = z
   .object({
     error: z.string().describe('What went wrong, for a person'),
@@ -67,9 +83,10 @@ const toJson = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
   return json;
 };
 
-export function openApiDocument(info: { title: string; version: string; description: string }, paths: Record<string, PathSpec>): JsonSchema {
+export function openApiDocument(info: { title: string; version: string; description: string }, contracts: readonly RouteContract[]): JsonSchema {
   const documentPaths: Record<string, JsonSchema> = {};
-  for (const [path, methods] of Object.entries(paths)) {
+  for (const { path, methods } of contracts) {
+    if (documentPaths[path]) throw new Error(`two contracts describe ${path}`);
     const item: JsonSchema = {};
     for (const [method, spec] of Object.entries(methods) as [Method, OperationSpec][]) item[method.toLowerCase()] = operation(method, spec);
     // route() answers HEAD wherever it answers GET: the same operation, without a body.

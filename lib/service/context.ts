@@ -3,7 +3,7 @@
 // Nothing here reads the environment (lib/config.ts does) or keeps a global:
 // which context the api/ files run with is lib/service/deployment.ts's business.
 import { join } from 'node:path';
-import type { Config } from '../config.js';
+import { missingSettings, type Config } from '../config.js';
 import { Keyring } from 'l402-paywall';
 import { createDevNode, type DevNode } from 'l402-paywall/backends';
 import { createProvider, ProviderConfigError } from '../lightning/providers/index.js';
@@ -45,7 +45,8 @@ export interface ServiceContext {
 export function createServiceContext(config: Config, { publicUrl }: { publicUrl?: string } = {}): ServiceContext {
   // Fail closed in production (docs/architecture.md "Where it runs"): name what is missing.
   if (config.problems.length > 0) {
-    throw notConfigured(`Service is not configured: set ${config.problems.join('; ')}`, config.problems, 60);
+    const missing = missingSettings(config);
+    throw notConfigured(`Service is not configured: set ${missing.join('; ')}`, missing, 60);
   }
   const backend = createBackend(config.store);
   // Without a shared store the dev node keeps its ledger (invoices, paid marks, balances) in a file under

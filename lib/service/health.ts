@@ -6,7 +6,7 @@
 // Bearer of an ADMIN_PUBKEYS key) and the logs. The probes are kept briefly, so
 // a flood of requests costs no more backend calls, and requests are limited per
 // client IP (docs/lightning-backends.md "GET /api/health").
-import { ConfigError, describeProblem, type Config } from '../config.js';
+import { ConfigError, describeProblem, missingSettings, type Config } from '../config.js';
 import { DatabaseUnavailable, describeDatabase } from '../db/index.js';
 import { HttpError } from '../http/errors.js';
 import { ProviderUnavailable } from 'l402-paywall/lightning';
@@ -153,7 +153,7 @@ export async function checkHealth(deployment: Deployment): Promise<HealthReport>
       database: { ...names.database, ...notChecked },
       events: names.events,
       problems,
-      missing: config.problems,
+      missing: missingSettings(config),
       checkedAt,
     };
   }

@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { describeEmbeddedDefaults, loadConfig } from '../../lib/config.js';
+import { keepLocalKeys } from '../../scripts/local-keys.js';
 import { startDevServer } from '../../scripts/dev-server.js';
 import { closedPort } from '../support/postgres.js';
 
@@ -482,7 +483,7 @@ describe('npm start', () => {
 
   it('after a restart, says it reuses the secret saved under DATA_DIR rather than that it generated one', { timeout: 120_000 }, async () => {
     const restarted = join(dataDir, 'restarted');
-    loadConfig({ DATA_DIR: restarted }); // what an earlier start did: generate the secret and keep it there
+    keepLocalKeys(loadConfig({ DATA_DIR: restarted })); // what an earlier start did: generate the secret and keep it there
     const { stdout, env } = await banner({ DATA_DIR: restarted });
     expect(stdout).toContain(`  L402_SECRET: the one generated at an earlier start, read from ${join(restarted, 'l402-secret')}\n`);
     expect(stdout).not.toContain('generated now');

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
+import { keepLocalKeys } from '../../scripts/local-keys.js';
 import { createDeployment } from '../../lib/service/deployment.js';
 import { startDevServer, type DevServer } from '../../scripts/dev-server.js';
 import type { ChallengeBody } from '../support/server.js';
@@ -16,8 +17,8 @@ describe('replay marks across a restart of the local server', () => {
   let server: DevServer | undefined;
 
   async function start(): Promise<string> {
-    // The embedded defaults only: no L402_SECRET (generated under DATA_DIR), no shared store, the dev node.
-    const config = loadConfig({ DATA_DIR: dataDir, BTC_PRICE_SOURCES: 'none', DATABASE_URL: 'pglite://memory' });
+    // The embedded defaults only: no L402_SECRET (generated and kept under DATA_DIR, as npm start does), no shared store, the dev node.
+    const config = keepLocalKeys(loadConfig({ DATA_DIR: dataDir, BTC_PRICE_SOURCES: 'none', DATABASE_URL: 'pglite://memory' }));
     server = await startDevServer({ port: 0, deployment: createDeployment(config) });
     return server.url;
   }

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Config } from '../../lib/config.js';
+import { keepLocalKeys } from '../../scripts/local-keys.js';
 import type { ServiceContext } from '../../lib/service/context.js';
 import { createDeployment, deploymentOf, type Deployment } from '../../lib/service/deployment.js';
 import type { Database } from '../../lib/db/index.js';
@@ -92,7 +93,8 @@ export function useDevServer(settings: () => Settings = () => ({}), serverOption
     config: () => running().config(),
     context: () => running().context(),
   };
-  const config = (extra: Settings = {}) => loadConfig({ ...TEST_SETTINGS, DATA_DIR: dataDir, ...settings(), ...extra });
+  // Keys a local run generates are kept under the server's DATA_DIR, as npm start keeps them.
+  const config = (extra: Settings = {}) => keepLocalKeys(loadConfig({ ...TEST_SETTINGS, DATA_DIR: dataDir, ...settings(), ...extra }));
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'l402-test-'));
     own = current = createDeployment(config());

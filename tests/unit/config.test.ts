@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
-import { ConfigError, ENV_KEYS, describeEmbeddedDefaults, loadConfig } from '../../lib/config.js';
+import { ConfigError, ENV_KEYS, SETTING_DESCRIPTIONS, describeEmbeddedDefaults, describeProblem, loadConfig, missingSettings } from '../../lib/config.js';
+import { keepLocalKeys } from '../../scripts/local-keys.js';
 import { createDeployment } from '../../lib/service/deployment.js';
 import { signEvent } from 'l402-paywall/events';
 
@@ -11,16 +12,22 @@ const dataDir = () => mkdtempSync(join(tmpdir(), 'l402-config-'));
 /** A DATA_DIR where an earlier start saved the generated keys: every load of it reads the same ones. */
 const keysSavedIn = () => {
   const dir = dataDir();
-  loadConfig({ DATA_DIR: dir });
+  keepLocalKeys(loadConfig({ DATA_DIR: dir }));
   return dir;
 };
 
 describe('loadConfig', () => {
-  it('runs locally on embedded defaults and keeps the generated secret and node key across restarts', () => {
+  it('runs locally on embedded defaults; npm start keeps the generated secret and node key across restarts', () => {
     const dir = dataDir();
-    const first = loadConfig({ DATA_DIR: dir });
+    const read = loadConfig({ DATA_DIR: dir });
+    // Reading the environment writes nothing: the keys made for this load are listed, not kept.
+    expect(existsSync(dir) && readdirSync(dir)).toEqual([]);
+    expect(read.unsavedKeys.map((unsaved) => unsaved.file).sort()).toEqual([join(dir, 'dev-node-key'), join(dir, 'l402-secret')]);
+    expect(describeEmbeddedDefaults(read).join('\n')).toContain('L402_SECRET: generated now, kept only in memory');
+    const first = keepLocalKeys(read);
     expect(first.production).toBe(false);
     expect(first.problems).toEqual([]);
+    expect(first.unsavedKeys).toEqual([]);
     expect(first.l402.secretSource).toBe('generated');
     expect(first.l402.secrets[0]).toMatch(/^[0-9a-f]{64}$/);
     expect(first.lightning.devNodePrivateKey).toMatch(/^[0-9a-f]{64}$/);
@@ -50,7 +57,9 @@ describe('loadConfig', () => {
   it('refuses to guess in production and names every missing setting', () => {
     const config = loadConfig({ VERCEL: '1', DATA_DIR: dataDir() });
     expect(config.production).toBe(true);
-    expect(config.problems.join(' | ')).toMatch(/UPSTASH_REDIS_REST_URL.*L402_SECRET.*LIGHTNING_PROVIDER/);
+    expect(missingSettings(config).join(' | ')).toMatch(/UPSTASH_REDIS_REST_URL.*L402_SECRET.*LIGHTNING_PROVIDER/);
+    expect(config.problems.map((problem) => problem.setting)).toEqual(['UPSTASH_REDIS_REST_URL', 'L402_SECRET', 'LIGHTNING_PROVIDER']);
+    expect(describeProblem(config.problems[1]!)).toBe('L402_SECRET: a random string of at least 32 characters: openssl rand -hex 32');
     expect(config.l402.secrets).toEqual([]);
   });
 
@@ -173,6 +182,9 @@ describe('loadConfig', () => {
     // Set by the platform, not by hand.
     const platform = ['NODE_ENV', 'VERCEL', 'VERCEL_PROJECT_PRODUCTION_URL'];
     expect(Object.keys(example).sort()).toEqual(ENV_KEYS.filter((key) => !platform.includes(key)).sort());
+    // Each declared once, with what it means.
+    expect(new Set(ENV_KEYS).size).toBe(ENV_KEYS.length);
+    for (const { env, description } of SETTING_DESCRIPTIONS) expect(description.length, env).toBeGreaterThan(10);
     const dir = keysSavedIn();
     expect(loadConfig({ ...example, DATA_DIR: dir })).toEqual(loadConfig({ DATA_DIR: dir }));
   });

@@ -3,7 +3,7 @@
 // valid on Vercel's Hobby plan (crons at most once a day).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../lib/config.js';
+import { loadConfig, missingSettings } from '../../lib/config.js';
 
 const guide = readFileSync(new URL('../../docs/deploy.md', import.meta.url), 'utf8');
 const vercelJson = JSON.parse(readFileSync(new URL('../../vercel.json', import.meta.url), 'utf8')) as {
@@ -41,10 +41,10 @@ describe('the Deploy button of docs/deploy.md', () => {
     // Each setting the button asks for that production requires is named as missing without it.
     for (const key of ['L402_SECRET', 'LIGHTNING_PROVIDER']) {
       const without = { ...provisioned, ...asked, ...backend, [key]: undefined };
-      expect(loadConfig(without).problems.join('\n')).toContain(key);
+      expect(missingSettings(loadConfig(without)).join('\n')).toContain(key);
     }
     // Without the Upstash integration, its settings are what is missing.
-    expect(loadConfig({ VERCEL: '1', ...asked, ...backend }).problems.join('\n')).toContain('UPSTASH_REDIS_REST_URL');
+    expect(missingSettings(loadConfig({ VERCEL: '1', ...asked, ...backend })).join('\n')).toContain('UPSTASH_REDIS_REST_URL');
     // The crons refuse to run without CRON_SECRET: it is asked for although the paywall would start without it.
     expect(loadConfig({ ...provisioned, ...asked, ...backend }).cron.secret).toBe(asked.CRON_SECRET);
   });

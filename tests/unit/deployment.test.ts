@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../lib/config.js';
+import { loadConfig, missingSettings } from '../../lib/config.js';
 import { HttpError } from '../../lib/http/errors.js';
 import { createServiceContext } from '../../lib/service/context.js';
 import { createDeployment, defaultDeployment, deploymentOf, publicBaseUrl, serviceRoute, type Deployment } from '../../lib/service/deployment.js';
@@ -36,7 +36,7 @@ describe('createServiceContext', () => {
       }
     })();
     expect(refused).toBeInstanceOf(HttpError);
-    expect(refused).toMatchObject({ status: 503, code: 'NOT_CONFIGURED', extra: { missing: config.problems } });
+    expect(refused).toMatchObject({ status: 503, code: 'NOT_CONFIGURED', extra: { missing: missingSettings(config) } });
   });
 });
 
@@ -60,7 +60,7 @@ describe('createDeployment', () => {
     expect(loads).toBe(0);
     expect(() => deployment.context()).toThrow(/not configured/);
     expect(() => deployment.context()).toThrow(/not configured/);
-    expect(deployment.config().problems).toContain('L402_SECRET');
+    expect(deployment.config().problems).toContainEqual({ setting: 'L402_SECRET', message: 'L402_SECRET' });
     expect(loads).toBe(1);
   });
 

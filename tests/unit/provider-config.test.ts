@@ -34,7 +34,7 @@ describe('Lightning backend settings', () => {
 
   it('in production, missing settings become problems (reported, never guessed)', () => {
     const config = loadConfig({ ...base, NODE_ENV: 'production', LIGHTNING_PROVIDER: 'cln', CLN_REST_URL: 'https://cln.example' });
-    expect(config.problems).toContain('CLN_RUNE (needed by LIGHTNING_PROVIDER=cln)');
+    expect(config.problems).toContainEqual({ setting: 'CLN_RUNE', message: 'CLN_RUNE (needed by LIGHTNING_PROVIDER=cln)' });
     expect(config.lightning.cln).toBeUndefined();
   });
 
