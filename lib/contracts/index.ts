@@ -5,6 +5,7 @@ import { contract as demo } from './demo.js';
 import { contract as demoBtcPrice } from './demo/btc-price.js';
 import { contract as demoPreimage } from './demo/preimage.js';
 import { contract as devPay } from './dev/pay.js';
+import { contract as devReceive, statusContract as devReceiveStatus } from './dev/receive.js';
 import { contract as devInbox } from './dev/inbox.js';
 import { contract as devLogin } from './dev/login.js';
 import { contract as invoice } from './invoice.js';
@@ -31,6 +32,8 @@ export const ROUTE_CONTRACTS: readonly RouteContract[] = [
   demoBtcPrice,
   demoPreimage,
   devPay,
+  devReceive,
+  devReceiveStatus,
   devInbox,
   devLogin,
   invoice,

@@ -56,6 +56,12 @@ export interface Wallet {
   payInvoice(args: PayInvoiceArgs): Promise<{ preimage: string; feeMsat?: number }>;
   /** The network the wallet pays on; invoices for another are refused. Default bitcoin. */
   readonly network?: Network;
+  /**
+   * Makes an invoice to be paid into this wallet; without `amountMsat`, one
+   * whose payer names the amount (a prepaid session's return invoice, for the
+   * refund). Absent on wallets that cannot receive.
+   */
+  createInvoice?(request: { amountMsat?: number; memo?: string }): Promise<{ invoice: string; paymentHash: string }>;
 }
 
 export interface FetchWithL402Options {

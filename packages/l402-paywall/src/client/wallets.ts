@@ -83,6 +83,7 @@ export interface DevWalletOptions {
  */
 export function devWallet(options: DevWalletOptions): Wallet {
   const endpoint = new URL('/api/dev/pay', options.serviceUrl).href;
+  const receiving = new URL('/api/dev/receive', options.serviceUrl).href;
   const doFetch: Fetch = options.fetch ?? ((i, r) => globalThis.fetch(i, r));
   const timeoutMs = options.timeoutMs ?? 30_000;
   return {
@@ -116,6 +117,23 @@ export function devWallet(options: DevWalletOptions): Wallet {
       }
       if (typeof body?.preimage !== 'string') throw Object.assign(new Error('the dev wallet answered without a preimage'), { outcomeUnknown: true });
       return { preimage: body.preimage, feeMsat: 0 };
+    },
+    /** An invoice of the dev node (POST /api/dev/receive); amounts in whole satoshis. */
+    async createInvoice({ amountMsat, memo }) {
+      if (amountMsat !== undefined && (!Number.isSafeInteger(amountMsat) || amountMsat <= 0 || amountMsat % 1000 !== 0))
+        throw new RangeError(`the dev wallet receives whole satoshis; ${amountMsat} msat is not`);
+      const answer = await doFetch(receiving, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...(amountMsat === undefined ? {} : { amountSats: amountMsat / 1000 }), ...(memo === undefined ? {} : { memo }) }),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const body = (await answer.json().catch(() => undefined)) as { invoice?: unknown; paymentHash?: unknown; error?: unknown } | undefined;
+      if (!answer.ok || typeof body?.invoice !== 'string' || typeof body.paymentHash !== 'string') {
+        const reason = typeof body?.error === 'string' ? body.error : `HTTP ${answer.status}`;
+        throw new Error(`the dev wallet at ${receiving} could not make an invoice: ${reason}`);
+      }
+      return { invoice: body.invoice, paymentHash: body.paymentHash };
     },
   };
 }

@@ -1,7 +1,11 @@
-// The dev wallet as an HTTP endpoint: `POST {invoice}` settles an invoice of a
-// dev node (fake money) and answers `{preimage, paymentHash, amountMsat}`.
-// What `l402-paywall --dev <url>`, the MCP server's --dev and devWallet() call
-// at <url>/api/dev/pay. The hosted service's /api/dev/pay is this handler too.
+// The dev wallet as HTTP endpoints. Paying: `POST {invoice}` settles an
+// invoice of a dev node (fake money) and answers `{preimage, paymentHash,
+// amountMsat}`; what `l402-paywall --dev <url>`, the MCP server's --dev and
+// devWallet() call at <url>/api/dev/pay. Receiving: `POST {amountSats?}` makes
+// an invoice (without an amount when none is given: a prepaid session's
+// return invoice) and `GET .../<paymentHash>` says whether it was paid, and
+// how much; devWallet() calls them at <url>/api/dev/receive. The hosted
+// service's /api/dev/pay and /api/dev/receive are these handlers too.
 import { z } from 'zod';
 import { readBoundedText } from '../../http/read-bounded.js';
 import { DevPaymentError, type DevNode } from './dev.js';
@@ -51,12 +55,7 @@ export function createDevPayHandler(devNode: DevNode, options: DevPayHandlerOpti
     const body = await readBody(request, timeoutMs);
     if (body instanceof Response) return body;
     const parsed = DevPayRequest.safeParse(body.value);
-    if (!parsed.success) {
-      const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
-      const first = issues[0]!;
-      const where = first.path && !first.message.startsWith(first.path) ? `${first.path}: ` : '';
-      return failure(400, 'INVALID_REQUEST', `${where}${first.message}`, { issues });
-    }
+    if (!parsed.success) return invalid(parsed.error);
     try {
       const paid = await devNode.pay(parsed.data.invoice);
       return Response.json({ preimage: paid.preimage, paymentHash: paid.paymentHash, amountMsat: paid.amountMsat });
@@ -65,6 +64,62 @@ export function createDevPayHandler(devNode: DevNode, options: DevPayHandlerOpti
       throw error;
     }
   };
+}
+
+/** The body of a receive request: an amount in whole sats (none: the payer names it), and a memo. */
+export const DevReceiveRequest = z.strictObject({
+  amountSats: z.number().int().min(1).max(100_000_000).optional(),
+  memo: z.string().max(200).optional(),
+});
+
+/**
+ * A Web-standard handler for the dev wallet's receiving side, e.g. in a
+ * Next.js `app/api/dev/receive/[[...hash]]/route.ts`:
+ * `const receive = createDevReceiveHandler(devNode); export { receive as GET, receive as POST };`. `POST {amountSats?, memo?}` makes an
+ * invoice of `devNode` (without an amount when `amountSats` is absent) and
+ * answers `{invoice, paymentHash, amountMsat, expiresAt}` (`amountMsat` null
+ * for an invoice without an amount); `GET <anything>/<paymentHash>` answers
+ * `{paymentHash, paid, amountMsat}` (what was paid; 0 before), 404
+ * UNKNOWN_INVOICE for an invoice the node did not make. Like
+ * createDevPayHandler it answers 404 NOT_FOUND in production.
+ */
+export function createDevReceiveHandler(devNode: DevNode, options: DevPayHandlerOptions = {}): (request: Request) => Promise<Response> {
+  if (!devNode || typeof devNode.createAmountlessInvoice !== 'function')
+    throw new TypeError('createDevReceiveHandler: pass the dev node made by createDevNode()');
+  const timeoutMs = options.bodyTimeoutMs ?? 10_000;
+  return async (request) => {
+    const environment = nodeEnv();
+    if (environment !== undefined && environment !== 'development' && environment !== 'test') {
+      return failure(404, 'NOT_FOUND', `No dev wallet here: createDevReceiveHandler runs only outside production, and NODE_ENV is "${environment}"`);
+    }
+    if (request.method === 'GET') {
+      const hash = new URL(request.url).pathname.split('/').pop() ?? '';
+      if (!/^[0-9a-f]{64}$/.test(hash)) return failure(400, 'INVALID_REQUEST', 'The path must end with the payment hash: 64 lower-case hex characters');
+      const status = await devNode.lookupInvoice(hash);
+      if (!status) return failure(404, 'UNKNOWN_INVOICE', 'The dev node did not make an invoice with this payment hash (or has forgotten it)');
+      return Response.json({ paymentHash: hash, paid: status.settled, amountMsat: status.settled ? status.amountMsat : 0 });
+    }
+    if (request.method !== 'POST') {
+      return failure(405, 'METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed here; use POST or GET`, {}, { Allow: 'GET, POST' });
+    }
+    const body = await readBody(request, timeoutMs);
+    if (body instanceof Response) return body;
+    const parsed = DevReceiveRequest.safeParse(body.value);
+    if (!parsed.success) return invalid(parsed.error);
+    const { amountSats, memo } = parsed.data;
+    const made =
+      amountSats === undefined
+        ? { ...(await devNode.createAmountlessInvoice({ memo: memo ?? 'dev wallet' })), amountMsat: null }
+        : await devNode.createInvoice({ amountMsat: amountSats * 1000, memo: memo ?? 'dev wallet' });
+    return Response.json({ invoice: made.invoice, paymentHash: made.paymentHash, amountMsat: made.amountMsat, expiresAt: made.expiresAt });
+  };
+}
+
+function invalid(error: z.ZodError): Response {
+  const issues = error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
+  const first = issues[0]!;
+  const where = first.path && !first.message.startsWith(first.path) ? `${first.path}: ` : '';
+  return failure(400, 'INVALID_REQUEST', `${where}${first.message}`, { issues });
 }
 
 /** NODE_ENV where there is a `process` (Node, Next.js's edge runtime); undefined elsewhere (Workers, Deno without it). */
