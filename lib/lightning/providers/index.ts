@@ -64,7 +64,9 @@ function fetchTrustingCaOnFirstUse(certificate: string): Fetch {
  * the same provider, built then. A connection URL that the client refuses
  * (ProviderConfigError) is reported by that first call, which the routes
  * answer 503 PROVIDER_MISCONFIGURED as they would have at start-up
- * (lib/service/money/provider-errors.ts).
+ * (lib/service/money/provider-errors.ts). Optional methods are decided here,
+ * before the provider exists: every one the NWC provider has must be forwarded
+ * below (none other than these today; it sends no webhooks).
  */
 function nwcOnFirstUse(options: { url: string; network: LightningConfig['network']; timeoutMs: number }): LightningProvider & { close(): void } {
   let built: Promise<LightningProvider & { close(): void }> | undefined;
