@@ -1,6 +1,7 @@
 // npm run bench: the speed targets, measured side by side in one run.
 import { benchChallenges } from './challenge.js';
 import { benchClient } from './client.js';
+import { benchColdStart, printColdStartBench } from './cold-start.js';
 import { benchDirectory, type DirectoryBench } from './directory.js';
 import { benchEvents } from './events.js';
 import { benchHttp } from './http.js';
@@ -97,6 +98,8 @@ const directoryLine = (label: string, r: Omit<DirectoryBench, 'postgres'>) =>
 directoryLine('PGlite', directory);
 if ('skipped' in directory.postgres) console.log(`  PostgreSQL     not measured: ${directory.postgres.skipped}`);
 else directoryLine('PostgreSQL', directory.postgres);
+
+printColdStartBench(await benchColdStart());
 
 const notes: string[] = [];
 const paymentLog = await benchPaymentLog({ log: (line) => notes.push(line) });

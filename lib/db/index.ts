@@ -1,12 +1,12 @@
 // Chooses the database from config: PGlite when no DATABASE_URL is set
 // (in memory or under DATA_DIR), the Neon driver for Neon hosts, node-postgres
-// for any other postgres:// server.
+// for any other postgres:// server. Each driver is imported when a database
+// of its kind is first created, never at import: a function instance loads
+// the one driver its configuration names (or none, if it never opens one).
 import { isAbsolute, relative } from 'node:path';
 import type { Config } from '../config.js';
 import { migrate, type AppliedMigration } from './migrate.js';
-import { createNeonDatabase, type NeonSocketOptions } from './neon.js';
-import { createPgDatabase } from './pg.js';
-import { createPgliteDatabase } from './pglite.js';
+import type { NeonSocketOptions } from './neon.js';
 import type { Database, Row } from './types.js';
 
 export type { Database, Queryable, Row, Transaction } from './types.js';
@@ -32,8 +32,16 @@ export function driverFor(url: string): 'neon' | 'pg' {
 }
 
 export async function createDatabase(config: DatabaseConfig, options: CreateDatabaseOptions = {}): Promise<Database> {
-  if ('pgliteDir' in config) return createPgliteDatabase(config.pgliteDir ? { dataDir: config.pgliteDir } : {});
-  return driverFor(config.url) === 'neon' ? createNeonDatabase(config.url, { socket: options.neon }) : createPgDatabase(config.url);
+  if ('pgliteDir' in config) {
+    const { createPgliteDatabase } = await import('./pglite.js');
+    return createPgliteDatabase(config.pgliteDir ? { dataDir: config.pgliteDir } : {});
+  }
+  if (driverFor(config.url) === 'neon') {
+    const { createNeonDatabase } = await import('./neon.js');
+    return createNeonDatabase(config.url, { socket: options.neon });
+  }
+  const { createPgDatabase } = await import('./pg.js');
+  return createPgDatabase(config.url);
 }
 
 /** Where the database is, for start-up lines and errors: never the password. */

@@ -5,8 +5,7 @@
 import { Client, Pool, types, type NeonConfig } from '@neondatabase/serverless';
 import { attachDatabasePool } from '@vercel/functions';
 import ws from 'ws';
-import { POOL_DEFAULTS, type PoolOptions } from './pg.js';
-import { pgliteCompatibleTypes, poolDatabase, type PoolLike } from './pool.js';
+import { POOL_DEFAULTS, pgliteCompatibleTypes, poolDatabase, type PoolLike, type PoolOptions } from './pool.js';
 import type { Database } from './types.js';
 
 /**

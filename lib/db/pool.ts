@@ -4,6 +4,18 @@
 // transaction keeps one client from BEGIN to COMMIT or ROLLBACK.
 import { DatabaseUnavailable, execOn, sqlState, type Database, type Queryable, type Row, type Transaction } from './types.js';
 
+export interface PoolOptions {
+  /** Connections kept at most (default 5: a function instance serves one request at a time). */
+  max?: number;
+  /** How long to wait for a connection before DatabaseUnavailable (default 5 s). */
+  connectionTimeoutMillis?: number;
+  /** Idle connections are closed after this long (default 10 s). */
+  idleTimeoutMillis?: number;
+}
+
+/** Both drivers' pool settings (here, not in pg.ts, so the Neon driver does not load node-postgres). */
+export const POOL_DEFAULTS = { max: 5, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 10_000 } satisfies Required<PoolOptions>;
+
 export interface PoolClientLike {
   query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
   /** A truthy argument destroys the connection instead of returning it to the pool. */

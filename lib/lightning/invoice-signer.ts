@@ -10,20 +10,49 @@
 import { createRequire } from 'node:module';
 import { nobleInvoiceSigner, type InvoiceSigner } from 'l402-paywall/lightning';
 
+type Libsecp256k1 = typeof import('tiny-secp256k1');
+
+let libsecp: Libsecp256k1 | null | undefined;
 let signer: InvoiceSigner | undefined;
+
+/** tiny-secp256k1, loaded on first use; null (said once) when it cannot be loaded here. */
+function libsecp256k1(): Libsecp256k1 | null {
+  if (libsecp !== undefined) return libsecp;
+  try {
+    libsecp = createRequire(import.meta.url)('tiny-secp256k1') as Libsecp256k1;
+  } catch (error) {
+    console.warn('[dev-node] libsecp256k1 could not be loaded; signing invoices in pure JS (slower):', error instanceof Error ? error.message : error);
+    libsecp = null;
+  }
+  return libsecp;
+}
 
 /** libsecp256k1's signer; the pure-JS one, said once, if it cannot be loaded here. */
 export function libsecp256k1Signer(): InvoiceSigner {
   if (signer) return signer;
-  try {
-    const { signRecoverable } = createRequire(import.meta.url)('tiny-secp256k1') as typeof import('tiny-secp256k1');
-    signer = (hash, privateKey) => {
-      const { signature, recoveryId } = signRecoverable(hash, privateKey);
-      return { signature, recovery: recoveryId };
-    };
-  } catch (error) {
-    console.warn('[dev-node] libsecp256k1 could not be loaded; signing invoices in pure JS (slower):', error instanceof Error ? error.message : error);
-    signer = nobleInvoiceSigner;
-  }
+  const secp = libsecp256k1();
+  signer = secp
+    ? (hash, privateKey) => {
+        const { signature, recoveryId } = secp.signRecoverable(hash, privateKey);
+        return { signature, recovery: recoveryId };
+      }
+    : nobleInvoiceSigner;
   return signer;
+}
+
+/**
+ * The node key's public key (compressed, hex) by libsecp256k1, for
+ * createDevNode's `nodeKey` with libsecp256k1Signer(): derived in pure JS
+ * instead, the first derivation builds a table for tens of milliseconds.
+ * Undefined when libsecp256k1 cannot be loaded (the dev node derives it).
+ */
+export function libsecp256k1NodeKey(privateKeyHex: string): string | undefined {
+  const secp = libsecp256k1();
+  if (!secp || !/^[0-9a-fA-F]{64}$/.test(privateKeyHex)) return undefined;
+  try {
+    const key = secp.pointFromScalar(Buffer.from(privateKeyHex, 'hex'), true);
+    return key ? Buffer.from(key).toString('hex') : undefined;
+  } catch {
+    return undefined; // not a valid key: createDevNode says so
+  }
 }

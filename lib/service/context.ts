@@ -5,9 +5,9 @@
 import { join } from 'node:path';
 import { missingSettings, type Config } from '../config.js';
 import { Keyring } from 'l402-paywall';
-import { createDevNode, type DevNode } from 'l402-paywall/backends';
+import { createDevNode, type DevNode, type InvoiceSigner } from 'l402-paywall/backends';
 import { createProvider, ProviderConfigError } from '../lightning/providers/index.js';
-import { libsecp256k1Signer } from '../lightning/invoice-signer.js';
+import { libsecp256k1NodeKey, libsecp256k1Signer } from '../lightning/invoice-signer.js';
 import type { LightningProvider } from 'l402-paywall/lightning';
 import { createBackend } from '../store/index.js';
 import { createJournaledStore } from '../store/journal.js';
@@ -57,7 +57,7 @@ export function createServiceContext(config: Config, { publicUrl }: { publicUrl?
       ? createDevNode({
           store: config.store.upstash ? backend.store : createJournaledStore(join(config.dataDir, 'dev-node-ledger.jsonl'), backend.store),
           privateKey: config.lightning.devNodePrivateKey,
-          signInvoice: libsecp256k1Signer(),
+          ...devNodeKeys(config.lightning.devNodePrivateKey),
         })
       : undefined;
   if (config.lightning.provider === 'dev' && !devNode)
@@ -87,6 +87,12 @@ export function createServiceContext(config: Config, { publicUrl }: { publicUrl?
     registerLimiter: backend.rateLimiter({ limit: config.directory.registerRatePerMinute, windowMs: 60_000, prefix: 'ratelimit:register' }),
     events: createServiceEvents(config, publicUrl),
   };
+}
+
+/** The dev node signs with libsecp256k1, which also derives its public key (in pure JS that first builds a table: tens of ms of a cold start). */
+function devNodeKeys(privateKey: string): { signInvoice: InvoiceSigner; nodeKey?: string } {
+  const nodeKey = libsecp256k1NodeKey(privateKey);
+  return { signInvoice: libsecp256k1Signer(), ...(nodeKey ? { nodeKey } : {}) };
 }
 
 function configuredProvider(config: Config, store: KeyValueStore): LightningProvider {

@@ -30,6 +30,16 @@ export function assertCounterMax(max: number): void {
   if (Number.isNaN(max)) throw new RangeError('max must be a number, got NaN');
 }
 
+/** A rate limit's own settings, checked when the limiter is made (every backend's). */
+export function assertLimiterOptions({ limit, windowMs }: Pick<RateLimiterOptions, 'limit' | 'windowMs'>): void {
+  if (!Number.isSafeInteger(limit) || limit < 0) {
+    throw new RangeError(`limit must be a non-negative integer, got ${limit}`);
+  }
+  if (!Number.isSafeInteger(windowMs) || windowMs < 1) {
+    throw new RangeError(`windowMs must be a positive integer, got ${windowMs}`);
+  }
+}
+
 export function assertDelta(delta: number): void {
   if (!Number.isSafeInteger(delta)) throw new RangeError(`delta must be a safe integer, got ${delta}`);
 }
@@ -208,13 +218,8 @@ interface WindowCounts {
  * current fixed window. Limiters do not share state: the prefix is not needed.
  */
 export function createMemoryRateLimiter(options: Pick<RateLimiterOptions, 'limit' | 'windowMs'>): RateLimiter {
+  assertLimiterOptions(options);
   const { limit, windowMs } = options;
-  if (!Number.isSafeInteger(limit) || limit < 0) {
-    throw new RangeError(`limit must be a non-negative integer, got ${limit}`);
-  }
-  if (!Number.isSafeInteger(windowMs) || windowMs < 1) {
-    throw new RangeError(`windowMs must be a positive integer, got ${windowMs}`);
-  }
 
   const counts = new Map<string, WindowCounts>();
   const noteWrite = amortisedSweeper(

@@ -5,7 +5,7 @@
 import { Ratelimit } from '@upstash/ratelimit';
 import { Redis } from '@upstash/redis';
 import { upstashReplayStore } from 'l402-paywall/upstash';
-import { assertCounterMax, assertDelta, assertTtlMs } from './memory.js';
+import { assertCounterMax, assertDelta, assertLimiterOptions, assertTtlMs } from './memory.js';
 import { StoreUnavailable, type KeyValueStore, type RateLimiter, type RateLimiterOptions, type RateLimitResult, type SetOptions } from './types.js';
 
 export interface UpstashConfig {
@@ -146,13 +146,8 @@ function storeOn(redis: Redis): KeyValueStore {
 }
 
 function rateLimiterOn(redis: Redis, options: RateLimiterOptions): RateLimiter {
+  assertLimiterOptions(options);
   const { limit, windowMs, prefix } = options;
-  if (!Number.isSafeInteger(limit) || limit < 0) {
-    throw new RangeError(`limit must be a non-negative integer, got ${limit}`);
-  }
-  if (!Number.isSafeInteger(windowMs) || windowMs < 1) {
-    throw new RangeError(`windowMs must be a positive integer, got ${windowMs}`);
-  }
   const ratelimit = new Ratelimit({
     redis,
     limiter: Ratelimit.slidingWindow(limit, `${windowMs} ms`),

@@ -9,7 +9,7 @@ import { decode as thirdPartyDecode } from 'light-bolt11-decoder';
 import { describe, expect, it } from 'vitest';
 import { createDevNode, type InvoiceSigner } from 'l402-paywall/backends';
 import { decodeInvoice, encodeInvoice, nobleInvoiceSigner } from 'l402-paywall/lightning';
-import { libsecp256k1Signer } from '../../lib/lightning/invoice-signer.js';
+import { libsecp256k1NodeKey, libsecp256k1Signer } from '../../lib/lightning/invoice-signer.js';
 import { createMemoryStore } from '../../lib/store/memory.js';
 
 const invoiceFields = () => ({
@@ -94,6 +94,40 @@ describe('createDevNode refuses a signer that would make invoices unpayable', ()
 
   it('and takes one that signs right', () => {
     expect(createDevNode({ privateKey, signInvoice: libsecp256k1Signer() }).nodeKey).toMatch(/^0[23][0-9a-f]{64}$/);
+  });
+});
+
+describe("the dev node's public key from libsecp256k1 (nodeKey: no pure-JS table at a cold start)", () => {
+  it('is the key @noble/curves derives, for any key', () => {
+    fc.assert(
+      fc.property(secretKey, (key) => {
+        expect(libsecp256k1NodeKey(bytesToHex(key))).toBe(bytesToHex(secp256k1.getPublicKey(key, true)));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('is undefined for what is not a private key (createDevNode then says what is wrong)', () => {
+    expect(libsecp256k1NodeKey('00'.repeat(32))).toBeUndefined();
+    expect(libsecp256k1NodeKey('zz')).toBeUndefined();
+  });
+
+  it('makes the same dev node as deriving it', async () => {
+    const privateKey = bytesToHex(randomBytes(32));
+    const derived = createDevNode({ privateKey, signInvoice: libsecp256k1Signer() });
+    const given = createDevNode({ store: createMemoryStore(), privateKey, signInvoice: libsecp256k1Signer(), nodeKey: libsecp256k1NodeKey(privateKey) });
+    expect(given.nodeKey).toBe(derived.nodeKey);
+    const created = await given.createInvoice({ amountMsat: 1_000, memo: 'key given' });
+    expect(decodeInvoice(created.invoice).payeeNodeKey).toBe(given.nodeKey);
+    expect(await given.pay(created.invoice)).toMatchObject({ paymentHash: created.paymentHash });
+  });
+
+  it('is checked: another key, a malformed one, or one without signInvoice is refused', () => {
+    const privateKey = bytesToHex(randomBytes(32));
+    const another = libsecp256k1NodeKey(bytesToHex(randomBytes(32)))!;
+    expect(() => createDevNode({ privateKey, signInvoice: libsecp256k1Signer(), nodeKey: another })).toThrow(/nodeKey, when given, must be its public key/);
+    expect(() => createDevNode({ privateKey, signInvoice: libsecp256k1Signer(), nodeKey: 'abc' })).toThrow(/nodeKey must be 33 bytes/);
+    expect(() => createDevNode({ privateKey, nodeKey: libsecp256k1NodeKey(privateKey) })).toThrow(/given with signInvoice/);
   });
 });
 

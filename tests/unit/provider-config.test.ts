@@ -64,6 +64,16 @@ describe('Lightning backend settings', () => {
     (provider as { close?: () => void }).close?.();
   });
 
+  it("NWC's client is loaded on the first call: a URL it refuses is that call's ProviderConfigError (503 PROVIDER_MISCONFIGURED)", async () => {
+    const config = loadConfig({ ...base, LIGHTNING_PROVIDER: 'nwc', NWC_URL: 'nostr+walletconnect://not-a-key?relay=wss%3A%2F%2Frelay.example' });
+    const provider = createProvider(config.lightning, createMemoryStore());
+    expect(provider.name).toBe('nwc');
+    expect(provider.readWebhook).toBeUndefined();
+    await expect(provider.createInvoice({ amountMsat: 1_000, memo: 'x' })).rejects.toThrow(ProviderConfigError);
+    await expect(provider.balance()).rejects.toMatchObject({ setting: 'NWC_URL' });
+    (provider as { close?: () => void }).close?.();
+  });
+
   it('the factory builds the dev node by default and refuses a hand-made config without settings', () => {
     const config = loadConfig(base);
     expect(createProvider(config.lightning, createMemoryStore()).name).toBe('dev');

@@ -125,6 +125,14 @@ export interface DevNodeOptions {
    * signs about three times faster; the signer is checked once, here.
    */
   signInvoice?: InvoiceSigner;
+  /**
+   * The node's public key (33 bytes compressed, hex), when the caller derives
+   * it with the library that signs (libsecp256k1's pointFromScalar). Derived
+   * here otherwise, in pure JS, whose first use builds @noble/curves' table
+   * for the generator: tens of milliseconds of a cold start. Needs
+   * `signInvoice`, whose signature is checked against it here.
+   */
+  nodeKey?: string;
 }
 
 /** The embedded dev node: real BOLT11 on regtest, fake money. Never a production backend. */
@@ -132,7 +140,9 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
   const store = options.store ?? memoryDevNodeStore();
   const privateKey = options.privateKey ?? bytesToHex(randomBytes(32));
   if (!/^[0-9a-fA-F]{64}$/.test(privateKey)) throw new TypeError('createDevNode: privateKey must be 32 bytes of hex');
-  const nodeKey = bytesToHex(secp256k1.getPublicKey(hexToBytes(privateKey), true));
+  if (options.nodeKey !== undefined && (!options.signInvoice || !/^0[23][0-9a-fA-F]{64}$/.test(options.nodeKey)))
+    throw new TypeError('createDevNode: nodeKey must be 33 bytes of hex (a compressed public key), given with signInvoice');
+  const nodeKey = options.nodeKey?.toLowerCase() ?? bytesToHex(secp256k1.getPublicKey(hexToBytes(privateKey), true));
   const signInvoice = options.signInvoice ?? nobleInvoiceSigner;
   if (options.signInvoice) checkSigner(signInvoice, privateKey, nodeKey);
   const invoiceKey = (hash: string) => `devnode:invoice:${hash}`;
@@ -344,5 +354,7 @@ function checkSigner(sign: InvoiceSigner, privateKey: string, nodeKey: string): 
     // a throw is a wrong signer too
   }
   if (recovered !== nodeKey)
-    throw new TypeError('createDevNode: signInvoice must return a low-S ECDSA signature (64 bytes r ‖ s) and its recovery id, made with the node key');
+    throw new TypeError(
+      'createDevNode: signInvoice must return a low-S ECDSA signature (64 bytes r ‖ s) and its recovery id, made with the node key (and nodeKey, when given, must be its public key)',
+    );
 }
