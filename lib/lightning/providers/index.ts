@@ -66,7 +66,7 @@ function fetchTrustingCaOnFirstUse(certificate: string): Fetch {
  * answer 503 PROVIDER_MISCONFIGURED as they would have at start-up
  * (lib/service/money/provider-errors.ts). Optional methods are decided here,
  * before the provider exists: every one the NWC provider has must be forwarded
- * below (none other than these today; it sends no webhooks).
+ * below (payAmountlessInvoice today; it sends no webhooks).
  */
 function nwcOnFirstUse(options: { url: string; network: LightningConfig['network']; timeoutMs: number }): LightningProvider & { close(): void } {
   let built: Promise<LightningProvider & { close(): void }> | undefined;
@@ -77,6 +77,11 @@ function nwcOnFirstUse(options: { url: string; network: LightningConfig['network
     createInvoice: async (request) => (await loaded()).createInvoice(request),
     lookupInvoice: async (paymentHash) => (await loaded()).lookupInvoice(paymentHash),
     payInvoice: async (request) => (await loaded()).payInvoice(request),
+    payAmountlessInvoice: async (request) => {
+      const nwc = await loaded();
+      if (!nwc.payAmountlessInvoice) throw new TypeError('the NWC provider pays no invoice without an amount');
+      return nwc.payAmountlessInvoice(request);
+    },
     lookupPayment: async (paymentHash) => (await loaded()).lookupPayment(paymentHash),
     balance: async () => (await loaded()).balance(),
     close() {
