@@ -3,8 +3,8 @@
 // 402 challenge. Verification is local; the only I/O on the paid path is the
 // replay-store claim (docs/architecture.md decisions 3-5).
 import { verifyAuthorization } from './credential.js';
-import { REJECTIONS, type Rejection } from './reasons.js';
-import { UseTable, memoryReplayStore, type ReplayStore } from './replay.js';
+import { REJECTIONS, type Rejection, type RejectionCode } from './reasons.js';
+import { memoryReplayStore, type ReplayStore } from './replay.js';
 import { Keyring, checkCaveats, mintToken, type CaveatExpectations, type VerifiedToken } from './token.js';
 import type { L402Event, ServerEventOptions } from '../events/types.js';
 
@@ -119,41 +119,193 @@ export function createPaywall(options: L402Options): Paywall {
 export function buildPaywall(options: L402Options): PaywallWithNow {
   checkOptions(options);
   if (secretIsMissing(options.secret)) return notConfigured(options.onError ?? logError);
-  const keyring = options.secret instanceof Keyring ? options.secret : new Keyring(typeof options.secret === 'string' ? [options.secret] : options.secret);
-  const replay = options.replayStore ?? memoryReplayStore();
-  const ttl = options.tokenTtlSeconds ?? 3600;
-  const uses = options.uses ?? 1;
-  const onError = options.onError ?? logError;
-  if (!Number.isSafeInteger(ttl) || ttl <= 0) throw new Error('tokenTtlSeconds must be a positive integer');
-  if (!Number.isSafeInteger(uses) || uses <= 0) throw new Error('uses must be a positive integer');
-  const background: Background = { onError, waitUntil: options.waitUntil };
+  return new PaywallPipeline(options);
+}
 
-  const routeOf = (request: Request): string => {
-    const route = options.route;
-    if (typeof route === 'string') return route;
-    if (route) return route(request);
-    return new URL(request.url).pathname;
-  };
+/** What buildPaywall returns: a Paywall, and the decision without a promise when none is needed. */
+export interface PaywallWithNow extends Paywall {
+  decideNow(request: Request): Decision | Promise<Decision>;
+}
 
-  const fixedPrice = typeof options.priceSats === 'number' ? validPrice(options.priceSats) : undefined;
-  const priceOf = async (request: Request): Promise<number> => validPrice(await (options.priceSats as (request: Request) => MaybePromise<number>)(request));
+/**
+ * What a request is held to: the route it is for, its price, and the other
+ * conditions a credential for it must carry. One object for every request
+ * when route, price and caveats are fixed.
+ */
+interface Terms {
+  route: string;
+  priceSats: number;
+  /** Conditions besides route and price (`uses` among them when above 1). */
+  exact: Record<string, string>;
+  /** The same, as checkCaveats takes them. */
+  expect: CaveatExpectations;
+}
 
-  // Conditions every token of this paywall carries besides route and price.
-  const fixedCaveats: Record<string, string> | undefined = options.caveats ? undefined : uses > 1 ? { uses: String(uses) } : {};
-  const expectedCaveats = async (request: Request): Promise<Record<string, string>> => {
-    if (fixedCaveats) return fixedCaveats;
-    const extra = await options.caveats!(request);
-    return uses > 1 ? { ...extra, uses: String(uses) } : extra;
-  };
+/** A verified credential whose conditions fit the request: the use claimed for it, and what the paid answer tells. */
+interface Claimed {
+  /** The payment: its hash (as words and as hex) and when its credential expires. */
+  credential: VerifiedToken;
+  /** What the credential says was paid. */
+  amountMsat: number;
+  route: string;
+  /** The attempt that holds the use ('' for a store's synchronous claim, which holds it without one). */
+  attempt: string;
+}
 
-  async function challenge(request: Request, route: string, priceSats: number, rejection: Rejection): Promise<Refusal> {
+/**
+ * The paywall: one pipeline for every request, whichever path it takes.
+ *
+ *   terms (route, price, conditions) -> verify -> conditions -> claim -> answer
+ *
+ * Each step is written once. The synchronous fast path is the same steps with
+ * nothing awaited: terms fixed at construction, and a store that declares a
+ * synchronous claim (ReplayStore.claimSync).
+ */
+class PaywallPipeline implements PaywallWithNow {
+  readonly #options: L402Options;
+  readonly #keyring: Keyring;
+  readonly #replay: ReplayStore;
+  readonly #ttl: number;
+  readonly #uses: number;
+  readonly #onError: (error: unknown, context: string) => void;
+  readonly #background: Background;
+  readonly #attempts = new AttemptNames();
+  readonly #fixedPrice: number | undefined;
+  /** Conditions every credential of this paywall carries besides route and price, when they do not depend on the request. */
+  readonly #fixedExact: Record<string, string> | undefined;
+  /** The terms of every request, when nothing depends on the request. */
+  readonly #fixedTerms: Terms | undefined;
+  // A route's tokens share one frozen caveat list (token.ts), so under fixed
+  // terms the list that passed last time passes again, for the same amount.
+  #passedCaveats: readonly string[] | undefined;
+  #passedAmountMsat = 0;
+
+  constructor(options: L402Options) {
+    this.#options = options;
+    const secret = options.secret!;
+    this.#keyring = secret instanceof Keyring ? secret : new Keyring(typeof secret === 'string' ? [secret] : secret);
+    this.#replay = options.replayStore ?? memoryReplayStore();
+    this.#ttl = options.tokenTtlSeconds ?? 3600;
+    this.#uses = options.uses ?? 1;
+    this.#onError = options.onError ?? logError;
+    if (!Number.isSafeInteger(this.#ttl) || this.#ttl <= 0) throw new Error('tokenTtlSeconds must be a positive integer');
+    if (!Number.isSafeInteger(this.#uses) || this.#uses <= 0) throw new Error('uses must be a positive integer');
+    this.#background = { onError: this.#onError, waitUntil: options.waitUntil };
+    this.#fixedPrice = typeof options.priceSats === 'number' ? validPrice(options.priceSats) : undefined;
+    this.#fixedExact = options.caveats ? undefined : this.#withUses({});
+    this.#fixedTerms =
+      typeof options.route === 'string' && this.#fixedPrice !== undefined && this.#fixedExact
+        ? terms(options.route, this.#fixedPrice, this.#fixedExact)
+        : undefined;
+  }
+
+  decideNow(request: Request): Decision | Promise<Decision> {
+    const fixed = this.#fixedTerms;
+    // With the terms fixed, nothing waits until the replay claim, and a store
+    // with a synchronous claim answers that at once: then the decision comes
+    // back as it is, and withL402 spends no promise or await on it.
+    return fixed ? this.#decideUnder(request, fixed, Date.now() / 1000) : this.#decideAsync(request);
+  }
+
+  async decide(request: Request): Promise<Decision> {
+    return this.decideNow(request);
+  }
+
+  async #decideAsync(request: Request): Promise<Decision> {
+    const held = await this.#termsOf(request);
+    // The clock read after the terms, which may have taken a while: one reading for the credential's expiry and the claim.
+    return this.#decideUnder(request, held, Date.now() / 1000);
+  }
+
+  /** Verify, hold to the terms, claim: each step's refusal is a fresh challenge. */
+  #decideUnder(request: Request, held: Terms, nowSeconds: number): Decision | Promise<Decision> {
+    const verified = verifyAuthorization(this.#keyring, request.headers.get('authorization'), nowSeconds);
+    if (!verified.ok) return this.#challenge(request, held, verified.rejection);
+    const amountMsat = this.#holdToTerms(verified.token, held);
+    if (typeof amountMsat !== 'number') return this.#challenge(request, held, amountMsat);
+    return this.#claim(request, held, { credential: verified.token, amountMsat, route: held.route, attempt: '' }, nowSeconds);
+  }
+
+  async #termsOf(request: Request): Promise<Terms> {
+    const options = this.#options;
+    const route = typeof options.route === 'string' ? options.route : options.route ? options.route(request) : new URL(request.url).pathname;
+    const priceSats = this.#fixedPrice ?? validPrice(await (options.priceSats as (request: Request) => MaybePromise<number>)(request));
+    const exact = this.#fixedExact ?? this.#withUses(await options.caveats!(request));
+    return terms(route, priceSats, exact);
+  }
+
+  #withUses(extra: Record<string, string>): Record<string, string> {
+    return this.#uses > 1 ? { ...extra, uses: String(this.#uses) } : extra;
+  }
+
+  /** The credential's conditions against the request's terms: what it paid (millisatoshis), or why not. */
+  #holdToTerms(token: VerifiedToken, held: Terms): number | Rejection {
+    const caveats = token.caveats;
+    const fixed = held === this.#fixedTerms;
+    if (fixed && caveats === this.#passedCaveats) return this.#passedAmountMsat;
+    const checked = checkCaveats(caveats, held.expect);
+    if (!checked.ok) return checked.rejection;
+    const amountMsat = paidMsat(caveats);
+    if (fixed && Object.isFrozen(caveats)) {
+      this.#passedCaveats = caveats;
+      this.#passedAmountMsat = amountMsat;
+    }
+    return amountMsat;
+  }
+
+  /** Claims one use for an accepted credential: synchronously when the store declares it can. */
+  #claim(request: Request, held: Terms, use: Claimed, nowSeconds: number): Decision | Promise<Decision> {
+    const replay = this.#replay;
+    const { credential } = use;
+    if (replay.claimSync) {
+      // The store answers in process, with certainty: no attempt to keep. It
+      // takes the hash as the words it was verified as, and the clock reading
+      // the credential was checked at.
+      let claimed: boolean;
+      try {
+        claimed = replay.claimSync(credential.hashWords, this.#uses, credential.exp, nowSeconds);
+      } catch (error) {
+        return this.#storeDown(error, use);
+      }
+      return this.#answer(claimed, request, held, use);
+    }
+    use.attempt = this.#attempts.next();
+    let claim: boolean | Promise<boolean>;
+    try {
+      claim = replay.claim(credential.hash, this.#uses, credential.exp, use.attempt);
+    } catch (error) {
+      return this.#storeDown(error, use);
+    }
+    if (typeof claim === 'boolean') return this.#answer(claim, request, held, use);
+    return claim.then(
+      (claimed) => this.#answer(claimed, request, held, use),
+      (error: unknown) => this.#storeDown(error, use),
+    );
+  }
+
+  /** The use is claimed (paid) or was already spent (a fresh challenge). */
+  #answer(claimed: boolean, request: Request, held: Terms, use: Claimed): Decision | Promise<Decision> {
+    return claimed ? new PaidUse(use, this.#replay, this.#background) : this.#challenge(request, held, rejection('TOKEN_ALREADY_USED'));
+  }
+
+  /** The store failed. A claim may have landed before its answer was lost: given back by its attempt, or the payer's retry would find it spent. */
+  #storeDown(error: unknown, use: Claimed): Refusal {
+    this.#onError(error, 'replay store unavailable');
+    if (use.attempt) void giveBack(this.#replay, use, this.#background);
+    return unavailable('STORE_UNAVAILABLE', 'Payment verification store temporarily unavailable; retry with the same token');
+  }
+
+  /** A 402 with a fresh invoice and token, or why none can be made now. */
+  async #challenge(request: Request, held: Terms, why: Rejection): Promise<Refusal> {
+    const options = this.#options;
+    const { route, priceSats } = held;
     const amountMsat = priceSats * 1000;
     if (options.limitInvoices) {
       let limit: InvoiceLimit | undefined | void;
       try {
         limit = await options.limitInvoices(request);
       } catch (error) {
-        onError(error, 'checking the invoice limit failed');
+        this.#onError(error, 'checking the invoice limit failed');
         return unavailable('STORE_UNAVAILABLE', 'Rate limit store temporarily unavailable; try again shortly');
       }
       if (limit) return rateLimited(limit);
@@ -163,17 +315,17 @@ export function buildPaywall(options: L402Options): PaywallWithNow {
       invoice = await options.provider.createInvoice({
         amountMsat,
         memo: options.memo ? options.memo(request, priceSats) : `L402 ${route}`.slice(0, 120),
-        expirySeconds: ttl,
+        expirySeconds: this.#ttl,
       });
     } catch (error) {
-      onError(error, 'creating an invoice failed');
+      this.#onError(error, 'creating an invoice failed');
       return unavailable('PROVIDER_UNAVAILABLE', 'Lightning provider temporarily unavailable; try again shortly');
     }
-    const expiresAt = Math.floor(Date.now() / 1000) + ttl;
-    const macaroon = mintToken(keyring, {
+    const expiresAt = Math.floor(Date.now() / 1000) + this.#ttl;
+    const macaroon = mintToken(this.#keyring, {
       paymentHash: invoice.paymentHash,
       expiresAt,
-      caveats: { ...(await expectedCaveats(request)), route, price_msat: amountMsat },
+      caveats: { ...held.exact, route, price_msat: amountMsat },
     });
     return {
       kind: 'refused',
@@ -185,8 +337,8 @@ export function buildPaywall(options: L402Options): PaywallWithNow {
       ],
       route,
       body: {
-        error: rejection.message,
-        code: rejection.code,
+        error: why.message,
+        code: why.code,
         macaroon,
         invoice: invoice.invoice,
         paymentHash: invoice.paymentHash.toLowerCase(),
@@ -195,119 +347,14 @@ export function buildPaywall(options: L402Options): PaywallWithNow {
       },
     };
   }
-
-  // Built once when nothing depends on the request, rather than per request.
-  const fixedExpect: CaveatExpectations | undefined =
-    typeof options.route === 'string' && fixedPrice !== undefined && fixedCaveats
-      ? { route: options.route, priceMsat: fixedPrice * 1000, exact: fixedCaveats }
-      : undefined;
-
-  // A route's tokens share one frozen caveat list (token.ts), so with fixed
-  // expectations the list that passed last time passes again, for the same amount.
-  let passedCaveats: readonly string[] | undefined;
-  let passedAmountMsat = 0;
-
-  /** The use is claimed (or not): the decision. */
-  const afterClaim = (
-    claimed: boolean,
-    request: Request,
-    route: string,
-    priceSats: number,
-    token: VerifiedToken,
-    amountMsat: number,
-    attempt: string,
-  ): Decision | Promise<Decision> =>
-    claimed
-      ? new PaidUse(token, route, amountMsat, replay, attempt, background)
-      : challenge(request, route, priceSats, { code: 'TOKEN_ALREADY_USED', message: REJECTIONS.TOKEN_ALREADY_USED });
-
-  /** The store failed. A claim may have landed before its answer was lost: given back by its attempt, or the payer's retry would find it spent. */
-  const storeDown = (error: unknown, token: VerifiedToken, attempt: string): Refusal => {
-    onError(error, 'replay store unavailable');
-    if (attempt) void giveBack(replay, token, attempt, background);
-    return unavailable('STORE_UNAVAILABLE', 'Payment verification store temporarily unavailable; retry with the same token');
-  };
-
-  /** Claims one use of a verified token: synchronously when the store answers so (the built-in one does). */
-  function claimUse(
-    request: Request,
-    route: string,
-    priceSats: number,
-    token: VerifiedToken,
-    amountMsat: number,
-    nowSeconds: number,
-  ): Decision | Promise<Decision> {
-    if (replay instanceof UseTable) {
-      // The built-in store answers in process, with certainty: no attempt to keep. It takes the hash as
-      // the words it was verified as, and the time the token was checked at.
-      let claimed: boolean;
-      try {
-        claimed = replay.claimWords(token.hashWords, uses, token.exp, nowSeconds);
-      } catch (error) {
-        return storeDown(error, token, '');
-      }
-      return afterClaim(claimed, request, route, priceSats, token, amountMsat, '');
-    }
-    const attempt = nextAttempt();
-    let claim: boolean | Promise<boolean>;
-    try {
-      claim = replay.claim(token.hash, uses, token.exp, attempt);
-    } catch (error) {
-      return storeDown(error, token, attempt);
-    }
-    if (typeof claim === 'boolean') return afterClaim(claim, request, route, priceSats, token, amountMsat, attempt);
-    return claim.then(
-      (claimed) => afterClaim(claimed, request, route, priceSats, token, amountMsat, attempt),
-      (error: unknown) => storeDown(error, token, attempt),
-    );
-  }
-
-  async function decideAsync(request: Request): Promise<Decision> {
-    const route = routeOf(request);
-    const priceSats = fixedPrice ?? (await priceOf(request));
-    const verified = verifyAuthorization(keyring, request.headers.get('authorization'));
-    if (!verified.ok) return challenge(request, route, priceSats, verified.rejection);
-    const tokenCaveats = verified.token.caveats;
-    const caveats = checkCaveats(tokenCaveats, { route, priceMsat: priceSats * 1000, exact: fixedCaveats ?? (await expectedCaveats(request)) });
-    if (!caveats.ok) return challenge(request, route, priceSats, caveats.rejection);
-    // The clock read again: the caveats may have taken a while.
-    return claimUse(request, route, priceSats, verified.token, paidMsat(tokenCaveats), Date.now() / 1000);
-  }
-
-  // With route, price and caveats fixed, nothing waits until the replay
-  // claim, and the built-in store answers that at once: then the decision
-  // comes back as it is, and withL402 spends no promise or await on it.
-  function decideNow(request: Request): Decision | Promise<Decision> {
-    if (!fixedExpect) return decideAsync(request);
-    // One clock reading for the token's expiry and the claim.
-    const now = Date.now() / 1000;
-    const verified = verifyAuthorization(keyring, request.headers.get('authorization'), now);
-    if (!verified.ok) return challenge(request, fixedExpect.route!, fixedPrice!, verified.rejection);
-    const tokenCaveats = verified.token.caveats;
-    let amountMsat = passedAmountMsat;
-    if (tokenCaveats !== passedCaveats) {
-      const caveats = checkCaveats(tokenCaveats, fixedExpect);
-      if (!caveats.ok) return challenge(request, fixedExpect.route!, fixedPrice!, caveats.rejection);
-      amountMsat = paidMsat(tokenCaveats);
-      if (Object.isFrozen(tokenCaveats)) {
-        passedCaveats = tokenCaveats;
-        passedAmountMsat = amountMsat;
-      }
-    }
-    return claimUse(request, fixedExpect.route!, fixedPrice!, verified.token, amountMsat, now);
-  }
-
-  return {
-    decideNow,
-    async decide(request) {
-      return decideNow(request);
-    },
-  };
 }
 
-/** What buildPaywall returns: a Paywall, and the decision without a promise when none is needed. */
-export interface PaywallWithNow extends Paywall {
-  decideNow(request: Request): Decision | Promise<Decision>;
+function terms(route: string, priceSats: number, exact: Record<string, string>): Terms {
+  return { route, priceSats, exact, expect: { route, priceMsat: priceSats * 1000, exact } };
+}
+
+function rejection(code: RejectionCode): Rejection {
+  return { code, message: REJECTIONS[code] };
 }
 
 /** A class rather than closures per paid request; the payment (and its hash as hex) is made when first asked for. */
@@ -316,38 +363,42 @@ class PaidUse implements Paid {
   #payment: Payment | undefined;
 
   constructor(
-    private readonly token: VerifiedToken,
-    private readonly route: string,
-    private readonly amountMsat: number,
+    private readonly use: Claimed,
     private readonly replay: ReplayStore,
-    private readonly attempt: string,
     private readonly background: Background,
   ) {}
 
   get expiresAt(): number {
-    return this.token.exp;
+    return this.use.credential.exp;
   }
 
   get payment(): Payment {
-    return (this.#payment ??= { paymentHash: this.token.hash, route: this.route, amountMsat: this.amountMsat });
+    const { credential, route, amountMsat } = this.use;
+    return (this.#payment ??= { paymentHash: credential.hash, route, amountMsat });
   }
 
   release(): Promise<void> {
-    return giveBack(this.replay, this.token, this.attempt, this.background);
+    return giveBack(this.replay, this.use, this.background);
   }
 }
 
-// Attempts name paid requests in a shared store: a random prefix per process
-// and a counter, unique across instances without a random draw per request.
-// Drawn on first use: some runtimes (Workers) refuse randomness at import.
-let attemptPrefix = '';
-let attemptCount = 0;
-function nextAttempt(): string {
-  if (!attemptPrefix) {
-    const bytes = crypto.getRandomValues(new Uint8Array(12));
-    for (const byte of bytes) attemptPrefix += byte.toString(16).padStart(2, '0');
+/**
+ * Names the paid requests of one paywall in a shared store: a random prefix
+ * and a counter, unique across instances without a random draw per request.
+ * The prefix is drawn on first use: some runtimes (Workers) refuse
+ * randomness at import, and a paywall may be built at import.
+ */
+class AttemptNames {
+  #prefix = '';
+  #count = 0;
+
+  next(): string {
+    if (!this.#prefix) {
+      const bytes = crypto.getRandomValues(new Uint8Array(12));
+      for (const byte of bytes) this.#prefix += byte.toString(16).padStart(2, '0');
+    }
+    return `${this.#prefix}.${(this.#count++).toString(36)}`;
   }
-  return `${attemptPrefix}.${(attemptCount++).toString(36)}`;
 }
 
 /** Waits between tries of a release the store did not take: about a minute in all. */
@@ -364,7 +415,7 @@ interface Background {
  * background (RELEASE_RETRY_DELAYS_MS) until it is taken or the token is
  * dead. Resolves after the first try; a release never throws.
  */
-function giveBack(replay: ReplayStore, token: VerifiedToken, attempt: string, { onError, waitUntil }: Background): Promise<void> {
+function giveBack(replay: ReplayStore, { credential: token, attempt }: Claimed, { onError, waitUntil }: Background): Promise<void> {
   const tryOnce = async () => {
     try {
       await replay.release(token.hash, attempt, token.exp);
