@@ -3,6 +3,22 @@
 // 402 challenge. Verification is local; the only I/O on the paid path is the
 // replay-store claim (docs/architecture.md decisions 3-5).
 import { verifyAuthorization } from './credential.js';
+import {
+  PROBLEM_OF,
+  VerifiedCharge,
+  codeOfProblem,
+  hasSecondPaymentCredential,
+  invoiceNetwork,
+  isPaymentAuthorization,
+  problemMembers,
+  receiptOf,
+  refusalContentType,
+  type Scheme,
+} from './payment-scheme.js';
+import { BindingKeyring } from '../mpp/binding.js';
+import { formatChallenge, lightningChargeChallenge, type PaymentChallenge } from '../mpp/challenge.js';
+import { verifyLightningCredential } from '../mpp/credential.js';
+import type { ProblemCode } from '../mpp/problem.js';
 import { REJECTIONS, type Rejection, type RejectionCode } from './reasons.js';
 import { memoryReplayStore, type ReplayStore } from './replay.js';
 import { Keyring, checkCaveats, mintToken, type CaveatExpectations, type VerifiedToken } from './token.js';
@@ -63,6 +79,22 @@ export interface L402Options {
   onEvent?: (event: L402Event) => unknown;
   /** Who the events say emitted them (`agentId`, `source`), `maxPending` (onEvent promises) and `waitUntil` (serverless). */
   events?: ServerEventOptions;
+  /**
+   * Which schemes a 402 offers and which credentials are taken: L402 and
+   * the IETF "Payment" scheme (Lightning charge, docs/mpp.md), both by
+   * default, for the same invoice. With `uses` above 1 only L402 is offered
+   * (a charge is single-use).
+   */
+  schemes?: { l402?: boolean; payment?: boolean };
+  /** The Payment challenges' realm (printable ASCII, no `|`); default the request's host. */
+  realm?: string | ((request: Request) => string);
+  /**
+   * Payment credentials only: keep the use spent when the handler fails
+   * (throws or answers 5xx), as draft-lightning-charge requires. Default
+   * false: given back, as for L402, so the payer can retry with the same
+   * credential (docs/mpp.md "A paid request whose handler fails").
+   */
+  keepPaymentOnFailure?: boolean;
 }
 
 /** What limitInvoices answers when a request may not have an invoice now. */
@@ -74,14 +106,18 @@ export interface InvoiceLimit {
 export interface Payment {
   paymentHash: string;
   route: string;
-  /** What the token says was paid, in millisatoshis. */
+  /** What the token (or Payment challenge) says was paid, in millisatoshis. */
   amountMsat: number;
+  /** Which credential paid: an L402 token or a Payment credential. */
+  scheme: Scheme;
+  /** The Payment challenge answered (Payment credentials only). */
+  challengeId?: string;
 }
 
 /** A 402 with a fresh challenge, or a 503 when nothing can be sold or checked. */
 export interface Refusal {
   kind: 'refused';
-  status: 402 | 429 | 503;
+  status: 400 | 402 | 429 | 503;
   /** Pairs, because WWW-Authenticate appears twice. */
   headers: [string, string][];
   body: Record<string, unknown>;
@@ -96,6 +132,8 @@ export interface Paid {
   readonly expiresAt: number;
   /** Give the use back: the handler failed, the client may retry. */
   release(): Promise<void>;
+  /** The Payment-Receipt value (Payment credentials only): for an answer below 400, never an error. */
+  readonly receipt: string | undefined;
 }
 
 export type Decision = Refusal | Paid;
@@ -141,29 +179,51 @@ interface Terms {
   expect: CaveatExpectations;
 }
 
+/** What a paid credential leaves for the claim: its payment hash (as words and as hex) and when it expires. VerifiedToken and VerifiedCharge are. */
+interface PaidCredential {
+  readonly hashWords: Int32Array;
+  readonly hash: string;
+  readonly exp: number;
+}
+
 /** A verified credential whose conditions fit the request: the use claimed for it, and what the paid answer tells. */
 interface Claimed {
-  /** The payment: its hash (as words and as hex) and when its credential expires. */
-  credential: VerifiedToken;
+  credential: PaidCredential;
+  scheme: Scheme;
+  /** The Payment challenge answered (Payment only): the receipt names it. */
+  challengeId: string | undefined;
   /** What the credential says was paid. */
   amountMsat: number;
   route: string;
+  /** The clock reading it was verified at (unix seconds). */
+  at: number;
   /** The attempt that holds the use ('' for a store's synchronous claim, which holds it without one). */
   attempt: string;
 }
 
+/** Why a credential was refused: our code and sentence, and the problem type (a Payment credential's own, or the code's). */
+interface Why extends Rejection {
+  problem?: ProblemCode;
+}
+
 /**
- * The paywall: one pipeline for every request, whichever path it takes.
+ * The paywall: one pipeline for every request, whichever path it takes and
+ * whichever scheme the credential is in.
  *
- *   terms (route, price, conditions) -> verify -> conditions -> claim -> answer
+ *   terms (route, price, conditions) -> verify (L402 or Payment) -> conditions -> claim -> answer
  *
  * Each step is written once. The synchronous fast path is the same steps with
  * nothing awaited: terms fixed at construction, and a store that declares a
- * synchronous claim (ReplayStore.claimSync).
+ * synchronous claim (ReplayStore.claimSync). Both schemes claim the same use,
+ * keyed by the payment hash, so one payment opens one request whichever of
+ * its credentials is shown.
  */
 class PaywallPipeline implements PaywallWithNow {
   readonly #options: L402Options;
   readonly #keyring: Keyring;
+  /** Set when Payment challenges are offered and Payment credentials taken. */
+  readonly #binding: BindingKeyring | undefined;
+  readonly #l402: boolean;
   readonly #replay: ReplayStore;
   readonly #ttl: number;
   readonly #uses: number;
@@ -190,6 +250,11 @@ class PaywallPipeline implements PaywallWithNow {
     this.#onError = options.onError ?? logError;
     if (!Number.isSafeInteger(this.#ttl) || this.#ttl <= 0) throw new Error('tokenTtlSeconds must be a positive integer');
     if (!Number.isSafeInteger(this.#uses) || this.#uses <= 0) throw new Error('uses must be a positive integer');
+    this.#l402 = options.schemes?.l402 ?? true;
+    const payment = options.schemes?.payment ?? this.#uses === 1;
+    if (payment && this.#uses > 1) throw new TypeError('withL402: a Payment charge opens one request: with `uses` above 1, offer L402 only (schemes: {payment: false})');
+    if (!payment && !this.#l402) throw new TypeError('withL402: option `schemes` turns both L402 and Payment off: nothing could be sold');
+    this.#binding = payment ? BindingKeyring.fromKeyring(this.#keyring) : undefined;
     this.#background = { onError: this.#onError, waitUntil: options.waitUntil };
     this.#fixedPrice = typeof options.priceSats === 'number' ? validPrice(options.priceSats) : undefined;
     this.#fixedExact = options.caveats ? undefined : this.#withUses({});
@@ -219,11 +284,52 @@ class PaywallPipeline implements PaywallWithNow {
 
   /** Verify, hold to the terms, claim: each step's refusal is a fresh challenge. */
   #decideUnder(request: Request, held: Terms, nowSeconds: number): Decision | Promise<Decision> {
-    const verified = verifyAuthorization(this.#keyring, request.headers.get('authorization'), nowSeconds);
+    const authorization = request.headers.get('authorization');
+    if (authorization !== null && this.#binding && isPaymentAuthorization(authorization)) return this.#decidePayment(request, held, authorization, nowSeconds);
+    if (!this.#l402) {
+      return this.#challenge(request, held, authorization ? { code: 'MALFORMED_CREDENTIAL', message: PAYMENT_ONLY } : rejection('PAYMENT_REQUIRED'));
+    }
+    const verified = verifyAuthorization(this.#keyring, authorization, nowSeconds);
     if (!verified.ok) return this.#challenge(request, held, verified.rejection);
-    const amountMsat = this.#holdToTerms(verified.token, held);
+    const token = verified.token;
+    const amountMsat = this.#holdToTerms(token, held);
     if (typeof amountMsat !== 'number') return this.#challenge(request, held, amountMsat);
-    return this.#claim(request, held, { credential: verified.token, amountMsat, route: held.route, attempt: '' }, nowSeconds);
+    return this.#claim(request, held, {
+      credential: token,
+      scheme: 'L402',
+      challengeId: undefined,
+      amountMsat,
+      route: held.route,
+      at: nowSeconds,
+      attempt: '',
+    });
+  }
+
+  /** The same steps for `Authorization: Payment …`: verified statelessly (mpp/credential.ts), held to the same terms, the same claim. */
+  #decidePayment(request: Request, held: Terms, authorization: string, nowSeconds: number): Decision | Promise<Decision> {
+    // The core draft: one Payment credential per request, or 400.
+    if (hasSecondPaymentCredential(authorization)) return badRequest(request, rejection('MULTIPLE_CREDENTIALS'));
+    const verified = verifyLightningCredential(this.#binding!, authorization, nowSeconds);
+    if (!verified.ok) {
+      const why: Why = { code: codeOfProblem(verified.problem), message: verified.detail, problem: verified.problem };
+      return verified.problem === 'method-unsupported' ? badRequest(request, why) : this.#challenge(request, held, why);
+    }
+    if (verified.realm !== this.#realmOf(request)) return this.#challenge(request, held, rejection('WRONG_REALM'));
+    // What the challenge was bound to (opaque), and its amount, as caveats: held to the terms as a token's are.
+    const caveats = [`price_msat=${verified.amountSats * 1000}`];
+    for (const name in verified.binding) caveats.push(`${name}=${verified.binding[name]}`);
+    caveats.sort();
+    const checked = checkCaveats(caveats, held.expect);
+    if (!checked.ok) return this.#challenge(request, held, checked.rejection);
+    return this.#claim(request, held, {
+      credential: new VerifiedCharge(verified.paymentHash, verified.expiresAt, verified.challengeId),
+      scheme: 'Payment',
+      challengeId: verified.challengeId,
+      amountMsat: verified.amountSats * 1000,
+      route: held.route,
+      at: nowSeconds,
+      attempt: '',
+    });
   }
 
   async #termsOf(request: Request): Promise<Terms> {
@@ -238,7 +344,12 @@ class PaywallPipeline implements PaywallWithNow {
     return this.#uses > 1 ? { ...extra, uses: String(this.#uses) } : extra;
   }
 
-  /** The credential's conditions against the request's terms: what it paid (millisatoshis), or why not. */
+  #realmOf(request: Request): string {
+    const realm = this.#options.realm;
+    return typeof realm === 'string' ? realm : realm ? realm(request) : new URL(request.url).host;
+  }
+
+  /** The token's conditions against the request's terms: what it paid (millisatoshis), or why not. */
   #holdToTerms(token: VerifiedToken, held: Terms): number | Rejection {
     const caveats = token.caveats;
     const fixed = held === this.#fixedTerms;
@@ -253,8 +364,8 @@ class PaywallPipeline implements PaywallWithNow {
     return amountMsat;
   }
 
-  /** Claims one use for an accepted credential: synchronously when the store declares it can. */
-  #claim(request: Request, held: Terms, use: Claimed, nowSeconds: number): Decision | Promise<Decision> {
+  /** Claims one use for an accepted credential, whichever its scheme: synchronously when the store declares it can. */
+  #claim(request: Request, held: Terms, use: Claimed): Decision | Promise<Decision> {
     const replay = this.#replay;
     const { credential } = use;
     if (replay.claimSync) {
@@ -263,7 +374,7 @@ class PaywallPipeline implements PaywallWithNow {
       // the credential was checked at.
       let claimed: boolean;
       try {
-        claimed = replay.claimSync(credential.hashWords, this.#uses, credential.exp, nowSeconds);
+        claimed = replay.claimSync(credential.hashWords, this.#uses, credential.exp, use.at);
       } catch (error) {
         return this.#storeDown(error, use);
       }
@@ -285,7 +396,9 @@ class PaywallPipeline implements PaywallWithNow {
 
   /** The use is claimed (paid) or was already spent (a fresh challenge). */
   #answer(claimed: boolean, request: Request, held: Terms, use: Claimed): Decision | Promise<Decision> {
-    return claimed ? new PaidUse(use, this.#replay, this.#background) : this.#challenge(request, held, rejection('TOKEN_ALREADY_USED'));
+    if (!claimed) return this.#challenge(request, held, rejection('TOKEN_ALREADY_USED'));
+    const keep = use.scheme === 'Payment' && this.#options.keepPaymentOnFailure === true;
+    return new PaidUse(use, keep ? undefined : this.#replay, this.#background);
   }
 
   /** The store failed. A claim may have landed before its answer was lost: given back by its attempt, or the payer's retry would find it spent. */
@@ -295,8 +408,8 @@ class PaywallPipeline implements PaywallWithNow {
     return unavailable('STORE_UNAVAILABLE', 'Payment verification store temporarily unavailable; retry with the same token');
   }
 
-  /** A 402 with a fresh invoice and token, or why none can be made now. */
-  async #challenge(request: Request, held: Terms, why: Rejection): Promise<Refusal> {
+  /** A 402 with a fresh invoice, its L402 token and its Payment challenge, or why none can be made now. */
+  async #challenge(request: Request, held: Terms, why: Why): Promise<Refusal> {
     const options = this.#options;
     const { route, priceSats } = held;
     const amountMsat = priceSats * 1000;
@@ -310,44 +423,70 @@ class PaywallPipeline implements PaywallWithNow {
       }
       if (limit) return rateLimited(limit);
     }
+    const memo = options.memo ? options.memo(request, priceSats) : `L402 ${route}`.slice(0, 120);
+    // Read before the invoice is made: the token and the Payment challenge expire no later than the invoice.
+    const expiresAt = Math.floor(Date.now() / 1000) + this.#ttl;
     let invoice: { invoice: string; paymentHash: string };
     try {
-      invoice = await options.provider.createInvoice({
-        amountMsat,
-        memo: options.memo ? options.memo(request, priceSats) : `L402 ${route}`.slice(0, 120),
-        expirySeconds: this.#ttl,
-      });
+      invoice = await options.provider.createInvoice({ amountMsat, memo, expirySeconds: this.#ttl });
     } catch (error) {
       this.#onError(error, 'creating an invoice failed');
       return unavailable('PROVIDER_UNAVAILABLE', 'Lightning provider temporarily unavailable; try again shortly');
     }
-    const expiresAt = Math.floor(Date.now() / 1000) + this.#ttl;
-    const macaroon = mintToken(this.#keyring, {
-      paymentHash: invoice.paymentHash,
-      expiresAt,
-      caveats: { ...held.exact, route, price_msat: amountMsat },
-    });
+    const paymentHash = invoice.paymentHash.toLowerCase();
+    const authenticate: [string, string][] = [];
+    let macaroon: string | undefined;
+    if (this.#l402) {
+      macaroon = mintToken(this.#keyring, { paymentHash, expiresAt, caveats: { ...held.exact, route, price_msat: amountMsat } });
+      for (const value of challengeHeaders(macaroon, invoice.invoice)) authenticate.push(['WWW-Authenticate', value]);
+    }
+    const payment = this.#binding && this.#paymentChallenge(request, held, invoice.invoice, paymentHash, memo, expiresAt);
+    if (payment) authenticate.push(['WWW-Authenticate', formatChallenge(payment)]);
+    if (authenticate.length === 0) return unavailable('PROVIDER_UNAVAILABLE', 'This invoice cannot be offered in any scheme this server speaks; try again shortly');
+    const problem = why.problem ?? PROBLEM_OF[why.code];
     return {
       kind: 'refused',
       status: 402,
-      headers: [
-        ['Content-Type', 'application/json'],
-        ['Cache-Control', 'no-store'],
-        ...challengeHeaders(macaroon, invoice.invoice).map((value): [string, string] => ['WWW-Authenticate', value]),
-      ],
+      headers: [['Content-Type', refusalContentType(request)], ['Cache-Control', 'no-store'], ...authenticate],
       route,
       body: {
         error: why.message,
         code: why.code,
-        macaroon,
+        ...(macaroon !== undefined && { macaroon }),
         invoice: invoice.invoice,
-        paymentHash: invoice.paymentHash.toLowerCase(),
+        paymentHash,
         priceSats,
         expiresAt: new Date(expiresAt * 1000).toISOString(),
+        // RFC 9457, with the drafts' problem types; challengeId names the fresh Payment challenge.
+        ...problemMembers(problem, why.message),
+        ...(payment && { challengeId: payment.id }),
       },
     };
   }
+
+  /** The Payment challenge for an invoice: none (and onError told) when the invoice or the options cannot make one. */
+  #paymentChallenge(request: Request, held: Terms, invoice: string, paymentHash: string, description: string, expiresAt: number): PaymentChallenge | undefined {
+    const network = invoiceNetwork(invoice);
+    if (!network) return undefined;
+    try {
+      return lightningChargeChallenge(this.#binding!, {
+        realm: this.#realmOf(request),
+        invoice,
+        paymentHash,
+        amountSats: held.priceSats,
+        network,
+        description,
+        expires: new Date(expiresAt * 1000),
+        binding: { ...held.exact, route: held.route },
+      });
+    } catch (error) {
+      this.#onError(error, 'making the Payment challenge failed; the 402 offers L402 only');
+      return undefined;
+    }
+  }
 }
+
+const PAYMENT_ONLY = 'This server takes Payment credentials only: pay the invoice and retry with Authorization: Payment <credential>';
 
 function terms(route: string, priceSats: number, exact: Record<string, string>): Terms {
   return { route, priceSats, exact, expect: { route, priceMsat: priceSats * 1000, exact } };
@@ -357,14 +496,29 @@ function rejection(code: RejectionCode): Rejection {
   return { code, message: REJECTIONS[code] };
 }
 
+/** 400: a request no credential of it could fix (two Payment credentials, another payment method); no challenge. */
+function badRequest(request: Request, why: Why): Refusal {
+  const problem = why.problem ?? PROBLEM_OF[why.code];
+  return {
+    kind: 'refused',
+    status: 400,
+    headers: [
+      ['Content-Type', refusalContentType(request)],
+      ['Cache-Control', 'no-store'],
+    ],
+    body: { error: why.message, code: why.code, ...problemMembers(problem, why.message), status: 400 },
+  };
+}
+
 /** A class rather than closures per paid request; the payment (and its hash as hex) is made when first asked for. */
 class PaidUse implements Paid {
   readonly kind = 'paid';
   #payment: Payment | undefined;
 
+  /** `replay` undefined: the use is kept even if the handler fails (keepPaymentOnFailure). */
   constructor(
     private readonly use: Claimed,
-    private readonly replay: ReplayStore,
+    private readonly replay: ReplayStore | undefined,
     private readonly background: Background,
   ) {}
 
@@ -373,12 +527,23 @@ class PaidUse implements Paid {
   }
 
   get payment(): Payment {
-    const { credential, route, amountMsat } = this.use;
-    return (this.#payment ??= { paymentHash: credential.hash, route, amountMsat });
+    const { credential, route, amountMsat, scheme, challengeId } = this.use;
+    return (this.#payment ??= {
+      paymentHash: credential.hash,
+      route,
+      amountMsat,
+      scheme,
+      ...(challengeId !== undefined && { challengeId }),
+    });
+  }
+
+  get receipt(): string | undefined {
+    const { challengeId, credential, at } = this.use;
+    return challengeId === undefined ? undefined : receiptOf(challengeId, credential.hash, at);
   }
 
   release(): Promise<void> {
-    return giveBack(this.replay, this.use, this.background);
+    return this.replay ? giveBack(this.replay, this.use, this.background) : Promise.resolve();
   }
 }
 

@@ -83,6 +83,11 @@ export class BindingKeyring {
     return new BindingKeyring([...new Set(secrets)].map((s) => deriveBindingKey(utf8(s))));
   }
 
+  /** The keys of a token keyring's secrets (newest first): the same keys fromSecrets derives from them. */
+  static fromKeyring(keyring: Keyring): BindingKeyring {
+    return new BindingKeyring(keyring.deriveKeys(BINDING_KEY_LABEL));
+  }
+
   /** The id the newest key gives these parameters. */
   issue(parameters: BoundParameters): string {
     return challengeId(this.#keys[0]!, parameters);
