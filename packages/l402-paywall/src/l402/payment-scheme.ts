@@ -92,7 +92,7 @@ export function problemMembers(problem: ProblemCode, detail: string): { type: st
  */
 export function refusalContentType(request: Request): string {
   const accept = request.headers.get('accept');
-  return accept !== null && accept.includes(PROBLEM_CONTENT_TYPE) ? PROBLEM_CONTENT_TYPE : 'application/json';
+  return accept?.includes(PROBLEM_CONTENT_TYPE) ? PROBLEM_CONTENT_TYPE : 'application/json';
 }
 
 /**

@@ -252,7 +252,8 @@ class PaywallPipeline implements PaywallWithNow {
     if (!Number.isSafeInteger(this.#uses) || this.#uses <= 0) throw new Error('uses must be a positive integer');
     this.#l402 = options.schemes?.l402 ?? true;
     const payment = options.schemes?.payment ?? this.#uses === 1;
-    if (payment && this.#uses > 1) throw new TypeError('withL402: a Payment charge opens one request: with `uses` above 1, offer L402 only (schemes: {payment: false})');
+    if (payment && this.#uses > 1)
+      throw new TypeError('withL402: a Payment charge opens one request: with `uses` above 1, offer L402 only (schemes: {payment: false})');
     if (!payment && !this.#l402) throw new TypeError('withL402: option `schemes` turns both L402 and Payment off: nothing could be sold');
     this.#binding = payment ? BindingKeyring.fromKeyring(this.#keyring) : undefined;
     this.#background = { onError: this.#onError, waitUntil: options.waitUntil };
@@ -442,7 +443,8 @@ class PaywallPipeline implements PaywallWithNow {
     }
     const payment = this.#binding && this.#paymentChallenge(request, held, invoice.invoice, paymentHash, memo, expiresAt);
     if (payment) authenticate.push(['WWW-Authenticate', formatChallenge(payment)]);
-    if (authenticate.length === 0) return unavailable('PROVIDER_UNAVAILABLE', 'This invoice cannot be offered in any scheme this server speaks; try again shortly');
+    if (authenticate.length === 0)
+      return unavailable('PROVIDER_UNAVAILABLE', 'This invoice cannot be offered in any scheme this server speaks; try again shortly');
     const problem = why.problem ?? PROBLEM_OF[why.code];
     return {
       kind: 'refused',
