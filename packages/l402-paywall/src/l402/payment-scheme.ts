@@ -3,8 +3,11 @@
 // value is told to be a Payment credential, the problem type of each refusal,
 // and the receipt of a paid answer. The codecs themselves are in mpp/.
 import { hex32Words } from './encoding.js';
-import type { RejectionCode } from './reasons.js';
+import { REJECTIONS, type Rejection, type RejectionCode } from './reasons.js';
+import type { Keyring } from './token.js';
+import { BindingKeyring } from '../mpp/binding.js';
 import type { LightningNetwork } from '../mpp/challenge.js';
+import { verifyLightningCredential, type VerifiedCharge } from '../mpp/credential.js';
 import { PROBLEMS, PROBLEM_CONTENT_TYPE, problemType, type ProblemCode } from '../mpp/problem.js';
 import { encodeJson, formatTime } from '../mpp/wire.js';
 
@@ -100,7 +103,7 @@ export function refusalContentType(request: Request): string {
  * hash (as words and as hex) and when its challenge expires, as a verified
  * L402 token has them.
  */
-export class VerifiedCharge {
+export class ChargeUse {
   readonly hashWords = new Int32Array(8);
 
   constructor(
@@ -115,4 +118,46 @@ export class VerifiedCharge {
 /** The Payment-Receipt value for a paid answer (mpp/receipt.ts's format, built from values this server checked). */
 export function receiptOf(challengeId: string, paymentHash: string, atSeconds: number): string {
   return encodeJson({ challengeId, method: 'lightning', reference: paymentHash, status: 'success', timestamp: formatTime(atSeconds) });
+}
+
+const bindingKeyrings = new WeakMap<Keyring, BindingKeyring>();
+
+/** The Payment challenge binding keys of a token keyring's secrets, derived once per keyring. */
+export function bindingKeyringOf(keyring: Keyring): BindingKeyring {
+  let binding = bindingKeyrings.get(keyring);
+  if (!binding) bindingKeyrings.set(keyring, (binding = BindingKeyring.fromKeyring(keyring)));
+  return binding;
+}
+
+export type PaymentAuthorizationResult =
+  | {
+      ok: true;
+      charge: VerifiedCharge;
+      /** What the challenge was bound to (opaque) and its amount (`price_msat`), as caveats, sorted: held to a request as a token's caveats are (checkCaveats). */
+      caveats: readonly string[];
+    }
+  | { ok: false; rejection: Rejection; problem: ProblemCode };
+
+/**
+ * An `Authorization: Payment …` value checked as the paywall checks it, with
+ * the binding keys of `keys` (a token keyring's are derived from its secrets):
+ * one credential, issued by this server and unchanged, not expired, its
+ * preimage that of its payment hash. Whether it fits a request (realm, route,
+ * price, conditions: checkCaveats of `caveats`) and whether it was used is
+ * the caller's to decide. Local: no store, no network.
+ */
+export function verifyPaymentAuthorization(
+  keys: Keyring | BindingKeyring,
+  header: string | null | undefined,
+  nowSeconds = Date.now() / 1000,
+): PaymentAuthorizationResult {
+  if (header && hasSecondPaymentCredential(header))
+    return { ok: false, rejection: { code: 'MULTIPLE_CREDENTIALS', message: REJECTIONS.MULTIPLE_CREDENTIALS }, problem: PROBLEM_OF.MULTIPLE_CREDENTIALS };
+  const binding = keys instanceof BindingKeyring ? keys : bindingKeyringOf(keys);
+  const verified = verifyLightningCredential(binding, header, nowSeconds);
+  if (!verified.ok) return { ok: false, rejection: { code: codeOfProblem(verified.problem), message: verified.detail }, problem: verified.problem };
+  const caveats = [`price_msat=${verified.amountSats * 1000}`];
+  for (const name in verified.binding) caveats.push(`${name}=${verified.binding[name]}`);
+  caveats.sort();
+  return { ok: true, charge: verified, caveats };
 }

@@ -4,20 +4,19 @@
 // replay-store claim (docs/architecture.md decisions 3-5).
 import { verifyAuthorization } from './credential.js';
 import {
+  ChargeUse,
   PROBLEM_OF,
-  VerifiedCharge,
-  codeOfProblem,
-  hasSecondPaymentCredential,
+  bindingKeyringOf,
   invoiceNetwork,
   isPaymentAuthorization,
   problemMembers,
   receiptOf,
   refusalContentType,
+  verifyPaymentAuthorization,
   type Scheme,
 } from './payment-scheme.js';
-import { BindingKeyring } from '../mpp/binding.js';
+import type { BindingKeyring } from '../mpp/binding.js';
 import { formatChallenge, lightningChargeChallenge, type PaymentChallenge } from '../mpp/challenge.js';
-import { verifyLightningCredential } from '../mpp/credential.js';
 import type { ProblemCode } from '../mpp/problem.js';
 import { REJECTIONS, type Rejection, type RejectionCode } from './reasons.js';
 import { memoryReplayStore, type ReplayStore } from './replay.js';
@@ -255,7 +254,7 @@ class PaywallPipeline implements PaywallWithNow {
     if (payment && this.#uses > 1)
       throw new TypeError('withL402: a Payment charge opens one request: with `uses` above 1, offer L402 only (schemes: {payment: false})');
     if (!payment && !this.#l402) throw new TypeError('withL402: option `schemes` turns both L402 and Payment off: nothing could be sold');
-    this.#binding = payment ? BindingKeyring.fromKeyring(this.#keyring) : undefined;
+    this.#binding = payment ? bindingKeyringOf(this.#keyring) : undefined;
     this.#background = { onError: this.#onError, waitUntil: options.waitUntil };
     this.#fixedPrice = typeof options.priceSats === 'number' ? validPrice(options.priceSats) : undefined;
     this.#fixedExact = options.caveats ? undefined : this.#withUses({});
@@ -308,22 +307,20 @@ class PaywallPipeline implements PaywallWithNow {
 
   /** The same steps for `Authorization: Payment …`: verified statelessly (mpp/credential.ts), held to the same terms, the same claim. */
   #decidePayment(request: Request, held: Terms, authorization: string, nowSeconds: number): Decision | Promise<Decision> {
-    // The core draft: one Payment credential per request, or 400.
-    if (hasSecondPaymentCredential(authorization)) return badRequest(request, rejection('MULTIPLE_CREDENTIALS'));
-    const verified = verifyLightningCredential(this.#binding!, authorization, nowSeconds);
-    if (!verified.ok) {
-      const why: Why = { code: codeOfProblem(verified.problem), message: verified.detail, problem: verified.problem };
-      return verified.problem === 'method-unsupported' ? badRequest(request, why) : this.#challenge(request, held, why);
+    const result = verifyPaymentAuthorization(this.#binding!, authorization, nowSeconds);
+    if (!result.ok) {
+      const why: Why = { ...result.rejection, problem: result.problem };
+      // The core draft: two Payment credentials, or one for another method, are 400.
+      const fixable = why.code !== 'MULTIPLE_CREDENTIALS' && why.code !== 'METHOD_UNSUPPORTED';
+      return fixable ? this.#challenge(request, held, why) : badRequest(request, why);
     }
+    const verified = result.charge;
     if (verified.realm !== this.#realmOf(request)) return this.#challenge(request, held, rejection('WRONG_REALM'));
     // What the challenge was bound to (opaque), and its amount, as caveats: held to the terms as a token's are.
-    const caveats = [`price_msat=${verified.amountSats * 1000}`];
-    for (const name in verified.binding) caveats.push(`${name}=${verified.binding[name]}`);
-    caveats.sort();
-    const checked = checkCaveats(caveats, held.expect);
+    const checked = checkCaveats(result.caveats, held.expect);
     if (!checked.ok) return this.#challenge(request, held, checked.rejection);
     return this.#claim(request, held, {
-      credential: new VerifiedCharge(verified.paymentHash, verified.expiresAt, verified.challengeId),
+      credential: new ChargeUse(verified.paymentHash, verified.expiresAt, verified.challengeId),
       scheme: 'Payment',
       challengeId: verified.challengeId,
       amountMsat: verified.amountSats * 1000,
