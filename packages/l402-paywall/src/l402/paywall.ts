@@ -107,8 +107,8 @@ export interface Payment {
   route: string;
   /** What the token (or Payment challenge) says was paid, in millisatoshis. */
   amountMsat: number;
-  /** Which credential paid: an L402 token or a Payment credential. */
-  scheme: Scheme;
+  /** Which credential paid: an L402 token or a Payment credential. Always set by the paywall (optional in the type so payments made before it existed still type-check). */
+  scheme?: Scheme;
   /** The Payment challenge answered (Payment credentials only). */
   challengeId?: string;
 }
