@@ -151,7 +151,7 @@ export function verifyPaymentAuthorization(
   header: string | null | undefined,
   nowSeconds = Date.now() / 1000,
 ): PaymentAuthorizationResult {
-  if (header && hasSecondPaymentCredential(header))
+  if (header?.includes(',') && hasSecondPaymentCredential(header))
     return { ok: false, rejection: { code: 'MULTIPLE_CREDENTIALS', message: REJECTIONS.MULTIPLE_CREDENTIALS }, problem: PROBLEM_OF.MULTIPLE_CREDENTIALS };
   const binding = keys instanceof BindingKeyring ? keys : bindingKeyringOf(keys);
   const verified = verifyLightningCredential(binding, header, nowSeconds);

@@ -9,8 +9,9 @@
 // fits this request (route, price, owner) and whether the payment was already
 // used is the paywall's to decide, as with an L402 token.
 import { z } from 'zod';
+import { equalWords, hex32Words, hexWordsAt } from '../l402/encoding.js';
 import { base64UrlEncode } from '../l402/encoding.js';
-import { isPreimageOf } from '../lightning/providers/checks.js';
+import { padBlock, sha256Block } from '../l402/sha256-block.js';
 import type { BindingKeyring } from './binding.js';
 import {
   CHARGE_INTENT,
@@ -20,6 +21,7 @@ import {
   decodeBindingFields,
   decodeChargeRequest,
   firstIssue,
+  plainChallenge,
   type BindingFields,
   type LightningNetwork,
   type PaymentChallenge,
@@ -54,6 +56,8 @@ export function parsePaymentCredential(authorization: string | null | undefined)
   const bytes = decodeBase64(match[1]!, MAX_CREDENTIAL_LENGTH);
   const json = bytes && parseJsonBytes(bytes);
   if (json === undefined) return refuse('lightning/malformed-credential', 'the credential is not base64url JSON');
+  const fast = plainCredential(json);
+  if (fast) return { ok: true, credential: fast };
   const parsed = PaymentCredentialSchema.safeParse(json);
   if (!parsed.success) return refuse('lightning/malformed-credential', `the credential is malformed: ${firstIssue(parsed.error)}`);
   return { ok: true, credential: parsed.data };
@@ -109,10 +113,10 @@ export function verifyLightningCredential(
     realm: challenge.realm,
     method: challenge.method,
     intent: challenge.intent,
-    request: base64UrlEncode(requestBytes),
+    request: asWritten(challenge.request, requestBytes),
     expires: challenge.expires,
     digest: challenge.digest,
-    opaque: opaqueBytes && base64UrlEncode(opaqueBytes),
+    opaque: opaqueBytes && asWritten(challenge.opaque!, opaqueBytes),
   };
   if (!keyring.verify(challenge.id, bound)) {
     return refuse('lightning/unknown-challenge', 'the challenge was not issued by this server, or was changed since');
@@ -155,4 +159,47 @@ export function formatCredential(challenge: PaymentChallenge, preimage: string, 
   const lower = typeof preimage === 'string' ? preimage.toLowerCase() : '';
   if (!/^[0-9a-f]{64}$/.test(lower)) throw new TypeError('preimage must be 32 bytes of hex');
   return `${PAYMENT_SCHEME} ${encodeJson({ challenge, payload: { preimage: lower }, ...(source !== undefined && { source }) })}`;
+}
+
+const PREIMAGE = /^[0-9a-f]{64}$/;
+
+/** PaymentCredentialSchema's value, when a plain check shows it holds (challenge.ts plainChallenge); undefined otherwise, and the schema says why. */
+function plainCredential(json: unknown): PaymentCredential | undefined {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined;
+  const { challenge, source, payload } = json as Record<string, unknown>;
+  const echoed = plainChallenge(challenge);
+  if (!echoed || !(source === undefined || (typeof source === 'string' && source.length <= 512))) return undefined;
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return undefined;
+  const preimage = (payload as Record<string, unknown>).preimage;
+  if (typeof preimage !== 'string' || !PREIMAGE.test(preimage)) return undefined;
+  return { challenge: echoed, ...(source !== undefined && { source: source as string }), payload: { preimage } };
+}
+
+/** SHA-256 of a preimage (64 lower-case hex digits, as the schema takes it) equals a payment hash (lower-case hex): one compression, constant-time comparison. */
+function isPreimageOf(preimage: string, paymentHash: string): boolean {
+  const block = new Int32Array(16);
+  const hash = new Int32Array(8);
+  const digest = new Int32Array(8);
+  if (!hexWordsAt(preimage, 0, block) || !hex32Words(paymentHash, hash)) return false;
+  padBlock(block, 32, 0);
+  sha256Block(block, digest);
+  return equalWords(digest, hash);
+}
+
+// base64url digits whose value has its low 4 bits (a 2-character tail) or low 2 bits (a 3-character tail) clear.
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/**
+ * The bytes' base64url as this server writes it (no padding): the echoed
+ * text itself when it already is that (no padding, no stray bits in its last
+ * digit, as every text this server wrote), which spares re-encoding a
+ * kilobyte per credential; otherwise written again.
+ */
+function asWritten(text: string, bytes: Uint8Array): string {
+  const tail = text.length % 4;
+  if (!text.includes('=') && tail !== 1) {
+    const last = BASE64URL.indexOf(text[text.length - 1]!);
+    if (last >= 0 && (tail === 0 || (last & (tail === 2 ? 15 : 3)) === 0)) return text;
+  }
+  return base64UrlEncode(bytes);
 }
