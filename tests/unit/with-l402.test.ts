@@ -95,7 +95,19 @@ describe('withL402: the challenge', () => {
     expect(response.headers.get('cache-control')).toBe('no-store');
     const body = (await response.json()) as ChallengeBody;
     // Our fields, and the RFC 9457 members with the Payment drafts' problem type (docs/mpp.md); no Payment challenge for this test invoice.
-    expect(Object.keys(body).sort()).toEqual(['code', 'detail', 'error', 'expiresAt', 'invoice', 'macaroon', 'paymentHash', 'priceSats', 'status', 'title', 'type']);
+    expect(Object.keys(body).sort()).toEqual([
+      'code',
+      'detail',
+      'error',
+      'expiresAt',
+      'invoice',
+      'macaroon',
+      'paymentHash',
+      'priceSats',
+      'status',
+      'title',
+      'type',
+    ]);
     expect(body).toMatchObject({ type: 'https://paymentauth.org/problems/payment-required', status: 402, title: 'Payment Required' });
     expect(body.code).toBe('PAYMENT_REQUIRED');
     expect(typeof body.error).toBe('string');
