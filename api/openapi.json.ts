@@ -130,7 +130,7 @@ const PATHS: Record<string, PathSpec> = {
   '/api/verify': {
     POST: {
       summary: 'Check a credential',
-      description: 'token is "<macaroon>:<preimage>" or a whole "L402 …" header value; consume: true uses it up.',
+      description: 'token is "<macaroon>:<preimage>", a whole "L402 …" header value or a whole "Payment …" one; consume: true uses it up.',
       tags: ['payments'],
       body: VerifyBody,
       responses: {
@@ -386,7 +386,7 @@ export default route({
           version: '1',
           description:
             'Pay-per-request HTTP APIs on the Bitcoin Lightning Network: invoices, token verification, a directory of paid APIs for agents (GET /api/apis.json), Pro, managed mode, a live demo. ' +
-            'Errors are {error, code} with a 4xx or 503 (Retry-After on 429 and 503). Paid routes answer 402 with an L402 challenge (see the L402 security scheme).',
+            'Errors are {error, code} with a 4xx or 503 (Retry-After on 429 and 503). Paid routes answer 402 with an L402 challenge and a Payment challenge for the same invoice (see the L402 and Payment security schemes).',
         },
         PATHS,
       ),
