@@ -174,6 +174,9 @@ describe('the 402 carries both schemes for one invoice', () => {
     expect(multi.headers.get('www-authenticate')).not.toContain('Payment ');
     expect(() => paywalled({ uses: 3, schemes: { payment: true } })).toThrow(/uses/);
     expect(() => paywalled({ schemes: { payment: false, l402: false } })).toThrow(/both/);
+    expect(() => paywalled({ realm: 'a|b' })).toThrow(/realm/);
+    expect(() => paywalled({ schemes: 'payment' as never })).toThrow(/schemes/);
+    expect(() => paywalled({ keepPaymentOnFailure: 'yes' as never })).toThrow(/keepPaymentOnFailure/);
 
     const paymentOnly = paywalled({ schemes: { l402: false } });
     const { response, body, l402, payment } = await buy(paymentOnly.handler);

@@ -704,6 +704,16 @@ function checkOptions(options: L402Options): void {
     fail('replayStore', 'a replay store with claim() and release()', options.replayStore);
   if (options.route !== undefined && typeof options.route !== 'string' && !isFunction(options.route))
     fail('route', 'a string or a function of the request', options.route);
+  if (options.realm !== undefined && !isFunction(options.realm) && !(typeof options.realm === 'string' && /^[\x20-\x7b\x7d\x7e]{0,256}$/.test(options.realm)))
+    fail('realm', 'at most 256 printable ASCII characters without "|", or a function of the request', options.realm);
+  const schemes = options.schemes;
+  if (
+    schemes !== undefined &&
+    (typeof schemes !== 'object' || schemes === null || ![schemes.l402, schemes.payment].every((on) => on === undefined || typeof on === 'boolean'))
+  )
+    fail('schemes', 'an object { l402?: boolean, payment?: boolean }', schemes);
+  if (options.keepPaymentOnFailure !== undefined && typeof options.keepPaymentOnFailure !== 'boolean')
+    fail('keepPaymentOnFailure', 'a boolean', options.keepPaymentOnFailure);
   if (options.events !== undefined && (typeof options.events !== 'object' || options.events === null))
     fail('events', 'an object { agentId?, source?, maxPending?, waitUntil? }', options.events);
   if (options.events?.waitUntil !== undefined && !isFunction(options.events.waitUntil)) fail('events.waitUntil', 'a function', options.events.waitUntil);
