@@ -6,8 +6,7 @@ import { hex32Words } from './encoding.js';
 import { REJECTIONS, type Rejection, type RejectionCode } from './reasons.js';
 import type { Keyring } from './token.js';
 import { BindingKeyring } from '../mpp/binding.js';
-import type { LightningNetwork } from '../mpp/challenge.js';
-import { verifyLightningCredential, type VerifiedCharge } from '../mpp/credential.js';
+import { verifyCharge, type LightningNetwork, type VerifiedCharge } from '../mpp/charge.js';
 import { PROBLEMS, PROBLEM_CONTENT_TYPE, problemType, type ProblemCode } from '../mpp/problem.js';
 import { encodeJson, formatTime } from '../mpp/wire.js';
 
@@ -154,7 +153,7 @@ export function verifyPaymentAuthorization(
   if (header?.includes(',') && hasSecondPaymentCredential(header))
     return { ok: false, rejection: { code: 'MULTIPLE_CREDENTIALS', message: REJECTIONS.MULTIPLE_CREDENTIALS }, problem: PROBLEM_OF.MULTIPLE_CREDENTIALS };
   const binding = keys instanceof BindingKeyring ? keys : bindingKeyringOf(keys);
-  const verified = verifyLightningCredential(binding, header, nowSeconds);
+  const verified = verifyCharge(binding, header, nowSeconds);
   if (!verified.ok) return { ok: false, rejection: { code: codeOfProblem(verified.problem), message: verified.detail }, problem: verified.problem };
   const caveats = [`price_msat=${verified.amountSats * 1000}`];
   for (const name in verified.binding) caveats.push(`${name}=${verified.binding[name]}`);

@@ -16,7 +16,7 @@ import {
   type Scheme,
 } from './payment-scheme.js';
 import type { BindingKeyring } from '../mpp/binding.js';
-import { formatChallenge, lightningChargeChallenge, type PaymentChallenge } from '../mpp/challenge.js';
+import { chargeChallenge, formatChallenge, type PaymentChallenge } from '../mpp/charge.js';
 import type { ProblemCode } from '../mpp/problem.js';
 import { REJECTIONS, type Rejection, type RejectionCode } from './reasons.js';
 import { memoryReplayStore, type ReplayStore } from './replay.js';
@@ -468,7 +468,7 @@ class PaywallPipeline implements PaywallWithNow {
     const network = invoiceNetwork(invoice);
     if (!network) return undefined;
     try {
-      return lightningChargeChallenge(this.#binding!, {
+      return chargeChallenge(this.#binding!, {
         realm: this.#realmOf(request),
         invoice,
         paymentHash,

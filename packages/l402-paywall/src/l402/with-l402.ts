@@ -2,7 +2,7 @@
 // functions, Hono, Bun, Deno, Workers) in the paywall.
 import { logError, refusalResponse, buildPaywall, type L402Options, type Paid, type Payment } from './paywall.js';
 import { paywallAudit, type LoadAuditBuilder } from './audit.js';
-import { PAYMENT_RECEIPT_HEADER } from '../mpp/receipt.js';
+import { PAYMENT_RECEIPT_HEADER } from '../mpp/charge.js';
 
 // A private symbol on the Request rather than a WeakMap: no ephemeron for the
 // garbage collector to trace per paid request. It holds the decision, whose

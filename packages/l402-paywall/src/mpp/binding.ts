@@ -17,7 +17,6 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { base64UrlEncode, utf8 } from '../l402/encoding.js';
 import { KeyedHmac } from '../l402/sha256-block.js';
 import { Keyring, MIN_SECRET_BYTES } from '../l402/token.js';
-import { equalBytes } from '../lightning/providers/checks.js';
 
 /** The parameters a challenge id binds, request and opaque as their base64url text. */
 export interface BoundParameters {
@@ -111,4 +110,12 @@ export class BindingKeyring {
     for (const mac of this.#macs) matched = equalBytes(utf8(base64UrlEncode(mac.mac(message))), given) || matched;
     return matched;
   }
+}
+
+/** Constant-time comparison of two byte strings (length is not secret). Here rather than imported: the core must not bring the backends' module. */
+function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
 }

@@ -4,7 +4,7 @@
 import { createPaywall, logError, type L402Options } from '../paywall.js';
 import { paywallAudit, type LoadAuditBuilder } from '../audit.js';
 import type { Payment } from '../paywall.js';
-import { PAYMENT_RECEIPT_HEADER } from '../../mpp/receipt.js';
+import { PAYMENT_RECEIPT_HEADER } from '../../mpp/charge.js';
 
 interface NodeRequest {
   method?: string;
