@@ -17,6 +17,7 @@ import { createDevNode } from 'l402-paywall/backends';
 import { l402Middleware } from 'l402-paywall/express';
 import { decodeInvoice } from 'l402-paywall/lightning';
 import { redisReplayStore } from 'l402-paywall/redis';
+import { EVENT_TYPES, type L402Event } from 'l402-paywall/events';
 import { getPayment, memoryReplayStore, withL402, type L402Options, type Payment, type ReplayStore } from 'l402-paywall';
 import { REDIS_URL, redisReachable } from '../support/redis.js';
 import { newPreimage } from '../support/l402.js';
@@ -201,6 +202,22 @@ describe('a Payment credential opens the route, with a receipt', () => {
     expect(response.headers.get('payment-receipt')).not.toContain(preimage);
     expect(Buffer.from(response.headers.get('payment-receipt')!, 'base64url').toString()).not.toContain(preimage);
     expect(route.payments).toEqual([{ paymentHash: body.paymentHash, route: '/paid', amountMsat: 21_000, scheme: 'Payment', challengeId: challenge.id }]);
+  });
+
+  it('audit events name the scheme: request.served and token.rejected', async () => {
+    const events: L402Event[] = [];
+    const route = paywalled({ onEvent: (event) => void events.push(event) });
+    const { payment, l402 } = await buy(route.handler);
+    expect((await route.handler(get('/paid', payment))).status).toBe(200);
+    expect((await route.handler(get('/paid', l402))).status).toBe(402);
+    expect((await route.handler(get('/paid', payment))).status).toBe(402);
+    await vi.waitFor(() => expect(events.filter((e) => e.type !== EVENT_TYPES.challengeIssued)).toHaveLength(3));
+    const named = events.filter((e) => e.type !== EVENT_TYPES.challengeIssued).map((e) => [e.type, e.data.scheme]);
+    expect(named).toEqual([
+      [EVENT_TYPES.serverRequestServed, 'Payment'],
+      [EVENT_TYPES.tokenRejected, 'L402'],
+      [EVENT_TYPES.tokenRejected, 'Payment'],
+    ]);
   });
 
   it('an L402 credential gets no receipt', async () => {
