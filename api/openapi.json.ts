@@ -19,7 +19,7 @@ export default route({
           version: '1',
           description:
             'Pay-per-request HTTP APIs on the Bitcoin Lightning Network: invoices, token verification, a directory of paid APIs for agents (GET /api/apis.json), Pro, managed mode, a live demo. ' +
-            'Errors are {error, code} with a 4xx or 503 (Retry-After on 429 and 503). Paid routes answer 402 with an L402 challenge (see the L402 security scheme).',
+            'Errors are {error, code} with a 4xx or 503 (Retry-After on 429 and 503). Paid routes answer 402 with an L402 challenge and a Payment challenge for the same invoice (see the L402 and Payment security schemes).',
         },
         ROUTE_CONTRACTS,
       ),

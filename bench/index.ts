@@ -5,6 +5,7 @@ import { benchColdStart, printColdStartBench } from './cold-start.js';
 import { benchDirectory, type DirectoryBench } from './directory.js';
 import { benchEvents } from './events.js';
 import { benchHttp } from './http.js';
+import { benchMpp, printMppBench } from './mpp.js';
 import { benchOverhead } from './overhead.js';
 import { benchPackage, printPackageBench } from './package.js';
 import { benchPaymentLog } from './payment-log.js';
@@ -31,6 +32,8 @@ for (const peer of peers) {
   console.log(`  ${peer.name.padEnd(24)} ${fmt(peer.perSecond).padStart(12)}  ${ratio.padStart(9)}  ${peer.what}`);
 }
 console.log('  ("ours is" = our rate / theirs: above 1 we are faster)');
+
+printMppBench(benchMpp());
 
 const challenges = await benchChallenges();
 console.log('\nChallenge issuance with the embedded dev node (fresh signed BOLT11 + signed token per 402, in process, 16 in flight):');

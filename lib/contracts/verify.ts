@@ -30,7 +30,7 @@ export const Body = z.strictObject({
 export const contract = routeContract('/api/verify', {
   POST: {
     summary: 'Check a credential',
-    description: 'token is "<macaroon>:<preimage>" or a whole "L402 …" header value; consume: true uses it up.',
+    description: 'token is "<macaroon>:<preimage>", a whole "L402 …" header value or a whole "Payment …" one; consume: true uses it up.',
     tags: ['payments'],
     body: Body,
     responses: {

@@ -74,6 +74,12 @@ export const L402Challenge = z
     paymentHash: z.string().regex(hex64),
     priceSats: z.number().int().positive(),
     expiresAt: z.iso.datetime(),
+    // RFC 9457 problem details, with the Payment scheme's problem types (docs/mpp.md).
+    type: z.string().optional().describe('Problem type, e.g. https://paymentauth.org/problems/payment-required'),
+    title: z.string().optional(),
+    status: z.number().int().optional(),
+    detail: z.string().optional(),
+    challengeId: z.string().optional().describe('The id of the fresh Payment challenge in WWW-Authenticate'),
   })
   .loose();
 
@@ -108,6 +114,13 @@ export function openApiDocument(info: { title: string; version: string; descript
             'Pay per request over Lightning. Without a valid credential the answer is 402 with `WWW-Authenticate: L402 macaroon="…", invoice="…"` (also `L402 <macaroon>, invoice="…"`, and the same facts in the JSON body). ' +
             'Pay the invoice, then send `Authorization: L402 <macaroon>:<preimage hex>`. A token buys one request; a used, expired or invalid one gets a fresh 402 challenge.',
         },
+        Payment: {
+          type: 'http',
+          scheme: 'Payment',
+          description:
+            'The IETF "Payment" scheme (draft-httpauth-payment) with the Lightning charge method, for the same invoice as the L402 challenge: `WWW-Authenticate: Payment id="…", realm="…", method="lightning", intent="charge", request="…", expires="…"`. ' +
+            'Pay the invoice, then send `Authorization: Payment <base64url JSON {challenge, payload: {preimage}}>`. A paid answer carries `Payment-Receipt`. One payment opens one request, whichever scheme presents it.',
+        },
         session: { type: 'http', scheme: 'bearer', description: 'Dashboard session token from the LNURL-auth login (GET /api/lnurl-auth)' },
         cron: { type: 'http', scheme: 'bearer', description: 'CRON_SECRET (Vercel Cron sends it)' },
         splitSecret: { type: 'apiKey', in: 'header', name: 'x-split-secret', description: 'SPLIT_SECRET' },
@@ -138,11 +151,23 @@ function operation(method: Method, spec: OperationSpec): JsonSchema {
     };
   }
   if (spec.paid) {
+    // A paid answer to a Payment credential carries its receipt.
+    for (const [status, response] of Object.entries(responses)) {
+      if (status.startsWith('2'))
+        response.headers = {
+          ...(response.headers as JsonSchema | undefined),
+          'Payment-Receipt': {
+            description: 'Payment credentials only: base64url JSON {method: "lightning", challengeId, reference: <payment hash>, status: "success", timestamp}',
+            schema: { type: 'string' },
+          },
+        };
+    }
     responses['402'] = {
-      description: 'Payment required: pay the invoice and retry with Authorization: L402 <macaroon>:<preimage>',
+      description: 'Payment required: pay the invoice and retry with Authorization: L402 <macaroon>:<preimage> or Authorization: Payment <credential>',
       headers: {
         'WWW-Authenticate': {
-          description: 'L402 challenges: `L402 <macaroon>, invoice="…"` and `L402 macaroon="…", invoice="…", token="…", version="0"`',
+          description:
+            'L402 challenges: `L402 <macaroon>, invoice="…"` and `L402 macaroon="…", invoice="…", token="…", version="0"`; then the Payment challenge for the same invoice: `Payment id="…", realm="…", method="lightning", intent="charge", request="…", expires="…"`',
           schema: { type: 'string' },
         },
       },
@@ -158,7 +183,7 @@ function operation(method: Method, spec: OperationSpec): JsonSchema {
   };
   responses.default = errorResponse('Any other error');
 
-  const security = [...(spec.paid ? ['L402'] : []), ...(spec.security ?? [])];
+  const security = [...(spec.paid ? ['L402', 'Payment'] : []), ...(spec.security ?? [])];
   return {
     summary: spec.summary,
     ...(spec.description && { description: spec.description }),

@@ -11,7 +11,7 @@ export type Handler<Arg = void> = (request: Request, arg: Arg) => Response | Pro
 
 const CORS_HEADERS: Record<string, string> = {
   'Access-Control-Allow-Origin': '*',
-  'Access-Control-Expose-Headers': 'WWW-Authenticate, Retry-After',
+  'Access-Control-Expose-Headers': 'WWW-Authenticate, Retry-After, Payment-Receipt',
 };
 
 export function route(methods: Partial<Record<Method, Handler>>): { fetch(request: Request): Promise<Response> } {

@@ -6,7 +6,7 @@
 // sells (route, priceSats, other conditions): they are checked exactly as the
 // paywall checks them (checkCaveats), so every condition in the token must be
 // stated and met; an unknown one fails closed.
-import { REJECTIONS, checkCaveats, verifyAuthorization, type CaveatExpectations, type RejectionCode } from 'l402-paywall';
+import { REJECTIONS, checkCaveats, verifyAuthorization, verifyPaymentAuthorization, type CaveatExpectations, type RejectionCode } from 'l402-paywall';
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from './context.js';
 
@@ -33,6 +33,9 @@ export type VerifyAnswer =
       caveats: Record<string, string>;
       /** Requests one payment buys. */
       uses: number;
+      /** A Payment credential only: its scheme and the challenge it answers. */
+      scheme?: 'Payment';
+      challengeId?: string;
     }
   | { valid: false; error: string; code: RejectionCode };
 
@@ -41,14 +44,37 @@ const invalid = (code: RejectionCode, error: string = REJECTIONS[code]): VerifyA
 // The token came in the body, not in an Authorization header.
 const MALFORMED_BODY_TOKEN = 'token is not an L402 credential: send "<macaroon>:<preimage>" (or a whole "L402 <macaroon>:<preimage>" header value)';
 
-/** `token` is "<macaroon>:<preimage>", or a whole "L402 <macaroon>:<preimage>" header value. */
+/**
+ * `token` is "<macaroon>:<preimage>", a whole "L402 <macaroon>:<preimage>"
+ * header value, or a whole "Payment <credential>" one (docs/mpp.md), checked
+ * as the paywall checks it: the same expectations, the same replay record.
+ */
 export async function verifyTokenString(ctx: ServiceContext, token: string, consume: boolean, expect: Expectations = {}): Promise<VerifyAnswer> {
+  if (/^\s*payment\s/i.test(token)) return verifyPaymentString(ctx, token.trim(), consume, expect);
   const result = verifyAuthorization(ctx.keyring, /^\s*(?:l402|lsat)\s/i.test(token) ? token : `L402 ${token.trim()}`);
   if (!result.ok) {
     const { code, message } = result.rejection;
     return invalid(code, code === 'MALFORMED_CREDENTIAL' ? MALFORMED_BODY_TOKEN : message);
   }
-  const { hash, exp, caveats } = result.token;
+  return checkedAnswer(ctx, result.token, consume, expect);
+}
+
+/** A Payment credential: verified statelessly, then the same expectations and the same use as a token for the payment. */
+async function verifyPaymentString(ctx: ServiceContext, credential: string, consume: boolean, expect: Expectations): Promise<VerifyAnswer> {
+  const result = verifyPaymentAuthorization(ctx.keyring, credential);
+  if (!result.ok) return invalid(result.rejection.code, result.rejection.message);
+  const { paymentHash, expiresAt, challengeId } = result.charge;
+  const answer = await checkedAnswer(ctx, { hash: paymentHash, exp: expiresAt, caveats: result.caveats }, consume, expect);
+  return answer.valid ? { ...answer, scheme: 'Payment', challengeId } : answer;
+}
+
+/** What a verified credential is good for, held to the caller's expectations, its use counted or claimed. */
+async function checkedAnswer(
+  ctx: ServiceContext,
+  { hash, exp, caveats }: { hash: string; exp: number; caveats: readonly string[] },
+  consume: boolean,
+  expect: Expectations,
+): Promise<VerifyAnswer> {
   const values: Record<string, string> = {};
   for (const caveat of caveats) {
     const eq = caveat.indexOf('=');

@@ -627,7 +627,7 @@ describe('every function: CORS, methods, unknown paths', () => {
       const response = await fetch(base + path);
       expect(response.status).toBe(404);
       expect(response.headers.get('access-control-allow-origin')).toBe('*');
-      expect(response.headers.get('access-control-expose-headers')).toBe('WWW-Authenticate, Retry-After');
+      expect(response.headers.get('access-control-expose-headers')).toBe('WWW-Authenticate, Retry-After, Payment-Receipt');
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);
       expectErrorBody(await response.json(), 'NOT_FOUND');
     },

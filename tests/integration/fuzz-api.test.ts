@@ -1,7 +1,8 @@
 // Every api/ function fuzzed in process (its fetch handler, as Vercel calls it,
 // run with the test's own deployment: fetchWith, lib/service/deployment.ts),
 // with fast-check and a fixed seed printed at the start: methods, query
-// strings, headers (Authorization in every scheme, signatures, content types,
+// strings, headers (Authorization in every scheme, Payment credentials random
+// and mutated among them, signatures, content types,
 // client addresses) and bodies, random and near-valid. At least 100,000
 // requests per run in all. Every answer is < 500; every 4xx is JSON
 // {error, code}; every 429/503 would carry Retry-After. A failure prints the
@@ -25,6 +26,7 @@ import { loadConfig } from '../../lib/config.js';
 import { createDeployment, type Deployment } from '../../lib/service/deployment.js';
 import { DEV_WEBHOOK_SIGNATURE_HEADER } from 'l402-paywall/backends';
 import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
+import { formatCredential, parsePaymentChallenges } from '../../packages/l402-paywall/src/mpp/index.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_125);
 // Functions that do real work per request (QR codes, signatures, queries) get fewer runs; 104,160 in all.
@@ -89,6 +91,9 @@ let loopbackOwner = 'set in beforeAll';
 let validSession = 'not-yet';
 let realMacaroon = 'not-yet';
 let realInvoice = 'lnbcrt1';
+/** A paid Payment credential for the demo's challenge (docs/mpp.md), and its JSON. */
+let realPayment = 'Payment not-yet';
+let realPaymentJson: Record<string, unknown> = {};
 
 const owner = () => fc.constant('').map(() => loopbackOwner);
 const addresses = () =>
@@ -116,8 +121,33 @@ const mutate = (text: () => string) =>
     if (op === 'replace') return value.slice(0, at) + ch + value.slice(at + 1);
     return value.slice(0, at) + ch + value.slice(at);
   });
+/** Payment credentials: random text, random JSON, the real one mutated as text, and as JSON with a field replaced or dropped. */
+const paymentAuthorization = () =>
+  fc.oneof(
+    headerText.map((t) => `Payment ${t}`),
+    fc.jsonValue({ maxDepth: 3 }).map((v) => `Payment ${Buffer.from(JSON.stringify(v)).toString('base64url')}`),
+    fc.constant('').map(() => realPayment),
+    mutate(() => realPayment),
+    fc.constant('').map(() => `${realPayment}, ${realPayment}`),
+    fc
+      .tuple(
+        fc.constantFrom('challenge', 'payload', 'source', 'id', 'realm', 'method', 'intent', 'request', 'expires', 'opaque', 'digest', 'preimage'),
+        fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constant(undefined)),
+      )
+      .map(([field, value]) => {
+        const credential = structuredClone(realPaymentJson) as { challenge: Record<string, unknown>; payload: Record<string, unknown> } & Record<
+          string,
+          unknown
+        >;
+        const holder = field in credential ? credential : field === 'preimage' ? credential.payload : credential.challenge;
+        if (value === undefined) delete holder[field];
+        else holder[field] = value;
+        return `Payment ${Buffer.from(JSON.stringify(credential)).toString('base64url')}`;
+      }),
+  );
 const authorization = () =>
   fc.oneof(
+    paymentAuthorization(),
     headerText,
     fc
       .tuple(fc.constantFrom('L402', 'LSAT', 'l402', 'Bearer', 'bearer', 'Basic', ''), fc.constantFrom(' ', '  ', '\t', ''), headerText)
@@ -342,6 +372,7 @@ const targets: Target[] = [
               )
               .map(([m, p]) => `${m}:${p}`),
             numberish,
+            paymentAuthorization(),
           ),
           consume: fc.oneof(fc.boolean(), anyText, numberish),
         },
@@ -440,12 +471,14 @@ describe(`fuzzing every api/ function (seed ${SEED})`, () => {
     await ctx.devNode!.pay((await ctx.devNode!.createInvoice({ amountMsat: 1_000_000_000 })).invoice);
     validSession = (await createSession(ctx, bytesToHex(secp256k1.getPublicKey(randomBytes(32), true)))).token;
     const demo = (await import('../../api/demo/btc-price.js')).default as Fetchable;
-    const challenge = (await (await call(demo, new Request('http://localhost/api/demo/btc-price'), deployment)).json()) as {
-      macaroon: string;
-      invoice: string;
-    };
+    const answer = await call(demo, new Request('http://localhost/api/demo/btc-price'), deployment);
+    const challenge = (await answer.json()) as { macaroon: string; invoice: string };
     realMacaroon = challenge.macaroon;
     realInvoice = challenge.invoice;
+    const [payment] = parsePaymentChallenges(answer.headers.get('www-authenticate')).challenges;
+    const { preimage } = await ctx.devNode!.pay(challenge.invoice);
+    realPayment = formatCredential(payment!, preimage);
+    realPaymentJson = JSON.parse(Buffer.from(realPayment.slice('Payment '.length), 'base64url').toString());
   }, 60_000);
 
   afterAll(async () => {

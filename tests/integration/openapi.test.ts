@@ -83,7 +83,8 @@ describe('/api/openapi.json', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.components.securitySchemes.L402).toMatchObject({ type: 'http', scheme: 'L402' });
     const paid = doc.paths['/api/demo/btc-price']!.get!;
-    expect(paid.security).toEqual([{ L402: [] }]);
+    expect(doc.components.securitySchemes.Payment).toMatchObject({ type: 'http', scheme: 'Payment' });
+    expect(paid.security).toEqual([{ L402: [] }, { Payment: [] }]);
     expect(paid.responses['402']).toBeDefined();
     // The validator is not one that accepts anything.
     const priceSchema = ajv.getSchema(

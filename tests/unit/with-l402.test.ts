@@ -94,7 +94,21 @@ describe('withL402: the challenge', () => {
     expect(response.headers.get('content-type')).toBe('application/json');
     expect(response.headers.get('cache-control')).toBe('no-store');
     const body = (await response.json()) as ChallengeBody;
-    expect(Object.keys(body).sort()).toEqual(['code', 'error', 'expiresAt', 'invoice', 'macaroon', 'paymentHash', 'priceSats']);
+    // Our fields, and the RFC 9457 members with the Payment drafts' problem type (docs/mpp.md); no Payment challenge for this test invoice.
+    expect(Object.keys(body).sort()).toEqual([
+      'code',
+      'detail',
+      'error',
+      'expiresAt',
+      'invoice',
+      'macaroon',
+      'paymentHash',
+      'priceSats',
+      'status',
+      'title',
+      'type',
+    ]);
+    expect(body).toMatchObject({ type: 'https://paymentauth.org/problems/payment-required', status: 402, title: 'Payment Required' });
     expect(body.code).toBe('PAYMENT_REQUIRED');
     expect(typeof body.error).toBe('string');
     expect(body.error.length).toBeGreaterThan(0);
@@ -146,7 +160,7 @@ describe('withL402: paying and retrying', () => {
     expect(response.headers.get('cache-control')).toBe('no-store');
     expect(calls).toHaveLength(1);
     expect(calls[0]!.request).toBe(request);
-    const payment = { paymentHash: body.paymentHash, route: '/paid', amountMsat: 7000 };
+    const payment = { paymentHash: body.paymentHash, route: '/paid', amountMsat: 7000, scheme: 'L402' };
     expect(calls[0]!.payment).toEqual(payment);
     expect(getPayment(request)).toEqual(payment);
     await vi.waitFor(() => expect(onPaid).toHaveBeenCalledTimes(1));
@@ -734,7 +748,7 @@ describe('l402Middleware in a real Express 5 app', () => {
     expect(paid.status).toBe(200);
     expect(paid.headers.get('www-authenticate')).toBeNull();
     expect(paid.headers.get('cache-control')).toBe('no-store');
-    expect(await paid.json()).toEqual({ ok: true, payment: { paymentHash: body.paymentHash, route: '/paid', amountMsat: 5000 } });
+    expect(await paid.json()).toEqual({ ok: true, payment: { paymentHash: body.paymentHash, route: '/paid', amountMsat: 5000, scheme: 'L402' } });
 
     const replay = await fetch(base + '/paid', { headers: { authorization } });
     expect(replay.status).toBe(402);

@@ -8,7 +8,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ShortHmac, padBlock, sha256Block } from '../src/l402/sha256-block.js';
+import { KeyedHmac, ShortHmac, padBlock, sha256Block } from '../src/l402/sha256-block.js';
 
 /** `message` as big-endian words into a block full of leftovers; padBlock must clear what is not message. */
 function dirtyBlock(message: Uint8Array, garbage: number): Int32Array {
@@ -99,5 +99,22 @@ describe('SHA-256 and HMAC-SHA256 of one block: against @noble/hashes', () => {
 
   it('refuses a message that does not fit one block', () => {
     expect(() => padBlock(new Int32Array(16), 56, 0)).toThrow(RangeError);
+  });
+});
+
+describe('KeyedHmac (messages of any length: the Payment scheme binding)', () => {
+  it('equals @noble/hashes HMAC-SHA256 at every block boundary and for random keys and messages', () => {
+    const key = new Uint8Array(32).map((_, i) => i * 7 + 1);
+    const mac = new KeyedHmac(key);
+    for (const length of [0, 1, 3, 4, 54, 55, 56, 57, 63, 64, 65, 119, 120, 127, 128, 129, 1000, 1323]) {
+      const message = new Uint8Array(length).map((_, i) => (i * 31 + length) & 0xff);
+      expect(bytesToHex(mac.mac(message)), `length ${length}`).toBe(bytesToHex(hmac(sha256, key, message)));
+    }
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 0, maxLength: 100 }), fc.uint8Array({ maxLength: 2000 }), (k, m) => {
+        expect(bytesToHex(new KeyedHmac(k).mac(m))).toBe(bytesToHex(hmac(sha256, k, m)));
+      }),
+      { numRuns: 300 },
+    );
   });
 });

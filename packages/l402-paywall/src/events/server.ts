@@ -3,6 +3,7 @@
 // this module only when `onEvent` is set (l402/audit.ts, events/load-builder.ts);
 // an operator's own paid flow can use serverEvents() directly.
 import { parseCredential } from '../l402/credential.js';
+import { isPaymentAuthorization, type Scheme } from '../l402/payment-scheme.js';
 import { decodeToken } from '../l402/token.js';
 import type { L402Options, Paid, Refusal } from '../l402/paywall.js';
 import type { AuditBuilder } from '../l402/audit.js';
@@ -41,13 +42,13 @@ export interface ServerEvents {
   /** Emits token.rejected; answers its id. */
   tokenRejected(
     request: Request,
-    fields: { route: string; reason: string; startedAt: number; claimedPaymentHash?: string; status?: number } & Moment,
+    fields: { route: string; reason: string; startedAt: number; claimedPaymentHash?: string; status?: number; scheme?: Scheme } & Moment,
     facts?: RequestFacts,
   ): string;
   /** Emits request.served, caused by the challenge of the same payment hash. */
   requestServed(
     request: Request,
-    fields: { route: string; paymentHash: string; amountMsat: number; status: number; startedAt: number; issuedAtSeconds?: number } & Moment,
+    fields: { route: string; paymentHash: string; amountMsat: number; status: number; startedAt: number; issuedAtSeconds?: number; scheme?: Scheme } & Moment,
   ): void;
   /** The per-request facts, read once when one request emits several events (`credentialRefused`: see RequestFacts). */
   factsOf(request: Request, credentialRefused?: boolean): RequestFacts;
@@ -127,6 +128,7 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
         context: { method: facts.method, status: fields.status ?? 402 },
       };
       // What the refused request claimed, as claims (neither proves anything): never the token itself.
+      if (fields.scheme) data.scheme = fields.scheme;
       if (fields.claimedPaymentHash) data.claimedPaymentHash = fields.claimedPaymentHash;
       if (facts.claimedTraceparent) data.claimedTraceparent = facts.claimedTraceparent;
       const event = makeEvent({ type: EVENT_TYPES.tokenRejected, time: fields.time, source, subject: fields.route, data });
@@ -150,6 +152,7 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
             session: session(facts, fields.paymentHash),
             causation: causation(facts, challengeEventId(fields.paymentHash)),
             payment: proof(fields.paymentHash, fields.amountMsat),
+            ...(fields.scheme && { scheme: fields.scheme }),
             timing,
             context: { method: facts.method, status: fields.status },
           },
@@ -177,9 +180,11 @@ export function serverAudit(options: L402Options & { onEvent: EventHandler }, on
       const facts = events.factsOf(request, body.code !== 'PAYMENT_REQUIRED');
       let causationId: string | undefined;
       if (body.code !== 'PAYMENT_REQUIRED') {
-        const parsed = parseCredential(request.headers.get('authorization'));
-        const claimedPaymentHash = parsed.ok ? decodeToken(parsed.credential.token)?.hash : undefined;
-        causationId = events.tokenRejected(request, { route: refusal.route, reason: body.code, startedAt, endedAt, time, claimedPaymentHash }, facts);
+        const authorization = request.headers.get('authorization');
+        const scheme: Scheme = authorization !== null && isPaymentAuthorization(authorization) ? 'Payment' : 'L402';
+        const parsed = scheme === 'L402' ? parseCredential(authorization) : undefined;
+        const claimedPaymentHash = parsed?.ok ? decodeToken(parsed.credential.token)?.hash : undefined;
+        causationId = events.tokenRejected(request, { route: refusal.route, reason: body.code, startedAt, endedAt, time, claimedPaymentHash, scheme }, facts);
       }
       events.challengeIssued(
         request,
@@ -197,8 +202,8 @@ export function serverAudit(options: L402Options & { onEvent: EventHandler }, on
       );
     },
     served(request, paid: Paid, status, { startedAt, endedAt, time }) {
-      const { paymentHash, amountMsat, route } = paid.payment;
-      events.requestServed(request, { route, paymentHash, amountMsat, status, startedAt, endedAt, time, issuedAtSeconds: paid.expiresAt - ttl });
+      const { paymentHash, amountMsat, route, scheme } = paid.payment;
+      events.requestServed(request, { route, paymentHash, amountMsat, status, startedAt, endedAt, time, issuedAtSeconds: paid.expiresAt - ttl, scheme });
     },
   };
 }

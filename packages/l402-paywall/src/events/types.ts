@@ -92,6 +92,8 @@ export interface L402EventData {
   payment?: PaymentProof;
   /** Reason code, on token.rejected (the paywall's rejection codes) and invoice.refused (the client's). */
   reason?: string;
+  /** Server token.rejected and request.served: the scheme of the credential, `L402` or `Payment` (docs/mpp.md). */
+  scheme?: 'L402' | 'Payment';
   /** token.rejected: the payment hash the refused token names, when it could be read (a claim, not a proof; never the session). */
   claimedPaymentHash?: string;
   /**

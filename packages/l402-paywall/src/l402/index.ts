@@ -11,3 +11,5 @@ export { memoryReplayStore, claimUse, releaseUse, checkAttempt, usesLifetimeMs }
 export type { ReplayStore, MemoryReplayStore, UseRecord } from './replay.js';
 export { REJECTIONS } from './reasons.js';
 export type { Rejection, RejectionCode } from './reasons.js';
+export { verifyPaymentAuthorization } from './payment-scheme.js';
+export type { PaymentAuthorizationResult, Scheme } from './payment-scheme.js';

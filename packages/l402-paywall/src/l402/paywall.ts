@@ -3,8 +3,23 @@
 // 402 challenge. Verification is local; the only I/O on the paid path is the
 // replay-store claim (docs/architecture.md decisions 3-5).
 import { verifyAuthorization } from './credential.js';
-import { REJECTIONS, type Rejection } from './reasons.js';
-import { UseTable, memoryReplayStore, type ReplayStore } from './replay.js';
+import {
+  ChargeUse,
+  PROBLEM_OF,
+  bindingKeyringOf,
+  invoiceNetwork,
+  isPaymentAuthorization,
+  problemMembers,
+  receiptOf,
+  refusalContentType,
+  verifyPaymentAuthorization,
+  type Scheme,
+} from './payment-scheme.js';
+import type { BindingKeyring } from '../mpp/binding.js';
+import { chargeChallenge, formatChallenge, type PaymentChallenge } from '../mpp/charge.js';
+import type { ProblemCode } from '../mpp/problem.js';
+import { REJECTIONS, type Rejection, type RejectionCode } from './reasons.js';
+import { memoryReplayStore, type ReplayStore } from './replay.js';
 import { Keyring, checkCaveats, mintToken, type CaveatExpectations, type VerifiedToken } from './token.js';
 import type { L402Event, ServerEventOptions } from '../events/types.js';
 
@@ -63,6 +78,22 @@ export interface L402Options {
   onEvent?: (event: L402Event) => unknown;
   /** Who the events say emitted them (`agentId`, `source`), `maxPending` (onEvent promises) and `waitUntil` (serverless). */
   events?: ServerEventOptions;
+  /**
+   * Which schemes a 402 offers and which credentials are taken: L402 and
+   * the IETF "Payment" scheme (Lightning charge, docs/mpp.md), both by
+   * default, for the same invoice. With `uses` above 1 only L402 is offered
+   * (a charge is single-use).
+   */
+  schemes?: { l402?: boolean; payment?: boolean };
+  /** The Payment challenges' realm (printable ASCII, no `|`); default the request's host. */
+  realm?: string | ((request: Request) => string);
+  /**
+   * Payment credentials only: keep the use spent when the handler fails
+   * (throws or answers 5xx), as draft-lightning-charge requires. Default
+   * false: given back, as for L402, so the payer can retry with the same
+   * credential (docs/mpp.md "A paid request whose handler fails").
+   */
+  keepPaymentOnFailure?: boolean;
 }
 
 /** What limitInvoices answers when a request may not have an invoice now. */
@@ -74,14 +105,18 @@ export interface InvoiceLimit {
 export interface Payment {
   paymentHash: string;
   route: string;
-  /** What the token says was paid, in millisatoshis. */
+  /** What the token (or Payment challenge) says was paid, in millisatoshis. */
   amountMsat: number;
+  /** Which credential paid: an L402 token or a Payment credential. Always set by the paywall (optional in the type so payments made before it existed still type-check). */
+  scheme?: Scheme;
+  /** The Payment challenge answered (Payment credentials only). */
+  challengeId?: string;
 }
 
 /** A 402 with a fresh challenge, or a 503 when nothing can be sold or checked. */
 export interface Refusal {
   kind: 'refused';
-  status: 402 | 429 | 503;
+  status: 400 | 402 | 429 | 503;
   /** Pairs, because WWW-Authenticate appears twice. */
   headers: [string, string][];
   body: Record<string, unknown>;
@@ -96,6 +131,8 @@ export interface Paid {
   readonly expiresAt: number;
   /** Give the use back: the handler failed, the client may retry. */
   release(): Promise<void>;
+  /** The Payment-Receipt value (Payment credentials only): for an answer below 400, never an error. */
+  readonly receipt: string | undefined;
 }
 
 export type Decision = Refusal | Paid;
@@ -119,190 +156,7 @@ export function createPaywall(options: L402Options): Paywall {
 export function buildPaywall(options: L402Options): PaywallWithNow {
   checkOptions(options);
   if (secretIsMissing(options.secret)) return notConfigured(options.onError ?? logError);
-  const keyring = options.secret instanceof Keyring ? options.secret : new Keyring(typeof options.secret === 'string' ? [options.secret] : options.secret);
-  const replay = options.replayStore ?? memoryReplayStore();
-  const ttl = options.tokenTtlSeconds ?? 3600;
-  const uses = options.uses ?? 1;
-  const onError = options.onError ?? logError;
-  if (!Number.isSafeInteger(ttl) || ttl <= 0) throw new Error('tokenTtlSeconds must be a positive integer');
-  if (!Number.isSafeInteger(uses) || uses <= 0) throw new Error('uses must be a positive integer');
-  const background: Background = { onError, waitUntil: options.waitUntil };
-
-  const routeOf = (request: Request): string => {
-    const route = options.route;
-    if (typeof route === 'string') return route;
-    if (route) return route(request);
-    return new URL(request.url).pathname;
-  };
-
-  const fixedPrice = typeof options.priceSats === 'number' ? validPrice(options.priceSats) : undefined;
-  const priceOf = async (request: Request): Promise<number> => validPrice(await (options.priceSats as (request: Request) => MaybePromise<number>)(request));
-
-  // Conditions every token of this paywall carries besides route and price.
-  const fixedCaveats: Record<string, string> | undefined = options.caveats ? undefined : uses > 1 ? { uses: String(uses) } : {};
-  const expectedCaveats = async (request: Request): Promise<Record<string, string>> => {
-    if (fixedCaveats) return fixedCaveats;
-    const extra = await options.caveats!(request);
-    return uses > 1 ? { ...extra, uses: String(uses) } : extra;
-  };
-
-  async function challenge(request: Request, route: string, priceSats: number, rejection: Rejection): Promise<Refusal> {
-    const amountMsat = priceSats * 1000;
-    if (options.limitInvoices) {
-      let limit: InvoiceLimit | undefined | void;
-      try {
-        limit = await options.limitInvoices(request);
-      } catch (error) {
-        onError(error, 'checking the invoice limit failed');
-        return unavailable('STORE_UNAVAILABLE', 'Rate limit store temporarily unavailable; try again shortly');
-      }
-      if (limit) return rateLimited(limit);
-    }
-    let invoice: { invoice: string; paymentHash: string };
-    try {
-      invoice = await options.provider.createInvoice({
-        amountMsat,
-        memo: options.memo ? options.memo(request, priceSats) : `L402 ${route}`.slice(0, 120),
-        expirySeconds: ttl,
-      });
-    } catch (error) {
-      onError(error, 'creating an invoice failed');
-      return unavailable('PROVIDER_UNAVAILABLE', 'Lightning provider temporarily unavailable; try again shortly');
-    }
-    const expiresAt = Math.floor(Date.now() / 1000) + ttl;
-    const macaroon = mintToken(keyring, {
-      paymentHash: invoice.paymentHash,
-      expiresAt,
-      caveats: { ...(await expectedCaveats(request)), route, price_msat: amountMsat },
-    });
-    return {
-      kind: 'refused',
-      status: 402,
-      headers: [
-        ['Content-Type', 'application/json'],
-        ['Cache-Control', 'no-store'],
-        ...challengeHeaders(macaroon, invoice.invoice).map((value): [string, string] => ['WWW-Authenticate', value]),
-      ],
-      route,
-      body: {
-        error: rejection.message,
-        code: rejection.code,
-        macaroon,
-        invoice: invoice.invoice,
-        paymentHash: invoice.paymentHash.toLowerCase(),
-        priceSats,
-        expiresAt: new Date(expiresAt * 1000).toISOString(),
-      },
-    };
-  }
-
-  // Built once when nothing depends on the request, rather than per request.
-  const fixedExpect: CaveatExpectations | undefined =
-    typeof options.route === 'string' && fixedPrice !== undefined && fixedCaveats
-      ? { route: options.route, priceMsat: fixedPrice * 1000, exact: fixedCaveats }
-      : undefined;
-
-  // A route's tokens share one frozen caveat list (token.ts), so with fixed
-  // expectations the list that passed last time passes again, for the same amount.
-  let passedCaveats: readonly string[] | undefined;
-  let passedAmountMsat = 0;
-
-  /** The use is claimed (or not): the decision. */
-  const afterClaim = (
-    claimed: boolean,
-    request: Request,
-    route: string,
-    priceSats: number,
-    token: VerifiedToken,
-    amountMsat: number,
-    attempt: string,
-  ): Decision | Promise<Decision> =>
-    claimed
-      ? new PaidUse(token, route, amountMsat, replay, attempt, background)
-      : challenge(request, route, priceSats, { code: 'TOKEN_ALREADY_USED', message: REJECTIONS.TOKEN_ALREADY_USED });
-
-  /** The store failed. A claim may have landed before its answer was lost: given back by its attempt, or the payer's retry would find it spent. */
-  const storeDown = (error: unknown, token: VerifiedToken, attempt: string): Refusal => {
-    onError(error, 'replay store unavailable');
-    if (attempt) void giveBack(replay, token, attempt, background);
-    return unavailable('STORE_UNAVAILABLE', 'Payment verification store temporarily unavailable; retry with the same token');
-  };
-
-  /** Claims one use of a verified token: synchronously when the store answers so (the built-in one does). */
-  function claimUse(
-    request: Request,
-    route: string,
-    priceSats: number,
-    token: VerifiedToken,
-    amountMsat: number,
-    nowSeconds: number,
-  ): Decision | Promise<Decision> {
-    if (replay instanceof UseTable) {
-      // The built-in store answers in process, with certainty: no attempt to keep. It takes the hash as
-      // the words it was verified as, and the time the token was checked at.
-      let claimed: boolean;
-      try {
-        claimed = replay.claimWords(token.hashWords, uses, token.exp, nowSeconds);
-      } catch (error) {
-        return storeDown(error, token, '');
-      }
-      return afterClaim(claimed, request, route, priceSats, token, amountMsat, '');
-    }
-    const attempt = nextAttempt();
-    let claim: boolean | Promise<boolean>;
-    try {
-      claim = replay.claim(token.hash, uses, token.exp, attempt);
-    } catch (error) {
-      return storeDown(error, token, attempt);
-    }
-    if (typeof claim === 'boolean') return afterClaim(claim, request, route, priceSats, token, amountMsat, attempt);
-    return claim.then(
-      (claimed) => afterClaim(claimed, request, route, priceSats, token, amountMsat, attempt),
-      (error: unknown) => storeDown(error, token, attempt),
-    );
-  }
-
-  async function decideAsync(request: Request): Promise<Decision> {
-    const route = routeOf(request);
-    const priceSats = fixedPrice ?? (await priceOf(request));
-    const verified = verifyAuthorization(keyring, request.headers.get('authorization'));
-    if (!verified.ok) return challenge(request, route, priceSats, verified.rejection);
-    const tokenCaveats = verified.token.caveats;
-    const caveats = checkCaveats(tokenCaveats, { route, priceMsat: priceSats * 1000, exact: fixedCaveats ?? (await expectedCaveats(request)) });
-    if (!caveats.ok) return challenge(request, route, priceSats, caveats.rejection);
-    // The clock read again: the caveats may have taken a while.
-    return claimUse(request, route, priceSats, verified.token, paidMsat(tokenCaveats), Date.now() / 1000);
-  }
-
-  // With route, price and caveats fixed, nothing waits until the replay
-  // claim, and the built-in store answers that at once: then the decision
-  // comes back as it is, and withL402 spends no promise or await on it.
-  function decideNow(request: Request): Decision | Promise<Decision> {
-    if (!fixedExpect) return decideAsync(request);
-    // One clock reading for the token's expiry and the claim.
-    const now = Date.now() / 1000;
-    const verified = verifyAuthorization(keyring, request.headers.get('authorization'), now);
-    if (!verified.ok) return challenge(request, fixedExpect.route!, fixedPrice!, verified.rejection);
-    const tokenCaveats = verified.token.caveats;
-    let amountMsat = passedAmountMsat;
-    if (tokenCaveats !== passedCaveats) {
-      const caveats = checkCaveats(tokenCaveats, fixedExpect);
-      if (!caveats.ok) return challenge(request, fixedExpect.route!, fixedPrice!, caveats.rejection);
-      amountMsat = paidMsat(tokenCaveats);
-      if (Object.isFrozen(tokenCaveats)) {
-        passedCaveats = tokenCaveats;
-        passedAmountMsat = amountMsat;
-      }
-    }
-    return claimUse(request, fixedExpect.route!, fixedPrice!, verified.token, amountMsat, now);
-  }
-
-  return {
-    decideNow,
-    async decide(request) {
-      return decideNow(request);
-    },
-  };
+  return new PaywallPipeline(options);
 }
 
 /** What buildPaywall returns: a Paywall, and the decision without a promise when none is needed. */
@@ -310,44 +164,405 @@ export interface PaywallWithNow extends Paywall {
   decideNow(request: Request): Decision | Promise<Decision>;
 }
 
+/**
+ * What a request is held to: the route it is for, its price, and the other
+ * conditions a credential for it must carry. One object for every request
+ * when route, price and caveats are fixed.
+ */
+interface Terms {
+  route: string;
+  priceSats: number;
+  /** Conditions besides route and price (`uses` among them when above 1). */
+  exact: Record<string, string>;
+  /** The same, as checkCaveats takes them. */
+  expect: CaveatExpectations;
+}
+
+/** What a paid credential leaves for the claim: its payment hash (as words and as hex) and when it expires. VerifiedToken and VerifiedCharge are. */
+interface PaidCredential {
+  readonly hashWords: Int32Array;
+  readonly hash: string;
+  readonly exp: number;
+}
+
+/** A verified credential whose conditions fit the request: the use claimed for it, and what the paid answer tells. */
+interface Claimed {
+  credential: PaidCredential;
+  scheme: Scheme;
+  /** The Payment challenge answered (Payment only): the receipt names it. */
+  challengeId: string | undefined;
+  /** What the credential says was paid. */
+  amountMsat: number;
+  route: string;
+  /** The clock reading it was verified at (unix seconds). */
+  at: number;
+  /** The attempt that holds the use ('' for a store's synchronous claim, which holds it without one). */
+  attempt: string;
+}
+
+/** Why a credential was refused: our code and sentence, and the problem type (a Payment credential's own, or the code's). */
+interface Why extends Rejection {
+  problem?: ProblemCode;
+}
+
+/**
+ * The paywall: one pipeline for every request, whichever path it takes and
+ * whichever scheme the credential is in.
+ *
+ *   terms (route, price, conditions) -> verify (L402 or Payment) -> conditions -> claim -> answer
+ *
+ * Each step is written once. The synchronous fast path is the same steps with
+ * nothing awaited: terms fixed at construction, and a store that declares a
+ * synchronous claim (ReplayStore.claimSync). Both schemes claim the same use,
+ * keyed by the payment hash, so one payment opens one request whichever of
+ * its credentials is shown.
+ */
+class PaywallPipeline implements PaywallWithNow {
+  readonly #options: L402Options;
+  readonly #keyring: Keyring;
+  /** Set when Payment challenges are offered and Payment credentials taken. */
+  readonly #binding: BindingKeyring | undefined;
+  readonly #l402: boolean;
+  readonly #replay: ReplayStore;
+  readonly #ttl: number;
+  readonly #uses: number;
+  readonly #onError: (error: unknown, context: string) => void;
+  readonly #background: Background;
+  readonly #attempts = new AttemptNames();
+  readonly #fixedPrice: number | undefined;
+  /** Conditions every credential of this paywall carries besides route and price, when they do not depend on the request. */
+  readonly #fixedExact: Record<string, string> | undefined;
+  /** The terms of every request, when nothing depends on the request. */
+  readonly #fixedTerms: Terms | undefined;
+  // A route's tokens share one frozen caveat list (token.ts), so under fixed
+  // terms the list that passed last time passes again, for the same amount.
+  #passedCaveats: readonly string[] | undefined;
+  #passedAmountMsat = 0;
+
+  constructor(options: L402Options) {
+    this.#options = options;
+    const secret = options.secret!;
+    this.#keyring = secret instanceof Keyring ? secret : new Keyring(typeof secret === 'string' ? [secret] : secret);
+    this.#replay = options.replayStore ?? memoryReplayStore();
+    this.#ttl = options.tokenTtlSeconds ?? 3600;
+    this.#uses = options.uses ?? 1;
+    this.#onError = options.onError ?? logError;
+    if (!Number.isSafeInteger(this.#ttl) || this.#ttl <= 0) throw new Error('tokenTtlSeconds must be a positive integer');
+    if (!Number.isSafeInteger(this.#uses) || this.#uses <= 0) throw new Error('uses must be a positive integer');
+    this.#l402 = options.schemes?.l402 ?? true;
+    const payment = options.schemes?.payment ?? this.#uses === 1;
+    if (payment && this.#uses > 1)
+      throw new TypeError('withL402: a Payment charge opens one request: with `uses` above 1, offer L402 only (schemes: {payment: false})');
+    if (!payment && !this.#l402) throw new TypeError('withL402: option `schemes` turns both L402 and Payment off: nothing could be sold');
+    this.#binding = payment ? bindingKeyringOf(this.#keyring) : undefined;
+    this.#background = { onError: this.#onError, waitUntil: options.waitUntil };
+    this.#fixedPrice = typeof options.priceSats === 'number' ? validPrice(options.priceSats) : undefined;
+    this.#fixedExact = options.caveats ? undefined : this.#withUses({});
+    this.#fixedTerms =
+      typeof options.route === 'string' && this.#fixedPrice !== undefined && this.#fixedExact
+        ? terms(options.route, this.#fixedPrice, this.#fixedExact)
+        : undefined;
+  }
+
+  decideNow(request: Request): Decision | Promise<Decision> {
+    const fixed = this.#fixedTerms;
+    // With the terms fixed, nothing waits until the replay claim, and a store
+    // with a synchronous claim answers that at once: then the decision comes
+    // back as it is, and withL402 spends no promise or await on it.
+    return fixed ? this.#decideUnder(request, fixed, Date.now() / 1000) : this.#decideAsync(request);
+  }
+
+  async decide(request: Request): Promise<Decision> {
+    return this.decideNow(request);
+  }
+
+  async #decideAsync(request: Request): Promise<Decision> {
+    const held = await this.#termsOf(request);
+    // The clock read after the terms, which may have taken a while: one reading for the credential's expiry and the claim.
+    return this.#decideUnder(request, held, Date.now() / 1000);
+  }
+
+  /** Verify, hold to the terms, claim: each step's refusal is a fresh challenge. */
+  #decideUnder(request: Request, held: Terms, nowSeconds: number): Decision | Promise<Decision> {
+    const authorization = request.headers.get('authorization');
+    if (authorization !== null && this.#binding && isPaymentAuthorization(authorization)) return this.#decidePayment(request, held, authorization, nowSeconds);
+    if (!this.#l402) {
+      return this.#challenge(request, held, authorization ? { code: 'MALFORMED_CREDENTIAL', message: PAYMENT_ONLY } : rejection('PAYMENT_REQUIRED'));
+    }
+    const verified = verifyAuthorization(this.#keyring, authorization, nowSeconds);
+    if (!verified.ok) return this.#challenge(request, held, verified.rejection);
+    const token = verified.token;
+    const amountMsat = this.#holdToTerms(token, held);
+    if (typeof amountMsat !== 'number') return this.#challenge(request, held, amountMsat);
+    return this.#claim(request, held, {
+      credential: token,
+      scheme: 'L402',
+      challengeId: undefined,
+      amountMsat,
+      route: held.route,
+      at: nowSeconds,
+      attempt: '',
+    });
+  }
+
+  /** The same steps for `Authorization: Payment …`: verified statelessly (mpp/credential.ts), held to the same terms, the same claim. */
+  #decidePayment(request: Request, held: Terms, authorization: string, nowSeconds: number): Decision | Promise<Decision> {
+    const result = verifyPaymentAuthorization(this.#binding!, authorization, nowSeconds);
+    if (!result.ok) {
+      const why: Why = { ...result.rejection, problem: result.problem };
+      // The core draft: two Payment credentials, or one for another method, are 400.
+      const fixable = why.code !== 'MULTIPLE_CREDENTIALS' && why.code !== 'METHOD_UNSUPPORTED';
+      return fixable ? this.#challenge(request, held, why) : badRequest(request, why);
+    }
+    const verified = result.charge;
+    if (verified.realm !== this.#realmOf(request)) return this.#challenge(request, held, rejection('WRONG_REALM'));
+    // What the challenge was bound to (opaque), and its amount, as caveats: held to the terms as a token's are.
+    const checked = checkCaveats(result.caveats, held.expect);
+    if (!checked.ok) return this.#challenge(request, held, checked.rejection);
+    return this.#claim(request, held, {
+      credential: new ChargeUse(verified.paymentHash, verified.expiresAt, verified.challengeId),
+      scheme: 'Payment',
+      challengeId: verified.challengeId,
+      amountMsat: verified.amountSats * 1000,
+      route: held.route,
+      at: nowSeconds,
+      attempt: '',
+    });
+  }
+
+  async #termsOf(request: Request): Promise<Terms> {
+    const options = this.#options;
+    const route = typeof options.route === 'string' ? options.route : options.route ? options.route(request) : new URL(request.url).pathname;
+    const priceSats = this.#fixedPrice ?? validPrice(await (options.priceSats as (request: Request) => MaybePromise<number>)(request));
+    const exact = this.#fixedExact ?? this.#withUses(await options.caveats!(request));
+    return terms(route, priceSats, exact);
+  }
+
+  #withUses(extra: Record<string, string>): Record<string, string> {
+    return this.#uses > 1 ? { ...extra, uses: String(this.#uses) } : extra;
+  }
+
+  #realmOf(request: Request): string {
+    const realm = this.#options.realm;
+    return typeof realm === 'string' ? realm : realm ? realm(request) : new URL(request.url).host;
+  }
+
+  /** The token's conditions against the request's terms: what it paid (millisatoshis), or why not. */
+  #holdToTerms(token: VerifiedToken, held: Terms): number | Rejection {
+    const caveats = token.caveats;
+    const fixed = held === this.#fixedTerms;
+    if (fixed && caveats === this.#passedCaveats) return this.#passedAmountMsat;
+    const checked = checkCaveats(caveats, held.expect);
+    if (!checked.ok) return checked.rejection;
+    const amountMsat = paidMsat(caveats);
+    if (fixed && Object.isFrozen(caveats)) {
+      this.#passedCaveats = caveats;
+      this.#passedAmountMsat = amountMsat;
+    }
+    return amountMsat;
+  }
+
+  /** Claims one use for an accepted credential, whichever its scheme: synchronously when the store declares it can. */
+  #claim(request: Request, held: Terms, use: Claimed): Decision | Promise<Decision> {
+    const replay = this.#replay;
+    const { credential } = use;
+    if (replay.claimSync) {
+      // The store answers in process, with certainty: no attempt to keep. It
+      // takes the hash as the words it was verified as, and the clock reading
+      // the credential was checked at.
+      let claimed: boolean;
+      try {
+        claimed = replay.claimSync(credential.hashWords, this.#uses, credential.exp, use.at);
+      } catch (error) {
+        return this.#storeDown(error, use);
+      }
+      return this.#answer(claimed, request, held, use);
+    }
+    use.attempt = this.#attempts.next();
+    let claim: boolean | Promise<boolean>;
+    try {
+      claim = replay.claim(credential.hash, this.#uses, credential.exp, use.attempt);
+    } catch (error) {
+      return this.#storeDown(error, use);
+    }
+    if (typeof claim === 'boolean') return this.#answer(claim, request, held, use);
+    return claim.then(
+      (claimed) => this.#answer(claimed, request, held, use),
+      (error: unknown) => this.#storeDown(error, use),
+    );
+  }
+
+  /** The use is claimed (paid) or was already spent (a fresh challenge). */
+  #answer(claimed: boolean, request: Request, held: Terms, use: Claimed): Decision | Promise<Decision> {
+    if (!claimed) return this.#challenge(request, held, rejection('TOKEN_ALREADY_USED'));
+    const keep = use.scheme === 'Payment' && this.#options.keepPaymentOnFailure === true;
+    return new PaidUse(use, keep ? undefined : this.#replay, this.#background);
+  }
+
+  /** The store failed. A claim may have landed before its answer was lost: given back by its attempt, or the payer's retry would find it spent. */
+  #storeDown(error: unknown, use: Claimed): Refusal {
+    this.#onError(error, 'replay store unavailable');
+    if (use.attempt) void giveBack(this.#replay, use, this.#background);
+    return unavailable('STORE_UNAVAILABLE', 'Payment verification store temporarily unavailable; retry with the same token');
+  }
+
+  /** A 402 with a fresh invoice, its L402 token and its Payment challenge, or why none can be made now. */
+  async #challenge(request: Request, held: Terms, why: Why): Promise<Refusal> {
+    const options = this.#options;
+    const { route, priceSats } = held;
+    const amountMsat = priceSats * 1000;
+    if (options.limitInvoices) {
+      let limit: InvoiceLimit | undefined | void;
+      try {
+        limit = await options.limitInvoices(request);
+      } catch (error) {
+        this.#onError(error, 'checking the invoice limit failed');
+        return unavailable('STORE_UNAVAILABLE', 'Rate limit store temporarily unavailable; try again shortly');
+      }
+      if (limit) return rateLimited(limit);
+    }
+    const memo = options.memo ? options.memo(request, priceSats) : `L402 ${route}`.slice(0, 120);
+    // Read before the invoice is made: the token and the Payment challenge expire no later than the invoice.
+    const expiresAt = Math.floor(Date.now() / 1000) + this.#ttl;
+    let invoice: { invoice: string; paymentHash: string };
+    try {
+      invoice = await options.provider.createInvoice({ amountMsat, memo, expirySeconds: this.#ttl });
+    } catch (error) {
+      this.#onError(error, 'creating an invoice failed');
+      return unavailable('PROVIDER_UNAVAILABLE', 'Lightning provider temporarily unavailable; try again shortly');
+    }
+    const paymentHash = invoice.paymentHash.toLowerCase();
+    const authenticate: [string, string][] = [];
+    let macaroon: string | undefined;
+    if (this.#l402) {
+      macaroon = mintToken(this.#keyring, { paymentHash, expiresAt, caveats: { ...held.exact, route, price_msat: amountMsat } });
+      for (const value of challengeHeaders(macaroon, invoice.invoice)) authenticate.push(['WWW-Authenticate', value]);
+    }
+    const payment = this.#binding && this.#paymentChallenge(request, held, invoice.invoice, paymentHash, memo, expiresAt);
+    if (payment) authenticate.push(['WWW-Authenticate', formatChallenge(payment)]);
+    if (authenticate.length === 0)
+      return unavailable('PROVIDER_UNAVAILABLE', 'This invoice cannot be offered in any scheme this server speaks; try again shortly');
+    const problem = why.problem ?? PROBLEM_OF[why.code];
+    return {
+      kind: 'refused',
+      status: 402,
+      headers: [['Content-Type', refusalContentType(request)], ['Cache-Control', 'no-store'], ...authenticate],
+      route,
+      body: {
+        error: why.message,
+        code: why.code,
+        ...(macaroon !== undefined && { macaroon }),
+        invoice: invoice.invoice,
+        paymentHash,
+        priceSats,
+        expiresAt: new Date(expiresAt * 1000).toISOString(),
+        // RFC 9457, with the drafts' problem types; challengeId names the fresh Payment challenge.
+        ...problemMembers(problem, why.message),
+        ...(payment && { challengeId: payment.id }),
+      },
+    };
+  }
+
+  /** The Payment challenge for an invoice: none (and onError told) when the invoice or the options cannot make one. */
+  #paymentChallenge(request: Request, held: Terms, invoice: string, paymentHash: string, description: string, expiresAt: number): PaymentChallenge | undefined {
+    const network = invoiceNetwork(invoice);
+    if (!network) return undefined;
+    try {
+      return chargeChallenge(this.#binding!, {
+        realm: this.#realmOf(request),
+        invoice,
+        paymentHash,
+        amountSats: held.priceSats,
+        network,
+        description,
+        expires: new Date(expiresAt * 1000),
+        binding: { ...held.exact, route: held.route },
+      });
+    } catch (error) {
+      this.#onError(error, 'making the Payment challenge failed; the 402 offers L402 only');
+      return undefined;
+    }
+  }
+}
+
+const PAYMENT_ONLY = 'This server takes Payment credentials only: pay the invoice and retry with Authorization: Payment <credential>';
+
+function terms(route: string, priceSats: number, exact: Record<string, string>): Terms {
+  return { route, priceSats, exact, expect: { route, priceMsat: priceSats * 1000, exact } };
+}
+
+function rejection(code: RejectionCode): Rejection {
+  return { code, message: REJECTIONS[code] };
+}
+
+/** 400: a request no credential of it could fix (two Payment credentials, another payment method); no challenge. */
+function badRequest(request: Request, why: Why): Refusal {
+  const problem = why.problem ?? PROBLEM_OF[why.code];
+  return {
+    kind: 'refused',
+    status: 400,
+    headers: [
+      ['Content-Type', refusalContentType(request)],
+      ['Cache-Control', 'no-store'],
+    ],
+    body: { error: why.message, code: why.code, ...problemMembers(problem, why.message), status: 400 },
+  };
+}
+
 /** A class rather than closures per paid request; the payment (and its hash as hex) is made when first asked for. */
 class PaidUse implements Paid {
   readonly kind = 'paid';
   #payment: Payment | undefined;
 
+  /** `replay` undefined: the use is kept even if the handler fails (keepPaymentOnFailure). */
   constructor(
-    private readonly token: VerifiedToken,
-    private readonly route: string,
-    private readonly amountMsat: number,
-    private readonly replay: ReplayStore,
-    private readonly attempt: string,
+    private readonly use: Claimed,
+    private readonly replay: ReplayStore | undefined,
     private readonly background: Background,
   ) {}
 
   get expiresAt(): number {
-    return this.token.exp;
+    return this.use.credential.exp;
   }
 
   get payment(): Payment {
-    return (this.#payment ??= { paymentHash: this.token.hash, route: this.route, amountMsat: this.amountMsat });
+    const { credential, route, amountMsat, scheme, challengeId } = this.use;
+    return (this.#payment ??= {
+      paymentHash: credential.hash,
+      route,
+      amountMsat,
+      scheme,
+      ...(challengeId !== undefined && { challengeId }),
+    });
+  }
+
+  get receipt(): string | undefined {
+    const { challengeId, credential, at } = this.use;
+    return challengeId === undefined ? undefined : receiptOf(challengeId, credential.hash, at);
   }
 
   release(): Promise<void> {
-    return giveBack(this.replay, this.token, this.attempt, this.background);
+    return this.replay ? giveBack(this.replay, this.use, this.background) : Promise.resolve();
   }
 }
 
-// Attempts name paid requests in a shared store: a random prefix per process
-// and a counter, unique across instances without a random draw per request.
-// Drawn on first use: some runtimes (Workers) refuse randomness at import.
-let attemptPrefix = '';
-let attemptCount = 0;
-function nextAttempt(): string {
-  if (!attemptPrefix) {
-    const bytes = crypto.getRandomValues(new Uint8Array(12));
-    for (const byte of bytes) attemptPrefix += byte.toString(16).padStart(2, '0');
+/**
+ * Names the paid requests of one paywall in a shared store: a random prefix
+ * and a counter, unique across instances without a random draw per request.
+ * The prefix is drawn on first use: some runtimes (Workers) refuse
+ * randomness at import, and a paywall may be built at import.
+ */
+class AttemptNames {
+  #prefix = '';
+  #count = 0;
+
+  next(): string {
+    if (!this.#prefix) {
+      const bytes = crypto.getRandomValues(new Uint8Array(12));
+      for (const byte of bytes) this.#prefix += byte.toString(16).padStart(2, '0');
+    }
+    return `${this.#prefix}.${(this.#count++).toString(36)}`;
   }
-  return `${attemptPrefix}.${(attemptCount++).toString(36)}`;
 }
 
 /** Waits between tries of a release the store did not take: about a minute in all. */
@@ -364,7 +579,7 @@ interface Background {
  * background (RELEASE_RETRY_DELAYS_MS) until it is taken or the token is
  * dead. Resolves after the first try; a release never throws.
  */
-function giveBack(replay: ReplayStore, token: VerifiedToken, attempt: string, { onError, waitUntil }: Background): Promise<void> {
+function giveBack(replay: ReplayStore, { credential: token, attempt }: Claimed, { onError, waitUntil }: Background): Promise<void> {
   const tryOnce = async () => {
     try {
       await replay.release(token.hash, attempt, token.exp);
@@ -489,6 +704,16 @@ function checkOptions(options: L402Options): void {
     fail('replayStore', 'a replay store with claim() and release()', options.replayStore);
   if (options.route !== undefined && typeof options.route !== 'string' && !isFunction(options.route))
     fail('route', 'a string or a function of the request', options.route);
+  if (options.realm !== undefined && !isFunction(options.realm) && !(typeof options.realm === 'string' && /^[\x20-\x7b\x7d\x7e]{0,256}$/.test(options.realm)))
+    fail('realm', 'at most 256 printable ASCII characters without "|", or a function of the request', options.realm);
+  const schemes = options.schemes;
+  if (
+    schemes !== undefined &&
+    (typeof schemes !== 'object' || schemes === null || ![schemes.l402, schemes.payment].every((on) => on === undefined || typeof on === 'boolean'))
+  )
+    fail('schemes', 'an object { l402?: boolean, payment?: boolean }', schemes);
+  if (options.keepPaymentOnFailure !== undefined && typeof options.keepPaymentOnFailure !== 'boolean')
+    fail('keepPaymentOnFailure', 'a boolean', options.keepPaymentOnFailure);
   if (options.events !== undefined && (typeof options.events !== 'object' || options.events === null))
     fail('events', 'an object { agentId?, source?, maxPending?, waitUntil? }', options.events);
   if (options.events?.waitUntil !== undefined && !isFunction(options.events.waitUntil)) fail('events.waitUntil', 'a function', options.events.waitUntil);

@@ -13,6 +13,11 @@ export const REJECTIONS = {
   INSUFFICIENT_PRICE: 'Token was paid for a lower price than this route costs',
   CAVEAT_NOT_SATISFIED: 'Token carries a condition this request does not meet',
   TOKEN_ALREADY_USED: 'Token has already been used',
+  // The Payment scheme (docs/mpp.md).
+  UNKNOWN_CHALLENGE: 'Payment challenge was not issued by this server, or was changed since',
+  WRONG_REALM: 'Payment challenge was issued for another realm',
+  MULTIPLE_CREDENTIALS: 'A request carries one Payment credential, not several',
+  METHOD_UNSUPPORTED: 'This server takes Payment credentials of method lightning, intent charge',
 } as const;
 
 export type RejectionCode = keyof typeof REJECTIONS;

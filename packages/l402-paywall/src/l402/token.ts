@@ -86,6 +86,15 @@ export class Keyring {
     padBlock(this.preimageBlock, 32, 0);
   }
 
+  /**
+   * HMAC-SHA256(secret, label) for each secret, newest first: keys for
+   * another use of the same secrets (the Payment scheme's challenge binding,
+   * mpp/binding.ts), never equal to the secrets this keyring signs with.
+   */
+  deriveKeys(label: string): Uint8Array[] {
+    return [...this.keys.values()].map(({ secret }) => hmac(sha256, secret, utf8(label)));
+  }
+
   has(kid: string): boolean {
     return this.keys.has(kid);
   }

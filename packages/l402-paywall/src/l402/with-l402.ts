@@ -2,6 +2,7 @@
 // functions, Hono, Bun, Deno, Workers) in the paywall.
 import { logError, refusalResponse, buildPaywall, type L402Options, type Paid, type Payment } from './paywall.js';
 import { paywallAudit, type LoadAuditBuilder } from './audit.js';
+import { PAYMENT_RECEIPT_HEADER } from '../mpp/charge.js';
 
 // A private symbol on the Request rather than a WeakMap: no ephemeron for the
 // garbage collector to trace per paid request. It holds the decision, whose
@@ -48,7 +49,8 @@ export function withL402<Rest extends unknown[]>(
       await decision.release();
       return response;
     }
-    response = withNoStore(response);
+    // A paid answer is for the payer alone; a Payment credential's success answer carries its receipt.
+    response = paidHeaders(response, response.status < 400 ? decision.receipt : undefined);
     audit?.served(request, decision, response.status, startedAt);
     if (options.onPaid) {
       const paid = response;
@@ -60,15 +62,20 @@ export function withL402<Rest extends unknown[]>(
   };
 }
 
-// A paid answer is for the payer alone. Responses from fetch() have immutable
-// headers, so copy when setting fails.
-function withNoStore(response: Response): Response {
+// Cache-Control: no-store, and the Payment-Receipt if any. Responses from
+// fetch() have immutable headers, so copy when setting fails.
+function paidHeaders(response: Response, receipt: string | undefined): Response {
   try {
-    response.headers.set('Cache-Control', 'no-store');
+    setPaidHeaders(response.headers, receipt);
     return response;
   } catch {
     const copy = new Response(response.body, response);
-    copy.headers.set('Cache-Control', 'no-store');
+    setPaidHeaders(copy.headers, receipt);
     return copy;
   }
+}
+
+function setPaidHeaders(headers: Headers, receipt: string | undefined): void {
+  headers.set('Cache-Control', 'no-store');
+  if (receipt !== undefined) headers.set(PAYMENT_RECEIPT_HEADER, receipt);
 }

@@ -15,8 +15,8 @@
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { base64UrlEncode, utf8 } from '../l402/encoding.js';
+import { KeyedHmac } from '../l402/sha256-block.js';
 import { Keyring, MIN_SECRET_BYTES } from '../l402/token.js';
-import { equalBytes } from '../lightning/providers/checks.js';
 
 /** The parameters a challenge id binds, request and opaque as their base64url text. */
 export interface BoundParameters {
@@ -62,6 +62,8 @@ export function deriveBindingKey(secret: Uint8Array): Uint8Array {
 /** Binding keys, newest first: the newest issues, every one verifies. */
 export class BindingKeyring {
   readonly #keys: readonly Uint8Array[];
+  /** Each key's HMAC, its pads absorbed once: verifying MACs a kilobyte per credential. */
+  readonly #macs: readonly KeyedHmac[];
 
   /** From the keys themselves (each at least 32 bytes), newest first; fromSecrets derives them from the paywall's secrets. */
   constructor(keys: readonly Uint8Array[]) {
@@ -70,6 +72,7 @@ export class BindingKeyring {
       if (!(key instanceof Uint8Array) || key.length < MIN_SECRET_BYTES) throw new TypeError(`A binding key must be at least ${MIN_SECRET_BYTES} bytes`);
     }
     this.#keys = keys.map((key) => key.slice());
+    this.#macs = this.#keys.map((key) => new KeyedHmac(key));
   }
 
   /**
@@ -81,6 +84,11 @@ export class BindingKeyring {
     const secrets = typeof secret === 'string' ? [secret] : secret;
     new Keyring(secrets);
     return new BindingKeyring([...new Set(secrets)].map((s) => deriveBindingKey(utf8(s))));
+  }
+
+  /** The keys of a token keyring's secrets (newest first): the same keys fromSecrets derives from them. */
+  static fromKeyring(keyring: Keyring): BindingKeyring {
+    return new BindingKeyring(keyring.deriveKeys(BINDING_KEY_LABEL));
   }
 
   /** The id the newest key gives these parameters. */
@@ -96,9 +104,17 @@ export class BindingKeyring {
   verify(id: string, parameters: BoundParameters): boolean {
     const input = bindingInput(parameters);
     if (input === undefined) return false;
-    const given = utf8(id);
+    const message = utf8(input);
     let matched = false;
-    for (const key of this.#keys) matched = equalBytes(utf8(macOf(key, input)), given) || matched;
+    for (const mac of this.#macs) matched = equalText(base64UrlEncode(mac.mac(message)), id) || matched;
     return matched;
   }
+}
+
+/** Constant-time comparison of two strings (length is not secret): the same work whichever characters differ. */
+function equalText(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
 }

@@ -9,31 +9,30 @@
 // client reads them here, from any server, never trusting what it reads.
 import { z } from 'zod';
 import { parseAuthenticate } from '../http/authenticate.js';
-import type { BindingKeyring, BoundParameters } from './binding.js';
-import { MAX_PARAM_LENGTH, decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from './wire.js';
+import type { BindingKeyring } from './binding.js';
+import {
+  CHARGE_INTENT,
+  LIGHTNING_METHOD,
+  MAX_OPAQUE_LENGTH,
+  chargeChallenge,
+  plainBindingFields,
+  plainChargeRequest,
+  type BindingFields,
+  type Explain,
+  type LightningChargeOptions,
+  type LightningChargeRequest,
+  type LightningNetwork,
+  type PaymentChallenge,
+} from './charge.js';
+import { MAX_PARAM_LENGTH, decodeBase64, parseJsonBytes, parseTime } from './wire.js';
 
-export const PAYMENT_SCHEME = 'Payment';
-export const LIGHTNING_METHOD = 'lightning';
-export const CHARGE_INTENT = 'charge';
-
-/** The networks the Lightning method names (draft-lightning-charge): testnet has no name there. */
-export type LightningNetwork = 'mainnet' | 'regtest' | 'signet';
-
-/**
- * A Payment challenge's parameters as sent, which a credential echoes
- * unchanged: its id, what the id binds (request and opaque as their base64url
- * text), and a description for display, which the draft leaves unbound.
- */
-export interface PaymentChallenge extends BoundParameters {
-  id: string;
-  description?: string;
-}
+export { CHARGE_INTENT, LIGHTNING_METHOD, PAYMENT_SCHEME, formatChallenge, plainChallenge } from './charge.js';
+export type { BindingFields, LightningChargeOptions, LightningChargeRequest, LightningNetwork, PaymentChallenge } from './charge.js';
 
 /** Longest WWW-Authenticate text read (all values joined): the core draft asks servers to keep one challenge under 8 KB. */
 export const MAX_AUTHENTICATE_LENGTH = 32 * 1024;
 /** Most Payment challenges read from one response: each costs a schema check, and a server offers a few at most. */
 export const MAX_PAYMENT_CHALLENGES = 16;
-const MAX_OPAQUE_LENGTH = 4096;
 
 const base64UrlText = (maxLength: number) =>
   z
@@ -86,8 +85,6 @@ export const LightningChargeRequestSchema = z.object({
   }),
 });
 
-export type LightningChargeRequest = z.infer<typeof LightningChargeRequestSchema>;
-
 /**
  * What opaque carries: a flat map of strings (the core draft's rule), here
  * with caveat-like names, so the paywall can hold it to a request as it holds
@@ -97,26 +94,6 @@ export const BindingFieldsSchema = z
   .record(z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, 'names are lower-case letters, digits and _'), z.string().max(512))
   .refine((fields) => Object.keys(fields).length <= 16, 'at most 16 fields');
 
-export type BindingFields = Readonly<Record<string, string>>;
-
-export interface LightningChargeOptions {
-  /** The protection space, e.g. the API's host name: printable ASCII. */
-  realm: string;
-  /** The BOLT 11 invoice to pay, as the provider issued (and checked) it. */
-  invoice: string;
-  /** The invoice's payment hash (hex). */
-  paymentHash: string;
-  /** The invoice's amount. */
-  amountSats: number;
-  network: LightningNetwork;
-  /** What is paid for, shown to the payer (the invoice's description). */
-  description?: string;
-  /** When the challenge stops being accepted: no later than the invoice's expiry. Whole seconds (rounded down). */
-  expires: Date;
-  /** Conditions bound into the challenge (as opaque): route, owner. */
-  binding?: BindingFields;
-}
-
 /**
  * A Lightning charge challenge for an invoice, its id bound under the
  * keyring's newest key. Throws a TypeError on options that could not make a
@@ -125,39 +102,19 @@ export interface LightningChargeOptions {
  * the amount, payment hash and network asked for (lightning/providers/checks.ts).
  */
 export function lightningChargeChallenge(keyring: BindingKeyring, options: LightningChargeOptions): PaymentChallenge {
-  const { realm, invoice, paymentHash, amountSats, network, description, expires, binding } = options;
-  // A realm is quoted in the header and is the first binding slot: no quote-breaking or "|" either way.
-  if (typeof realm !== 'string' || !/^[\x20-\x7b\x7d\x7e]{0,256}$/.test(realm))
-    throw new TypeError('realm must be at most 256 printable ASCII characters without "|"');
-  if (!Number.isSafeInteger(amountSats) || amountSats <= 0) throw new TypeError(`amountSats must be a positive whole number, got ${amountSats}`);
-  if (!(expires instanceof Date) || Number.isNaN(expires.getTime())) throw new TypeError('expires must be a valid Date');
-  const request = checked(LightningChargeRequestSchema, 'request', {
-    amount: String(amountSats),
-    currency: 'sat',
-    description,
-    methodDetails: { invoice, paymentHash: typeof paymentHash === 'string' ? paymentHash.toLowerCase() : paymentHash, network },
-  });
-  const encodedRequest = encodeJson(request);
-  if (encodedRequest.length > MAX_PARAM_LENGTH)
-    throw new TypeError(`the request is ${encodedRequest.length} characters of base64url, over the ${MAX_PARAM_LENGTH} a credential can echo`);
-  const fields = binding === undefined ? {} : checked(BindingFieldsSchema, 'binding', binding);
-  const opaque = Object.keys(fields).length > 0 ? encodeJson(fields) : undefined;
-  if (opaque !== undefined && opaque.length > MAX_OPAQUE_LENGTH) throw new TypeError('binding is too large');
-  const bound = {
-    realm,
-    method: LIGHTNING_METHOD,
-    intent: CHARGE_INTENT,
-    request: encodedRequest,
-    expires: formatTime(expires.getTime() / 1000),
-    ...(opaque !== undefined && { opaque }),
-  };
-  return { id: keyring.issue(bound), ...bound };
+  return chargeChallenge(keyring, options, SCHEMA_EXPLAIN);
 }
 
-function checked<T>(schema: z.ZodType<T>, what: string, value: unknown): T {
+/** What the schemas say is wrong with a value the plain checks of charge.ts refused. */
+export const SCHEMA_EXPLAIN: Explain = {
+  credential: () => 'not a credential',
+  request: (value) => issueOf(LightningChargeRequestSchema, value),
+  binding: (value) => issueOf(BindingFieldsSchema, value),
+};
+
+function issueOf(schema: z.ZodType, value: unknown): string {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new TypeError(`${what}: ${firstIssue(parsed.error)}`);
-  return parsed.data;
+  return parsed.success ? 'invalid' : firstIssue(parsed.error);
 }
 
 /** The first thing zod found wrong, as `path: message`. */
@@ -165,24 +122,6 @@ export function firstIssue(error: z.ZodError): string {
   const issue = error.issues[0];
   if (!issue) return 'invalid';
   return issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message;
-}
-
-const SERIALISED_ORDER: readonly (keyof PaymentChallenge)[] = ['id', 'realm', 'method', 'intent', 'request', 'expires', 'digest', 'description', 'opaque'];
-
-/** The WWW-Authenticate value of a challenge: every parameter a quoted-string. Throws on a value a header cannot carry (a control character, non-ASCII). */
-export function formatChallenge(challenge: PaymentChallenge): string {
-  const parts: string[] = [];
-  for (const name of SERIALISED_ORDER) {
-    const value = challenge[name];
-    if (value !== undefined) parts.push(`${name}=${quoted(name, value)}`);
-  }
-  return `${PAYMENT_SCHEME} ${parts.join(', ')}`;
-}
-
-// RFC 9110 quoted-string: qdtext is tab, space and visible ASCII (obs-text aside); " and \ go as quoted-pairs.
-function quoted(name: string, value: string): string {
-  if (/[^\t\x20-\x7e]/.test(value)) throw new TypeError(`${name} holds a character a header cannot carry`);
-  return `"${value.replace(/[\\"]/g, '\\$&')}"`;
 }
 
 /** Why a Payment challenge in a header was not read. */
@@ -278,12 +217,17 @@ export function decodeChargeRequest(request: string | Uint8Array): { ok: true; r
   const bytes = typeof request === 'string' ? decodeBase64(request) : request;
   const json = bytes && parseJsonBytes(bytes);
   if (json === undefined) return { ok: false, detail: 'request is not base64url JSON' };
+  const fast = plainChargeRequest(json);
+  if (fast) return { ok: true, request: fast };
   const parsed = LightningChargeRequestSchema.safeParse(json);
   return parsed.success ? { ok: true, request: parsed.data } : { ok: false, detail: `request: ${firstIssue(parsed.error)}` };
 }
 
 /** An opaque parameter's bytes read as binding fields, frozen; undefined when they are not a flat map of strings as this module writes them. */
 export function decodeBindingFields(bytes: Uint8Array): BindingFields | undefined {
-  const parsed = BindingFieldsSchema.safeParse(parseJsonBytes(bytes));
+  const json = parseJsonBytes(bytes);
+  const fast = plainBindingFields(json);
+  if (fast) return fast;
+  const parsed = BindingFieldsSchema.safeParse(json);
   return parsed.success ? Object.freeze(parsed.data) : undefined;
 }

@@ -9,29 +9,13 @@
 // fits this request (route, price, owner) and whether the payment was already
 // used is the paywall's to decide, as with an L402 token.
 import { z } from 'zod';
-import { base64UrlEncode } from '../l402/encoding.js';
-import { isPreimageOf } from '../lightning/providers/checks.js';
 import type { BindingKeyring } from './binding.js';
-import {
-  CHARGE_INTENT,
-  LIGHTNING_METHOD,
-  PAYMENT_SCHEME,
-  PaymentChallengeSchema,
-  decodeBindingFields,
-  decodeChargeRequest,
-  firstIssue,
-  type BindingFields,
-  type LightningNetwork,
-  type PaymentChallenge,
-} from './challenge.js';
-import { refuse, type Refused } from './problem.js';
-import { MAX_PARAM_LENGTH, decodeBase64, encodeJson, parseJsonBytes, parseTime } from './wire.js';
+import { PaymentChallengeSchema, SCHEMA_EXPLAIN, firstIssue, type PaymentChallenge } from './challenge.js';
+import { PAYMENT_SCHEME, readCredential, verifyCharge, type CredentialParse, type CredentialVerification, type Explain } from './charge.js';
+import { encodeJson } from './wire.js';
 
-/** The longest Authorization value read; the core draft asks servers to take credentials of at least 4 KB. */
-export const MAX_CREDENTIAL_LENGTH = MAX_PARAM_LENGTH;
-
-/** The scheme in any case (RFC 9110 auth-schemes are case-insensitive), spaces, then base64url, padded or not. */
-const CREDENTIAL = /^payment[ ]+([A-Za-z0-9_+/-]+={0,2})[ \t]*$/i;
+export { MAX_CREDENTIAL_LENGTH } from './charge.js';
+export type { CredentialParse, CredentialVerification, PaymentCredential, VerifiedCharge } from './charge.js';
 
 const PaymentCredentialSchema = z.object({
   challenge: PaymentChallengeSchema,
@@ -40,46 +24,19 @@ const PaymentCredentialSchema = z.object({
   payload: z.object({ preimage: z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lower-case hex digits') }),
 });
 
-export type PaymentCredential = z.infer<typeof PaymentCredentialSchema>;
-
-export type CredentialParse = { ok: true; credential: PaymentCredential } | Refused;
+/** The schemas say what is wrong (charge.ts checks without them). */
+const EXPLAIN: Explain = {
+  ...SCHEMA_EXPLAIN,
+  credential(json) {
+    const parsed = PaymentCredentialSchema.safeParse(json);
+    return parsed.success ? 'invalid' : firstIssue(parsed.error);
+  },
+};
 
 /** Reads an Authorization value as a Payment credential; a refusal names what is wrong and never repeats the preimage. */
 export function parsePaymentCredential(authorization: string | null | undefined): CredentialParse {
-  if (!authorization)
-    return refuse('payment-required', 'Payment required: pay the invoice in the challenge and retry with Authorization: Payment <credential>');
-  if (authorization.length > MAX_CREDENTIAL_LENGTH + 16) return refuse('lightning/malformed-credential', 'Authorization is too long for a Payment credential');
-  const match = CREDENTIAL.exec(authorization.trim());
-  if (!match) return refuse('lightning/malformed-credential', 'Authorization is not of the form "Payment <base64url>"');
-  const bytes = decodeBase64(match[1]!, MAX_CREDENTIAL_LENGTH);
-  const json = bytes && parseJsonBytes(bytes);
-  if (json === undefined) return refuse('lightning/malformed-credential', 'the credential is not base64url JSON');
-  const parsed = PaymentCredentialSchema.safeParse(json);
-  if (!parsed.success) return refuse('lightning/malformed-credential', `the credential is malformed: ${firstIssue(parsed.error)}`);
-  return { ok: true, credential: parsed.data };
+  return readCredential(authorization, EXPLAIN);
 }
-
-/** A Lightning charge credential that verified. */
-export interface VerifiedCharge {
-  ok: true;
-  challengeId: string;
-  realm: string;
-  amountSats: number;
-  /** Lower-case hex: the replay key. */
-  paymentHash: string;
-  invoice: string;
-  network: LightningNetwork;
-  /** Unix seconds: when the challenge expires (the replay store may forget the payment after). */
-  expiresAt: number;
-  /** The opaque fields the challenge was issued with (none: empty). */
-  binding: BindingFields;
-  /** The payer, if it said. Unverified: the draft forbids requiring it. */
-  source?: string;
-}
-
-export type CredentialVerification = VerifiedCharge | Refused;
-
-const NO_BINDING: BindingFields = Object.freeze({});
 
 /**
  * Verifies an Authorization value as an answer to one of this server's
@@ -92,57 +49,7 @@ export function verifyLightningCredential(
   authorization: string | null | undefined,
   nowSeconds = Date.now() / 1000,
 ): CredentialVerification {
-  const parsed = parsePaymentCredential(authorization);
-  if (!parsed.ok) return parsed;
-  const { challenge, payload, source } = parsed.credential;
-  if (challenge.method !== LIGHTNING_METHOD || challenge.intent !== CHARGE_INTENT) {
-    return refuse('method-unsupported', `this server takes lightning/charge credentials, not ${challenge.method}/${challenge.intent}`);
-  }
-  // The id binds the request's and opaque's bytes: they are bound as this
-  // server wrote them (base64url, no padding), so an echo that spells the same
-  // bytes with padding still verifies, and the fields read below are the bytes bound.
-  const requestBytes = decodeBase64(challenge.request);
-  const opaqueBytes = challenge.opaque === undefined ? undefined : decodeBase64(challenge.opaque);
-  if (!requestBytes || (challenge.opaque !== undefined && !opaqueBytes))
-    return refuse('lightning/malformed-credential', 'the echoed request or opaque is not base64url');
-  const bound = {
-    realm: challenge.realm,
-    method: challenge.method,
-    intent: challenge.intent,
-    request: base64UrlEncode(requestBytes),
-    expires: challenge.expires,
-    digest: challenge.digest,
-    opaque: opaqueBytes && base64UrlEncode(opaqueBytes),
-  };
-  if (!keyring.verify(challenge.id, bound)) {
-    return refuse('lightning/unknown-challenge', 'the challenge was not issued by this server, or was changed since');
-  }
-  // Every challenge this module issues has an expiry; one without was not issued by it.
-  const expiresAt = challenge.expires === undefined ? undefined : parseTime(challenge.expires);
-  if (expiresAt === undefined) return refuse('lightning/unknown-challenge', 'the challenge has no expiry');
-  if (expiresAt <= nowSeconds) return refuse('lightning/expired-invoice', 'the challenge has expired: request a new one');
-  // Bound by this server, so these fail only if it issued something it cannot read back.
-  const request = decodeChargeRequest(requestBytes);
-  const binding = opaqueBytes ? decodeBindingFields(opaqueBytes) : NO_BINDING;
-  if (!request.ok || request.request.methodDetails.paymentHash === undefined || !binding) {
-    return refuse('verification-failed', 'the challenge does not hold what this server issues');
-  }
-  const { amount, methodDetails } = request.request;
-  const paymentHash = methodDetails.paymentHash!;
-  if (!isPreimageOf(payload.preimage, paymentHash))
-    return refuse('lightning/invalid-preimage', 'SHA-256 of the preimage is not the payment hash of the challenge');
-  return {
-    ok: true,
-    challengeId: challenge.id,
-    realm: challenge.realm,
-    amountSats: Number(amount),
-    paymentHash,
-    invoice: methodDetails.invoice,
-    network: methodDetails.network ?? 'mainnet',
-    expiresAt,
-    binding,
-    ...(source !== undefined && { source }),
-  };
+  return verifyCharge(keyring, authorization, nowSeconds, EXPLAIN);
 }
 
 /**

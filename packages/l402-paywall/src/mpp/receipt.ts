@@ -6,9 +6,10 @@
 // which is a bearer secret.
 import { z } from 'zod';
 import { LIGHTNING_METHOD, firstIssue } from './challenge.js';
+import { PAYMENT_RECEIPT_HEADER } from './charge.js';
 import { decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from './wire.js';
 
-export const PAYMENT_RECEIPT_HEADER = 'Payment-Receipt';
+export { PAYMENT_RECEIPT_HEADER };
 
 /** A Lightning receipt; receipts of other methods, and fields this module does not know, are not read. */
 export const LightningReceiptSchema = z.object({

@@ -4,6 +4,7 @@
 import { createPaywall, logError, type L402Options } from '../paywall.js';
 import { paywallAudit, type LoadAuditBuilder } from '../audit.js';
 import type { Payment } from '../paywall.js';
+import { PAYMENT_RECEIPT_HEADER } from '../../mpp/charge.js';
 
 interface NodeRequest {
   method?: string;
@@ -19,6 +20,8 @@ interface NodeRequest {
 interface NodeResponse {
   statusCode: number;
   setHeader(name: string, value: string | string[]): unknown;
+  removeHeader?(name: string): unknown;
+  writeHead?: (...args: never[]) => unknown;
   end(body?: string): unknown;
   once(event: 'finish', listener: () => void): unknown;
 }
@@ -54,6 +57,8 @@ export function l402Middleware(options: L402Options, loadAuditBuilder: LoadAudit
         }
         req.l402 = decision.payment;
         res.setHeader('Cache-Control', 'no-store');
+        const receipt = decision.receipt;
+        if (receipt !== undefined) withReceipt(res, receipt);
         // Express error handlers answer 5xx after next(err): give the use back then.
         res.once('finish', () => {
           if (res.statusCode >= 500) void decision.release();
@@ -63,6 +68,22 @@ export function l402Middleware(options: L402Options, loadAuditBuilder: LoadAudit
       },
       (error) => next(error),
     );
+  };
+}
+
+/**
+ * Sets the Payment-Receipt for the paid answer, before the handler runs (as
+ * Cache-Control), and takes it off again if the answer turns out an error:
+ * Node writes every answer's head through writeHead, explicit or implied.
+ */
+function withReceipt(res: NodeResponse, receipt: string): void {
+  res.setHeader(PAYMENT_RECEIPT_HEADER, receipt);
+  const writeHead = res.writeHead;
+  if (typeof writeHead !== 'function' || typeof res.removeHeader !== 'function') return;
+  res.writeHead = function (this: NodeResponse, ...args: never[]) {
+    const status = typeof args[0] === 'number' ? (args[0] as number) : this.statusCode;
+    if (status >= 400) this.removeHeader!(PAYMENT_RECEIPT_HEADER);
+    return (writeHead as (...a: never[]) => unknown).apply(this, args);
   };
 }
 

@@ -1,0 +1,351 @@
+// The Lightning charge as a server issues and verifies it, without zod: what
+// the paywall (the edge-safe core, l402/paywall.ts) takes from the Payment
+// scheme, so the core bundle stays small (tests/package/packed.test.ts holds
+// it to 25 KB gzipped). Issuing a challenge, formatting it, reading and
+// verifying a credential, the receipt header's name.
+//
+// The checks here accept exactly what the zod schemas of challenge.ts and
+// credential.ts accept, and give the same values (unknown fields dropped);
+// those modules wrap these functions and hand in an `explain`, which says
+// with zod what is wrong when a check fails. Without it (the paywall) a
+// refusal names the part that is wrong, not the field.
+import { base64UrlEncode, equalWords, hex32Words, hexWordsAt } from '../l402/encoding.js';
+import { padBlock, sha256Block } from '../l402/sha256-block.js';
+import type { BindingKeyring, BoundParameters } from './binding.js';
+import { refuse, type Refused } from './problem.js';
+import { MAX_PARAM_LENGTH, decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from './wire.js';
+
+export const PAYMENT_SCHEME = 'Payment';
+export const LIGHTNING_METHOD = 'lightning';
+export const CHARGE_INTENT = 'charge';
+export const PAYMENT_RECEIPT_HEADER = 'Payment-Receipt';
+
+/** The networks the Lightning method names (draft-lightning-charge): testnet has no name there. */
+export type LightningNetwork = 'mainnet' | 'regtest' | 'signet';
+
+/**
+ * A Payment challenge's parameters as sent, which a credential echoes
+ * unchanged: its id, what the id binds (request and opaque as their base64url
+ * text), and a description for display, which the draft leaves unbound.
+ */
+export interface PaymentChallenge extends BoundParameters {
+  id: string;
+  description?: string;
+}
+
+/** A Lightning charge's request object (draft-lightning-charge, "Request Schema"). */
+export interface LightningChargeRequest {
+  amount: string;
+  currency: 'sat';
+  description?: string;
+  recipient?: string;
+  externalId?: string;
+  methodDetails: { invoice: string; paymentHash?: string; network?: LightningNetwork };
+}
+
+/** What opaque carries: a flat map of strings with caveat-like names. */
+export type BindingFields = Readonly<Record<string, string>>;
+
+/** A credential's parts: the challenge echoed, the payer if it said, the preimage. */
+export interface PaymentCredential {
+  challenge: PaymentChallenge;
+  source?: string;
+  payload: { preimage: string };
+}
+
+export const MAX_OPAQUE_LENGTH = 4096;
+/** The longest Authorization value read; the core draft asks servers to take credentials of at least 4 KB. */
+export const MAX_CREDENTIAL_LENGTH = MAX_PARAM_LENGTH;
+
+/** Says, with the schemas, why a value failed the plain check (challenge.ts, credential.ts); absent in the core. */
+export interface Explain {
+  credential(json: unknown): string;
+  request(value: unknown): string;
+  binding(value: unknown): string;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const optionalString = (v: unknown, max: number) => v === undefined || (typeof v === 'string' && v.length <= max);
+const LOWER_HEX_32 = /^[0-9a-f]{64}$/;
+const AMOUNT = /^[1-9][0-9]{0,15}$/;
+const INVOICE = /^(?:ln[0-9a-z]+|LN[0-9A-Z]+)$/;
+const BINDING_NAME = /^[a-z][a-z0-9_]{0,31}$/;
+const BASE64URL_TEXT = /^[A-Za-z0-9_-]+={0,2}$/;
+
+/** A charge request, when it is one (the schema's value); undefined otherwise. */
+export function plainChargeRequest(json: unknown): LightningChargeRequest | undefined {
+  if (!isObject(json)) return undefined;
+  const { amount, currency, description, recipient, externalId, methodDetails } = json;
+  if (typeof amount !== 'string' || !AMOUNT.test(amount) || Number(amount) * 1000 > Number.MAX_SAFE_INTEGER || currency !== 'sat') return undefined;
+  if (!optionalString(description, 639) || !optionalString(recipient, 1024) || !optionalString(externalId, 1024) || !isObject(methodDetails)) return undefined;
+  const { invoice, paymentHash, network } = methodDetails;
+  if (typeof invoice !== 'string' || invoice.length > 4096 || !INVOICE.test(invoice)) return undefined;
+  if (paymentHash !== undefined && !(typeof paymentHash === 'string' && LOWER_HEX_32.test(paymentHash))) return undefined;
+  if (network !== undefined && network !== 'mainnet' && network !== 'regtest' && network !== 'signet') return undefined;
+  return {
+    amount,
+    currency,
+    ...(description !== undefined && { description: description as string }),
+    ...(recipient !== undefined && { recipient: recipient as string }),
+    ...(externalId !== undefined && { externalId: externalId as string }),
+    methodDetails: { invoice, ...(paymentHash !== undefined && { paymentHash }), ...(network !== undefined && { network }) },
+  };
+}
+
+/** Binding fields, frozen, when they are (the schema's value); undefined otherwise. */
+export function plainBindingFields(json: unknown): BindingFields | undefined {
+  if (!isObject(json)) return undefined;
+  const names = Object.keys(json);
+  if (names.length > 16) return undefined;
+  const fields: Record<string, string> = {};
+  for (const name of names) {
+    const value = json[name];
+    if (!BINDING_NAME.test(name) || typeof value !== 'string' || value.length > 512) return undefined;
+    fields[name] = value;
+  }
+  return Object.freeze(fields);
+}
+
+/** A challenge's parameters, when they are (the schema's value); undefined otherwise. */
+export function plainChallenge(json: unknown): PaymentChallenge | undefined {
+  if (!isObject(json)) return undefined;
+  const { id, realm, method, intent, request, expires, digest, description, opaque } = json;
+  if (typeof id !== 'string' || id.length === 0 || id.length > 256 || typeof realm !== 'string' || realm.length > 256) return undefined;
+  if (typeof method !== 'string' || !/^[a-z]{1,64}$/.test(method) || typeof intent !== 'string' || !/^[A-Za-z0-9-]{1,64}$/.test(intent)) return undefined;
+  if (typeof request !== 'string' || request.length > MAX_PARAM_LENGTH || !BASE64URL_TEXT.test(request)) return undefined;
+  if (expires !== undefined && !(typeof expires === 'string' && expires.length <= 40 && parseTime(expires) !== undefined)) return undefined;
+  if (!optionalString(digest, 1024) || !optionalString(description, 1024)) return undefined;
+  if (opaque !== undefined && !(typeof opaque === 'string' && opaque.length <= MAX_OPAQUE_LENGTH && BASE64URL_TEXT.test(opaque))) return undefined;
+  return {
+    id,
+    realm,
+    method,
+    intent,
+    request,
+    ...(expires !== undefined && { expires: expires as string }),
+    ...(digest !== undefined && { digest: digest as string }),
+    ...(description !== undefined && { description: description as string }),
+    ...(opaque !== undefined && { opaque: opaque as string }),
+  };
+}
+
+/** A credential's parts, when they are (the schema's value); undefined otherwise. */
+export function plainCredential(json: unknown): PaymentCredential | undefined {
+  if (!isObject(json)) return undefined;
+  const { challenge, source, payload } = json;
+  const echoed = plainChallenge(challenge);
+  if (!echoed || !optionalString(source, 512) || !isObject(payload)) return undefined;
+  const preimage = payload.preimage;
+  if (typeof preimage !== 'string' || !LOWER_HEX_32.test(preimage)) return undefined;
+  return { challenge: echoed, ...(source !== undefined && { source: source as string }), payload: { preimage } };
+}
+
+export interface LightningChargeOptions {
+  /** The protection space, e.g. the API's host name: printable ASCII. */
+  realm: string;
+  /** The BOLT 11 invoice to pay, as the provider issued (and checked) it. */
+  invoice: string;
+  /** The invoice's payment hash (hex). */
+  paymentHash: string;
+  /** The invoice's amount. */
+  amountSats: number;
+  network: LightningNetwork;
+  /** What is paid for, shown to the payer (the invoice's description). */
+  description?: string;
+  /** When the challenge stops being accepted: no later than the invoice's expiry. Whole seconds (rounded down). */
+  expires: Date;
+  /** Conditions bound into the challenge (as opaque): route, owner. */
+  binding?: BindingFields;
+}
+
+/**
+ * A Lightning charge challenge for an invoice, its id bound under the
+ * keyring's newest key (challenge.ts lightningChargeChallenge, which says
+ * with zod what is wrong). Throws a TypeError on options that could not make
+ * a valid challenge: they are the server's own, so that is a bug to surface.
+ */
+export function chargeChallenge(keyring: BindingKeyring, options: LightningChargeOptions, explain?: Explain): PaymentChallenge {
+  const { realm, invoice, paymentHash, amountSats, network, description, expires, binding } = options;
+  // A realm is quoted in the header and is the first binding slot: no quote-breaking or "|" either way.
+  if (typeof realm !== 'string' || !/^[\x20-\x7b\x7d\x7e]{0,256}$/.test(realm))
+    throw new TypeError('realm must be at most 256 printable ASCII characters without "|"');
+  if (!Number.isSafeInteger(amountSats) || amountSats <= 0) throw new TypeError(`amountSats must be a positive whole number, got ${amountSats}`);
+  if (!(expires instanceof Date) || Number.isNaN(expires.getTime())) throw new TypeError('expires must be a valid Date');
+  const given = {
+    amount: String(amountSats),
+    currency: 'sat',
+    description,
+    methodDetails: { invoice, paymentHash: typeof paymentHash === 'string' ? paymentHash.toLowerCase() : paymentHash, network },
+  };
+  const request = plainChargeRequest(given);
+  if (!request) throw new TypeError(`request: ${explain ? explain.request(given) : 'not a Lightning charge request'}`);
+  const encodedRequest = encodeJson(request);
+  if (encodedRequest.length > MAX_PARAM_LENGTH)
+    throw new TypeError(`the request is ${encodedRequest.length} characters of base64url, over the ${MAX_PARAM_LENGTH} a credential can echo`);
+  const fields = binding === undefined ? {} : plainBindingFields(binding);
+  if (!fields) throw new TypeError(`binding: ${explain ? explain.binding(binding) : 'not a flat map of strings with lower-case names'}`);
+  const opaque = Object.keys(fields).length > 0 ? encodeJson(fields) : undefined;
+  if (opaque !== undefined && opaque.length > MAX_OPAQUE_LENGTH) throw new TypeError('binding is too large');
+  const bound = {
+    realm,
+    method: LIGHTNING_METHOD,
+    intent: CHARGE_INTENT,
+    request: encodedRequest,
+    expires: formatTime(expires.getTime() / 1000),
+    ...(opaque !== undefined && { opaque }),
+  };
+  return { id: keyring.issue(bound), ...bound };
+}
+
+const SERIALISED_ORDER: readonly (keyof PaymentChallenge)[] = ['id', 'realm', 'method', 'intent', 'request', 'expires', 'digest', 'description', 'opaque'];
+
+/** The WWW-Authenticate value of a challenge: every parameter a quoted-string. Throws on a value a header cannot carry (a control character, non-ASCII). */
+export function formatChallenge(challenge: PaymentChallenge): string {
+  const parts: string[] = [];
+  for (const name of SERIALISED_ORDER) {
+    const value = challenge[name];
+    if (value !== undefined) parts.push(`${name}=${quoted(name, value)}`);
+  }
+  return `${PAYMENT_SCHEME} ${parts.join(', ')}`;
+}
+
+// RFC 9110 quoted-string: qdtext is tab, space and visible ASCII (obs-text aside); " and \ go as quoted-pairs.
+function quoted(name: string, value: string): string {
+  if (/[^\t\x20-\x7e]/.test(value)) throw new TypeError(`${name} holds a character a header cannot carry`);
+  return `"${value.replace(/[\\"]/g, '\\$&')}"`;
+}
+
+/** The scheme in any case (RFC 9110 auth-schemes are case-insensitive), spaces, then base64url, padded or not. */
+const CREDENTIAL = /^payment[ ]+([A-Za-z0-9_+/-]+={0,2})[ \t]*$/i;
+
+export type CredentialParse = { ok: true; credential: PaymentCredential } | Refused;
+
+/** Reads an Authorization value as a Payment credential; a refusal names what is wrong and never repeats the preimage. */
+export function readCredential(authorization: string | null | undefined, explain?: Explain): CredentialParse {
+  if (!authorization)
+    return refuse('payment-required', 'Payment required: pay the invoice in the challenge and retry with Authorization: Payment <credential>');
+  if (authorization.length > MAX_CREDENTIAL_LENGTH + 16) return refuse('lightning/malformed-credential', 'Authorization is too long for a Payment credential');
+  const match = CREDENTIAL.exec(authorization.trim());
+  if (!match) return refuse('lightning/malformed-credential', 'Authorization is not of the form "Payment <base64url>"');
+  const bytes = decodeBase64(match[1]!, MAX_CREDENTIAL_LENGTH);
+  const json = bytes && parseJsonBytes(bytes);
+  if (json === undefined) return refuse('lightning/malformed-credential', 'the credential is not base64url JSON');
+  const credential = plainCredential(json);
+  if (credential) return { ok: true, credential };
+  return refuse('lightning/malformed-credential', explain ? `the credential is malformed: ${explain.credential(json)}` : 'the credential is malformed');
+}
+
+/** A Lightning charge credential that verified. */
+export interface VerifiedCharge {
+  ok: true;
+  challengeId: string;
+  realm: string;
+  amountSats: number;
+  /** Lower-case hex: the replay key. */
+  paymentHash: string;
+  invoice: string;
+  network: LightningNetwork;
+  /** Unix seconds: when the challenge expires (the replay store may forget the payment after). */
+  expiresAt: number;
+  /** The opaque fields the challenge was issued with (none: empty). */
+  binding: BindingFields;
+  /** The payer, if it said. Unverified: the draft forbids requiring it. */
+  source?: string;
+}
+
+export type CredentialVerification = VerifiedCharge | Refused;
+
+const NO_BINDING: BindingFields = Object.freeze({});
+
+/**
+ * Verifies an Authorization value as an answer to one of this server's
+ * Lightning charge challenges, at `nowSeconds`. Checks in order: form,
+ * method and intent, binding (any key of the ring), expiry, preimage.
+ * Local: no store, no network.
+ */
+export function verifyCharge(
+  keyring: BindingKeyring,
+  authorization: string | null | undefined,
+  nowSeconds = Date.now() / 1000,
+  explain?: Explain,
+): CredentialVerification {
+  const parsed = readCredential(authorization, explain);
+  if (!parsed.ok) return parsed;
+  const { challenge, payload, source } = parsed.credential;
+  if (challenge.method !== LIGHTNING_METHOD || challenge.intent !== CHARGE_INTENT) {
+    return refuse('method-unsupported', `this server takes lightning/charge credentials, not ${challenge.method}/${challenge.intent}`);
+  }
+  // The id binds the request's and opaque's bytes: they are bound as this
+  // server wrote them (base64url, no padding), so an echo that spells the same
+  // bytes with padding still verifies, and the fields read below are the bytes bound.
+  const requestBytes = decodeBase64(challenge.request);
+  const opaqueBytes = challenge.opaque === undefined ? undefined : decodeBase64(challenge.opaque);
+  if (!requestBytes || (challenge.opaque !== undefined && !opaqueBytes))
+    return refuse('lightning/malformed-credential', 'the echoed request or opaque is not base64url');
+  const bound = {
+    realm: challenge.realm,
+    method: challenge.method,
+    intent: challenge.intent,
+    request: asWritten(challenge.request, requestBytes),
+    expires: challenge.expires,
+    digest: challenge.digest,
+    opaque: opaqueBytes && asWritten(challenge.opaque!, opaqueBytes),
+  };
+  if (!keyring.verify(challenge.id, bound)) {
+    return refuse('lightning/unknown-challenge', 'the challenge was not issued by this server, or was changed since');
+  }
+  // Every challenge this module issues has an expiry; one without was not issued by it.
+  const expiresAt = challenge.expires === undefined ? undefined : parseTime(challenge.expires);
+  if (expiresAt === undefined) return refuse('lightning/unknown-challenge', 'the challenge has no expiry');
+  if (expiresAt <= nowSeconds) return refuse('lightning/expired-invoice', 'the challenge has expired: request a new one');
+  // Bound by this server, so these fail only if it issued something it cannot read back.
+  const request = plainChargeRequest(parseJsonBytes(requestBytes));
+  const binding = opaqueBytes ? plainBindingFields(parseJsonBytes(opaqueBytes)) : NO_BINDING;
+  if (!request || request.methodDetails.paymentHash === undefined || !binding) {
+    return refuse('verification-failed', 'the challenge does not hold what this server issues');
+  }
+  const { amount, methodDetails } = request;
+  const paymentHash = methodDetails.paymentHash!;
+  if (!isPreimageOf(payload.preimage, paymentHash))
+    return refuse('lightning/invalid-preimage', 'SHA-256 of the preimage is not the payment hash of the challenge');
+  return {
+    ok: true,
+    challengeId: challenge.id,
+    realm: challenge.realm,
+    amountSats: Number(amount),
+    paymentHash,
+    invoice: methodDetails.invoice,
+    network: methodDetails.network ?? 'mainnet',
+    expiresAt,
+    binding,
+    ...(source !== undefined && { source }),
+  };
+}
+
+/** SHA-256 of a preimage (64 lower-case hex digits, as read) equals a payment hash (lower-case hex): one compression, constant-time comparison. */
+function isPreimageOf(preimage: string, paymentHash: string): boolean {
+  const block = new Int32Array(16);
+  const hash = new Int32Array(8);
+  const digest = new Int32Array(8);
+  if (!hexWordsAt(preimage, 0, block) || !hex32Words(paymentHash, hash)) return false;
+  padBlock(block, 32, 0);
+  sha256Block(block, digest);
+  return equalWords(digest, hash);
+}
+
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/**
+ * The bytes' base64url as this server writes it (no padding): the echoed
+ * text itself when it already is that (no padding, no stray bits in its last
+ * digit, as every text this server wrote), which spares re-encoding a
+ * kilobyte per credential; otherwise written again.
+ */
+function asWritten(text: string, bytes: Uint8Array): string {
+  const tail = text.length % 4;
+  if (!text.includes('=') && tail !== 1) {
+    const last = BASE64URL.indexOf(text[text.length - 1]!);
+    if (last >= 0 && (tail === 0 || (last & (tail === 2 ? 15 : 3)) === 0)) return text;
+  }
+  return base64UrlEncode(bytes);
+}
