@@ -123,7 +123,8 @@ export async function startMppApp(node: DevNode): Promise<MppApp> {
       state.served++;
       return body(request);
     },
-    { priceSats: 2, provider: node, secret: 'mpp-app-l402-secret-0123456789abcdef0123456789', onError: () => {} },
+    // L402 only: this route's Payment challenge is mppx's, so each scheme comes from a different implementation.
+    { priceSats: 2, provider: node, secret: 'mpp-app-l402-secret-0123456789abcdef0123456789', schemes: { payment: false }, onError: () => {} },
   );
   async function both(request: Request): Promise<Response> {
     const authorization = request.headers.get('authorization') ?? '';
