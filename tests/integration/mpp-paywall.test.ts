@@ -19,6 +19,7 @@ import { decodeInvoice } from 'l402-paywall/lightning';
 import { redisReplayStore } from 'l402-paywall/redis';
 import { EVENT_TYPES, type L402Event } from 'l402-paywall/events';
 import { getPayment, memoryReplayStore, withL402, type L402Options, type Payment, type ReplayStore } from 'l402-paywall';
+import { fetchWithL402, getPaymentReceipt, type Wallet } from 'l402-paywall/client';
 import { REDIS_URL, redisReachable } from '../support/redis.js';
 import { newPreimage } from '../../packages/l402-paywall/tests/support/l402.js';
 
@@ -202,6 +203,33 @@ describe('a Payment credential opens the route, with a receipt', () => {
     expect(response.headers.get('payment-receipt')).not.toContain(preimage);
     expect(Buffer.from(response.headers.get('payment-receipt')!, 'base64url').toString()).not.toContain(preimage);
     expect(route.payments).toEqual([{ paymentHash: body.paymentHash, route: '/paid', amountMsat: 21_000, scheme: 'Payment', challengeId: challenge.id }]);
+  });
+
+  it('our own client pays it either way: L402 by default, Payment when asked, with the receipt checked', async () => {
+    const { handler, served } = paywalled();
+    const paid: string[] = [];
+    const wallet: Wallet = {
+      network: 'regtest',
+      payInvoice: async ({ invoice }) => {
+        paid.push(invoice);
+        return { preimage: (await node.pay(invoice)).preimage };
+      },
+    };
+    const fetch = (input: string | URL | Request, init?: RequestInit) => handler(new Request(input, init));
+    const byDefault = await fetchWithL402(`${BASE}/paid`, undefined, { wallet, maxPriceSats: 21, fetch });
+    expect(byDefault.status).toBe(200);
+    expect(getPaymentReceipt(byDefault)).toMatchObject({ scheme: 'L402', offered: ['L402', 'Payment'] });
+    const asked = await fetchWithL402(`${BASE}/paid`, undefined, { wallet, maxPriceSats: 21, fetch, scheme: 'Payment' });
+    expect(asked.status).toBe(200);
+    const receipt = getPaymentReceipt(asked)!;
+    expect(receipt).toMatchObject({
+      scheme: 'Payment',
+      challengeId: expect.any(String),
+      serverReceipt: { challengeId: expect.any(String), reference: expect.stringMatching(/^[0-9a-f]{64}$/) },
+    });
+    expect(receipt.serverReceiptProblem).toBeUndefined();
+    expect(paid).toHaveLength(2);
+    expect(served()).toBe(2);
   });
 
   it('audit events name the scheme: request.served and token.rejected', async () => {
