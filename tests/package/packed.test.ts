@@ -24,6 +24,7 @@
 // beside the other suites; each test waits for the step it needs.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Challenge as MppChallenge, Credential as MppCredential, Receipt as MppReceipt } from 'mppx';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { decodeInvoice } from 'l402-paywall/lightning';
 import {
@@ -126,6 +127,30 @@ async function provePaidFlow(paidUrl: string, payUrl: string): Promise<void> {
   const replay = await fetch(paidUrl, { headers: { authorization } });
   expect(replay.status).toBe(402);
   expect(((await replay.json()) as Challenge).code).toBe('TOKEN_ALREADY_USED');
+}
+
+/**
+ * The same route through the Payment scheme, as a peer implementation (mppx)
+ * meets it: mppx reads the 402's Payment challenge (Lightning charge, the same
+ * invoice as the L402 challenge), a credential mppx builds is served 200 with a
+ * Payment-Receipt mppx reads, and the same credential again is refused.
+ */
+async function provePaymentScheme(paidUrl: string, payUrl: string): Promise<void> {
+  const first = await fetch(paidUrl);
+  expect(first.status).toBe(402);
+  const body = (await first.clone().json()) as Challenge & { paymentHash: string };
+  const challenge = MppChallenge.fromResponse(first);
+  expect(challenge).toMatchObject({ method: 'lightning', intent: 'charge' });
+  expect(challenge.request).toMatchObject({ amount: '21', currency: 'sat', methodDetails: { invoice: body.invoice, network: 'regtest' } });
+  const payment = await fetch(payUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: body.invoice }) });
+  const { preimage } = (await payment.json()) as { preimage: string };
+  const authorization = MppCredential.serialize(MppCredential.from({ challenge, payload: { preimage } }));
+  const paid = await fetch(paidUrl, { headers: { authorization } });
+  expect(paid.status).toBe(200);
+  expect(await paid.json()).toMatchObject({ answer: 42 });
+  expect(MppReceipt.fromResponse(paid)).toMatchObject({ method: 'lightning', status: 'success', challengeId: challenge.id, reference: body.paymentHash });
+  const replay = await fetch(paidUrl, { headers: { authorization } });
+  expect(replay.status).toBe(402);
 }
 
 describe('the packed tarball', () => {
@@ -296,7 +321,7 @@ describe('the packed client, command line against hostile servers', () => {
   );
 });
 
-describe('the paid flow on Node servers, from the packed library', () => {
+describe('the paid flow on Node servers, from the packed library, in both schemes', () => {
   for (const [name, fixture] of [
     ['plain node:http (l402Middleware)', 'packed-node-http'],
     ['Express (l402-paywall/express)', 'packed-express'],
@@ -307,13 +332,14 @@ describe('the paid flow on Node servers, from the packed library', () => {
       async () => {
         const url = await serve(process.execPath, ['server.js'], await installed(fixture));
         await provePaidFlow(`${url}/paid`, `${url}/pay`);
+        await provePaymentScheme(`${url}/paid`, `${url}/pay`);
       },
       3 * MINUTE,
     );
   }
 });
 
-describe('the paid flow inside other runtimes, from the packed core', () => {
+describe('the paid flow inside other runtimes, from the packed core, in both schemes', () => {
   const runtimes: [string, (app: string) => [string, string[]]][] = [
     ["Vercel's edge-runtime (Edge Functions VM)", () => [process.execPath, ['serve-edge-runtime.js']]],
     ['workerd through miniflare (Cloudflare Workers)', () => [process.execPath, ['serve-workerd.js']]],
@@ -327,6 +353,7 @@ describe('the paid flow inside other runtimes, from the packed core', () => {
         const app = await installed('packed-runtimes');
         const url = await serve(...command(app), app);
         await provePaidFlow(`${url}/paid`, `${url}/pay`);
+        await provePaymentScheme(`${url}/paid`, `${url}/pay`);
       },
       3 * MINUTE,
     );
@@ -385,7 +412,7 @@ describe('Next.js App Router (create-next-app defaults, no transpilePackages): n
       const { code, output } = await run('npx', ['l402-paywall', '--dev', base, `${base}/api/hello`], { cwd: app, allowFailure: true, timeoutMs: 5 * MINUTE });
       console.log(`npx l402-paywall --dev against next dev (routes compiled on first request): ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
       expect(code, output).toBe(0);
-      expect(output).toContain('{"hello":"world"}\n');
+      expect(output).toContain('{"hello":"world"}');
       expect(output).toMatch(
         /l402-paywall: paid 1 sat \(routing fee 0 sats\) with dev wallet of http:\/\/localhost:\d+ to localhost:\d+, payment hash [0-9a-f]{64}; HTTP 200/,
       );
@@ -399,6 +426,7 @@ describe('Next.js App Router (create-next-app defaults, no transpilePackages): n
       async () => {
         const url = `${await nextServer()}/api/${runtime}`;
         await provePaidFlow(url, url);
+        await provePaymentScheme(url, url);
       },
       10 * MINUTE,
     );
