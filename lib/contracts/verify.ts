@@ -1,19 +1,17 @@
 // POST /api/verify (api/verify.ts): what it takes and what it answers, declared once. The route
 // validates its requests with these schemas; /api/openapi.json is assembled from the contracts (lib/contracts/index.ts).
 import { z } from 'zod';
+import { CAVEAT_NAME, CAVEAT_VALUE, MAX_CAVEATS } from 'l402-paywall';
 import { hex64, isoTime, loose } from './common.js';
 import { routeContract } from '../http/openapi.js';
 
 // Every body refuses keys it does not know, naming them (lib/http/input.ts).
-// Caveat keys and values as tokens carry them (packages/l402-paywall/README.md "Token format"); route and price have their own fields.
+// Caveat keys and values in the library's one grammar (l402/caveats.ts); route and price have their own fields.
 const CaveatKey = z
   .string()
-  .regex(/^[a-z][a-z0-9_]{0,31}$/, 'caveat names are [a-z][a-z0-9_]*, at most 32 characters')
+  .regex(CAVEAT_NAME, 'caveat names are [a-z][a-z0-9_]*, at most 32 characters')
   .refine((key) => key !== 'route' && key !== 'price_msat' && key !== 'uses', 'state route and priceSats as fields; uses is counted, not stated');
-const CaveatValue = z
-  .string()
-  .max(512)
-  .regex(/^[\x20-\x7e]*$/, 'caveat values are printable ASCII');
+const CaveatValue = z.string().regex(CAVEAT_VALUE, 'caveat values are printable ASCII, at most 512 characters');
 
 export const Body = z.strictObject({
   token: z.string({ error: 'token is required: "<macaroon>:<preimage>"' }).min(1).max(8192),
@@ -23,7 +21,7 @@ export const Body = z.strictObject({
   priceSats: z.number().int('priceSats must be a whole number of satoshis').min(1).max(100_000_000).optional(),
   caveats: z
     .record(CaveatKey, CaveatValue)
-    .refine((record) => Object.keys(record).length <= 16, 'at most 16 caveats')
+    .refine((record) => Object.keys(record).length <= MAX_CAVEATS, `at most ${MAX_CAVEATS} caveats`)
     .optional(),
 });
 

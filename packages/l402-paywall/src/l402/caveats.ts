@@ -8,8 +8,10 @@
 const NAME = '[a-z][a-z0-9_]{0,31}';
 const VALUE = '[\\x20-\\x7e]{0,512}';
 const CAVEAT = new RegExp(`^${NAME}=${VALUE}$`);
-const CAVEAT_NAME = new RegExp(`^${NAME}$`);
-const CAVEAT_VALUE = new RegExp(`^${VALUE}$`);
+/** A caveat's name, whole (for schemas that check with a pattern, e.g. POST /api/verify's expectations). */
+export const CAVEAT_NAME = new RegExp(`^${NAME}$`);
+/** A caveat's value, whole. */
+export const CAVEAT_VALUE = new RegExp(`^${VALUE}$`);
 
 /** The most caveats a token carries. */
 export const MAX_CAVEATS = 16;

@@ -6,7 +6,7 @@ export { Keyring, mintToken, verifyToken, decodeToken, checkCaveats } from './to
 export type { TokenPayload, MintInput, VerifyResult, CaveatExpectations } from './token.js';
 export { parseCredential, verifyAuthorization } from './credential.js';
 export type { Credential, AuthorizationResult } from './credential.js';
-export { MAX_CAVEATS, isCaveat, isCaveatName, isCaveatValue } from './caveats.js';
+export { CAVEAT_NAME, CAVEAT_VALUE, MAX_CAVEATS, isCaveat, isCaveatName, isCaveatValue } from './caveats.js';
 export { memoryReplayStore, claimUse, releaseUse, checkAttempt, usesLifetimeMs } from './replay.js';
 export type { ReplayStore, MemoryReplayStore, UseRecord } from './replay.js';
 export { REJECTIONS } from './reasons.js';

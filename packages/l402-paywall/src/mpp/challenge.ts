@@ -7,6 +7,7 @@
 // payment is for (route, owner: the conditions L402 puts in caveats), bound
 // by the id like everything else (binding.ts). A server builds them here; a
 // client reads them here, from any server, never trusting what it reads.
+import { CAVEAT_NAME, MAX_CAVEATS } from '../l402/caveats.js';
 import { z } from 'zod';
 import { parseAuthenticate } from '../http/authenticate.js';
 import type { BindingKeyring } from './binding.js';
@@ -91,8 +92,8 @@ export const LightningChargeRequestSchema = z.object({
  * an L402 token's caveats.
  */
 export const BindingFieldsSchema = z
-  .record(z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, 'names are lower-case letters, digits and _'), z.string().max(512))
-  .refine((fields) => Object.keys(fields).length <= 16, 'at most 16 fields');
+  .record(z.string().regex(CAVEAT_NAME, 'names are caveat names: a lower-case letter, then lower-case letters, digits and _ (at most 32)'), z.string().max(512))
+  .refine((fields) => Object.keys(fields).length <= MAX_CAVEATS, `at most ${MAX_CAVEATS} fields`);
 
 /**
  * A Lightning charge challenge for an invoice, its id bound under the

@@ -9,6 +9,7 @@
 // those modules wrap these functions and hand in an `explain`, which says
 // with zod what is wrong when a check fails. Without it (the paywall) a
 // refusal names the part that is wrong, not the field.
+import { isCaveatName } from '../l402/caveats.js';
 import { base64UrlEncode, equalWords, hex32Words, hexWordsAt } from '../l402/encoding.js';
 import { padBlock, sha256Block } from '../l402/sha256-block.js';
 import type { BindingKeyring, BoundParameters } from './binding.js';
@@ -69,7 +70,6 @@ const optionalString = (v: unknown, max: number) => v === undefined || (typeof v
 const LOWER_HEX_32 = /^[0-9a-f]{64}$/;
 const AMOUNT = /^[1-9][0-9]{0,15}$/;
 const INVOICE = /^(?:ln[0-9a-z]+|LN[0-9A-Z]+)$/;
-const BINDING_NAME = /^[a-z][a-z0-9_]{0,31}$/;
 const BASE64URL_TEXT = /^[A-Za-z0-9_-]+={0,2}$/;
 
 /** A charge request, when it is one (the schema's value); undefined otherwise. */
@@ -100,7 +100,8 @@ export function plainBindingFields(json: unknown): BindingFields | undefined {
   const fields: Record<string, string> = {};
   for (const name of names) {
     const value = json[name];
-    if (!BINDING_NAME.test(name) || typeof value !== 'string' || value.length > 512) return undefined;
+    // The caveat grammar's names; values are any string (opaque is JSON), at most a caveat value's length.
+    if (!isCaveatName(name) || typeof value !== 'string' || value.length > 512) return undefined;
     fields[name] = value;
   }
   return Object.freeze(fields);
