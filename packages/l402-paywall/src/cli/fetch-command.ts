@@ -21,7 +21,7 @@ import {
   walletConfigured,
   walletWhenNeeded,
 } from './settings.js';
-import { VERSION } from './version.js';
+import { printedHelpOrVersion } from './version.js';
 
 export const FETCH_USAGE = `Usage: l402-paywall <url> [options]
        l402-paywall mcp [options]          (MCP server on stdio; l402-paywall mcp --help)
@@ -81,14 +81,7 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
       include: { type: 'boolean', short: 'i' },
     },
   });
-  if (values.help) {
-    io.stdout.write(FETCH_USAGE);
-    return EXIT.SERVED;
-  }
-  if (values.version) {
-    io.stdout.write(`${VERSION}\n`);
-    return EXIT.SERVED;
-  }
+  if (printedHelpOrVersion(values, FETCH_USAGE, io.stdout)) return EXIT.SERVED;
   if (positionals.length !== 1)
     throw new UsageError(positionals.length === 0 ? 'Which URL? l402-paywall <url> (--help for options)' : `One URL at a time, got ${positionals.length}`);
   let url: URL;

@@ -34,7 +34,7 @@ import {
   walletFromEnvironment,
   wholeNumber,
 } from './settings.js';
-import { VERSION } from './version.js';
+import { VERSION, printedHelpOrVersion } from './version.js';
 
 /** An answer body longer than this is cut (an agent's context is not a download). */
 const DEFAULT_MAX_BODY_BYTES = 100_000;
@@ -98,14 +98,7 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
     args,
     options: { ...SESSION_OPTIONS, directory: { type: 'string' }, 'allow-private': { type: 'boolean' }, 'max-body-bytes': { type: 'string' } },
   });
-  if (values.help) {
-    io.stdout.write(MCP_USAGE);
-    return EXIT.SERVED;
-  }
-  if (values.version) {
-    io.stdout.write(`${VERSION}\n`);
-    return EXIT.SERVED;
-  }
+  if (printedHelpOrVersion(values, MCP_USAGE, io.stdout)) return EXIT.SERVED;
   const flags = sessionFlags(values, DEFAULT_BUDGET_SATS);
   const maxBodyBytes = wholeNumber(values['max-body-bytes'], '--max-body-bytes', DEFAULT_MAX_BODY_BYTES, 1, 'bytes');
   const directory = values.directory ?? flags.dev ?? io.env.L402_DIRECTORY_URL;
