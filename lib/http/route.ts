@@ -2,6 +2,7 @@
 // method table, CORS and OPTIONS, 405 with Allow, JSON errors, no stack traces.
 // The service's files use serviceRoute (lib/service/deployment.ts), built on routeWith.
 import { ZodError } from 'zod';
+import { PROVIDER_RETRY_AFTER_SECONDS } from 'l402-paywall';
 import { DatabaseUnavailable } from '../db/types.js';
 import { StoreUnavailable } from '../store/types.js';
 import { HttpError, errorResponse, retryLater } from './errors.js';
@@ -63,10 +64,13 @@ export function routeWith<Arg>(methods: Partial<Record<Method, Handler<Arg>>>): 
   return fn;
 }
 
-/** Every api/ function that needs the database answers 503 the same way when it is down. */
-export const DATABASE_RETRY_AFTER_SECONDS = 5;
-/** Likewise for the shared key-value store (the paywall's replay check says the same, PROVIDER_RETRY_AFTER_SECONDS in packages/l402-paywall/src/l402/paywall.ts). */
-export const STORE_RETRY_AFTER_SECONDS = 5;
+/**
+ * When a client may retry after a dependency failed: the library's paywall
+ * says this for its backend and replay store, and every api/ function the
+ * same for the database and the shared key-value store: one number.
+ */
+export const DATABASE_RETRY_AFTER_SECONDS = PROVIDER_RETRY_AFTER_SECONDS;
+export const STORE_RETRY_AFTER_SECONDS = PROVIDER_RETRY_AFTER_SECONDS;
 
 export function toErrorResponse(error: unknown): Response {
   if (error instanceof HttpError) return errorResponse(error.status, error.code, error.message, error.extra, error.headers);
@@ -91,7 +95,7 @@ function validationError(error: ZodError): Response {
 }
 
 /** What a 429 or 503 that named no time of its own tells the client (every one must name one). */
-export const DEFAULT_RETRY_AFTER_SECONDS = 5;
+export const DEFAULT_RETRY_AFTER_SECONDS = PROVIDER_RETRY_AFTER_SECONDS;
 
 // Responses from fetch() or Response.error() have immutable headers.
 function withCors(response: Response): Response {
