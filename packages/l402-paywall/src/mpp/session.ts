@@ -251,6 +251,14 @@ export function parseSessionCredential(authorization: string | null | undefined)
   return { ok: true, credential: { challenge, ...(json.source !== undefined && { source: json.source as string }), payload } };
 }
 
+/** Whether an Authorization value (already known to be in the Payment scheme) echoes a session challenge: how the paywall tells the intents apart. */
+export function isSessionAuthorization(authorization: string): boolean {
+  const match = CREDENTIAL.exec(authorization.trim());
+  const bytes = match && decodeBase64(match[1]!, MAX_CREDENTIAL_LENGTH);
+  const json = bytes && parseJsonBytes(bytes);
+  return isObject(json) && isObject(json.challenge) && json.challenge.intent === SESSION_INTENT;
+}
+
 /** A session credential whose challenge this server issued, unchanged, and whose preimage checks out as far as can be said without the ledger. */
 export interface VerifiedSessionAction {
   ok: true;
