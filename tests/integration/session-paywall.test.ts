@@ -13,7 +13,7 @@ import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
 import { getPayment, memoryReplayStore, withL402, type L402Options, type SessionUse } from 'l402-paywall';
-import { PaymentFailed } from 'l402-paywall/lightning';
+import { PaymentFailed, lightningSessions } from 'l402-paywall/lightning';
 import { redisReplayStore } from 'l402-paywall/redis';
 import { memorySessionLedger, type SessionLedger } from '../../packages/l402-paywall/src/sessions/ledger.js';
 import { scriptedSessionLedger } from '../../packages/l402-paywall/src/sessions/ledger-scripts.js';
@@ -70,7 +70,7 @@ function shop(stores: Stores = memoryStores, options: Partial<L402Options> = {},
       secret: SECRET,
       replayStore,
       onError: (error, context) => errors.push(`${context}: ${error instanceof Error ? error.message : error}`),
-      session: { unitPriceSats, ledger, idleTimeoutSeconds: 600 },
+      session: lightningSessions({ unitPriceSats, ledger, idleTimeoutSeconds: 600 }),
       ...options,
     },
   );
@@ -105,24 +105,22 @@ const receiptOf = (response: Response) => parseJsonBytes(decodeBase64(response.h
 describe('withL402 with sessions: construction', () => {
   it('refuses a backend that cannot pay invoices without an amount, naming it', () => {
     const provider = { name: 'lnbits', createInvoice: async () => ({ invoice: 'lnbcrt1x', paymentHash: 'a'.repeat(64) }) };
-    expect(() =>
-      withL402(() => new Response('x'), { priceSats: 1, provider, secret: SECRET, session: { unitPriceSats: 1, ledger: memorySessionLedger() } }),
-    ).toThrow(/option `session`: the lnbits backend cannot pay invoices without an amount/);
+    const session = lightningSessions({ unitPriceSats: 1, ledger: memorySessionLedger() });
+    expect(() => withL402(() => new Response('x'), { priceSats: 1, provider, secret: SECRET, session })).toThrow(
+      /option `session`: the lnbits backend cannot pay invoices without an amount/,
+    );
   });
 
   it('refuses bad unit prices, deposits, idle timeouts and ledgers', () => {
-    const provider = createDevNode();
-    const make = (session: Record<string, unknown>) => () =>
-      withL402(() => new Response('x'), {
-        priceSats: 1,
-        provider,
-        secret: SECRET,
-        session: { unitPriceSats: 1, ledger: memorySessionLedger(), ...session } as never,
-      });
+    const make = (session: Record<string, unknown>) => () => lightningSessions({ unitPriceSats: 1, ledger: memorySessionLedger(), ...session } as never);
     expect(make({ unitPriceSats: 0 })).toThrow(/unitPriceSats/);
     expect(make({ depositUnits: 1.5 })).toThrow(/depositUnits/);
     expect(make({ idleTimeoutSeconds: -1 })).toThrow(/idleTimeoutSeconds/);
     expect(make({ ledger: {} })).toThrow(/ledger/);
+    // A plain object is not a session seller.
+    expect(() => withL402(() => new Response('x'), { priceSats: 1, provider: createDevNode(), secret: SECRET, session: {} as never })).toThrow(
+      /lightningSessions/,
+    );
   });
 });
 
@@ -272,7 +270,7 @@ describe('withL402 with sessions: the wire', () => {
       provider,
       secret: SECRET,
       onError: (error, context) => errors.push(`${context}: ${error instanceof Error ? error.message : error}`),
-      session: { unitPriceSats: 2, ledger },
+      session: lightningSessions({ unitPriceSats: 2, ledger }),
     });
     const get = (authorization?: string) => handler(new Request(`${BASE}/generate`, { headers: authorization ? { authorization } : {} }));
     const challenge = parsePaymentChallenges((await get()).headers.get('www-authenticate')).challenges.find((c) => c.intent === 'session')!;

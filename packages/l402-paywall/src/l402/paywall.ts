@@ -6,7 +6,6 @@ import { verifyAuthorization } from './credential.js';
 import {
   ChargeUse,
   PROBLEM_OF,
-  codeOfProblem,
   bindingKeyringOf,
   invoiceNetwork,
   isPaymentAuthorization,
@@ -19,15 +18,7 @@ import {
 import type { BindingKeyring } from '../mpp/binding.js';
 import { PAYMENT_RECEIPT_HEADER, chargeChallenge, formatChallenge, type PaymentChallenge } from '../mpp/charge.js';
 import type { ProblemCode } from '../mpp/problem.js';
-import {
-  isSessionAuthorization,
-  sessionChallenge,
-  sessionReceipt,
-  verifySessionCredential,
-  type RefundStatus,
-  type VerifiedSessionAction,
-} from '../mpp/session.js';
-import type { SessionAnswer, SessionLedger, SessionRecord } from '../sessions/ledger.js';
+import type { SessionAnswer } from '../sessions/ledger.js';
 import { REJECTIONS, type Rejection, type RejectionCode } from './reasons.js';
 import { memoryReplayStore, type ReplayStore } from './replay.js';
 import { Keyring, checkCaveats, mintToken, type CaveatExpectations, type VerifiedToken } from './token.js';
@@ -45,24 +36,50 @@ export interface InvoiceProvider {
 
 /**
  * Selling a route by the session (the Payment scheme's `intent="session"`,
- * draft-lightning-session-00; docs/sessions.md): the client pays a deposit
- * once, then each request spends units of it, and what is not spent is
- * refunded to its return invoice when it closes.
+ * draft-lightning-session-00; docs/sessions.md): `lightningSessions({
+ * unitPriceSats, ledger })` from l402-paywall/lightning makes one. Kept out
+ * of the edge core (its refunds decode invoices); the paywall speaks to it
+ * through this contract.
  */
-export interface SessionOptions {
-  /** Whole satoshis per unit: one request (or, through the metering seam, one chunk of a streamed answer). */
-  unitPriceSats: number;
-  /** The deposit, in units; default 20, as the draft recommends. */
-  depositUnits?: number;
-  /** A session unused this long is closed and refunded by the server; default 300 (the draft's 5 minutes). */
-  idleTimeoutSeconds?: number;
-  /** Where sessions live: memorySessionLedger() for one process, scriptedSessionLedger over Redis or Upstash for many. */
-  ledger: SessionLedger;
-  /** What a unit is, shown to the client (the request's `unitType`); default "request". */
-  unitType?: string;
-  /** Routing fee the service spends on a refund; default 1% of it, at least 1 sat (sessions/refunds.ts). */
-  maxRefundFeeMsat?: (amountMsat: number) => number;
+export interface SessionSeller {
+  /** Throws a TypeError naming the backend when it cannot refund sessions (pay invoices without an amount). */
+  check(provider: InvoiceProvider): void;
+  /** Whether an Authorization value in the Payment scheme echoes a session challenge. */
+  isSessionCredential(authorization: string): boolean;
+  /** A 402's session challenge (a fresh deposit invoice) and what its body says of it; undefined when none can be made now. */
+  offer(context: SessionContext, memo: string, expiresAt: number): Promise<SessionOffer | undefined>;
+  /** Acts on a session credential. */
+  decide(context: SessionContext, authorization: string, nowSeconds: number): Promise<SessionStep>;
 }
+
+/** What the paywall hands a session seller for one request. */
+export interface SessionContext {
+  binding: BindingKeyring;
+  realm: string;
+  route: string;
+  /** Conditions besides route (caveats), bound into the challenge and required of a credential. */
+  exact: Record<string, string>;
+  provider: InvoiceProvider;
+  replay: ReplayStore;
+  /** A fresh attempt name for a replay claim. */
+  attempt(): string;
+  onError(error: unknown, context: string): void;
+  /** An invoice, or undefined (onError told) when the provider cannot make one now. */
+  invoice(amountMsat: number, memo: string): Promise<{ invoice: string; paymentHash: string } | undefined>;
+}
+
+/** A 402's session challenge: its WWW-Authenticate value and the `session` member of the body. */
+export interface SessionOffer {
+  header: string;
+  body: Record<string, unknown>;
+}
+
+/** What a session credential comes to: a refusal (a 402 with a fresh challenge, or 400), an answer of the paywall's own (topUp, close), a paid request, or the store down. */
+export type SessionStep =
+  | { kind: 'refuse'; code: RejectionCode; message: string; problem?: ProblemCode; extra?: Record<string, unknown>; badRequest?: boolean }
+  | { kind: 'answer'; body: Record<string, unknown>; receipt: string }
+  | { kind: 'paid'; paid: Paid }
+  | { kind: 'unavailable'; message: string };
 
 /** A session a paid request runs under (Payment.session): the seam for metering a streamed answer. */
 export interface SessionUse {
@@ -143,9 +160,10 @@ export interface L402Options {
    * Also sells the route by the session (docs/sessions.md): every 402 then
    * carries a session challenge (a deposit invoice) beside the charge. Needs
    * a provider that pays invoices without an amount (refunds): with one that
-   * cannot, withL402 throws at construction.
+   * cannot, withL402 throws at construction. Make it with
+   * `lightningSessions({ unitPriceSats, ledger })` from l402-paywall/lightning.
    */
-  session?: SessionOptions;
+  session?: SessionSeller;
 }
 
 /** What limitInvoices answers when a request may not have an invoice now. */
@@ -262,24 +280,6 @@ interface Why extends Rejection {
   extra?: Record<string, unknown>;
 }
 
-/** The session options, checked and with their defaults. */
-interface CheckedSession {
-  unitPriceSats: number;
-  depositUnits: number;
-  idleTimeoutSeconds: number;
-  ledger: SessionLedger;
-  unitType: string;
-  maxRefundFeeMsat?: (amountMsat: number) => number;
-}
-
-/** A 402's session challenge and its deposit. */
-interface SessionOffer {
-  challenge: PaymentChallenge;
-  invoice: string;
-  paymentHash: string;
-  depositSats: number;
-}
-
 /**
  * The paywall: one pipeline for every request, whichever path it takes and
  * whichever scheme the credential is in.
@@ -300,7 +300,7 @@ class PaywallPipeline implements PaywallWithNow {
   readonly #l402: boolean;
   /** Whether the charge intent is offered (Payment credentials of intent charge taken). */
   readonly #charge: boolean;
-  readonly #session: CheckedSession | undefined;
+  readonly #session: SessionSeller | undefined;
   readonly #replay: ReplayStore;
   readonly #ttl: number;
   readonly #uses: number;
@@ -333,7 +333,7 @@ class PaywallPipeline implements PaywallWithNow {
       throw new TypeError('withL402: a Payment charge opens one request: with `uses` above 1, offer L402 only (schemes: {payment: false})');
     if (!payment && !this.#l402 && !options.session) throw new TypeError('withL402: option `schemes` turns both L402 and Payment off: nothing could be sold');
     this.#charge = payment;
-    this.#session = options.session && checkSession(options.session, options.provider);
+    this.#session = options.session;
     this.#binding = payment || this.#session ? bindingKeyringOf(this.#keyring) : undefined;
     this.#background = { onError: this.#onError, waitUntil: options.waitUntil };
     this.#fixedPrice = typeof options.priceSats === 'number' ? validPrice(options.priceSats) : undefined;
@@ -366,7 +366,7 @@ class PaywallPipeline implements PaywallWithNow {
   #decideUnder(request: Request, held: Terms, nowSeconds: number): Decision | Promise<Decision> {
     const authorization = request.headers.get('authorization');
     if (authorization !== null && this.#binding && isPaymentAuthorization(authorization)) {
-      if (this.#session && isSessionAuthorization(authorization)) return this.#decideSession(request, held, authorization, nowSeconds);
+      if (this.#session?.isSessionCredential(authorization)) return this.#decideSession(request, held, authorization, nowSeconds);
       if (this.#charge) return this.#decidePayment(request, held, authorization, nowSeconds);
     }
     if (!this.#l402) {
@@ -511,11 +511,11 @@ class PaywallPipeline implements PaywallWithNow {
     const sells = this.#l402 || this.#charge;
     const [charged, offered] = await Promise.all([
       sells ? this.#invoice(amountMsat, memo) : undefined,
-      this.#session ? this.#sessionOffer(request, held, memo, expiresAt) : undefined,
+      this.#session ? this.#session.offer(this.#sessionContext(request, held), memo, expiresAt) : undefined,
     ]);
     if (sells && !charged) return unavailable('PROVIDER_UNAVAILABLE', 'Lightning provider temporarily unavailable; try again shortly');
     if (!charged && !offered) return unavailable('PROVIDER_UNAVAILABLE', 'Lightning provider temporarily unavailable; try again shortly');
-    const invoice = charged ?? { invoice: offered!.invoice, paymentHash: offered!.paymentHash };
+    const invoice = charged ?? { invoice: offered!.body.depositInvoice as string, paymentHash: offered!.body.paymentHash as string };
     const paymentHash = invoice.paymentHash.toLowerCase();
     const authenticate: [string, string][] = [];
     let macaroon: string | undefined;
@@ -525,7 +525,7 @@ class PaywallPipeline implements PaywallWithNow {
     }
     const payment = this.#charge && charged ? this.#paymentChallenge(request, held, invoice.invoice, paymentHash, memo, expiresAt) : undefined;
     if (payment) authenticate.push(['WWW-Authenticate', formatChallenge(payment)]);
-    if (offered) authenticate.push(['WWW-Authenticate', formatChallenge(offered.challenge)]);
+    if (offered) authenticate.push(['WWW-Authenticate', offered.header]);
     if (authenticate.length === 0)
       return unavailable('PROVIDER_UNAVAILABLE', 'This invoice cannot be offered in any scheme this server speaks; try again shortly');
     const problem = why.problem ?? PROBLEM_OF[why.code];
@@ -545,16 +545,7 @@ class PaywallPipeline implements PaywallWithNow {
         // RFC 9457, with the drafts' problem types; challengeId names the fresh Payment challenge.
         ...problemMembers(problem, why.message),
         ...(payment && { challengeId: payment.id }),
-        ...(offered && {
-          session: {
-            challengeId: offered.challenge.id,
-            depositInvoice: offered.invoice,
-            paymentHash: offered.paymentHash,
-            depositSats: offered.depositSats,
-            unitPriceSats: this.#session!.unitPriceSats,
-            idleTimeoutSeconds: this.#session!.idleTimeoutSeconds,
-          },
-        }),
+        ...(offered && { session: offered.body }),
         ...why.extra,
       },
     };
@@ -568,142 +559,6 @@ class PaywallPipeline implements PaywallWithNow {
       this.#onError(error, 'creating an invoice failed');
       return undefined;
     }
-  }
-
-  /** The session challenge of a 402: a fresh deposit invoice (to open, or to top up), or undefined (onError told) when none can be made. */
-  async #sessionOffer(request: Request, held: Terms, memo: string, expiresAt: number): Promise<SessionOffer | undefined> {
-    const session = this.#session!;
-    const depositSats = session.unitPriceSats * session.depositUnits;
-    const invoice = await this.#invoice(depositSats * 1000, `${memo} (session deposit)`.slice(0, 120));
-    if (!invoice) return undefined;
-    const paymentHash = invoice.paymentHash.toLowerCase();
-    try {
-      const challenge = sessionChallenge(this.#binding!, {
-        realm: this.#realmOf(request),
-        unitPriceSats: session.unitPriceSats,
-        depositInvoice: invoice.invoice,
-        paymentHash,
-        depositSats,
-        idleTimeoutSeconds: session.idleTimeoutSeconds,
-        unitType: session.unitType,
-        expires: new Date(expiresAt * 1000),
-        binding: { ...held.exact, route: held.route },
-      });
-      return { challenge, invoice: invoice.invoice, paymentHash, depositSats };
-    } catch (error) {
-      this.#onError(error, 'making the session challenge failed; the 402 offers none');
-      return undefined;
-    }
-  }
-
-  /**
-   * A session action (docs/sessions.md): verified statelessly
-   * (mpp/session.ts), held to the request's realm and conditions, then done
-   * in the ledger in one atomic step. open and bearer spend one unit and
-   * serve the request; topUp and close are answered here, without the handler.
-   */
-  async #decideSession(request: Request, held: Terms, authorization: string, nowSeconds: number): Promise<Decision> {
-    const binding = this.#binding!;
-    const verified = verifySessionCredential(binding, authorization, nowSeconds);
-    if (!verified.ok) {
-      const why: Why = { code: codeOfProblem(verified.problem), message: verified.detail, problem: verified.problem };
-      return verified.problem === 'method-unsupported' ? badRequest(request, why) : this.#challenge(request, held, why);
-    }
-    if (verified.realm !== this.#realmOf(request)) return this.#challenge(request, held, rejection('WRONG_REALM'));
-    if (verified.binding.route !== held.route) return this.#challenge(request, held, rejection('WRONG_ROUTE'));
-    for (const name in held.exact) if (verified.binding[name] !== held.exact[name]) return this.#challenge(request, held, rejection('CAVEAT_NOT_SATISFIED'));
-    try {
-      switch (verified.action) {
-        case 'open':
-          return await this.#openSession(request, held, verified, nowSeconds);
-        case 'bearer':
-          return await this.#spendUnit(request, held, verified, nowSeconds);
-        case 'topUp':
-          return await this.#topUpSession(request, held, verified, nowSeconds);
-        case 'close':
-          return await this.#closeSession(request, held, verified, nowSeconds);
-      }
-    } catch (error) {
-      this.#onError(error, 'session ledger unavailable');
-      return unavailable('STORE_UNAVAILABLE', 'Session store temporarily unavailable; retry with the same credential');
-    }
-  }
-
-  /** Claims a deposit's (or top-up's) payment hash in the replay store: it opens or credits exactly one thing, and is never also a charge. */
-  async #claimDeposit(verified: VerifiedSessionAction): Promise<{ claimed: boolean; attempt: string }> {
-    const attempt = this.#attempts.next();
-    const claimed = await this.#replay.claim(verified.paidHash!, 1, verified.expiresAt, attempt);
-    return { claimed, attempt };
-  }
-
-  async #openSession(request: Request, held: Terms, verified: VerifiedSessionAction, nowSeconds: number): Promise<Decision> {
-    const session = this.#session!;
-    const { claimed, attempt } = await this.#claimDeposit(verified);
-    if (!claimed) return this.#challenge(request, held, rejection('DEPOSIT_ALREADY_USED'));
-    const now = nowSeconds * 1000;
-    let opened: SessionAnswer;
-    try {
-      opened = await session.ledger.open(
-        {
-          id: verified.sessionId,
-          depositMsat: verified.paidSats! * 1000,
-          returnInvoice: verified.returnInvoice!,
-          idleTimeoutMs: session.idleTimeoutSeconds * 1000,
-        },
-        now,
-      );
-    } catch (error) {
-      // Not opened (or its answer lost): the deposit is given back, so the same credential can open it on retry (a second open is refused by the ledger).
-      await this.#replay.release(verified.paidHash!, attempt, verified.expiresAt).catch((e: unknown) => this.#onError(e, 'releasing a deposit failed'));
-      throw error;
-    }
-    if (!opened.ok) return this.#challenge(request, held, rejection('DEPOSIT_ALREADY_USED'));
-    return this.#spendUnit(request, held, verified, nowSeconds);
-  }
-
-  async #spendUnit(request: Request, held: Terms, verified: VerifiedSessionAction, nowSeconds: number): Promise<Decision> {
-    const session = this.#session!;
-    const spent = await session.ledger.spend(verified.sessionId, session.unitPriceSats * 1000, nowSeconds * 1000);
-    if (!spent.ok) return this.#challenge(request, held, sessionRefusal(spent));
-    return new SessionPaid(session, verified, held.route, nowSeconds);
-  }
-
-  async #topUpSession(request: Request, held: Terms, verified: VerifiedSessionAction, nowSeconds: number): Promise<Decision> {
-    const session = this.#session!;
-    const { claimed, attempt } = await this.#claimDeposit(verified);
-    if (!claimed) return this.#challenge(request, held, rejection('DEPOSIT_ALREADY_USED'));
-    const credited = await session.ledger.topUp(verified.sessionId, verified.paidHash!, verified.paidSats! * 1000, nowSeconds * 1000);
-    if (!credited.ok) {
-      // No such session: nothing was recorded, so the payment is given back (it can still open a session). Closed: the ledger folded it into the refund.
-      if (credited.reason === 'unknown') await this.#replay.release(verified.paidHash!, attempt, verified.expiresAt);
-      return this.#challenge(request, held, sessionRefusal(credited));
-    }
-    return answered(200, { status: 'ok' }, sessionReceipt({ challengeId: verified.challengeId, sessionId: verified.sessionId, at: nowSeconds }));
-  }
-
-  async #closeSession(request: Request, held: Terms, verified: VerifiedSessionAction, nowSeconds: number): Promise<Decision> {
-    const session = this.#session!;
-    const closed = await session.ledger.close(verified.sessionId, 'client', nowSeconds * 1000);
-    if (!closed.ok) return this.#challenge(request, held, sessionRefusal(closed));
-    let record: SessionRecord | null = closed.session ?? null;
-    if (record?.refund?.state === 'due') {
-      try {
-        // Loaded when first needed: the refund path (and its invoice decoder) stays out of the edge core's bundle.
-        const { refundSession } = await import('../sessions/refunds.js');
-        const report = await refundSession(
-          { ledger: session.ledger, provider: this.#options.provider as never, ...(session.maxRefundFeeMsat && { maxFeeMsat: session.maxRefundFeeMsat }) },
-          verified.sessionId,
-        );
-        if (report.result !== 'paid')
-          this.#onError(new Error(`session ${verified.sessionId}: refund ${report.result}: ${report.detail ?? ''}`), 'a session refund was not paid');
-      } catch (error) {
-        this.#onError(error, 'a session refund was not paid; it stays due');
-      }
-      record = (await session.ledger.get(verified.sessionId).catch(() => null)) ?? record;
-    }
-    const refund = closeRefund(record);
-    const body = { status: 'closed', ...refund.wire, refund: refund.detail };
-    return answered(200, body, sessionReceipt({ challengeId: verified.challengeId, sessionId: verified.sessionId, at: nowSeconds, refund: refund.wire }));
   }
 
   /** The Payment challenge for an invoice: none (and onError told) when the invoice or the options cannot make one. */
@@ -724,6 +579,38 @@ class PaywallPipeline implements PaywallWithNow {
     } catch (error) {
       this.#onError(error, 'making the Payment challenge failed; the 402 offers L402 only');
       return undefined;
+    }
+  }
+
+  /** What a session seller needs of this request. */
+  #sessionContext(request: Request, held: Terms): SessionContext {
+    return {
+      binding: this.#binding!,
+      realm: this.#realmOf(request),
+      route: held.route,
+      exact: held.exact,
+      provider: this.#options.provider,
+      replay: this.#replay,
+      attempt: () => this.#attempts.next(),
+      onError: this.#onError,
+      invoice: (amountMsat, memo) => this.#invoice(amountMsat, memo),
+    };
+  }
+
+  /** A session action (docs/sessions.md): open and bearer serve the request; topUp and close are answered here, without the handler. */
+  async #decideSession(request: Request, held: Terms, authorization: string, nowSeconds: number): Promise<Decision> {
+    const step = await this.#session!.decide(this.#sessionContext(request, held), authorization, nowSeconds);
+    switch (step.kind) {
+      case 'paid':
+        return step.paid;
+      case 'answer':
+        return answered(step.body, step.receipt);
+      case 'unavailable':
+        return unavailable('STORE_UNAVAILABLE', step.message);
+      case 'refuse': {
+        const why: Why = { code: step.code, message: step.message, problem: step.problem, extra: step.extra };
+        return step.badRequest ? badRequest(request, why) : this.#challenge(request, held, why);
+      }
     }
   }
 }
@@ -963,59 +850,19 @@ function checkOptions(options: L402Options): void {
   for (const name of ['memo', 'caveats', 'onPaid', 'onError', 'onEvent', 'limitInvoices', 'waitUntil'] as const) {
     if (options[name] !== undefined && !isFunction(options[name])) fail(name, 'a function', options[name]);
   }
-  if (options.session !== undefined) checkSession(options.session, provider);
-}
-
-/**
- * The session option checked, with its defaults. Refunds are paid to
- * invoices without an amount, so a backend that cannot pay those cannot sell
- * sessions: a TypeError naming it, at construction.
- */
-function checkSession(session: SessionOptions, provider: InvoiceProvider): CheckedSession {
-  const fail = (message: string) => {
-    throw new TypeError(`withL402: option \`session\`: ${message}`);
-  };
-  if (!session || typeof session !== 'object') fail('must be an object { unitPriceSats, ledger, depositUnits?, idleTimeoutSeconds? }');
-  const { unitPriceSats, depositUnits = 20, idleTimeoutSeconds = 300, ledger, unitType = 'request', maxRefundFeeMsat } = session;
-  if (typeof provider?.payAmountlessInvoice !== 'function' || typeof provider.lookupPayment !== 'function')
-    fail(
-      `the ${provider?.name ?? 'given'} backend cannot pay invoices without an amount (payAmountlessInvoice), so it cannot refund sessions; use one that can (docs/sessions.md) or leave sessions off`,
-    );
-  if (!Number.isSafeInteger(unitPriceSats) || unitPriceSats <= 0) fail(`unitPriceSats must be a positive whole number of satoshis, got ${unitPriceSats}`);
-  if (!Number.isSafeInteger(depositUnits) || depositUnits <= 0) fail(`depositUnits must be a positive whole number, got ${depositUnits}`);
-  if (!Number.isSafeInteger(unitPriceSats * depositUnits * 1000)) fail('the deposit (unitPriceSats × depositUnits) is too large');
-  if (!Number.isSafeInteger(idleTimeoutSeconds) || idleTimeoutSeconds <= 0)
-    fail(`idleTimeoutSeconds must be a positive whole number, got ${idleTimeoutSeconds}`);
-  for (const name of ['open', 'spend', 'topUp', 'close', 'get', 'claimRefund', 'settleRefund'] as const)
-    if (typeof ledger?.[name] !== 'function') fail('ledger must be a session ledger (memorySessionLedger(), or scriptedSessionLedger over Redis)');
-  if (typeof unitType !== 'string' || unitType.length > 64) fail('unitType must be a string of at most 64 characters');
-  if (maxRefundFeeMsat !== undefined && typeof maxRefundFeeMsat !== 'function') fail('maxRefundFeeMsat must be a function');
-  return { unitPriceSats, depositUnits, idleTimeoutSeconds, ledger, unitType, ...(maxRefundFeeMsat && { maxRefundFeeMsat }) };
-}
-
-/** Why the ledger refused a session action, as a 402's reason (with the balance, for a short one). */
-function sessionRefusal(answer: SessionAnswer & { ok: false }): Why {
-  switch (answer.reason) {
-    case 'unknown':
-      return rejection('SESSION_NOT_FOUND');
-    case 'closed':
-    case 'idle':
-      return rejection('SESSION_CLOSED');
-    case 'insufficient':
-      return {
-        ...rejection('INSUFFICIENT_BALANCE'),
-        extra: { balanceMsat: answer.balanceMsat, ...(answer.session && { sessionId: answer.session.id, balanceSpent: answer.session.spentMsat / 1000 }) },
-      };
-    default:
-      return rejection('DEPOSIT_ALREADY_USED');
+  if (options.session !== undefined) {
+    const session = options.session as Partial<SessionSeller> | null;
+    if (!session || typeof session.decide !== 'function' || typeof session.offer !== 'function' || typeof session.check !== 'function')
+      fail('session', 'a session seller: lightningSessions({ unitPriceSats, ledger }) from l402-paywall/lightning', options.session);
+    options.session.check(provider);
   }
 }
 
 /** An answer the paywall gives itself (a session's topUp or close): 200, JSON, its receipt; the handler does not run. */
-function answered(status: 200, body: Record<string, unknown>, receipt: string): Refusal {
+function answered(body: Record<string, unknown>, receipt: string): Refusal {
   return {
     kind: 'refused',
-    status,
+    status: 200,
     headers: [
       ['Content-Type', 'application/json'],
       ['Cache-Control', 'no-store'],
@@ -1023,77 +870,6 @@ function answered(status: 200, body: Record<string, unknown>, receipt: string): 
     ],
     body,
   };
-}
-
-/**
- * A closed session's refund in the draft's words (refundSats; refundStatus
- * succeeded, skipped, or failed: not paid, whether it is retried or given
- * up) and in ours (state, millisatoshis, attempts, the last error, the reason
- * it was given up): a failed refund stays due and visible.
- */
-function closeRefund(record: SessionRecord | null): { wire: { refundSats: number; refundStatus: RefundStatus }; detail: Record<string, unknown> } {
-  const refund = record?.refund;
-  const amountMsat = refund?.amountMsat ?? 0;
-  const refundStatus: RefundStatus = !refund || refund.state === 'none' ? 'skipped' : refund.state === 'paid' ? 'succeeded' : 'failed';
-  return {
-    wire: { refundSats: amountMsat / 1000, refundStatus },
-    detail: {
-      state: refund?.state ?? 'none',
-      amountMsat,
-      attempts: refund?.attempts ?? 0,
-      ...(refund?.lastError !== undefined && { lastError: refund.lastError }),
-      ...(refund?.reason !== undefined && { reason: refund.reason }),
-      ...((refund?.state === 'failed' || refund?.state === 'due') && { nextAttemptAt: new Date(refund.nextAttemptAt).toISOString() }),
-    },
-  };
-}
-
-/**
- * A request paid by a session (open or bearer): one unit spent. Kept when
- * the handler fails: the ledger has no give-back, and a retry is one more
- * unit of the client's own balance (docs/sessions.md).
- */
-class SessionPaid implements Paid {
-  readonly kind = 'paid';
-  #payment: Payment | undefined;
-
-  constructor(
-    private readonly session: CheckedSession,
-    private readonly verified: VerifiedSessionAction,
-    private readonly route: string,
-    private readonly at: number,
-  ) {}
-
-  get expiresAt(): number {
-    return this.verified.expiresAt;
-  }
-
-  get payment(): Payment {
-    const { session, verified } = this;
-    return (this.#payment ??= {
-      paymentHash: verified.sessionId,
-      route: this.route,
-      amountMsat: session.unitPriceSats * 1000,
-      scheme: 'Payment',
-      challengeId: verified.challengeId,
-      session: {
-        id: verified.sessionId,
-        unitPriceSats: session.unitPriceSats,
-        spend: (units: number) => {
-          if (!Number.isSafeInteger(units) || units <= 0) return Promise.reject(new RangeError(`units must be a positive whole number, got ${units}`));
-          return session.ledger.spend(verified.sessionId, units * session.unitPriceSats * 1000, Date.now());
-        },
-      },
-    });
-  }
-
-  get receipt(): string {
-    return sessionReceipt({ challengeId: this.verified.challengeId, sessionId: this.verified.sessionId, at: this.at });
-  }
-
-  release(): Promise<void> {
-    return Promise.resolve();
-  }
 }
 
 function validPrice(price: number): number {
