@@ -164,6 +164,33 @@ describe('withL402 with sessions: the wire', () => {
     expect(served()).toBe(0);
   });
 
+  it('the charge still sells one request beside the session', async () => {
+    const { get, wallet, served } = shop();
+    const response = await get();
+    const charge = parsePaymentChallenges(response.headers.get('www-authenticate')).challenges.find((c) => c.intent === 'charge')!;
+    const read = readLightningCharge(charge);
+    if (!read.ok) throw new Error(read.detail);
+    const { preimage } = await wallet.pay(read.charge.invoice);
+    expect((await get(formatCredential(charge, preimage))).status).toBe(200);
+    expect((await get(formatCredential(charge, preimage))).status).toBe(402);
+    expect(served()).toBe(1);
+  });
+
+  it('a session idle past its timeout is closed on its next request and refunded at once', async () => {
+    const { open, act, ledger, wallet } = shop(memoryStores, {}, 2);
+    const { offer: o, preimage, sessionId, returnHash } = await open();
+    const realNow = Date.now;
+    try {
+      Date.now = () => realNow() + 601_000; // past the 600 s idle timeout
+      const late = await act(o, { action: 'bearer', sessionId, preimage });
+      expect(await late.json()).toMatchObject({ code: 'SESSION_CLOSED' });
+    } finally {
+      Date.now = realNow;
+    }
+    expect(await ledger.get(sessionId)).toMatchObject({ status: 'closed', closedBecause: 'idle', refund: { state: 'paid', amountMsat: 38 * SAT } });
+    expect(await wallet.lookupInvoice(returnHash)).toMatchObject({ settled: true, amountMsat: 38 * SAT });
+  });
+
   it('open with a return invoice that names an amount is refused with the draft’s problem type, and opens nothing', async () => {
     const { offer, wallet, get, ledger } = shop();
     const { offer: o } = await offer();

@@ -184,7 +184,10 @@ class LightningSessions implements SessionSeller {
 
   async #spendUnit(context: SessionContext, verified: VerifiedSessionAction, nowSeconds: number): Promise<SessionStep> {
     const spent = await this.options.ledger.spend(verified.sessionId, this.options.unitPriceSats * 1000, nowSeconds * 1000);
-    if (!spent.ok) return ledgerRefusal(spent);
+    if (!spent.ok) {
+      if (spent.reason === 'idle') await this.#refund(context, verified.sessionId);
+      return ledgerRefusal(spent);
+    }
     return { kind: 'paid', paid: new SessionPaid(this.options, verified, context.route, nowSeconds) };
   }
 
@@ -195,6 +198,8 @@ class LightningSessions implements SessionSeller {
     if (!credited.ok) {
       // No such session: nothing was recorded, so the payment is given back (it can still open a session). Closed: the ledger folded it into the refund.
       if (credited.reason === 'unknown') await context.replay.release(verified.paidHash!, attempt, verified.expiresAt);
+      // Closed now for idleness, or closed before with this top-up folded into a refund not yet paid: paid at once.
+      if (credited.reason === 'closed' || credited.reason === 'idle') await this.#refund(context, verified.sessionId);
       return ledgerRefusal(credited);
     }
     return {
@@ -204,25 +209,26 @@ class LightningSessions implements SessionSeller {
     };
   }
 
-  async #close(context: SessionContext, verified: VerifiedSessionAction, nowSeconds: number): Promise<SessionStep> {
+  /** Pays a closed session's refund now if it is due (refunds.ts); one that is not paid stays due for refundDue, and onError hears of it. Never throws. */
+  async #refund(context: SessionContext, id: string): Promise<void> {
     const { ledger, maxRefundFeeMsat } = this.options;
+    try {
+      const provider = context.provider as LightningProvider;
+      const report = await refundSession({ ledger, provider, ...(maxRefundFeeMsat && { maxFeeMsat: maxRefundFeeMsat }) }, id);
+      if (report.result !== 'paid' && report.result !== 'not-due')
+        context.onError(new Error(`session ${id}: refund ${report.result}${report.detail ? `: ${report.detail}` : ''}`), 'a session refund was not paid');
+    } catch (error) {
+      context.onError(error, 'a session refund was not paid; it stays due');
+    }
+  }
+
+  async #close(context: SessionContext, verified: VerifiedSessionAction, nowSeconds: number): Promise<SessionStep> {
+    const { ledger } = this.options;
     const closed = await ledger.close(verified.sessionId, 'client', nowSeconds * 1000);
     if (!closed.ok) return ledgerRefusal(closed);
     let record: SessionRecord | null = closed.session ?? null;
     if (record?.refund?.state === 'due') {
-      try {
-        const report = await refundSession(
-          { ledger, provider: context.provider as LightningProvider, ...(maxRefundFeeMsat && { maxFeeMsat: maxRefundFeeMsat }) },
-          verified.sessionId,
-        );
-        if (report.result !== 'paid')
-          context.onError(
-            new Error(`session ${verified.sessionId}: refund ${report.result}${report.detail ? `: ${report.detail}` : ''}`),
-            'a session refund was not paid',
-          );
-      } catch (error) {
-        context.onError(error, 'a session refund was not paid; it stays due');
-      }
+      await this.#refund(context, verified.sessionId);
       record = (await ledger.get(verified.sessionId).catch(() => null)) ?? record;
     }
     const refund = closeRefund(record);
