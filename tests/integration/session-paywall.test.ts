@@ -9,6 +9,10 @@
 // once, and a refund that fails says so and stays due. Real paywall, real dev
 // Lightning nodes (the server's and the client's wallet on one fake network).
 import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { l402Middleware } from 'l402-paywall/express';
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
@@ -336,6 +340,23 @@ describe.each([
     expect(await ledger.get(sessionId)).toMatchObject({ paidMsat: 20 * SAT, spentMsat: 20 * SAT });
   });
 
+  (needsRedis && !redisUp ? it.skip : it)('close refunds deposit minus spent once, to the millisatoshi; then every action is refused', async () => {
+    const { open, act, ledger, wallet, server } = shop(stores, {}, 3); // a 60-sat deposit
+    const { offer: o, preimage, sessionId, returnHash } = await open();
+    await act(o, { action: 'bearer', sessionId, preimage });
+    const closing = await Promise.all([1, 2, 3].map(() => act(o, { action: 'close', sessionId, preimage })));
+    expect(closing.map((r) => r.status).sort()).toEqual([200, 402, 402]);
+    expect(await closing.find((r) => r.status === 200)!.json()).toMatchObject({ status: 'closed', refundSats: 54, refundStatus: 'succeeded' });
+    expect(await wallet.lookupInvoice(returnHash)).toMatchObject({ settled: true, amountMsat: 54 * SAT });
+    expect((await server.balance()).balanceMsat).toBe(6 * SAT);
+    for (const payload of [
+      { action: 'bearer', sessionId, preimage },
+      { action: 'close', sessionId, preimage },
+    ] as const)
+      expect(await (await act(o, payload)).json()).toMatchObject({ code: 'SESSION_CLOSED' });
+    expect((await ledger.get(sessionId))?.refund).toMatchObject({ state: 'paid', amountMsat: 54 * SAT, attempts: 1 });
+  });
+
   (needsRedis && !redisUp ? it.skip : it)('a replayed open, and a top-up used twice, are refused', async () => {
     const { open, get, offer, wallet, act, ledger } = shop(stores, {}, 1);
     const { credential, sessionId } = await open();
@@ -345,5 +366,54 @@ describe.each([
     const answers = await Promise.all([1, 2].map(() => act(fresh, { action: 'topUp', sessionId, topUpPreimage })));
     expect(answers.map((a) => a.status).sort()).toEqual([200, 402]);
     expect((await ledger.get(sessionId))?.paidMsat).toBe(40 * SAT);
+  });
+});
+
+describe('l402Middleware (Express) with sessions', () => {
+  let http: Server;
+  let url = '';
+  const net = memoryDevNodeStore();
+  const node = createDevNode({ store: net });
+  const wallet = createDevNode({ store: net });
+  beforeAll(async () => {
+    const app = express();
+    const session = lightningSessions({ unitPriceSats: 1, ledger: memorySessionLedger() });
+    app.get('/generate', l402Middleware({ priceSats: 21, provider: node, secret: SECRET, realm: 'shop.example', session }), (req, res) => {
+      res.json({ session: (req as { l402?: { session?: { id: string } } }).l402?.session?.id });
+    });
+    http = createServer(app);
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/generate`;
+  });
+  afterAll(() => new Promise<void>((resolve) => http.close(() => resolve())));
+
+  it('opens, tops up and closes a session: the paywall’s own answers and receipts go out as they are', async () => {
+    const offer = async () => {
+      const response = await fetch(url);
+      const challenge = parsePaymentChallenges(response.headers.get('www-authenticate')).challenges.find((c) => c.intent === 'session')!;
+      const read = readLightningSession(challenge);
+      if (!read.ok) throw new Error(read.detail);
+      return read.session;
+    };
+    const o = await offer();
+    const { preimage } = await wallet.pay(o.depositInvoice);
+    const returned = await wallet.createAmountlessInvoice({});
+    const sessionId = o.paymentHash;
+    const opened = await fetch(url, {
+      headers: { authorization: formatSessionCredential(o.challenge, { action: 'open', preimage, returnInvoice: returned.invoice }) },
+    });
+    expect(opened.status).toBe(200);
+    expect(await opened.json()).toEqual({ session: sessionId });
+    const fresh = await offer();
+    const { preimage: topUpPreimage } = await wallet.pay(fresh.depositInvoice);
+    const topped = await fetch(url, { headers: { authorization: formatSessionCredential(fresh.challenge, { action: 'topUp', sessionId, topUpPreimage }) } });
+    expect(topped.status).toBe(200);
+    expect(await topped.json()).toEqual({ status: 'ok' });
+    expect(receiptOf(topped)).toMatchObject({ reference: sessionId });
+    const closed = await fetch(url, { headers: { authorization: formatSessionCredential(o.challenge, { action: 'close', sessionId, preimage }) } });
+    expect(closed.status).toBe(200);
+    expect(await closed.json()).toMatchObject({ status: 'closed', refundSats: 39, refundStatus: 'succeeded' });
+    expect(receiptOf(closed)).toMatchObject({ reference: sessionId, refundSats: 39, refundStatus: 'succeeded' });
+    expect(await wallet.lookupInvoice(returned.paymentHash)).toMatchObject({ settled: true, amountMsat: 39 * SAT });
   });
 });
