@@ -18,6 +18,7 @@ import type { RejectionCode } from '../l402/reasons.js';
 import type { InvoiceProvider, Paid, Payment, SessionContext, SessionOffer, SessionSeller, SessionStep, SessionUse } from '../l402/paywall.js';
 import { formatChallenge } from '../mpp/charge.js';
 import {
+  invoiceNetworkOf,
   isSessionAuthorization,
   sessionChallenge,
   sessionReceipt,
@@ -106,7 +107,8 @@ class LightningSessions implements SessionSeller {
     const { unitPriceSats, depositUnits, idleTimeoutSeconds, unitType } = this.options;
     const depositSats = unitPriceSats * depositUnits;
     const invoice = await context.invoice(depositSats * 1000, `${memo} (session deposit)`.slice(0, 120));
-    if (!invoice) return undefined;
+    // A network the Lightning method has no name for (testnet): no session offered, as no charge is.
+    if (!invoice || !invoiceNetworkOf(invoice.invoice)) return undefined;
     const paymentHash = invoice.paymentHash.toLowerCase();
     try {
       const challenge = sessionChallenge(context.binding, {
