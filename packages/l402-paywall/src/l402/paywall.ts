@@ -27,11 +27,6 @@ import type { L402Event, ServerEventOptions } from '../events/types.js';
 /** What the paywall needs from a Lightning backend (lib/lightning providers fit it). */
 export interface InvoiceProvider {
   createInvoice(request: { amountMsat: number; memo?: string; expirySeconds?: number }): Promise<{ invoice: string; paymentHash: string }>;
-  /** Sessions only: pays a refund to the client's return invoice (an invoice without an amount). */
-  payAmountlessInvoice?: (request: { invoice: string; amountMsat: number; maxFeeMsat: number }) => Promise<unknown>;
-  /** Sessions only: whether an earlier refund attempt paid (sessions/refunds.ts). */
-  lookupPayment?: (paymentHash: string) => Promise<{ state: string } | null>;
-  readonly name?: string;
 }
 
 /**
