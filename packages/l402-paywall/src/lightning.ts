@@ -22,3 +22,9 @@ export { readBoundedText } from './http/read-bounded.js';
 export type { BoundedText, ReadBoundedOptions } from './http/read-bounded.js';
 export { LightningAddress, LightningAddressWithLoopback, lightningAddressSchema, splitLightningAddress } from './lightning/address.js';
 export type { LightningAddressParts } from './lightning/address.js';
+// Prepaid sessions (docs/sessions.md): withL402's `session` option, the ledger, refunds.
+export { lightningSessions } from './sessions/seller.js';
+export type { LightningSessionsOptions } from './sessions/seller.js';
+export { canRefund, closeIdleSessions, refundDue, refundSession } from './sessions/refunds.js';
+export type { RefundOptions, RefundReport } from './sessions/refunds.js';
+export { scriptedSessionLedger } from './sessions/ledger-scripts.js';

@@ -1,7 +1,22 @@
 // The edge-safe L402 core: Web APIs and @noble only.
 export { getPayment } from './with-l402.js';
 export { createPaywall, challengeHeaders, refusalResponse, PROVIDER_RETRY_AFTER_SECONDS } from './paywall.js';
-export type { L402Options, InvoiceProvider, Payment, Decision, Refusal, Paid, Paywall } from './paywall.js';
+export type {
+  L402Options,
+  InvoiceProvider,
+  Payment,
+  Decision,
+  Refusal,
+  Paid,
+  Paywall,
+  SessionSeller,
+  SessionUse,
+  SessionContext,
+  SessionStep,
+  SessionOffer,
+} from './paywall.js';
+export { memorySessionLedger } from '../sessions/ledger.js';
+export type { SessionLedger, SessionAnswer, SessionRecord, SessionRefund, RefundState } from '../sessions/ledger.js';
 export { Keyring, mintToken, verifyToken, decodeToken, checkCaveats } from './token.js';
 export type { TokenPayload, MintInput, VerifyResult, CaveatExpectations } from './token.js';
 export { parseCredential, verifyAuthorization } from './credential.js';

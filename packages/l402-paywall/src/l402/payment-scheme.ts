@@ -57,6 +57,11 @@ export const PROBLEM_OF: Record<RejectionCode, ProblemCode> = {
   WRONG_REALM: 'invalid-challenge',
   CAVEAT_NOT_SATISFIED: 'invalid-challenge',
   INSUFFICIENT_PRICE: 'payment-insufficient',
+  SESSION_NOT_FOUND: 'lightning/session-not-found',
+  SESSION_CLOSED: 'lightning/session-closed',
+  INSUFFICIENT_BALANCE: 'lightning/insufficient-balance',
+  INVALID_RETURN_INVOICE: 'lightning/invalid-return-invoice',
+  DEPOSIT_ALREADY_USED: 'lightning/unknown-challenge',
 };
 
 /** Our code for a refusal of a Payment credential by mpp/credential.ts. */
@@ -67,6 +72,7 @@ export function codeOfProblem(problem: ProblemCode): RejectionCode {
     case 'method-unsupported':
       return 'METHOD_UNSUPPORTED';
     case 'lightning/expired-invoice':
+    case 'lightning/challenge-expired':
     case 'payment-expired':
       return 'TOKEN_EXPIRED';
     case 'lightning/invalid-preimage':
@@ -77,6 +83,14 @@ export function codeOfProblem(problem: ProblemCode): RejectionCode {
       return 'UNKNOWN_CHALLENGE';
     case 'payment-insufficient':
       return 'INSUFFICIENT_PRICE';
+    case 'lightning/invalid-return-invoice':
+      return 'INVALID_RETURN_INVOICE';
+    case 'lightning/session-not-found':
+      return 'SESSION_NOT_FOUND';
+    case 'lightning/session-closed':
+      return 'SESSION_CLOSED';
+    case 'lightning/insufficient-balance':
+      return 'INSUFFICIENT_BALANCE';
     default:
       return 'MALFORMED_CREDENTIAL';
   }

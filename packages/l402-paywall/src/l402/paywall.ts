@@ -16,8 +16,9 @@ import {
   type Scheme,
 } from './payment-scheme.js';
 import type { BindingKeyring } from '../mpp/binding.js';
-import { chargeChallenge, formatChallenge, type PaymentChallenge } from '../mpp/charge.js';
+import { PAYMENT_RECEIPT_HEADER, chargeChallenge, formatChallenge, type PaymentChallenge } from '../mpp/charge.js';
 import type { ProblemCode } from '../mpp/problem.js';
+import type { SessionAnswer } from '../sessions/ledger.js';
 import { REJECTIONS, type Rejection, type RejectionCode } from './reasons.js';
 import { memoryReplayStore, type ReplayStore } from './replay.js';
 import { Keyring, checkCaveats, mintToken, type CaveatExpectations, type VerifiedToken } from './token.js';
@@ -26,6 +27,62 @@ import type { L402Event, ServerEventOptions } from '../events/types.js';
 /** What the paywall needs from a Lightning backend (lib/lightning providers fit it). */
 export interface InvoiceProvider {
   createInvoice(request: { amountMsat: number; memo?: string; expirySeconds?: number }): Promise<{ invoice: string; paymentHash: string }>;
+}
+
+/**
+ * Selling a route by the session (the Payment scheme's `intent="session"`,
+ * draft-lightning-session-00; docs/sessions.md): `lightningSessions({
+ * unitPriceSats, ledger })` from l402-paywall/lightning makes one. Kept out
+ * of the edge core (its refunds decode invoices); the paywall speaks to it
+ * through this contract.
+ */
+export interface SessionSeller {
+  /** Throws a TypeError naming the backend when it cannot refund sessions (pay invoices without an amount). */
+  check(provider: InvoiceProvider): void;
+  /** Whether an Authorization value in the Payment scheme echoes a session challenge. */
+  isSessionCredential(authorization: string): boolean;
+  /** A 402's session challenge (a fresh deposit invoice) and what its body says of it; undefined when none can be made now. */
+  offer(context: SessionContext, memo: string, expiresAt: number): Promise<SessionOffer | undefined>;
+  /** Acts on a session credential. */
+  decide(context: SessionContext, authorization: string, nowSeconds: number): Promise<SessionStep>;
+}
+
+/** What the paywall hands a session seller for one request. */
+export interface SessionContext {
+  binding: BindingKeyring;
+  realm: string;
+  route: string;
+  /** Conditions besides route (caveats), bound into the challenge and required of a credential. */
+  exact: Record<string, string>;
+  provider: InvoiceProvider;
+  replay: ReplayStore;
+  /** A fresh attempt name for a replay claim. */
+  attempt(): string;
+  onError(error: unknown, context: string): void;
+  /** An invoice, or undefined (onError told) when the provider cannot make one now. */
+  invoice(amountMsat: number, memo: string): Promise<{ invoice: string; paymentHash: string } | undefined>;
+}
+
+/** A 402's session challenge: its WWW-Authenticate value and the `session` member of the body. */
+export interface SessionOffer {
+  header: string;
+  body: Record<string, unknown>;
+}
+
+/** What a session credential comes to: a refusal (a 402 with a fresh challenge, or 400), an answer of the paywall's own (topUp, close), a paid request, or the store down. */
+export type SessionStep =
+  | { kind: 'refuse'; code: RejectionCode; message: string; problem?: ProblemCode; extra?: Record<string, unknown>; badRequest?: boolean }
+  | { kind: 'answer'; body: Record<string, unknown>; receipt: string }
+  | { kind: 'paid'; paid: Paid }
+  | { kind: 'unavailable'; message: string };
+
+/** A session a paid request runs under (Payment.session): the seam for metering a streamed answer. */
+export interface SessionUse {
+  /** The session's id: its deposit's payment hash. */
+  id: string;
+  unitPriceSats: number;
+  /** Spends `units` more units in one atomic step: refused (`insufficient`, nothing taken) when the balance does not cover them all. */
+  spend(units: number): Promise<SessionAnswer>;
 }
 
 type MaybePromise<T> = T | Promise<T>;
@@ -94,6 +151,14 @@ export interface L402Options {
    * credential (docs/mpp.md "A paid request whose handler fails").
    */
   keepPaymentOnFailure?: boolean;
+  /**
+   * Also sells the route by the session (docs/sessions.md): every 402 then
+   * carries a session challenge (a deposit invoice) beside the charge. Needs
+   * a provider that pays invoices without an amount (refunds): with one that
+   * cannot, withL402 throws at construction. Make it with
+   * `lightningSessions({ unitPriceSats, ledger })` from l402-paywall/lightning.
+   */
+  session?: SessionSeller;
 }
 
 /** What limitInvoices answers when a request may not have an invoice now. */
@@ -111,12 +176,15 @@ export interface Payment {
   scheme?: Scheme;
   /** The Payment challenge answered (Payment credentials only). */
   challengeId?: string;
+  /** Set when a session paid (a bearer or open action): spend more units of it, e.g. per streamed chunk. */
+  session?: SessionUse;
 }
 
 /** A 402 with a fresh challenge, or a 503 when nothing can be sold or checked. */
 export interface Refusal {
   kind: 'refused';
-  status: 400 | 402 | 429 | 503;
+  /** 200: a session's topUp or close, answered by the paywall itself (the handler does not run). */
+  status: 200 | 400 | 402 | 429 | 503;
   /** Pairs, because WWW-Authenticate appears twice. */
   headers: [string, string][];
   body: Record<string, unknown>;
@@ -203,6 +271,8 @@ interface Claimed {
 /** Why a credential was refused: our code and sentence, and the problem type (a Payment credential's own, or the code's). */
 interface Why extends Rejection {
   problem?: ProblemCode;
+  /** Members added to the 402's body (a session's balance). */
+  extra?: Record<string, unknown>;
 }
 
 /**
@@ -223,6 +293,9 @@ class PaywallPipeline implements PaywallWithNow {
   /** Set when Payment challenges are offered and Payment credentials taken. */
   readonly #binding: BindingKeyring | undefined;
   readonly #l402: boolean;
+  /** Whether the charge intent is offered (Payment credentials of intent charge taken). */
+  readonly #charge: boolean;
+  readonly #session: SessionSeller | undefined;
   readonly #replay: ReplayStore;
   readonly #ttl: number;
   readonly #uses: number;
@@ -253,8 +326,10 @@ class PaywallPipeline implements PaywallWithNow {
     const payment = options.schemes?.payment ?? this.#uses === 1;
     if (payment && this.#uses > 1)
       throw new TypeError('withL402: a Payment charge opens one request: with `uses` above 1, offer L402 only (schemes: {payment: false})');
-    if (!payment && !this.#l402) throw new TypeError('withL402: option `schemes` turns both L402 and Payment off: nothing could be sold');
-    this.#binding = payment ? bindingKeyringOf(this.#keyring) : undefined;
+    if (!payment && !this.#l402 && !options.session) throw new TypeError('withL402: option `schemes` turns both L402 and Payment off: nothing could be sold');
+    this.#charge = payment;
+    this.#session = options.session;
+    this.#binding = payment || this.#session ? bindingKeyringOf(this.#keyring) : undefined;
     this.#background = { onError: this.#onError, waitUntil: options.waitUntil };
     this.#fixedPrice = typeof options.priceSats === 'number' ? validPrice(options.priceSats) : undefined;
     this.#fixedExact = options.caveats ? undefined : this.#withUses({});
@@ -285,7 +360,10 @@ class PaywallPipeline implements PaywallWithNow {
   /** Verify, hold to the terms, claim: each step's refusal is a fresh challenge. */
   #decideUnder(request: Request, held: Terms, nowSeconds: number): Decision | Promise<Decision> {
     const authorization = request.headers.get('authorization');
-    if (authorization !== null && this.#binding && isPaymentAuthorization(authorization)) return this.#decidePayment(request, held, authorization, nowSeconds);
+    if (authorization !== null && this.#binding && isPaymentAuthorization(authorization)) {
+      if (this.#session?.isSessionCredential(authorization)) return this.#decideSession(request, held, authorization, nowSeconds);
+      if (this.#charge) return this.#decidePayment(request, held, authorization, nowSeconds);
+    }
     if (!this.#l402) {
       return this.#challenge(request, held, authorization ? { code: 'MALFORMED_CREDENTIAL', message: PAYMENT_ONLY } : rejection('PAYMENT_REQUIRED'));
     }
@@ -424,22 +502,25 @@ class PaywallPipeline implements PaywallWithNow {
     const memo = options.memo ? options.memo(request, priceSats) : `L402 ${route}`.slice(0, 120);
     // Read before the invoice is made: the token and the Payment challenge expire no later than the invoice.
     const expiresAt = Math.floor(Date.now() / 1000) + this.#ttl;
-    let invoice: { invoice: string; paymentHash: string };
-    try {
-      invoice = await options.provider.createInvoice({ amountMsat, memo, expirySeconds: this.#ttl });
-    } catch (error) {
-      this.#onError(error, 'creating an invoice failed');
-      return unavailable('PROVIDER_UNAVAILABLE', 'Lightning provider temporarily unavailable; try again shortly');
-    }
+    // The charge's invoice (L402 and the charge intent) and the session's deposit invoice, made together.
+    const sells = this.#l402 || this.#charge;
+    const [charged, offered] = await Promise.all([
+      sells ? this.#invoice(amountMsat, memo) : undefined,
+      this.#session ? this.#session.offer(this.#sessionContext(request, held), memo, expiresAt) : undefined,
+    ]);
+    if (sells && !charged) return unavailable('PROVIDER_UNAVAILABLE', 'Lightning provider temporarily unavailable; try again shortly');
+    if (!charged && !offered) return unavailable('PROVIDER_UNAVAILABLE', 'Lightning provider temporarily unavailable; try again shortly');
+    const invoice = charged ?? { invoice: offered!.body.depositInvoice as string, paymentHash: offered!.body.paymentHash as string };
     const paymentHash = invoice.paymentHash.toLowerCase();
     const authenticate: [string, string][] = [];
     let macaroon: string | undefined;
-    if (this.#l402) {
+    if (this.#l402 && charged) {
       macaroon = mintToken(this.#keyring, { paymentHash, expiresAt, caveats: { ...held.exact, route, price_msat: amountMsat } });
       for (const value of challengeHeaders(macaroon, invoice.invoice)) authenticate.push(['WWW-Authenticate', value]);
     }
-    const payment = this.#binding && this.#paymentChallenge(request, held, invoice.invoice, paymentHash, memo, expiresAt);
+    const payment = this.#charge && charged ? this.#paymentChallenge(request, held, invoice.invoice, paymentHash, memo, expiresAt) : undefined;
     if (payment) authenticate.push(['WWW-Authenticate', formatChallenge(payment)]);
+    if (offered) authenticate.push(['WWW-Authenticate', offered.header]);
     if (authenticate.length === 0)
       return unavailable('PROVIDER_UNAVAILABLE', 'This invoice cannot be offered in any scheme this server speaks; try again shortly');
     const problem = why.problem ?? PROBLEM_OF[why.code];
@@ -459,8 +540,20 @@ class PaywallPipeline implements PaywallWithNow {
         // RFC 9457, with the drafts' problem types; challengeId names the fresh Payment challenge.
         ...problemMembers(problem, why.message),
         ...(payment && { challengeId: payment.id }),
+        ...(offered && { session: offered.body }),
+        ...why.extra,
       },
     };
+  }
+
+  /** An invoice from the provider, or undefined (onError told) when it cannot make one now. */
+  async #invoice(amountMsat: number, memo: string): Promise<{ invoice: string; paymentHash: string } | undefined> {
+    try {
+      return await this.#options.provider.createInvoice({ amountMsat, memo, expirySeconds: this.#ttl });
+    } catch (error) {
+      this.#onError(error, 'creating an invoice failed');
+      return undefined;
+    }
   }
 
   /** The Payment challenge for an invoice: none (and onError told) when the invoice or the options cannot make one. */
@@ -481,6 +574,38 @@ class PaywallPipeline implements PaywallWithNow {
     } catch (error) {
       this.#onError(error, 'making the Payment challenge failed; the 402 offers L402 only');
       return undefined;
+    }
+  }
+
+  /** What a session seller needs of this request. */
+  #sessionContext(request: Request, held: Terms): SessionContext {
+    return {
+      binding: this.#binding!,
+      realm: this.#realmOf(request),
+      route: held.route,
+      exact: held.exact,
+      provider: this.#options.provider,
+      replay: this.#replay,
+      attempt: () => this.#attempts.next(),
+      onError: this.#onError,
+      invoice: (amountMsat, memo) => this.#invoice(amountMsat, memo),
+    };
+  }
+
+  /** A session action (docs/sessions.md): open and bearer serve the request; topUp and close are answered here, without the handler. */
+  async #decideSession(request: Request, held: Terms, authorization: string, nowSeconds: number): Promise<Decision> {
+    const step = await this.#session!.decide(this.#sessionContext(request, held), authorization, nowSeconds);
+    switch (step.kind) {
+      case 'paid':
+        return step.paid;
+      case 'answer':
+        return answered(step.body, step.receipt);
+      case 'unavailable':
+        return unavailable('STORE_UNAVAILABLE', step.message);
+      case 'refuse': {
+        const why: Why = { code: step.code, message: step.message, problem: step.problem, extra: step.extra };
+        return step.badRequest ? badRequest(request, why) : this.#challenge(request, held, why);
+      }
     }
   }
 }
@@ -720,6 +845,26 @@ function checkOptions(options: L402Options): void {
   for (const name of ['memo', 'caveats', 'onPaid', 'onError', 'onEvent', 'limitInvoices', 'waitUntil'] as const) {
     if (options[name] !== undefined && !isFunction(options[name])) fail(name, 'a function', options[name]);
   }
+  if (options.session !== undefined) {
+    const session = options.session as Partial<SessionSeller> | null;
+    if (!session || typeof session.decide !== 'function' || typeof session.offer !== 'function' || typeof session.check !== 'function')
+      fail('session', 'a session seller: lightningSessions({ unitPriceSats, ledger }) from l402-paywall/lightning', options.session);
+    options.session.check(provider);
+  }
+}
+
+/** An answer the paywall gives itself (a session's topUp or close): 200, JSON, its receipt; the handler does not run. */
+function answered(body: Record<string, unknown>, receipt: string): Refusal {
+  return {
+    kind: 'refused',
+    status: 200,
+    headers: [
+      ['Content-Type', 'application/json'],
+      ['Cache-Control', 'no-store'],
+      [PAYMENT_RECEIPT_HEADER, receipt],
+    ],
+    body,
+  };
 }
 
 function validPrice(price: number): number {

@@ -18,6 +18,12 @@ export const REJECTIONS = {
   WRONG_REALM: 'Payment challenge was issued for another realm',
   MULTIPLE_CREDENTIALS: 'A request carries one Payment credential, not several',
   METHOD_UNSUPPORTED: 'This server takes Payment credentials of method lightning, intent charge',
+  // The Payment scheme's session intent (docs/sessions.md).
+  SESSION_NOT_FOUND: 'No session of this id is known here: open one with the deposit in a fresh challenge',
+  SESSION_CLOSED: 'The session is closed: no further actions are accepted; open a new one',
+  INSUFFICIENT_BALANCE: 'The session balance does not cover this request: top it up with the deposit invoice of the fresh challenge',
+  INVALID_RETURN_INVOICE: "The return invoice must be a BOLT 11 invoice without an amount, on the deposit invoice's network",
+  DEPOSIT_ALREADY_USED: 'This deposit (or top-up) payment has already been used',
 } as const;
 
 export type RejectionCode = keyof typeof REJECTIONS;

@@ -324,7 +324,7 @@ export function verifyCharge(
 }
 
 /** SHA-256 of a preimage (64 lower-case hex digits, as read) equals a payment hash (lower-case hex): one compression, constant-time comparison. */
-function isPreimageOf(preimage: string, paymentHash: string): boolean {
+export function isPreimageOf(preimage: string, paymentHash: string): boolean {
   const block = new Int32Array(16);
   const hash = new Int32Array(8);
   const digest = new Int32Array(8);
@@ -342,7 +342,7 @@ const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
  * digit, as every text this server wrote), which spares re-encoding a
  * kilobyte per credential; otherwise written again.
  */
-function asWritten(text: string, bytes: Uint8Array): string {
+export function asWritten(text: string, bytes: Uint8Array): string {
   const tail = text.length % 4;
   if (!text.includes('=') && tail !== 1) {
     const last = BASE64URL.indexOf(text[text.length - 1]!);

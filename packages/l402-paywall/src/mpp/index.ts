@@ -32,3 +32,25 @@ export type { LightningReceipt, ReceiptInput, ReceiptParse } from './receipt.js'
 export { PROBLEMS, PROBLEM_CONTENT_TYPE, problemDetails, problemType } from './problem.js';
 export type { ProblemCode, ProblemDetails, Refused } from './problem.js';
 export { canonicalJson } from './jcs.js';
+export {
+  SESSION_INTENT,
+  checkReturnInvoice,
+  formatSessionCredential,
+  parseSessionCredential,
+  readLightningSession,
+  sessionChallenge,
+  sessionReceipt,
+  verifySessionCredential,
+} from './session.js';
+export type {
+  LightningSessionOffer,
+  LightningSessionOptions,
+  LightningSessionRead,
+  LightningSessionRequest,
+  RefundStatus,
+  SessionAction,
+  SessionCredential,
+  SessionPayload,
+  SessionVerification,
+  VerifiedSessionAction,
+} from './session.js';

@@ -21,6 +21,12 @@ export const PROBLEMS = {
   'lightning/unknown-challenge': { title: 'Unknown Challenge', status: 402 },
   'lightning/invalid-preimage': { title: 'Invalid Preimage', status: 402 },
   'lightning/expired-invoice': { title: 'Expired Invoice', status: 402 },
+  // draft-lightning-session-00, "Error Responses"
+  'lightning/challenge-expired': { title: 'Challenge Expired', status: 402 },
+  'lightning/invalid-return-invoice': { title: 'Invalid Return Invoice', status: 402 },
+  'lightning/session-not-found': { title: 'Session Not Found', status: 402 },
+  'lightning/session-closed': { title: 'Session Closed', status: 402 },
+  'lightning/insufficient-balance': { title: 'Insufficient Balance', status: 402 },
 } as const satisfies Record<string, { title: string; status: 400 | 402 }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;

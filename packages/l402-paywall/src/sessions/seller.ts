@@ -1,0 +1,333 @@
+// Selling a route by the session: the Payment scheme's intent="session"
+// (draft-lightning-session-00; docs/sessions.md) as withL402's `session`
+// option. The paywall asks it for the session challenge of each 402 (a fresh
+// deposit invoice, to open or to top up) and hands it every credential that
+// echoes a session challenge; it verifies statelessly (mpp/session.ts) and
+// acts on the ledger (ledger.ts) in one atomic step per action:
+//
+//   open   the deposit's payment hash claimed in the replay store (it opens
+//          exactly one thing and never passes as a charge), the session
+//          opened with it, one unit spent, the request served
+//   bearer one unit spent, the request served; short: a 402 to top up with
+//   topUp  the fresh deposit's payment hash claimed, credited once: 200 {"status":"ok"}
+//   close  closed, the refund paid at once (refunds.ts): 200 with how it went
+//
+// It lives outside the edge core (withL402's bundle): refunds decode invoices,
+// which needs the elliptic-curve code. It is exported by l402-paywall/lightning.
+import type { RejectionCode } from '../l402/reasons.js';
+import type { InvoiceProvider, Paid, Payment, SessionContext, SessionOffer, SessionSeller, SessionStep, SessionUse } from '../l402/paywall.js';
+import { formatChallenge } from '../mpp/charge.js';
+import {
+  invoiceNetworkOf,
+  isSessionAuthorization,
+  sessionChallenge,
+  sessionReceipt,
+  verifySessionCredential,
+  type RefundStatus,
+  type VerifiedSessionAction,
+} from '../mpp/session.js';
+import { codeOfProblem } from '../l402/payment-scheme.js';
+import { REJECTIONS } from '../l402/reasons.js';
+import type { SessionAnswer, SessionLedger, SessionRecord } from './ledger.js';
+import { refundSession } from './refunds.js';
+import type { LightningProvider } from '../lightning/provider.js';
+
+export interface LightningSessionsOptions {
+  /** Whole satoshis per unit: one request (or, through Payment.session.spend, one chunk of a streamed answer). */
+  unitPriceSats: number;
+  /** The deposit, in units; default 20, as the draft recommends. */
+  depositUnits?: number;
+  /** A session unused this long is closed and refunded by the server; default 300 (the draft's 5 minutes). */
+  idleTimeoutSeconds?: number;
+  /** Where sessions live: memorySessionLedger() for one process, scriptedSessionLedger over Redis or Upstash for many. */
+  ledger: SessionLedger;
+  /** What a unit is, shown to the client (the request's `unitType`); default "request". */
+  unitType?: string;
+  /** Routing fee the service spends on a refund; default 1% of it, at least 1 sat (refunds.ts). */
+  maxRefundFeeMsat?: (amountMsat: number) => number;
+}
+
+/**
+ * The `session` option of withL402: sells the route by the session beside
+ * the charge. Throws a TypeError on options that cannot work; withL402 throws
+ * one at construction when its provider cannot pay invoices without an
+ * amount (refunds).
+ */
+export function lightningSessions(options: LightningSessionsOptions): SessionSeller {
+  return new LightningSessions(checkSessionOptions(options));
+}
+
+type Checked = Required<Omit<LightningSessionsOptions, 'maxRefundFeeMsat'>> & Pick<LightningSessionsOptions, 'maxRefundFeeMsat'>;
+
+function checkSessionOptions(options: LightningSessionsOptions): Checked {
+  const fail = (message: string): never => {
+    throw new TypeError(`lightningSessions: ${message}`);
+  };
+  if (!options || typeof options !== 'object') fail('needs options { unitPriceSats, ledger, depositUnits?, idleTimeoutSeconds? }');
+  const { unitPriceSats, depositUnits = 20, idleTimeoutSeconds = 300, ledger, unitType = 'request', maxRefundFeeMsat } = options;
+  if (!Number.isSafeInteger(unitPriceSats) || unitPriceSats <= 0) fail(`unitPriceSats must be a positive whole number of satoshis, got ${unitPriceSats}`);
+  if (!Number.isSafeInteger(depositUnits) || depositUnits <= 0) fail(`depositUnits must be a positive whole number, got ${depositUnits}`);
+  if (!Number.isSafeInteger(unitPriceSats * depositUnits * 1000)) fail('the deposit (unitPriceSats × depositUnits) is too large');
+  if (!Number.isSafeInteger(idleTimeoutSeconds) || idleTimeoutSeconds <= 0)
+    fail(`idleTimeoutSeconds must be a positive whole number, got ${idleTimeoutSeconds}`);
+  for (const name of ['open', 'spend', 'topUp', 'close', 'get', 'claimRefund', 'settleRefund'] as const)
+    if (typeof ledger?.[name] !== 'function') fail('ledger must be a session ledger (memorySessionLedger(), or scriptedSessionLedger over Redis)');
+  if (typeof unitType !== 'string' || unitType.length > 64) fail('unitType must be a string of at most 64 characters');
+  if (maxRefundFeeMsat !== undefined && typeof maxRefundFeeMsat !== 'function') fail('maxRefundFeeMsat must be a function');
+  return { unitPriceSats, depositUnits, idleTimeoutSeconds, ledger, unitType, ...(maxRefundFeeMsat && { maxRefundFeeMsat }) };
+}
+
+const refused = (code: RejectionCode, extra?: Record<string, unknown>): SessionStep => ({
+  kind: 'refuse',
+  code,
+  message: REJECTIONS[code],
+  ...(extra && { extra }),
+});
+
+class LightningSessions implements SessionSeller {
+  constructor(private readonly options: Checked) {}
+
+  get unitPriceSats(): number {
+    return this.options.unitPriceSats;
+  }
+
+  check(provider: InvoiceProvider): void {
+    const p = provider as Partial<LightningProvider> | undefined;
+    if (typeof p?.payAmountlessInvoice !== 'function' || typeof p.lookupPayment !== 'function')
+      throw new TypeError(
+        `withL402: option \`session\`: the ${p?.name ?? 'given'} backend cannot pay invoices without an amount (payAmountlessInvoice), so it cannot refund sessions; use one that can (docs/sessions.md) or leave sessions off`,
+      );
+  }
+
+  isSessionCredential(authorization: string): boolean {
+    return isSessionAuthorization(authorization);
+  }
+
+  async offer(context: SessionContext, memo: string, expiresAt: number): Promise<SessionOffer | undefined> {
+    const { unitPriceSats, depositUnits, idleTimeoutSeconds, unitType } = this.options;
+    const depositSats = unitPriceSats * depositUnits;
+    const invoice = await context.invoice(depositSats * 1000, `${memo} (session deposit)`.slice(0, 120));
+    // A network the Lightning method has no name for (testnet): no session offered, as no charge is.
+    if (!invoice || !invoiceNetworkOf(invoice.invoice)) return undefined;
+    const paymentHash = invoice.paymentHash.toLowerCase();
+    try {
+      const challenge = sessionChallenge(context.binding, {
+        realm: context.realm,
+        unitPriceSats,
+        depositInvoice: invoice.invoice,
+        paymentHash,
+        depositSats,
+        idleTimeoutSeconds,
+        unitType,
+        expires: new Date(expiresAt * 1000),
+        binding: { ...context.exact, route: context.route },
+      });
+      return {
+        header: formatChallenge(challenge),
+        body: { challengeId: challenge.id, depositInvoice: invoice.invoice, paymentHash, depositSats, unitPriceSats, idleTimeoutSeconds },
+      };
+    } catch (error) {
+      context.onError(error, 'making the session challenge failed; the 402 offers none');
+      return undefined;
+    }
+  }
+
+  async decide(context: SessionContext, authorization: string, nowSeconds: number): Promise<SessionStep> {
+    const verified = verifySessionCredential(context.binding, authorization, nowSeconds);
+    if (!verified.ok) {
+      const step: SessionStep = { kind: 'refuse', code: codeOfProblem(verified.problem), message: verified.detail, problem: verified.problem };
+      return verified.problem === 'method-unsupported' ? { ...step, badRequest: true } : step;
+    }
+    if (verified.realm !== context.realm) return refused('WRONG_REALM');
+    if (verified.binding.route !== context.route) return refused('WRONG_ROUTE');
+    for (const name in context.exact) if (verified.binding[name] !== context.exact[name]) return refused('CAVEAT_NOT_SATISFIED');
+    try {
+      switch (verified.action) {
+        case 'open':
+          return await this.#open(context, verified, nowSeconds);
+        case 'bearer':
+          return await this.#spendUnit(context, verified, nowSeconds);
+        case 'topUp':
+          return await this.#topUp(context, verified, nowSeconds);
+        case 'close':
+          return await this.#close(context, verified, nowSeconds);
+      }
+    } catch (error) {
+      context.onError(error, 'session ledger unavailable');
+      return { kind: 'unavailable', message: 'Session store temporarily unavailable; retry with the same credential' };
+    }
+  }
+
+  /** Claims a deposit's (or top-up's) payment hash in the replay store: it opens or credits exactly one thing, and never passes as a charge. */
+  async #claimDeposit(context: SessionContext, verified: VerifiedSessionAction): Promise<{ claimed: boolean; attempt: string }> {
+    const attempt = context.attempt();
+    const claimed = await context.replay.claim(verified.paidHash!, 1, verified.expiresAt, attempt);
+    return { claimed, attempt };
+  }
+
+  async #open(context: SessionContext, verified: VerifiedSessionAction, nowSeconds: number): Promise<SessionStep> {
+    const { ledger, idleTimeoutSeconds } = this.options;
+    const { claimed, attempt } = await this.#claimDeposit(context, verified);
+    if (!claimed) return refused('DEPOSIT_ALREADY_USED');
+    let opened: SessionAnswer;
+    try {
+      opened = await ledger.open(
+        { id: verified.sessionId, depositMsat: verified.paidSats! * 1000, returnInvoice: verified.returnInvoice!, idleTimeoutMs: idleTimeoutSeconds * 1000 },
+        nowSeconds * 1000,
+      );
+    } catch (error) {
+      // Not opened, or its answer lost: the deposit is given back, so the same credential can open on retry (a second open is refused by the ledger).
+      await context.replay.release(verified.paidHash!, attempt, verified.expiresAt).catch((e: unknown) => context.onError(e, 'releasing a deposit failed'));
+      throw error;
+    }
+    if (!opened.ok) return refused('DEPOSIT_ALREADY_USED');
+    return this.#spendUnit(context, verified, nowSeconds);
+  }
+
+  async #spendUnit(context: SessionContext, verified: VerifiedSessionAction, nowSeconds: number): Promise<SessionStep> {
+    const spent = await this.options.ledger.spend(verified.sessionId, this.options.unitPriceSats * 1000, nowSeconds * 1000);
+    if (!spent.ok) {
+      if (spent.reason === 'idle') await this.#refund(context, verified.sessionId);
+      return ledgerRefusal(spent);
+    }
+    return { kind: 'paid', paid: new SessionPaid(this.options, verified, context.route, nowSeconds) };
+  }
+
+  async #topUp(context: SessionContext, verified: VerifiedSessionAction, nowSeconds: number): Promise<SessionStep> {
+    const { claimed, attempt } = await this.#claimDeposit(context, verified);
+    if (!claimed) return refused('DEPOSIT_ALREADY_USED');
+    const credited = await this.options.ledger.topUp(verified.sessionId, verified.paidHash!, verified.paidSats! * 1000, nowSeconds * 1000);
+    if (!credited.ok) {
+      // No such session: nothing was recorded, so the payment is given back (it can still open a session). Closed: the ledger folded it into the refund.
+      if (credited.reason === 'unknown') await context.replay.release(verified.paidHash!, attempt, verified.expiresAt);
+      // Closed now for idleness, or closed before with this top-up folded into a refund not yet paid: paid at once.
+      if (credited.reason === 'closed' || credited.reason === 'idle') await this.#refund(context, verified.sessionId);
+      return ledgerRefusal(credited);
+    }
+    return {
+      kind: 'answer',
+      body: { status: 'ok' },
+      receipt: sessionReceipt({ challengeId: verified.challengeId, sessionId: verified.sessionId, at: nowSeconds }),
+    };
+  }
+
+  /** Pays a closed session's refund now if it is due (refunds.ts); one that is not paid stays due for refundDue, and onError hears of it. Never throws. */
+  async #refund(context: SessionContext, id: string): Promise<void> {
+    const { ledger, maxRefundFeeMsat } = this.options;
+    try {
+      const provider = context.provider as LightningProvider;
+      const report = await refundSession({ ledger, provider, ...(maxRefundFeeMsat && { maxFeeMsat: maxRefundFeeMsat }) }, id);
+      if (report.result !== 'paid' && report.result !== 'not-due')
+        context.onError(new Error(`session ${id}: refund ${report.result}${report.detail ? `: ${report.detail}` : ''}`), 'a session refund was not paid');
+    } catch (error) {
+      context.onError(error, 'a session refund was not paid; it stays due');
+    }
+  }
+
+  async #close(context: SessionContext, verified: VerifiedSessionAction, nowSeconds: number): Promise<SessionStep> {
+    const { ledger } = this.options;
+    const closed = await ledger.close(verified.sessionId, 'client', nowSeconds * 1000);
+    if (!closed.ok) return ledgerRefusal(closed);
+    let record: SessionRecord | null = closed.session ?? null;
+    if (record?.refund?.state === 'due') {
+      await this.#refund(context, verified.sessionId);
+      record = (await ledger.get(verified.sessionId).catch(() => null)) ?? record;
+    }
+    const refund = closeRefund(record);
+    return {
+      kind: 'answer',
+      body: { status: 'closed', ...refund.wire, refund: refund.detail },
+      receipt: sessionReceipt({ challengeId: verified.challengeId, sessionId: verified.sessionId, at: nowSeconds, refund: refund.wire }),
+    };
+  }
+}
+
+/** Why the ledger refused a session action, as a 402's reason (with the balance, for a short one). */
+function ledgerRefusal(answer: SessionAnswer & { ok: false }): SessionStep {
+  switch (answer.reason) {
+    case 'unknown':
+      return refused('SESSION_NOT_FOUND');
+    case 'closed':
+    case 'idle':
+      return refused('SESSION_CLOSED');
+    case 'insufficient':
+      return refused('INSUFFICIENT_BALANCE', {
+        balanceMsat: answer.balanceMsat,
+        ...(answer.session && { sessionId: answer.session.id, balanceSpent: answer.session.spentMsat / 1000 }),
+      });
+    default:
+      return refused('DEPOSIT_ALREADY_USED');
+  }
+}
+
+/**
+ * A closed session's refund in the draft's words (refundSats; refundStatus
+ * succeeded, skipped, or failed: not paid, whether it is retried or given
+ * up) and in ours (state, millisatoshis, attempts, the last error, the reason
+ * it was given up): a failed refund stays due and visible.
+ */
+function closeRefund(record: SessionRecord | null): { wire: { refundSats: number; refundStatus: RefundStatus }; detail: Record<string, unknown> } {
+  const refund = record?.refund;
+  const amountMsat = refund?.amountMsat ?? 0;
+  const refundStatus: RefundStatus = !refund || refund.state === 'none' ? 'skipped' : refund.state === 'paid' ? 'succeeded' : 'failed';
+  return {
+    wire: { refundSats: amountMsat / 1000, refundStatus },
+    detail: {
+      state: refund?.state ?? 'none',
+      amountMsat,
+      attempts: refund?.attempts ?? 0,
+      ...(refund?.lastError !== undefined && { lastError: refund.lastError }),
+      ...(refund?.reason !== undefined && { reason: refund.reason }),
+      ...((refund?.state === 'failed' || refund?.state === 'due') && { nextAttemptAt: new Date(refund.nextAttemptAt).toISOString() }),
+    },
+  };
+}
+
+/**
+ * A request paid by a session (open or bearer): one unit spent. Kept when
+ * the handler fails: the ledger has no give-back, and a retry is one more
+ * unit of the client's own balance (docs/sessions.md).
+ */
+class SessionPaid implements Paid {
+  readonly kind = 'paid';
+  #payment: Payment | undefined;
+
+  constructor(
+    private readonly options: Checked,
+    private readonly verified: VerifiedSessionAction,
+    private readonly route: string,
+    private readonly at: number,
+  ) {}
+
+  get expiresAt(): number {
+    return this.verified.expiresAt;
+  }
+
+  get payment(): Payment {
+    const { options, verified } = this;
+    const session: SessionUse = {
+      id: verified.sessionId,
+      unitPriceSats: options.unitPriceSats,
+      spend: (units: number) => {
+        if (!Number.isSafeInteger(units) || units <= 0) return Promise.reject(new RangeError(`units must be a positive whole number, got ${units}`));
+        return options.ledger.spend(verified.sessionId, units * options.unitPriceSats * 1000, Date.now());
+      },
+    };
+    return (this.#payment ??= {
+      paymentHash: verified.sessionId,
+      route: this.route,
+      amountMsat: options.unitPriceSats * 1000,
+      scheme: 'Payment',
+      challengeId: verified.challengeId,
+      session,
+    });
+  }
+
+  get receipt(): string {
+    return sessionReceipt({ challengeId: this.verified.challengeId, sessionId: this.verified.sessionId, at: this.at });
+  }
+
+  release(): Promise<void> {
+    return Promise.resolve();
+  }
+}
