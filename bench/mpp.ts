@@ -9,18 +9,7 @@ import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { Keyring, checkCaveats, mintToken, verifyAuthorization, verifyPaymentAuthorization } from 'l402-paywall';
 import { encodeInvoice } from 'l402-paywall/lightning';
 import { BindingKeyring, formatCredential, lightningChargeChallenge } from '../packages/l402-paywall/src/mpp/index.js';
-
-/** Median of five timed runs after a warm-up. */
-function opsPerSecond(fn: (i: number) => boolean, iterations: number): number {
-  for (let i = 0; i < Math.min(iterations, 20_000); i++) if (!fn(i)) throw new Error('warm-up result changed');
-  const rates: number[] = [];
-  for (let run = 0; run < 5; run++) {
-    const start = performance.now();
-    for (let i = 0; i < iterations; i++) if (!fn(i)) throw new Error('result changed');
-    rates.push(iterations / ((performance.now() - start) / 1000));
-  }
-  return rates.sort((a, b) => a - b)[2]!;
-}
+import { opsPerSecond } from './token.js';
 
 export interface MppBench {
   l402PerSecond: number;
@@ -71,14 +60,22 @@ export function benchMpp(): MppBench {
   }
   const expect = { route, priceMsat: 1000, exact: {} };
   const mask = N - 1;
-  const paymentPerSecond = opsPerSecond((i) => {
-    const r = verifyPaymentAuthorization(keyring, payment[i & mask]!);
-    return r.ok && r.charge.realm === 'l402.example' && checkCaveats(r.caveats, expect).ok;
-  }, 40_000);
-  const l402PerSecond = opsPerSecond((i) => {
-    const r = verifyAuthorization(keyring, l402[i & mask]!);
-    return r.ok && checkCaveats(r.token.caveats, expect).ok;
-  }, 200_000);
+  const paymentPerSecond = opsPerSecond(
+    (i) => {
+      const r = verifyPaymentAuthorization(keyring, payment[i & mask]!);
+      return r.ok && r.charge.realm === 'l402.example' && checkCaveats(r.caveats, expect).ok;
+    },
+    40_000,
+    20_000,
+  );
+  const l402PerSecond = opsPerSecond(
+    (i) => {
+      const r = verifyAuthorization(keyring, l402[i & mask]!);
+      return r.ok && checkCaveats(r.token.caveats, expect).ok;
+    },
+    200_000,
+    20_000,
+  );
   return { l402PerSecond, paymentPerSecond, paymentLength: payment[0]!.length, l402Length: l402[0]!.length };
 }
 

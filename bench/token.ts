@@ -5,8 +5,9 @@ import { Keyring, checkCaveats, mintToken, verifyToken } from 'l402-paywall';
 import { base64UrlEncode, utf8 } from '../packages/l402-paywall/src/l402/encoding.js';
 
 /** Median of five timed runs after a warm-up: one noisy neighbour moves one run, not the answer. */
-function opsPerSecond(fn: (i: number) => boolean, iterations: number): number {
-  for (let i = 0; i < 50_000; i++) if (!fn(i)) throw new Error('warm-up result changed');
+/** Median of five timed runs after `warmUp` calls; `fn` answers true each time or the bench stops (a changed result). */
+export function opsPerSecond(fn: (i: number) => boolean, iterations: number, warmUp = 50_000): number {
+  for (let i = 0; i < warmUp; i++) if (!fn(i)) throw new Error('warm-up result changed');
   const rates: number[] = [];
   for (let run = 0; run < 5; run++) {
     const start = performance.now();
