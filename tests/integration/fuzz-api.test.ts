@@ -408,6 +408,20 @@ const targets: Target[] = [
     methods: ['GET'],
     query: fc.record({ address: fc.oneof(addresses(), fc.constantFrom('alice@localhost', 'alice@127.0.0.1:3000'), anyText) }, { requiredKeys: [] }),
   },
+  {
+    file: 'dev/receive.ts',
+    path: '/api/dev/receive',
+    methods: ['POST'],
+    body: json(fc.record({ amountSats: fc.oneof(numberish, anyText), memo: fc.oneof(anyText, fc.string({ maxLength: 300 })) }, { requiredKeys: [] })),
+  },
+  {
+    // The handler reads the hash from the path's last segment; Vercel also passes it as the query's paymentHash.
+    file: 'dev/receive/[paymentHash].ts',
+    path: `/api/dev/receive/${'ab'.repeat(32)}`,
+    baseQuery: { paymentHash: 'ab'.repeat(32) },
+    methods: ['GET'],
+    query: fc.record({ paymentHash: fc.oneof(hex(64), anyText) }, { requiredKeys: [] }),
+  },
   { file: 'dev/login.ts', path: '/api/dev/login', methods: ['POST'], body: json(fc.record({ k1: fc.oneof(hex(64), anyText) }, { requiredKeys: [] })) },
   { file: 'openapi.json.ts', path: '/api/openapi.json', methods: ['GET'] },
   {
