@@ -24,7 +24,11 @@ export { LightningAddress, LightningAddressWithLoopback, lightningAddressSchema,
 export type { LightningAddressParts } from './lightning/address.js';
 // Prepaid sessions (docs/sessions.md): withL402's `session` option, the ledger, refunds.
 export { lightningSessions } from './sessions/seller.js';
+export { EVENT_STREAM_HEADERS, meteredEventStream } from './sessions/meter.js';
+export type { MeteredStreamOptions } from './sessions/meter.js';
 export type { LightningSessionsOptions } from './sessions/seller.js';
 export { canRefund, closeIdleSessions, refundDue, refundSession } from './sessions/refunds.js';
 export type { RefundOptions, RefundReport } from './sessions/refunds.js';
 export { scriptedSessionLedger } from './sessions/ledger-scripts.js';
+export { memorySessionLedger } from './sessions/ledger.js';
+export type { RefundState, SessionAnswer, SessionLedger, SessionRecord, SessionRefund } from './sessions/ledger.js';

@@ -1,0 +1,126 @@
+// A streamed answer metered per chunk on the request's prepaid session
+// (draft-lightning-session-00, "Streaming"): each chunk is sent as a
+// Server-Sent Event once its units are spent from the session, in one atomic
+// step of the ledger. When the balance runs out the stream sends
+// `payment-need-topup` and holds, trying again until a top-up lands (on any
+// instance sharing the ledger) or the wait runs out (`session-timeout`, then
+// the stream ends). A finished stream ends with `payment-receipt` (what this
+// stream spent) and `data: [DONE]`. Web streams only: Node, edge runtimes and
+// Express (through its adapter) alike.
+import type { SessionUse } from '../l402/paywall.js';
+
+export interface MeteredStreamOptions {
+  /** Units spent per chunk; default 1. */
+  unitsPerChunk?: number;
+  /** How long the stream holds for a top-up before it ends with `session-timeout`; default 60 s (the draft's recommendation). */
+  topUpTimeoutMs?: number;
+  /** How often a held stream tries to spend again; default 250 ms. */
+  pollMs?: number;
+}
+
+/** The headers of a metered stream's answer. */
+export const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' } as const;
+
+/**
+ * `chunks` as an SSE body metered on `session` (`getPayment(request).session`
+ * in a route sold by the session): `new Response(meteredEventStream(session,
+ * chunks), { headers: EVENT_STREAM_HEADERS })`. A chunk is sent only after
+ * its units are spent; a chunk never paid is never sent. The unit the request
+ * itself spent (its open or bearer) pays for the first chunk's first unit, so
+ * a deposit of 20 units streams 20 one-unit chunks. The source is read
+ * one chunk ahead of what is sent, no further, and is stopped (its `return`)
+ * when the client hangs up or the stream ends early.
+ */
+export function meteredEventStream(
+  session: SessionUse,
+  chunks: AsyncIterable<string> | Iterable<string>,
+  options: MeteredStreamOptions = {},
+): ReadableStream<Uint8Array> {
+  if (!session || typeof session.spend !== 'function')
+    throw new TypeError('meteredEventStream: pass getPayment(request).session of a request served by a session');
+  const units = options.unitsPerChunk ?? 1;
+  if (!Number.isSafeInteger(units) || units <= 0) throw new RangeError('unitsPerChunk must be a positive whole number');
+  const timeoutMs = options.topUpTimeoutMs ?? 60_000;
+  const pollMs = options.pollMs ?? 250;
+  const encoder = new TextEncoder();
+  const iterator = Symbol.asyncIterator in chunks ? chunks[Symbol.asyncIterator]() : (chunks as Iterable<string>)[Symbol.iterator]();
+  let sentChunks = 0;
+  let hungUp = false;
+  // The unit the request itself spent (open or bearer) pays for the first chunk's first unit.
+  let prepaidUnits = 1;
+  const stopSource = async () => {
+    try {
+      await iterator.return?.();
+    } catch {
+      // the source's own clean-up failing changes nothing for the client
+    }
+  };
+  const event = (name: string | undefined, data: string) =>
+    encoder.encode(
+      `${name ? `event: ${name}\n` : ''}${data
+        .split(/\r\n|\r|\n/)
+        .map((line) => `data: ${line}\n`)
+        .join('')}\n`,
+    );
+  const balance = (spentMsat: number | undefined, need: number) =>
+    JSON.stringify({ sessionId: session.id, balanceSpent: (spentMsat ?? 0) / 1000, balanceRequired: need * session.unitPriceSats });
+
+  /** Spends the next chunk's units, holding for a top-up when short: whether it was paid (else the stream has been ended). */
+  async function pay(controller: ReadableStreamDefaultController<Uint8Array>): Promise<boolean> {
+    const need = units - Math.min(prepaidUnits, units);
+    prepaidUnits = Math.max(0, prepaidUnits - units);
+    if (need === 0) return true;
+    let answer = await session.spend(need);
+    if (answer.ok) return true;
+    if (answer.reason === 'insufficient') {
+      controller.enqueue(event('payment-need-topup', balance(answer.session?.spentMsat, need)));
+      const deadline = Date.now() + timeoutMs;
+      while (!hungUp && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, Math.max(0, deadline - Date.now()))));
+        if (hungUp) return false;
+        answer = await session.spend(need);
+        if (answer.ok) return true;
+        if (answer.reason !== 'insufficient') break;
+      }
+      if (hungUp) return false;
+      if (answer.reason === 'insufficient') {
+        controller.enqueue(event('session-timeout', balance(answer.session?.spentMsat, need)));
+        return false;
+      }
+    }
+    // Closed (by the client, or for idleness) or gone: nothing more is sold on it.
+    controller.enqueue(event('session-closed', JSON.stringify({ sessionId: session.id, reason: answer.reason })));
+    return false;
+  }
+
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await iterator.next();
+      if (next.done) {
+        const receipt = {
+          method: 'lightning',
+          reference: session.id,
+          status: 'success',
+          timestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+          spent: sentChunks * units * session.unitPriceSats,
+          units: sentChunks,
+        };
+        controller.enqueue(event('payment-receipt', JSON.stringify(receipt)));
+        controller.enqueue(event(undefined, '[DONE]'));
+        controller.close();
+        return;
+      }
+      if (!(await pay(controller))) {
+        await stopSource();
+        if (!hungUp) controller.close();
+        return;
+      }
+      sentChunks += 1;
+      controller.enqueue(event(undefined, String(next.value)));
+    },
+    async cancel() {
+      hungUp = true;
+      await stopSource();
+    },
+  });
+}

@@ -1,0 +1,217 @@
+// A streamed answer metered per chunk on a prepaid session
+// (meteredEventStream, l402-paywall/lightning): 25 chunks on a 20-sat deposit
+// at 1 sat a chunk pause after 20 with `payment-need-topup`; a top-up paid and
+// presented to another paywall instance sharing the ledger in Redis resumes
+// the held stream; it finishes with `payment-receipt` and `[DONE]`; the close
+// refunds exactly what was not spent to the client's return invoice. With no
+// top-up the stream ends with `session-timeout`, and a chunk is never sent
+// unpaid. Real paywalls, real dev Lightning nodes, the real redis-server.
+import { randomUUID } from 'node:crypto';
+import { Redis as IORedis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
+import { getPayment, memoryReplayStore, withL402, type L402Options } from 'l402-paywall';
+import { EVENT_STREAM_HEADERS, lightningSessions, meteredEventStream, scriptedSessionLedger } from 'l402-paywall/lightning';
+import { redisReplayStore } from 'l402-paywall/redis';
+import { memorySessionLedger, type SessionLedger } from '../../packages/l402-paywall/src/sessions/ledger.js';
+import {
+  formatSessionCredential,
+  parsePaymentChallenges,
+  readLightningSession,
+  type LightningSessionOffer,
+} from '../../packages/l402-paywall/src/mpp/index.js';
+import { REDIS_URL, redisReachable } from '../support/redis.js';
+
+const SECRET = 'session-stream-test-secret-0123456789abcdef012345';
+const URL_STREAM = 'https://llm.example/stream';
+const SAT = 1000;
+const redisUp = await redisReachable();
+let redis: IORedis | undefined;
+beforeAll(() => {
+  if (redisUp) redis = new IORedis(REDIS_URL);
+});
+afterAll(() => redis?.disconnect());
+
+interface Shared {
+  ledger: () => SessionLedger;
+  replayStore: () => L402Options['replayStore'];
+}
+
+const memory = (): Shared => {
+  const ledger = memorySessionLedger();
+  const replayStore = memoryReplayStore();
+  return { ledger: () => ledger, replayStore: () => replayStore };
+};
+const onRedis = (): Shared => {
+  const prefix = `test:session-stream:${randomUUID()}:`;
+  const run = (script: string, keys: string[], args: string[]) => redis!.eval(script, keys.length, ...keys, ...args);
+  // Each instance builds its own ledger and replay store on the same keys: what two processes sharing Redis do.
+  return { ledger: () => scriptedSessionLedger(run, prefix), replayStore: () => redisReplayStore(redis!, { prefix: `${prefix}use:` }) };
+};
+
+/** Two paywall instances of one streaming route, sharing the stores and the server's node; the client's wallet node beside them. */
+function llm(shared: Shared, chunks = 25, topUpTimeoutMs = 10_000) {
+  const net = memoryDevNodeStore();
+  const server = createDevNode({ store: net });
+  const wallet = createDevNode({ store: net });
+  const instance = () =>
+    withL402(
+      (request: Request) => {
+        const session = getPayment(request)!.session!;
+        const words = Array.from({ length: chunks }, (_, i) => `token ${i + 1}`);
+        return new Response(meteredEventStream(session, words, { topUpTimeoutMs, pollMs: 20 }), { headers: EVENT_STREAM_HEADERS });
+      },
+      {
+        priceSats: 50,
+        provider: server,
+        secret: SECRET,
+        replayStore: shared.replayStore(),
+        onError: () => {},
+        session: lightningSessions({ unitPriceSats: 1, depositUnits: 20, idleTimeoutSeconds: 600, ledger: shared.ledger() }),
+      },
+    );
+  const [first, second] = [instance(), instance()];
+  const call = (handler: (r: Request) => Promise<Response>, authorization?: string) =>
+    handler(new Request(URL_STREAM, { headers: authorization ? { authorization } : {} }));
+  const offer = async (handler: (r: Request) => Promise<Response>): Promise<LightningSessionOffer> => {
+    const response = await call(handler);
+    expect(response.status).toBe(402);
+    const challenge = parsePaymentChallenges(response.headers.get('www-authenticate')).challenges.find((c) => c.intent === 'session')!;
+    const read = readLightningSession(challenge);
+    if (!read.ok) throw new Error(read.detail);
+    return read.session;
+  };
+  return { server, wallet, first, second, call, offer, ledger: shared.ledger() };
+}
+
+/** Reads SSE events from `body` as they arrive. */
+function events(body: ReadableStream<Uint8Array>) {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  return async function next(): Promise<{ event: string; data: string } | undefined> {
+    for (;;) {
+      const end = buffer.indexOf('\n\n');
+      if (end >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const lines = block.split('\n');
+        const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? 'message';
+        const data = lines
+          .filter((l) => l.startsWith('data: '))
+          .map((l) => l.slice(6))
+          .join('\n');
+        return { event, data };
+      }
+      const { value, done } = await reader.read();
+      if (done) return undefined;
+      buffer += decoder.decode(value, { stream: true });
+    }
+  };
+}
+
+describe.each([
+  ['the in-process ledger', memory, false],
+  ['the Lua ledger on the real redis-server, two paywall instances', onRedis, true],
+] as const)('a metered stream on %s', (_name, shared, needsRedis) => {
+  const run = needsRedis && !redisUp ? it.skip : it;
+
+  run('25 chunks on a 20-sat deposit: 20, then payment-need-topup; a top-up at the other instance resumes it; the close refunds the rest', async () => {
+    const shop = llm(shared());
+    const opened = await shop.offer(shop.first);
+    const { preimage } = await shop.wallet.pay(opened.depositInvoice);
+    const returned = await shop.wallet.createAmountlessInvoice({ memo: 'refund', expirySeconds: 86_400 });
+    const stream = await shop.call(shop.first, formatSessionCredential(opened.challenge, { action: 'open', preimage, returnInvoice: returned.invoice }));
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('content-type')).toContain('text/event-stream');
+    const next = events(stream.body!);
+    const received: string[] = [];
+    let event = await next();
+    while (event?.event === 'message') {
+      received.push(event.data);
+      event = await next();
+    }
+    expect(received).toEqual(Array.from({ length: 20 }, (_, i) => `token ${i + 1}`));
+    expect(event).toEqual({ event: 'payment-need-topup', data: JSON.stringify({ sessionId: opened.paymentHash, balanceSpent: 20, balanceRequired: 1 }) });
+
+    // The top-up: a fresh deposit of the other instance, paid, presented there.
+    const more = await shop.offer(shop.second);
+    const paid = await shop.wallet.pay(more.depositInvoice);
+    const topUp = await shop.call(
+      shop.second,
+      formatSessionCredential(more.challenge, { action: 'topUp', sessionId: opened.paymentHash, topUpPreimage: paid.preimage }),
+    );
+    expect(topUp.status).toBe(200);
+    expect(await topUp.json()).toEqual({ status: 'ok' });
+
+    event = await next();
+    while (event?.event === 'message') {
+      received.push(event.data);
+      event = await next();
+    }
+    expect(received).toEqual(Array.from({ length: 25 }, (_, i) => `token ${i + 1}`));
+    expect(event?.event).toBe('payment-receipt');
+    expect(JSON.parse(event!.data)).toMatchObject({ method: 'lightning', reference: opened.paymentHash, status: 'success', spent: 25, units: 25 });
+    expect(await next()).toEqual({ event: 'message', data: '[DONE]' });
+    expect(await next()).toBeUndefined();
+
+    const closed = await shop.call(shop.second, formatSessionCredential(more.challenge, { action: 'close', sessionId: opened.paymentHash, preimage }));
+    expect(closed.status).toBe(200);
+    expect(await closed.json()).toMatchObject({ status: 'closed', refundSats: 15, refundStatus: 'succeeded' });
+    expect(await shop.wallet.lookupInvoice(returned.paymentHash)).toMatchObject({ settled: true, amountMsat: 15 * SAT });
+    expect(await shop.ledger.get(opened.paymentHash)).toMatchObject({
+      paidMsat: 40 * SAT,
+      spentMsat: 25 * SAT,
+      refund: { state: 'paid', amountMsat: 15 * SAT },
+    });
+  });
+
+  run('no top-up: session-timeout after the wait, the stream ends, no chunk is sent unpaid', async () => {
+    const shop = llm(shared(), 25, 200);
+    const opened = await shop.offer(shop.first);
+    const { preimage } = await shop.wallet.pay(opened.depositInvoice);
+    const returned = await shop.wallet.createAmountlessInvoice({});
+    const stream = await shop.call(shop.first, formatSessionCredential(opened.challenge, { action: 'open', preimage, returnInvoice: returned.invoice }));
+    const next = events(stream.body!);
+    const seen: string[] = [];
+    for (let event = await next(); event; event = await next()) seen.push(event.event === 'message' ? 'chunk' : event.event);
+    expect(seen).toEqual([...Array(20).fill('chunk'), 'payment-need-topup', 'session-timeout']);
+    expect(await shop.ledger.get(opened.paymentHash)).toMatchObject({ paidMsat: 20 * SAT, spentMsat: 20 * SAT, status: 'open' });
+  });
+});
+
+describe('meteredEventStream on its own', () => {
+  it('a session closed while held ends the stream with session-closed; a client that hangs up stops the source', async () => {
+    const ledger = memorySessionLedger();
+    const id = 'c'.repeat(64);
+    await ledger.open({ id, depositMsat: 2 * SAT, returnInvoice: 'lnbcrt1return', idleTimeoutMs: 600_000 }, Date.now());
+    await ledger.spend(id, SAT, Date.now()); // the request's own unit
+    const session = { id, unitPriceSats: 1, spend: (units: number) => ledger.spend(id, units * SAT, Date.now()) };
+    const next = events(meteredEventStream(session, ['a', 'b', 'c', 'd'], { pollMs: 10, topUpTimeoutMs: 5_000 }));
+    expect(await next()).toEqual({ event: 'message', data: 'a' });
+    expect(await next()).toEqual({ event: 'message', data: 'b' });
+    expect((await next())?.event).toBe('payment-need-topup');
+    await ledger.close(id, 'client', Date.now());
+    expect(await next()).toEqual({ event: 'session-closed', data: JSON.stringify({ sessionId: id, reason: 'closed' }) });
+    expect(await next()).toBeUndefined();
+
+    let stopped = false;
+    async function* source() {
+      try {
+        for (let i = 0; ; i++) yield `line ${i}\nsecond line`;
+      } finally {
+        stopped = true;
+      }
+    }
+    const other = 'd'.repeat(64);
+    await ledger.open({ id: other, depositMsat: 100 * SAT, returnInvoice: 'lnbcrt1return', idleTimeoutMs: 600_000 }, Date.now());
+    const body = meteredEventStream({ id: other, unitPriceSats: 1, spend: (units) => ledger.spend(other, units * SAT, Date.now()) }, source());
+    const reader = body.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toBe('data: line 0\ndata: second line\n\n');
+    await reader.cancel();
+    expect(stopped).toBe(true);
+    expect(() => meteredEventStream(undefined as never, [])).toThrow(TypeError);
+    expect(() => meteredEventStream(session, [], { unitsPerChunk: 0 })).toThrow(RangeError);
+  });
+});
