@@ -37,6 +37,13 @@ export interface Budget {
   spent(): Spending;
   /** What may still be reserved, in msat, overall and for a host (in-flight payments count as spent). */
   remainingMsat(host?: string): number;
+  /**
+   * Gives back money that came back from host (a prepaid session's refund):
+   * what was paid to host shrinks by amountMsat, at most to zero, newest
+   * payments first (so a rolling window forgets them as before). Returns the
+   * msat credited. Optional for budgets of your own; createBudget's has it.
+   */
+  credit?(host: string, amountMsat: number): number;
 }
 
 /** Millisatoshis overall and per host; hosts at zero are removed, so the map holds only hosts that count. */
@@ -134,6 +141,24 @@ export function createBudget(options: BudgetOptions): Budget {
           inFlight.add(host, -amountMsat);
         },
       };
+    },
+
+    credit(host, amountMsat) {
+      if (!Number.isSafeInteger(amountMsat) || amountMsat < 0) throw new RangeError('amountMsat must be a whole number, 0 or more');
+      forgetLeftWindow();
+      const credited = Math.min(amountMsat, paid.of(host));
+      if (credited === 0) return 0;
+      paid.add(host, -credited);
+      // The charges still in the window shrink too, newest first, so that leaving it takes off only what still counts.
+      let left = credited;
+      for (let i = paidInWindow.length - 1; i >= windowStart && left > 0; i--) {
+        const charge = paidInWindow[i]!;
+        if (charge.host !== host) continue;
+        const taken = Math.min(charge.msat, left);
+        charge.msat -= taken;
+        left -= taken;
+      }
+      return credited;
     },
 
     spent() {

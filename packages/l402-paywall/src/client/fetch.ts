@@ -25,6 +25,9 @@ import { discardBody } from '../http/discard-body.js';
 import { readBoundedText } from '../http/read-bounded.js';
 import { decodeToken } from '../l402/token.js';
 import { formatCredential } from '../mpp/credential.js';
+import { parsePaymentChallenges } from '../mpp/challenge.js';
+import { formatSessionCredential, readLightningSession, type LightningSessionOffer } from '../mpp/session.js';
+import type { ClientSessions, ClosedSession, HeldSession } from './sessions.js';
 import type { LightningCharge } from '../mpp/challenge.js';
 import { PAYMENT_RECEIPT_HEADER, parseReceipt } from '../mpp/receipt.js';
 import type { Budget, BudgetReservation } from './budget.js';
@@ -89,6 +92,18 @@ export interface FetchWithL402Options {
    * answer) is kept in `tokens` for the next call to the same path.
    */
   maxRetryAfterSeconds?: number;
+  /**
+   * Prepaid sessions (the Payment scheme's intent="session", docs/sessions.md),
+   * held in the store given (createSessions). Set, and the wallet has
+   * createInvoice: a 402 offering a session is answered by paying its deposit
+   * (checked as any invoice, against `maxDepositSats` and the budget) and
+   * opening it with an amountless return invoice from the wallet; later calls
+   * to the origin send `bearer` and pay nothing; a call refused for balance
+   * pays a fresh deposit as `topUp` and is sent again once. closeAll() closes
+   * them and credits a refund paid back to the budget. A wallet without
+   * createInvoice pays per request, and the receipt's `sessionNotUsed` says why.
+   */
+  sessions?: ClientSessions;
   /** Where reusable credentials are kept; default one store for the process; false: none. */
   tokens?: TokenStore | false;
   /** The fetch to send requests with; default globalThis.fetch. */
@@ -155,6 +170,10 @@ export interface PaymentReceipt {
   serverReceipt?: ServerReceipt;
   /** Payment: why no serverReceipt, on an answer below 400: none sent, unreadable, or for another payment or challenge. */
   serverReceiptProblem?: string;
+  /** A session deposit was paid by this call: `open` (the session opened with it) or `topUp`; the session is its payment hash for open. */
+  session?: { action: 'open' | 'topUp'; sessionId: string };
+  /** With `sessions` set, a session was offered and not used: why (the wallet cannot make a return invoice). The call paid per request. */
+  sessionNotUsed?: string;
 }
 
 /** The receipt's former name, kept for existing code. */
@@ -199,27 +218,46 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
       )
     : undefined;
 
-  // 1. send
-  const stored = store && !request.headers.has('authorization') ? usableCredential(store, key) : undefined;
-  const first = await send(request, stored?.authorization);
-  if (stored && store) {
-    if (first.status !== 402 && first.status !== 401) {
-      if (first.status < 500) countUse(store, key, stored);
-      return first;
+  // 1. send: on a session held for this origin (bearer), else with a stored credential when one is usable
+  const maxChallengeBytes = options.maxChallengeBytes ?? DEFAULT_MAX_CHALLENGE_BYTES;
+  const sessions = options.sessions && !request.headers.has('authorization') ? options.sessions : undefined;
+  const held = sessions?.find(url.origin);
+  let first: Response;
+  if (held && sessions) {
+    first = await send(request, bearerCredential(held));
+    if (first.status !== 402) return first;
+    if (await refusedForBalance(first, maxChallengeBytes)) return topUpAndRetry(held, first, request, url, options, send, events);
+    sessions.forget(held); // not found, closed (idle, or by another client): the 402 offers anew
+  } else {
+    const stored = store && !request.headers.has('authorization') ? usableCredential(store, key) : undefined;
+    first = await send(request, stored?.authorization);
+    if (stored && store) {
+      if (first.status !== 402 && first.status !== 401) {
+        if (first.status < 500) countUse(store, key, stored);
+        return first;
+      }
+      store.delete(key); // refused: used up, expired, or not for this route any more
     }
-    store.delete(key); // refused: used up, expired, or not for this route any more
   }
   if (first.status !== 402 && first.status !== 401) return first;
 
   // 2. challenge received
-  const { offers, unsupported } = await readChallenges(first, options.maxChallengeBytes ?? DEFAULT_MAX_CHALLENGE_BYTES);
+  const { offers, unsupported } = await readChallenges(first, maxChallengeBytes);
+  let sessionNotUsed: string | undefined;
+  const sessionOffer = sessions && first.status === 402 ? sessionOfferIn(first) : undefined;
+  if (sessionOffer && sessions) {
+    const opened = await openSession(sessionOffer, sessions, first, request, url, options, send, events, offers);
+    if (opened.ok) return opened.response;
+    sessionNotUsed = opened.why;
+  }
   if (offers.length === 0 && unsupported.length === 0) return first;
   discardBody(first.body);
   if (offers.length === 0) {
     // Only methods or intents this client does not pay (a card, another chain, a session): say so rather than hand back a 402.
     const error = new L402ClientError(
       'UNSUPPORTED_CHALLENGE',
-      `Not paid: ${url.host} asks for payment only by ${unsupported.join(', ')}; this client pays L402 and Payment lightning/charge challenges`,
+      `Not paid: ${url.host} asks for payment only by ${unsupported.join(', ')}; this client pays L402 and Payment lightning/charge challenges` +
+        (sessionNotUsed ? ` (and sessions, but ${sessionNotUsed})` : ''),
       { url: url.href, scheme: 'Payment', unsupported },
     );
     if (events) events.invoiceRefused(error.code, {}, events.challengeReceived({}));
@@ -245,7 +283,7 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
   const payStartedAt = events ? performance.now() : 0;
   let paid: { proof: Proof; paidByThisCall: boolean };
   try {
-    paid = await payInvoice(chosen, options, url.host);
+    paid = await payInvoice(offer.invoice, chosen.invoice, options, url.host);
   } catch (error) {
     if (events && error instanceof L402ClientError && error.refused) events.invoiceRefused(error.code, facts, cause!);
     throw error;
@@ -286,20 +324,24 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
     paidByThisCall,
     scheme: offer.scheme,
     offered: (['L402', 'Payment'] as const).filter((scheme) => offers.some((o) => o.scheme === scheme)),
-    ...(offer.scheme === 'Payment' && { challengeId: offer.charge.challenge.id, ...serverReceipt(response, offer.charge, chosen.invoice.paymentHash) }),
+    ...(offer.scheme === 'Payment' && {
+      challengeId: offer.charge.challenge.id,
+      ...serverReceipt(response, offer.charge.challenge.id, chosen.invoice.paymentHash),
+    }),
+    ...(sessionNotUsed !== undefined && { sessionNotUsed }),
   });
   return response;
 }
 
 /** The answer's Payment-Receipt, taken only when it is for this payment (its reference the hash paid) and this challenge. */
-function serverReceipt(response: Response, charge: LightningCharge, paymentHash: string): Pick<PaymentReceipt, 'serverReceipt' | 'serverReceiptProblem'> {
+function serverReceipt(response: Response, expectedChallengeId: string, paymentHash: string): Pick<PaymentReceipt, 'serverReceipt' | 'serverReceiptProblem'> {
   const header = response.headers.get(PAYMENT_RECEIPT_HEADER);
   if (header === null) return response.status < 400 ? { serverReceiptProblem: `the answer carries no ${PAYMENT_RECEIPT_HEADER}` } : {};
   const read = parseReceipt(header);
   if (!read.ok) return { serverReceiptProblem: read.detail };
   const { challengeId, reference, timestamp } = read.receipt;
   if (reference !== paymentHash) return { serverReceiptProblem: `the ${PAYMENT_RECEIPT_HEADER} is for another payment (reference ${reference})` };
-  if (challengeId !== charge.challenge.id) return { serverReceiptProblem: `the ${PAYMENT_RECEIPT_HEADER} is for another challenge (${challengeId})` };
+  if (challengeId !== expectedChallengeId) return { serverReceiptProblem: `the ${PAYMENT_RECEIPT_HEADER} is for another challenge (${challengeId})` };
   return { serverReceipt: { challengeId, reference, timestamp } };
 }
 
@@ -437,32 +479,68 @@ function acceptableInvoice(offer: Offer, options: FetchWithL402Options, url: URL
     scheme: offer.scheme === 'L402' ? offer.challenge.scheme : offer.scheme,
     ...(offer.scheme === 'Payment' && { challengeId: offer.charge.challenge.id }),
   };
+  // draft-lightning-charge: the payer decodes the invoice itself and refuses a challenge whose convenience fields disagree with it.
+  const disagree =
+    offer.scheme === 'Payment'
+      ? (invoice: DecodedInvoice) => {
+          const { charge } = offer;
+          return charge.paymentHash !== undefined && charge.paymentHash !== invoice.paymentHash
+            ? `payment hash ${charge.paymentHash}, the invoice's is ${invoice.paymentHash}`
+            : CHARGE_NETWORKS[charge.network] !== invoice.network
+              ? `network ${charge.network}, the invoice is for ${invoice.network}`
+              : invoice.amountMsat !== null && charge.amountSats * 1000 !== invoice.amountMsat
+                ? `amount ${charge.amountSats} sats, the invoice asks ${invoice.amountMsat / 1000}`
+                : undefined;
+        }
+      : undefined;
+  const invoice = checkedInvoice(offer.invoice, options, url, where, {
+    challengeExpiresAt: offer.scheme === 'Payment' ? offer.charge.expiresAt : undefined,
+    maxSats: options.maxPriceSats,
+    what: 'the invoice',
+    disagree,
+  });
+  // A token that names a payment hash (this project's) must name this invoice's, or paying would buy nothing.
+  const token = offer.scheme === 'L402' ? decodeToken(offer.challenge.token) : undefined;
+  if (token && token.hash !== invoice.paymentHash) {
+    const facts = { ...where, paymentHash: invoice.paymentHash, amountMsat: invoice.amountMsat, network: invoice.network };
+    throw new L402ClientError('TOKEN_INVOICE_MISMATCH', 'Not paid: the token in the challenge is for another payment than its invoice', facts);
+  }
+  return invoice;
+}
+
+interface InvoiceLimits {
+  /** A Payment challenge's expiry, which may come before its invoice's: the earlier one counts. */
+  challengeExpiresAt: number | undefined;
+  /** The most it may ask, whole sats. */
+  maxSats: number;
+  /** What it is, in refusals: "the invoice", "the session deposit". */
+  what: string;
+  /** Why the challenge's own fields disagree with the invoice, if they do. */
+  disagree?: (invoice: DecodedInvoice) => string | undefined;
+}
+
+/** The invoice decoded, its signature checked, and refused unless network, amount and expiry are within the caller's limits. */
+function checkedInvoice(
+  bolt11: string,
+  options: FetchWithL402Options,
+  url: URL,
+  where: Record<string, unknown>,
+  limits: InvoiceLimits,
+): DecodedInvoice & { amountMsat: number } {
   let invoice: DecodedInvoice;
   try {
-    invoice = decodeInvoice(offer.invoice.trim().replace(/^lightning:/i, ''), { expectedPayee: payeeByHost.get(url.host) });
+    invoice = decodeInvoice(bolt11.trim().replace(/^lightning:/i, ''), { expectedPayee: payeeByHost.get(url.host) });
   } catch (error) {
     if (error instanceof InvalidInvoice)
       throw new L402ClientError('INVOICE_INVALID', `Not paid: the server's invoice is not a valid BOLT11 invoice (${error.reason})`, where, { cause: error });
     throw error;
   }
   rememberPayee(url.host, invoice.payeeNodeKey);
-  // A Payment challenge's expiry may come before its invoice's: the earlier one counts.
-  const challengeExpiresAt = offer.scheme === 'Payment' ? offer.charge.expiresAt : undefined;
+  const { challengeExpiresAt } = limits;
   const expiresAt = challengeExpiresAt !== undefined && challengeExpiresAt < invoice.expiresAt ? challengeExpiresAt : invoice.expiresAt;
   const facts = { ...where, paymentHash: invoice.paymentHash, amountMsat: invoice.amountMsat, network: invoice.network, expiresAt };
-  if (offer.scheme === 'Payment') {
-    // draft-lightning-charge: the payer decodes the invoice itself and refuses a challenge whose convenience fields disagree with it.
-    const { charge } = offer;
-    const disagree =
-      charge.paymentHash !== undefined && charge.paymentHash !== invoice.paymentHash
-        ? `payment hash ${charge.paymentHash}, the invoice's is ${invoice.paymentHash}`
-        : CHARGE_NETWORKS[charge.network] !== invoice.network
-          ? `network ${charge.network}, the invoice is for ${invoice.network}`
-          : invoice.amountMsat !== null && charge.amountSats * 1000 !== invoice.amountMsat
-            ? `amount ${charge.amountSats} sats, the invoice asks ${invoice.amountMsat / 1000}`
-            : undefined;
-    if (disagree) throw new L402ClientError('CHALLENGE_INVOICE_MISMATCH', `Not paid: the Payment challenge says ${disagree}`, facts);
-  }
+  const disagree = limits.disagree?.(invoice);
+  if (disagree) throw new L402ClientError('CHALLENGE_INVOICE_MISMATCH', `Not paid: the Payment challenge says ${disagree}`, facts);
   const walletNetwork = options.network ?? options.wallet.network ?? 'bitcoin';
   if (invoice.network !== walletNetwork) {
     throw new L402ClientError('WRONG_NETWORK', `Not paid: the invoice is for ${invoice.network}, the wallet pays on ${walletNetwork}`, {
@@ -473,27 +551,26 @@ function acceptableInvoice(offer: Offer, options: FetchWithL402Options, url: URL
   if (invoice.amountMsat === null)
     throw new L402ClientError('INVOICE_WITHOUT_AMOUNT', 'Not paid: the invoice does not say how much (the price must be in the invoice)', facts);
   if (expiresAt <= Date.now() / 1000) {
-    const what = expiresAt === invoice.expiresAt ? 'the invoice' : 'the Payment challenge';
+    const what = expiresAt === invoice.expiresAt ? limits.what : 'the Payment challenge';
     throw new L402ClientError('INVOICE_EXPIRED', `Not paid: ${what} expired at ${new Date(expiresAt * 1000).toISOString()}`, facts);
   }
-  const maxPriceMsat = options.maxPriceSats * 1000;
+  const maxPriceMsat = limits.maxSats * 1000;
   if (invoice.amountMsat > maxPriceMsat) {
     throw new L402ClientError(
       'PRICE_ABOVE_MAXIMUM',
-      `Not paid: the invoice asks ${invoice.amountMsat / 1000} sats, above the maximum of ${options.maxPriceSats}`,
+      `Not paid: ${limits.what} asks ${invoice.amountMsat / 1000} sats, above the maximum of ${limits.maxSats}`,
       { ...facts, maxPriceMsat },
     );
-  }
-  // A token that names a payment hash (this project's) must name this invoice's, or paying would buy nothing.
-  const token = offer.scheme === 'L402' ? decodeToken(offer.challenge.token) : undefined;
-  if (token && token.hash !== invoice.paymentHash) {
-    throw new L402ClientError('TOKEN_INVOICE_MISMATCH', 'Not paid: the token in the challenge is for another payment than its invoice', facts);
   }
   return invoice as DecodedInvoice & { amountMsat: number };
 }
 
-async function payInvoice(chosen: Chosen, options: FetchWithL402Options, host: string): Promise<{ proof: Proof; paidByThisCall: boolean }> {
-  const { invoice, offer } = chosen;
+async function payInvoice(
+  bolt11: string,
+  invoice: DecodedInvoice & { amountMsat: number },
+  options: FetchWithL402Options,
+  host: string,
+): Promise<{ proof: Proof; paidByThisCall: boolean }> {
   const { proof, first } = payOnce(
     invoice.paymentHash,
     invoice.expiresAt,
@@ -501,7 +578,7 @@ async function payInvoice(chosen: Chosen, options: FetchWithL402Options, host: s
       // Runs synchronously up to the wallet call: the budget's check and charge are one step (createBudget).
       const reservation: BudgetReservation | undefined = options.budget?.reserve(host, invoice.amountMsat);
       try {
-        const paid = await walletPayment(options, offer.invoice, invoice);
+        const paid = await walletPayment(options, bolt11, invoice);
         reservation?.commit();
         return paid;
       } catch (error) {
@@ -543,4 +620,237 @@ function isPreimageOf(preimage: string, paymentHash: string): boolean {
   let diff = 0;
   for (let i = 0; i < 32; i++) diff |= digest[i]! ^ expected[i]!;
   return diff === 0;
+}
+
+// Prepaid sessions (docs/sessions.md "On the wire: the session intent"): open, bearer, topUp, close.
+
+type Send = (request: Request, authorization?: string) => Promise<Response>;
+
+/** The deposit's check: the same as a charge's invoice, against maxDepositSats, and the offer's own fields must agree with the invoice. */
+function checkedDeposit(offer: LightningSessionOffer, sessions: ClientSessions, options: FetchWithL402Options, url: URL) {
+  const where = { url: url.href, scheme: 'Payment', challengeId: offer.challenge.id };
+  if (offer.unitPriceSats > options.maxPriceSats) {
+    throw new L402ClientError(
+      'PRICE_ABOVE_MAXIMUM',
+      `Not paid: the session's unit costs ${offer.unitPriceSats} sats, above the maximum of ${options.maxPriceSats}`,
+      { ...where, maxPriceMsat: options.maxPriceSats * 1000 },
+    );
+  }
+  return checkedInvoice(offer.depositInvoice, options, url, where, {
+    challengeExpiresAt: offer.expiresAt,
+    maxSats: sessions.maxDepositSats ?? options.maxPriceSats * DEFAULT_DEPOSIT_UNITS,
+    what: 'the session deposit',
+    disagree: (invoice) =>
+      offer.paymentHash !== invoice.paymentHash
+        ? `payment hash ${offer.paymentHash}, the invoice's is ${invoice.paymentHash}`
+        : offer.depositSats !== undefined && invoice.amountMsat !== null && offer.depositSats * 1000 !== invoice.amountMsat
+          ? `a deposit of ${offer.depositSats} sats, the invoice asks ${invoice.amountMsat / 1000}`
+          : undefined,
+  });
+}
+
+/** The maximum deposit when createSessions names none: this many times maxPriceSats (the draft's recommended deposit). */
+const DEFAULT_DEPOSIT_UNITS = 20;
+
+/** The first readable Lightning session offer in a 402's Payment challenges (of `realm`, when given). */
+function sessionOfferIn(response: Response, realm?: string): LightningSessionOffer | undefined {
+  const { challenges } = parsePaymentChallenges(response.headers.get('www-authenticate'));
+  for (const challenge of challenges) {
+    if (realm !== undefined && challenge.realm !== realm) continue;
+    const read = readLightningSession(challenge);
+    if (read.ok) return read.session;
+  }
+  return undefined;
+}
+
+const bearerCredential = (held: HeldSession) =>
+  formatSessionCredential(held.challenge, { action: 'bearer', sessionId: held.sessionId, preimage: held.preimage });
+
+/** Whether a 402 refused a session request for its balance (lightning/insufficient-balance). Reads a copy of the body. */
+async function refusedForBalance(response: Response, maxBytes: number): Promise<boolean> {
+  const body = await readBoundedText(response.clone().body, maxBytes);
+  if (!body.ok) return false;
+  try {
+    const json = JSON.parse(body.text) as { code?: unknown; type?: unknown };
+    return json.code === 'INSUFFICIENT_BALANCE' || (typeof json.type === 'string' && json.type.endsWith('lightning/insufficient-balance'));
+  } catch {
+    return false;
+  }
+}
+
+/** Pays a deposit (budget charged, at most once per invoice), with its events; throws as a charge's payment does. */
+async function payDeposit(
+  offer: LightningSessionOffer,
+  invoice: DecodedInvoice & { amountMsat: number },
+  options: FetchWithL402Options,
+  url: URL,
+  events: ClientCall | undefined,
+): Promise<{ proof: Proof; paidByThisCall: boolean; facts: { paymentHash: string; amountMsat: number; invoice: string }; cause?: string }> {
+  const facts = { paymentHash: invoice.paymentHash, amountMsat: invoice.amountMsat, invoice: offer.depositInvoice };
+  let cause = events?.challengeReceived(facts);
+  const payStartedAt = events ? performance.now() : 0;
+  try {
+    const { proof, paidByThisCall } = await payInvoice(offer.depositInvoice, invoice, options, url.host);
+    if (events && paidByThisCall) cause = events.paymentSent({ ...facts, feeMsat: proof.feeMsat, payStartedAt }, cause!);
+    return { proof, paidByThisCall, facts, ...(cause !== undefined && { cause }) };
+  } catch (error) {
+    if (events && error instanceof L402ClientError && error.refused) events.invoiceRefused(error.code, facts, cause!);
+    throw error;
+  }
+}
+
+/**
+ * Opens a session on the offer: a return invoice from the wallet first (a
+ * wallet that cannot make one pays nothing here: `ok: false` says why, and
+ * the call pays per request), then the deposit checked and paid, then `open`.
+ */
+async function openSession(
+  offer: LightningSessionOffer,
+  sessions: ClientSessions,
+  challenged: Response,
+  request: Request,
+  url: URL,
+  options: FetchWithL402Options,
+  send: Send,
+  events: ClientCall | undefined,
+  offers: Offer[],
+): Promise<{ ok: true; response: Response } | { ok: false; why: string }> {
+  const { wallet } = options;
+  if (typeof wallet.createInvoice !== 'function')
+    return { ok: false, why: 'the wallet cannot make an invoice without an amount (no createInvoice) for the refund' };
+  // Checked before anything is asked of the wallet: an offer refused here throws, and nothing is paid.
+  let invoice: DecodedInvoice & { amountMsat: number };
+  try {
+    invoice = checkedDeposit(offer, sessions, options, url);
+  } catch (error) {
+    if (events && error instanceof L402ClientError) events.invoiceRefused(error.code, { invoice: offer.depositInvoice }, events.challengeReceived({}));
+    throw error;
+  }
+  let returnInvoice: string;
+  try {
+    returnInvoice = (await wallet.createInvoice({ memo: `refund of a prepaid session at ${url.host}` })).invoice;
+  } catch (error) {
+    return { ok: false, why: `the wallet could not make a return invoice (${error instanceof Error ? error.message : String(error)})` };
+  }
+  discardBody(challenged.body);
+  const { proof, paidByThisCall, facts, cause } = await payDeposit(offer, invoice, options, url, events);
+  const retryStartedAt = events ? performance.now() : 0;
+  const response = await send(request, formatSessionCredential(offer.challenge, { action: 'open', preimage: proof.preimage, returnInvoice }));
+  // 400, 401, 402: not opened (the deposit is then the server's to account for). Anything else: opened before the handler ran.
+  if (response.status !== 400 && response.status !== 401 && response.status !== 402) {
+    sessions.hold(heldSession(offer, proof.preimage, invoice.amountMsat, request, url, options));
+  }
+  if (events && cause !== undefined) events.requestServed({ ...facts, status: response.status, retryStartedAt, paidByThisCall }, cause);
+  receipts.set(response, {
+    url: request.url,
+    host: url.host,
+    paymentHash: invoice.paymentHash,
+    amountMsat: invoice.amountMsat,
+    feeMsat: paidByThisCall ? proof.feeMsat : 0,
+    paidByThisCall,
+    scheme: 'Payment',
+    offered: (['L402', 'Payment'] as const).filter((scheme) => scheme === 'Payment' || offers.some((o) => o.scheme === scheme)),
+    challengeId: offer.challenge.id,
+    ...serverReceipt(response, offer.challenge.id, invoice.paymentHash),
+    session: { action: 'open', sessionId: offer.paymentHash },
+  });
+  return { ok: true, response };
+}
+
+/** A 402 for balance on a held session: a fresh deposit of the same realm paid as topUp, then the request sent again once with bearer. */
+async function topUpAndRetry(
+  held: HeldSession,
+  refusal: Response,
+  request: Request,
+  url: URL,
+  options: FetchWithL402Options,
+  send: Send,
+  events: ClientCall | undefined,
+): Promise<Response> {
+  const offer = sessionOfferIn(refusal, held.realm);
+  if (!offer) return refusal; // no deposit offered to top up with: the refusal as it is
+  const invoice = checkedDeposit(offer, options.sessions!, options, url);
+  discardBody(refusal.body);
+  const { proof, paidByThisCall, facts, cause } = await payDeposit(offer, invoice, options, url, events);
+  const credited = await send(request, formatSessionCredential(offer.challenge, { action: 'topUp', sessionId: held.sessionId, topUpPreimage: proof.preimage }));
+  if (!credited.ok) {
+    // Paid, not credited (the session closed meanwhile: a closed session's top-up is refunded with it). Forgotten; the answer says why.
+    options.sessions!.forget(held);
+    return credited;
+  }
+  discardBody(credited.body);
+  held.depositedMsat += invoice.amountMsat;
+  const retryStartedAt = events ? performance.now() : 0;
+  const response = await send(request, bearerCredential(held));
+  if (events && cause !== undefined) events.requestServed({ ...facts, status: response.status, retryStartedAt, paidByThisCall }, cause);
+  receipts.set(response, {
+    url: request.url,
+    host: url.host,
+    paymentHash: invoice.paymentHash,
+    amountMsat: invoice.amountMsat,
+    feeMsat: paidByThisCall ? proof.feeMsat : 0,
+    paidByThisCall,
+    scheme: 'Payment',
+    offered: ['Payment'],
+    challengeId: offer.challenge.id,
+    session: { action: 'topUp', sessionId: held.sessionId },
+  });
+  return response;
+}
+
+/** The session as the store holds it; its close sends `close` on the request that opened it and credits a paid refund to the budget. */
+function heldSession(
+  offer: LightningSessionOffer,
+  preimage: string,
+  depositMsat: number,
+  request: Request,
+  url: URL,
+  options: FetchWithL402Options,
+): HeldSession {
+  const doFetch: Fetch = options.fetch ?? ((i, r) => globalThis.fetch(i, r));
+  const { budget } = options;
+  let closing: Promise<ClosedSession> | undefined;
+  const session: HeldSession = {
+    origin: url.origin,
+    realm: offer.challenge.realm,
+    sessionId: offer.paymentHash,
+    preimage,
+    challenge: offer.challenge,
+    unitPriceSats: offer.unitPriceSats,
+    depositedMsat: depositMsat,
+    close() {
+      closing ??= (async (): Promise<ClosedSession> => {
+        options.sessions?.forget(session);
+        const base = { origin: session.origin, realm: session.realm, sessionId: session.sessionId, creditedMsat: 0 };
+        const authorization = formatSessionCredential(session.challenge, { action: 'close', sessionId: session.sessionId, preimage });
+        let answer: Response;
+        try {
+          answer = await sendOnce(doFetch, options, request, authorization);
+        } catch (error) {
+          return { ...base, status: 0, error: `no answer to close: ${error instanceof Error ? error.message : String(error)}` };
+        }
+        const body = await readBoundedText(answer.body, DEFAULT_MAX_CHALLENGE_BYTES);
+        let json: { refundSats?: unknown; refundStatus?: unknown; detail?: unknown } = {};
+        try {
+          json = body.ok ? JSON.parse(body.text) : {};
+        } catch {}
+        if (!answer.ok) return { ...base, status: answer.status, error: typeof json.detail === 'string' ? json.detail : `HTTP ${answer.status}` };
+        const refundSats = typeof json.refundSats === 'number' && json.refundSats >= 0 ? json.refundSats : undefined;
+        const refundStatus =
+          json.refundStatus === 'succeeded' || json.refundStatus === 'failed' || json.refundStatus === 'skipped' ? json.refundStatus : undefined;
+        // Credited only when the server says it paid: what came back to the wallet is no longer spent.
+        const refundMsat = refundSats === undefined ? 0 : Math.min(Math.round(refundSats * 1000), session.depositedMsat);
+        const creditedMsat = refundStatus === 'succeeded' && refundMsat > 0 ? (budget?.credit?.(url.host, refundMsat) ?? 0) : 0;
+        return {
+          ...base,
+          status: answer.status,
+          ...(refundSats !== undefined && { refundSats }),
+          ...(refundStatus !== undefined && { refundStatus }),
+          creditedMsat,
+        };
+      })();
+      return closing;
+    },
+  };
+  return session;
 }

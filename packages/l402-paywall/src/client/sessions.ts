@@ -1,0 +1,96 @@
+// Where fetchWithL402 keeps the prepaid sessions it opened (the Payment
+// scheme's intent="session", docs/sessions.md): one per origin and realm, in
+// memory, for this process. fetchWithL402 opens, uses, tops up and records
+// them; this module only holds them and closes them, through the close each
+// one was given when it was opened (so it imports nothing of fetch.ts).
+import type { PaymentChallenge } from '../mpp/charge.js';
+import type { RefundStatus } from '../mpp/session.js';
+
+export interface ClientSessionsOptions {
+  /**
+   * The most one deposit (to open or to top up a session) may ask, in whole
+   * satoshis; a dearer one is refused unpaid. Default: 20 times the call's
+   * maxPriceSats (the draft's recommended deposit of 20 units).
+   */
+  maxDepositSats?: number;
+}
+
+/** What closing a session said. */
+export interface ClosedSession {
+  origin: string;
+  realm: string;
+  sessionId: string;
+  /** The close request's HTTP status (200 when closed); 0 when it got no answer. */
+  status: number;
+  /** From the close answer: what was paid in and not spent, in sats (a fraction when part of a sat was spent). */
+  refundSats?: number;
+  /** succeeded (paid to the return invoice), skipped (nothing left), failed (not paid yet: the server keeps it due). */
+  refundStatus?: RefundStatus;
+  /** Millisatoshis given back to the budget (a succeeded refund only). */
+  creditedMsat: number;
+  /** Why it was not closed, when it was not. */
+  error?: string;
+}
+
+/** A session fetchWithL402 opened and holds. */
+export interface HeldSession {
+  origin: string;
+  realm: string;
+  /** The deposit's payment hash. */
+  sessionId: string;
+  /** The preimage of the deposit: the bearer secret. Never logged. */
+  readonly preimage: string;
+  /** The challenge the session was opened with (echoed in bearer and close). */
+  challenge: PaymentChallenge;
+  unitPriceSats: number;
+  /** Deposits paid into it (the opening one and top-ups), msat. */
+  depositedMsat: number;
+  /** Sends close; never throws (a failure is in the result). Called once; later calls answer the first result. */
+  close(): Promise<ClosedSession>;
+}
+
+export interface ClientSessions {
+  readonly maxDepositSats?: number;
+  /** The sessions held now. */
+  list(): HeldSession[];
+  /** The newest session held for an origin. */
+  find(origin: string): HeldSession | undefined;
+  /** Keeps a session (replacing one for the same origin and realm). */
+  hold(session: HeldSession): void;
+  /** Forgets a session without closing it (the server closed it, or does not know it). */
+  forget(session: HeldSession): void;
+  /** Closes every session held (each forgotten first, so none is used meanwhile) and says how each went. */
+  closeAll(): Promise<ClosedSession[]>;
+}
+
+const keyOf = (session: Pick<HeldSession, 'origin' | 'realm'>) => `${session.origin} ${session.realm}`;
+
+/** A place for fetchWithL402's sessions: pass it as `sessions`, and call closeAll() when done. */
+export function createSessions(options: ClientSessionsOptions = {}): ClientSessions {
+  const { maxDepositSats } = options;
+  if (maxDepositSats !== undefined && (!Number.isSafeInteger(maxDepositSats) || maxDepositSats <= 0))
+    throw new TypeError(`createSessions: maxDepositSats must be a positive whole number of satoshis, got ${maxDepositSats}`);
+  const held = new Map<string, HeldSession>();
+  return {
+    ...(maxDepositSats !== undefined && { maxDepositSats }),
+    list: () => [...held.values()],
+    find(origin) {
+      let newest: HeldSession | undefined;
+      for (const session of held.values()) if (session.origin === origin) newest = session;
+      return newest;
+    },
+    hold(session) {
+      const key = keyOf(session);
+      held.delete(key); // re-inserted last: the newest
+      held.set(key, session);
+    },
+    forget(session) {
+      if (held.get(keyOf(session)) === session) held.delete(keyOf(session));
+    },
+    async closeAll() {
+      const all = [...held.values()];
+      held.clear();
+      return Promise.all(all.map((session) => session.close()));
+    },
+  };
+}

@@ -1,0 +1,225 @@
+// fetchWithL402 on prepaid sessions (docs/sessions.md, the Payment scheme's
+// intent="session"): against a real withL402 selling sessions with
+// lightningSessions on the dev node (the server's node and the client's
+// wallet on one fake network), a 1-sat route called 50 times within a
+// 100-sat budget goes through one session (one 20-sat deposit, top-ups when
+// refused for balance), closed with its refund credited back, so the budget
+// shows exactly what was spent. A wallet that cannot make a return invoice
+// pays per request and says why; a deposit above the caller's limit, or past
+// the budget, is refused unpaid. The budget's credit, on its own.
+import { afterEach, describe, expect, it } from 'vitest';
+import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
+import { memoryReplayStore, withL402 } from 'l402-paywall';
+import { lightningSessions } from 'l402-paywall/lightning';
+import { createBudget, createSessions, fetchWithL402, getPaymentReceipt, L402ClientError, type ClientSessions, type Wallet } from 'l402-paywall/client';
+import { memorySessionLedger } from '../../packages/l402-paywall/src/sessions/ledger.js';
+
+const SECRET = 'client-sessions-test-secret-0123456789abcdef0123';
+const BASE = 'https://shop.example';
+const SAT = 1000;
+
+interface TestWallet extends Wallet {
+  paid: string[];
+  returnInvoices: string[];
+}
+
+function shop({ unitPriceSats = 1, priceSats = 1, depositUnits = 20 } = {}) {
+  const net = memoryDevNodeStore();
+  const server = createDevNode({ store: net });
+  const node = createDevNode({ store: net });
+  const ledger = memorySessionLedger();
+  let served = 0;
+  const handler = withL402(
+    async () => {
+      served++;
+      return Response.json({ n: served });
+    },
+    {
+      priceSats,
+      provider: server,
+      secret: SECRET,
+      replayStore: memoryReplayStore(),
+      session: lightningSessions({ unitPriceSats, depositUnits, ledger, idleTimeoutSeconds: 600 }),
+    },
+  );
+  const fetch = (input: string | URL | Request, init?: RequestInit) => handler(input instanceof Request ? input : new Request(input, init));
+  const wallet = (receives = true): TestWallet => {
+    const w: TestWallet = {
+      network: 'regtest',
+      paid: [],
+      returnInvoices: [],
+      async payInvoice({ invoice }) {
+        w.paid.push(invoice);
+        return node.pay(invoice);
+      },
+    };
+    if (receives) {
+      w.createInvoice = async ({ memo }) => {
+        const made = await node.createAmountlessInvoice({ memo: memo ?? 'refund', expirySeconds: 86_400 });
+        w.returnInvoices.push(made.paymentHash);
+        return made;
+      };
+    }
+    return w;
+  };
+  return { fetch, wallet, ledger, node, served: () => served };
+}
+
+let open: ClientSessions | undefined;
+afterEach(async () => {
+  await open?.closeAll();
+  open = undefined;
+});
+
+describe('fetchWithL402 with sessions', () => {
+  it('50 one-sat calls within a 100-sat budget: one session, 20-sat deposits, closed, the budget charged deposits minus refund', async () => {
+    const { fetch, wallet: makeWallet, ledger, node, served } = shop();
+    const wallet = makeWallet();
+    const budget = createBudget({ totalSats: 100 });
+    const sessions = createSessions();
+    open = sessions;
+    const actions: string[] = [];
+    for (let i = 1; i <= 50; i++) {
+      const response = await fetchWithL402(`${BASE}/generate`, undefined, { wallet, maxPriceSats: 1, budget, sessions, fetch });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ n: i });
+      const receipt = getPaymentReceipt(response);
+      if (receipt) actions.push(`${i}:${receipt.session?.action}:${receipt.amountMsat / SAT}`);
+    }
+    // Opened on the first call; each 20-unit deposit serves 20 calls, then a top-up.
+    expect(actions).toEqual(['1:open:20', '21:topUp:20', '41:topUp:20']);
+    expect(wallet.paid).toHaveLength(3);
+    expect(wallet.returnInvoices).toHaveLength(1);
+    expect(served()).toBe(50);
+    expect(budget.spent().totalMsat).toBe(60 * SAT);
+    const [held] = sessions.list();
+    expect(held).toMatchObject({ origin: BASE, depositedMsat: 60 * SAT, unitPriceSats: 1 });
+
+    const closed = await sessions.closeAll();
+    expect(closed).toEqual([
+      { origin: BASE, realm: held!.realm, sessionId: held!.sessionId, status: 200, refundSats: 10, refundStatus: 'succeeded', creditedMsat: 10 * SAT },
+    ]);
+    expect(sessions.list()).toEqual([]);
+    expect(budget.spent().totalMsat).toBe(50 * SAT);
+    expect(budget.remainingMsat()).toBe(50 * SAT);
+    expect(await ledger.get(held!.sessionId)).toMatchObject({ status: 'closed', paidMsat: 60 * SAT, spentMsat: 50 * SAT });
+    expect(await node.lookupInvoice(wallet.returnInvoices[0]!)).toMatchObject({ settled: true, amountMsat: 10 * SAT });
+    // Closing again answers the first close; nothing is credited twice.
+    expect(await held!.close()).toEqual(closed[0]);
+    expect(budget.spent().totalMsat).toBe(50 * SAT);
+  });
+
+  it('a session the server closed is forgotten, and the next call opens a new one', async () => {
+    const { fetch, wallet: makeWallet, ledger } = shop();
+    const wallet = makeWallet();
+    const sessions = createSessions();
+    open = sessions;
+    const options = { wallet, maxPriceSats: 1, sessions, fetch };
+    await fetchWithL402(`${BASE}/a`, undefined, options);
+    const [first] = sessions.list();
+    await ledger.close(first!.sessionId, 'client', Date.now());
+    const response = await fetchWithL402(`${BASE}/a`, undefined, options);
+    expect(response.status).toBe(200);
+    expect(getPaymentReceipt(response)?.session?.action).toBe('open');
+    expect(sessions.list()).toHaveLength(1);
+    expect(sessions.list()[0]!.sessionId).not.toBe(first!.sessionId);
+  });
+
+  it('a wallet that cannot make a return invoice pays per request, and the receipt says why', async () => {
+    const { fetch, wallet: makeWallet, ledger } = shop();
+    const wallet = makeWallet(false);
+    const budget = createBudget({ totalSats: 100 });
+    const sessions = createSessions();
+    open = sessions;
+    for (let i = 0; i < 3; i++) {
+      const response = await fetchWithL402(`${BASE}/generate`, undefined, { wallet, maxPriceSats: 1, budget, sessions, fetch, scheme: 'Payment' });
+      expect(response.status).toBe(200);
+      const receipt = getPaymentReceipt(response)!;
+      expect(receipt).toMatchObject({ scheme: 'Payment', amountMsat: 1 * SAT });
+      expect(receipt.session).toBeUndefined();
+      expect(receipt.sessionNotUsed).toMatch(/createInvoice/);
+    }
+    expect(wallet.paid).toHaveLength(3);
+    expect(sessions.list()).toEqual([]);
+    expect(budget.spent().totalMsat).toBe(3 * SAT);
+    expect(await ledger.get('0'.repeat(64))).toBeNull();
+  });
+
+  it('a deposit above maxDepositSats is refused unpaid, before the wallet makes a return invoice', async () => {
+    const { fetch, wallet: makeWallet } = shop();
+    const wallet = makeWallet();
+    const sessions = createSessions({ maxDepositSats: 10 });
+    open = sessions;
+    const error = await fetchWithL402(`${BASE}/generate`, undefined, { wallet, maxPriceSats: 1, sessions, fetch }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(L402ClientError);
+    expect(error).toMatchObject({ code: 'PRICE_ABOVE_MAXIMUM', refused: true });
+    expect((error as Error).message).toMatch(/session deposit asks 20 sats, above the maximum of 10/);
+    expect(wallet.paid).toEqual([]);
+    expect(wallet.returnInvoices).toEqual([]);
+    expect(sessions.list()).toEqual([]);
+  });
+
+  it('by default the deposit may be at most 20 times maxPriceSats; a dearer unit is refused too', async () => {
+    const { fetch, wallet: makeWallet } = shop({ depositUnits: 21 });
+    const wallet = makeWallet();
+    const sessions = createSessions();
+    open = sessions;
+    const error = await fetchWithL402(`${BASE}/x`, undefined, { wallet, maxPriceSats: 1, sessions, fetch }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'PRICE_ABOVE_MAXIMUM' });
+    const dear = shop({ unitPriceSats: 2, priceSats: 1 });
+    const unit = await fetchWithL402(`${BASE}/x`, undefined, { wallet: dear.wallet(), maxPriceSats: 1, sessions, fetch: dear.fetch }).catch((e: unknown) => e);
+    expect((unit as Error).message).toMatch(/session's unit costs 2 sats/);
+    expect(wallet.paid).toEqual([]);
+  });
+
+  it('a deposit past the budget is refused unpaid', async () => {
+    const { fetch, wallet: makeWallet } = shop();
+    const wallet = makeWallet();
+    const budget = createBudget({ totalSats: 10 });
+    const sessions = createSessions();
+    open = sessions;
+    const error = await fetchWithL402(`${BASE}/generate`, undefined, { wallet, maxPriceSats: 1, budget, sessions, fetch }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'BUDGET_EXCEEDED' });
+    expect(wallet.paid).toEqual([]);
+    expect(budget.spent().totalMsat).toBe(0);
+  });
+
+  it('without the option, a session offer is not taken', async () => {
+    const { fetch, wallet: makeWallet } = shop();
+    const wallet = makeWallet();
+    const response = await fetchWithL402(`${BASE}/generate`, undefined, { wallet, maxPriceSats: 1, fetch, scheme: 'Payment', tokens: false });
+    expect(getPaymentReceipt(response)).toMatchObject({ scheme: 'Payment', amountMsat: 1 * SAT });
+    expect(getPaymentReceipt(response)?.session).toBeUndefined();
+    expect(wallet.returnInvoices).toEqual([]);
+  });
+});
+
+describe('createBudget: credit', () => {
+  it('gives back what was paid to a host, never below zero', () => {
+    const budget = createBudget({ totalSats: 100, perHostSats: 50 });
+    budget.reserve('a', 40 * SAT).commit();
+    budget.reserve('b', 10 * SAT).commit();
+    expect(budget.credit!('a', 15 * SAT)).toBe(15 * SAT);
+    expect(budget.spent()).toMatchObject({ totalMsat: 35 * SAT, byHost: { a: { msat: 25 * SAT }, b: { msat: 10 * SAT } } });
+    expect(budget.remainingMsat('a')).toBe(25 * SAT);
+    expect(budget.credit!('b', 30 * SAT)).toBe(10 * SAT);
+    expect(budget.credit!('c', 5 * SAT)).toBe(0);
+    expect(budget.spent().totalMsat).toBe(25 * SAT);
+    expect(() => budget.credit!('a', -1)).toThrow(RangeError);
+  });
+
+  it('in a rolling window, a credit shrinks the newest charges, so they leave the window as what they still count', () => {
+    let now = 0;
+    const budget = createBudget({ totalSats: 100, windowSeconds: 60, now: () => now });
+    budget.reserve('a', 20 * SAT).commit();
+    now = 10_000;
+    budget.reserve('a', 20 * SAT).commit();
+    budget.credit!('a', 25 * SAT); // the newer 20 to 0, the older 20 to 15
+    expect(budget.spent().totalMsat).toBe(15 * SAT);
+    now = 61_000; // the older one leaves
+    expect(budget.spent().totalMsat).toBe(0);
+    now = 71_000;
+    expect(budget.spent().totalMsat).toBe(0);
+    expect(budget.remainingMsat()).toBe(100 * SAT);
+  });
+});
