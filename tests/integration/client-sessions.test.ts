@@ -223,3 +223,23 @@ describe('createBudget: credit', () => {
     expect(budget.remainingMsat()).toBe(100 * SAT);
   });
 });
+
+describe('fetchWithL402 with sessions: concurrent calls', () => {
+  it('ten first calls at once open one session between them; the others wait and use it', async () => {
+    const { fetch, wallet: makeWallet, served } = shop();
+    const wallet = makeWallet();
+    const budget = createBudget({ totalSats: 100 });
+    const sessions = createSessions();
+    open = sessions;
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => fetchWithL402(`${BASE}/generate`, undefined, { wallet, maxPriceSats: 1, budget, sessions, fetch })),
+    );
+    expect(responses.map((r) => r.status)).toEqual(Array(10).fill(200));
+    expect(wallet.paid).toHaveLength(1);
+    expect(served()).toBe(10);
+    expect(sessions.list()).toHaveLength(1);
+    const [closed] = await sessions.closeAll();
+    expect(closed).toMatchObject({ refundSats: 10, refundStatus: 'succeeded', creditedMsat: 10 * SAT });
+    expect(budget.spent().totalMsat).toBe(10 * SAT);
+  });
+});

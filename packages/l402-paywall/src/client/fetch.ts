@@ -246,9 +246,22 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
   let sessionNotUsed: string | undefined;
   const sessionOffer = sessions && first.status === 402 ? sessionOfferIn(first) : undefined;
   if (sessionOffer && sessions) {
-    const opened = await openSession(sessionOffer, sessions, first, request, url, options, send, events, offers);
-    if (opened.ok) return opened.response;
-    sessionNotUsed = opened.why;
+    // Another call opened a session here since this one was sent, or is opening one: wait for it, then go again on it
+    // (on a copy of the request, whose body is unread).
+    const opening = sessions.find(url.origin)
+      ? undefined
+      : sessions.opening(url.origin, () => openSession(sessionOffer, sessions, first, request, url, options, send, events, offers));
+    if (!opening) {
+      await sessions.pendingOpen(url.origin);
+      if (sessions.find(url.origin)) {
+        discardBody(first.body);
+        return fetchWithL402(request.clone(), callerSignal ? { signal: callerSignal } : undefined, options);
+      }
+    } else {
+      const opened = await opening;
+      if (opened.ok) return opened.response;
+      sessionNotUsed = opened.why;
+    }
   }
   if (offers.length === 0 && unsupported.length === 0) return first;
   discardBody(first.body);

@@ -59,6 +59,14 @@ export interface ClientSessions {
   hold(session: HeldSession): void;
   /** Forgets a session without closing it (the server closed it, or does not know it). */
   forget(session: HeldSession): void;
+  /**
+   * Runs `open` as the origin's one opening at a time: a call that finds
+   * another opening waits for it instead (and answers undefined), so
+   * concurrent first calls share one session rather than each paying a deposit.
+   */
+  opening<T>(origin: string, open: () => Promise<T>): Promise<T> | undefined;
+  /** An opening under way for the origin, to wait for. */
+  pendingOpen(origin: string): Promise<unknown> | undefined;
   /** Closes every session held (each forgotten first, so none is used meanwhile) and says how each went. */
   closeAll(): Promise<ClosedSession[]>;
 }
@@ -71,6 +79,7 @@ export function createSessions(options: ClientSessionsOptions = {}): ClientSessi
   if (maxDepositSats !== undefined && (!Number.isSafeInteger(maxDepositSats) || maxDepositSats <= 0))
     throw new TypeError(`createSessions: maxDepositSats must be a positive whole number of satoshis, got ${maxDepositSats}`);
   const held = new Map<string, HeldSession>();
+  const openings = new Map<string, Promise<unknown>>();
   return {
     ...(maxDepositSats !== undefined && { maxDepositSats }),
     list: () => [...held.values()],
@@ -84,10 +93,23 @@ export function createSessions(options: ClientSessionsOptions = {}): ClientSessi
       held.delete(key); // re-inserted last: the newest
       held.set(key, session);
     },
+    opening(origin, open) {
+      if (openings.has(origin)) return undefined;
+      const running = open();
+      const settled = running.then(
+        () => undefined,
+        () => undefined,
+      );
+      openings.set(origin, settled);
+      void settled.then(() => openings.delete(origin));
+      return running;
+    },
+    pendingOpen: (origin) => openings.get(origin),
     forget(session) {
       if (held.get(keyOf(session)) === session) held.delete(keyOf(session));
     },
     async closeAll() {
+      await Promise.all(openings.values());
       const all = [...held.values()];
       held.clear();
       return Promise.all(all.map((session) => session.close()));
