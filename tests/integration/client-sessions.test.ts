@@ -243,3 +243,20 @@ describe('fetchWithL402 with sessions: concurrent calls', () => {
     expect(budget.spent().totalMsat).toBe(10 * SAT);
   });
 });
+
+describe('createSessions({ closeOnExit: true })', () => {
+  it('a program that ends without closing: its session is closed when the event loop empties, and the refund credited', async () => {
+    const { execFile } = await import('node:child_process');
+    const { fileURLToPath } = await import('node:url');
+    const child = fileURLToPath(new URL('../support/session-exit-child.ts', import.meta.url));
+    const stdout = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ['--import', 'tsx', child], { timeout: 30_000 }, (error, out) => (error ? reject(error) : resolve(out))),
+    );
+    const last = JSON.parse(stdout.trim().split('\n').pop()!);
+    expect(last).toMatchObject({
+      held: 0,
+      spentMsat: 3 * SAT,
+      record: { status: 'closed', spentMsat: 3 * SAT, refund: { state: 'paid', amountMsat: 17 * SAT } },
+    });
+  });
+});

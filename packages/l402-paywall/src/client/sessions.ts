@@ -13,6 +13,13 @@ export interface ClientSessionsOptions {
    * maxPriceSats (the draft's recommended deposit of 20 units).
    */
   maxDepositSats?: number;
+  /**
+   * On Node (or any runtime with process.once), close the sessions still
+   * held when the event loop empties ('beforeExit'), so their refunds come
+   * back. It cannot run on process.exit() or a signal: call closeAll() there.
+   * Default false.
+   */
+  closeOnExit?: boolean;
 }
 
 /** What closing a session said. */
@@ -80,6 +87,13 @@ export function createSessions(options: ClientSessionsOptions = {}): ClientSessi
     throw new TypeError(`createSessions: maxDepositSats must be a positive whole number of satoshis, got ${maxDepositSats}`);
   const held = new Map<string, HeldSession>();
   const openings = new Map<string, Promise<unknown>>();
+  const closeAll = async (): Promise<ClosedSession[]> => {
+    await Promise.all(openings.values());
+    const all = [...held.values()];
+    held.clear();
+    return Promise.all(all.map((session) => session.close()));
+  };
+  if (options.closeOnExit) closeBeforeExit(closeAll, () => held.size);
   return {
     ...(maxDepositSats !== undefined && { maxDepositSats }),
     list: () => [...held.values()],
@@ -108,11 +122,22 @@ export function createSessions(options: ClientSessionsOptions = {}): ClientSessi
     forget(session) {
       if (held.get(keyOf(session)) === session) held.delete(keyOf(session));
     },
-    async closeAll() {
-      await Promise.all(openings.values());
-      const all = [...held.values()];
-      held.clear();
-      return Promise.all(all.map((session) => session.close()));
-    },
+    closeAll,
   };
+}
+
+interface ExitHooks {
+  once?(event: 'beforeExit', listener: () => void): unknown;
+}
+
+/** Registers closeAll for 'beforeExit' where the runtime has it; again after each run, since a close may hold new work. */
+function closeBeforeExit(closeAll: () => Promise<unknown>, count: () => number): void {
+  const hooks = (globalThis as { process?: ExitHooks }).process;
+  if (typeof hooks?.once !== 'function') return;
+  // Registered again after each run: a later loop-empty moment may find sessions opened since. No work scheduled, no delay to the exit.
+  const listener = () => {
+    if (count() === 0) hooks.once!('beforeExit', listener);
+    else void closeAll().finally(() => hooks.once!('beforeExit', listener));
+  };
+  hooks.once('beforeExit', listener);
 }
