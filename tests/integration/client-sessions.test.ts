@@ -9,8 +9,8 @@
 // the budget, is refused unpaid. The budget's credit, on its own.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
-import { memoryReplayStore, withL402 } from 'l402-paywall';
-import { lightningSessions } from 'l402-paywall/lightning';
+import { getPayment, memoryReplayStore, withL402 } from 'l402-paywall';
+import { EVENT_STREAM_HEADERS, lightningSessions, meteredEventStream } from 'l402-paywall/lightning';
 import { createBudget, createSessions, fetchWithL402, getPaymentReceipt, L402ClientError, type ClientSessions, type Wallet } from 'l402-paywall/client';
 import { memorySessionLedger } from '../../packages/l402-paywall/src/sessions/ledger.js';
 
@@ -258,5 +258,112 @@ describe('createSessions({ closeOnExit: true })', () => {
       spentMsat: 3 * SAT,
       record: { status: 'closed', spentMsat: 3 * SAT, refund: { state: 'paid', amountMsat: 17 * SAT } },
     });
+  });
+});
+
+/** A route streaming `chunks` one-sat chunks through meteredEventStream; `gate` holds the source after its first chunk until opened. */
+function llm({ chunks = 25, topUpTimeoutMs = 10_000 } = {}) {
+  const net = memoryDevNodeStore();
+  const server = createDevNode({ store: net });
+  const node = createDevNode({ store: net });
+  const ledger = memorySessionLedger();
+  let openGate!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    openGate = resolve;
+  });
+  const handler = withL402(
+    (request: Request) => {
+      const session = getPayment(request)!.session!;
+      async function* words() {
+        for (let i = 1; i <= chunks; i++) {
+          yield `token ${i}`;
+          if (i === 1) await gate;
+        }
+      }
+      return new Response(meteredEventStream(session, words(), { topUpTimeoutMs, pollMs: 20 }), { headers: EVENT_STREAM_HEADERS });
+    },
+    {
+      priceSats: 50,
+      provider: server,
+      secret: SECRET,
+      replayStore: memoryReplayStore(),
+      onError: () => {},
+      session: lightningSessions({ unitPriceSats: 1, depositUnits: 20, idleTimeoutSeconds: 600, ledger }),
+    },
+  );
+  const fetch = (input: string | URL | Request, init?: RequestInit) => handler(input instanceof Request ? input : new Request(input, init));
+  const wallet: TestWallet = {
+    network: 'regtest',
+    paid: [],
+    returnInvoices: [],
+    async payInvoice({ invoice }) {
+      wallet.paid.push(invoice);
+      return node.pay(invoice);
+    },
+    async createInvoice({ memo }) {
+      const made = await node.createAmountlessInvoice({ memo: memo ?? 'refund', expirySeconds: 86_400 });
+      wallet.returnInvoices.push(made.paymentHash);
+      return made;
+    },
+  };
+  return { fetch, wallet, ledger, node, openGate };
+}
+
+async function readAll(reader: ReadableStreamDefaultReader<Uint8Array>, sofar = ''): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = sofar;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return text;
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
+describe('fetchWithL402 with sessions: a metered stream', () => {
+  it('reads it as it arrives, tops up on payment-need-topup while holding it, and gets all 25 chunks on a 20-sat deposit', async () => {
+    const { fetch, wallet, openGate, ledger } = llm();
+    const budget = createBudget({ totalSats: 100 });
+    const sessions = createSessions();
+    open = sessions;
+    const response = await fetchWithL402('https://llm.example/stream', undefined, { wallet, maxPriceSats: 1, budget, sessions, fetch });
+    expect(response.status).toBe(200);
+    expect(getPaymentReceipt(response)?.session?.action).toBe('open');
+    const reader = response.body!.getReader();
+    // The first chunk is readable while the source still holds the second.
+    const { value } = await reader.read();
+    const first = new TextDecoder().decode(value);
+    expect(first).toContain('data: token 1');
+    expect(first).not.toContain('token 2');
+    openGate();
+    const text = await readAll(reader, first);
+    for (let i = 1; i <= 25; i++) expect(text).toContain(`data: token ${i}\n`);
+    expect(text).toContain('event: payment-need-topup');
+    expect(text).toContain('event: payment-receipt');
+    expect(text).toContain('data: [DONE]');
+    expect(text).not.toContain('session-timeout');
+    expect(wallet.paid).toHaveLength(2);
+    const [held] = sessions.list();
+    expect(held).toMatchObject({ depositedMsat: 40 * SAT });
+    expect(held!.topUpError).toBeUndefined();
+    const [closed] = await sessions.closeAll();
+    expect(closed).toMatchObject({ status: 200, refundSats: 15, refundStatus: 'succeeded', creditedMsat: 15 * SAT });
+    expect(budget.spent().totalMsat).toBe(25 * SAT);
+    expect(await ledger.get(held!.sessionId)).toMatchObject({ status: 'closed', paidMsat: 40 * SAT, spentMsat: 25 * SAT });
+  });
+
+  it('a top-up past the budget is not paid: the stream stops at the deposit with session-timeout, and the session says why', async () => {
+    const { fetch, wallet, openGate } = llm({ topUpTimeoutMs: 300 });
+    openGate();
+    const budget = createBudget({ totalSats: 30 });
+    const sessions = createSessions();
+    open = sessions;
+    const response = await fetchWithL402('https://llm.example/stream', undefined, { wallet, maxPriceSats: 1, budget, sessions, fetch });
+    const text = await response.text();
+    expect(text).toContain('data: token 20\n');
+    expect(text).not.toContain('data: token 21');
+    expect(text).toContain('event: session-timeout');
+    expect(wallet.paid).toHaveLength(1);
+    expect(sessions.list()[0]!.topUpError).toMatch(/budget/);
+    expect(budget.spent().totalMsat).toBe(20 * SAT);
   });
 });

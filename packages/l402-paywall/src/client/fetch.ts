@@ -225,7 +225,7 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
   let first: Response;
   if (held && sessions) {
     first = await send(request, bearerCredential(held));
-    if (first.status !== 402) return first;
+    if (first.status !== 402) return watchStream(first, held, request, url, options, events);
     if (await refusedForBalance(first, maxChallengeBytes)) return topUpAndRetry(held, first, request, url, options, send, events);
     sessions.forget(held); // not found, closed (idle, or by another client): the 402 offers anew
   } else {
@@ -750,11 +750,14 @@ async function openSession(
   const retryStartedAt = events ? performance.now() : 0;
   const response = await send(request, formatSessionCredential(offer.challenge, { action: 'open', preimage: proof.preimage, returnInvoice }));
   // 400, 401, 402: not opened (the deposit is then the server's to account for). Anything else: opened before the handler ran.
+  let answer = response;
   if (response.status !== 400 && response.status !== 401 && response.status !== 402) {
-    sessions.hold(heldSession(offer, proof.preimage, invoice.amountMsat, request, url, options));
+    const held = heldSession(offer, proof.preimage, invoice.amountMsat, request, url, options);
+    sessions.hold(held);
+    answer = watchStream(response, held, request, url, options, events);
   }
   if (events && cause !== undefined) events.requestServed({ ...facts, status: response.status, retryStartedAt, paidByThisCall }, cause);
-  receipts.set(response, {
+  receipts.set(answer, {
     url: request.url,
     host: url.host,
     paymentHash: invoice.paymentHash,
@@ -767,7 +770,7 @@ async function openSession(
     ...serverReceipt(response, offer.challenge.id, invoice.paymentHash),
     session: { action: 'open', sessionId: offer.paymentHash },
   });
-  return { ok: true, response };
+  return { ok: true, response: answer };
 }
 
 /** A 402 for balance on a held session: a fresh deposit of the same realm paid as topUp, then the request sent again once with bearer. */
@@ -794,7 +797,7 @@ async function topUpAndRetry(
   discardBody(credited.body);
   held.depositedMsat += invoice.amountMsat;
   const retryStartedAt = events ? performance.now() : 0;
-  const response = await send(request, bearerCredential(held));
+  const response = watchStream(await send(request, bearerCredential(held)), held, request, url, options, events);
   if (events && cause !== undefined) events.requestServed({ ...facts, status: response.status, retryStartedAt, paidByThisCall }, cause);
   receipts.set(response, {
     url: request.url,
@@ -866,4 +869,89 @@ function heldSession(
     },
   };
   return session;
+}
+
+/** The longest line of a watched stream kept whole to be read; past it, the rest of that line passes unread. */
+const MAX_WATCHED_LINE = 4096;
+
+/**
+ * A Server-Sent Events answer served from a session, passed on byte for byte
+ * as it arrives, read on the way for `event: payment-need-topup` (the server
+ * holds the stream until the balance is topped up, sessions.md "The metering
+ * seam, and streams"): one top-up at a time is paid, as for a call refused for
+ * balance, and the server's held stream resumes by itself. A top-up not made
+ * (too dear, over budget, the wallet failed) is said in `held.topUpError`; the
+ * server then ends the stream with session-timeout. Any other answer is
+ * returned as it is.
+ */
+function watchStream(
+  response: Response,
+  held: HeldSession,
+  request: Request,
+  url: URL,
+  options: FetchWithL402Options,
+  events: ClientCall | undefined,
+): Response {
+  if (!response.body || !/^text\/event-stream/i.test(response.headers.get('content-type') ?? '')) return response;
+  const decoder = new TextDecoder();
+  let line = '';
+  let skipping = false; // within a line too long to read
+  let toppingUp: Promise<void> | undefined;
+  const onLine = (text: string) => {
+    if (text.replace(/\r$/, '').trim() !== 'event: payment-need-topup' || toppingUp) return;
+    toppingUp = topUpForStream(held, request, url, options, events)
+      .then(
+        () => {
+          held.topUpError = undefined;
+        },
+        (error: unknown) => {
+          held.topUpError = error instanceof Error ? error.message : String(error);
+        },
+      )
+      .finally(() => {
+        toppingUp = undefined;
+      });
+  };
+  const watch = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      controller.enqueue(chunk);
+      const parts = decoder.decode(chunk, { stream: true }).split('\n');
+      for (let i = 0; i < parts.length; i++) {
+        const last = i === parts.length - 1;
+        if (!skipping) line += parts[i];
+        if (last) {
+          if (line.length > MAX_WATCHED_LINE) {
+            line = '';
+            skipping = true;
+          }
+        } else {
+          if (!skipping) onLine(line);
+          line = '';
+          skipping = false;
+        }
+      }
+    },
+  });
+  const watched = new Response(response.body.pipeThrough(watch), { status: response.status, statusText: response.statusText, headers: response.headers });
+  return watched;
+}
+
+/** A fresh 402's deposit for the held session's realm, checked and paid, presented as topUp (without the caller's signal: the stream may outlive it). */
+async function topUpForStream(held: HeldSession, request: Request, url: URL, options: FetchWithL402Options, events: ClientCall | undefined): Promise<void> {
+  const doFetch: Fetch = options.fetch ?? ((i, r) => globalThis.fetch(i, r));
+  const fresh = await sendOnce(doFetch, options, request, undefined);
+  const offer = fresh.status === 402 ? sessionOfferIn(fresh, held.realm) : undefined;
+  discardBody(fresh.body);
+  if (!offer) throw new Error(`no session deposit offered to top up with (HTTP ${fresh.status})`);
+  const invoice = checkedDeposit(offer, options.sessions!, options, url);
+  const { proof } = await payDeposit(offer, invoice, options, url, events);
+  const credited = await sendOnce(
+    doFetch,
+    options,
+    request,
+    formatSessionCredential(offer.challenge, { action: 'topUp', sessionId: held.sessionId, topUpPreimage: proof.preimage }),
+  );
+  discardBody(credited.body);
+  if (!credited.ok) throw new Error(`the top-up was paid and not credited (HTTP ${credited.status}): the session is closed, and it is refunded with it`);
+  held.depositedMsat += invoice.amountMsat;
 }

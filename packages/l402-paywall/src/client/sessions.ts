@@ -52,6 +52,8 @@ export interface HeldSession {
   unitPriceSats: number;
   /** Deposits paid into it (the opening one and top-ups), msat. */
   depositedMsat: number;
+  /** Why the last top-up asked by a metered stream (payment-need-topup) was not made, if it was not; cleared by one that was. */
+  topUpError?: string;
   /** Sends close; never throws (a failure is in the result). Called once; later calls answer the first result. */
   close(): Promise<ClosedSession>;
 }
