@@ -367,3 +367,68 @@ describe('fetchWithL402 with sessions: a metered stream', () => {
     expect(budget.spent().totalMsat).toBe(20 * SAT);
   });
 });
+
+describe('the command line: --session', () => {
+  it('streams 25 metered chunks through one session opened with the dev wallet, tops up, closes, and says the refund', async () => {
+    const { createServer } = await import('node:http');
+    const { execFile } = await import('node:child_process');
+    const { fileURLToPath } = await import('node:url');
+    const { getRequestListener } = await import('@hono/node-server');
+    const { createDevPayHandler, createDevReceiveHandler } = await import('l402-paywall/backends');
+    const net = memoryDevNodeStore();
+    const serverNode = createDevNode({ store: net });
+    const walletNode = createDevNode({ store: net });
+    const ledger = memorySessionLedger();
+    const stream = withL402(
+      (request: Request) =>
+        new Response(
+          meteredEventStream(
+            getPayment(request)!.session!,
+            Array.from({ length: 25 }, (_, i) => `token ${i + 1}`),
+            { topUpTimeoutMs: 10_000, pollMs: 20 },
+          ),
+          { headers: EVENT_STREAM_HEADERS },
+        ),
+      {
+        priceSats: 50,
+        provider: serverNode,
+        secret: SECRET,
+        replayStore: memoryReplayStore(),
+        onError: () => {},
+        session: lightningSessions({ unitPriceSats: 1, depositUnits: 20, idleTimeoutSeconds: 600, ledger }),
+      },
+    );
+    const routes: Record<string, (request: Request) => Promise<Response>> = {
+      '/api/dev/pay': createDevPayHandler(walletNode),
+      '/api/dev/receive': createDevReceiveHandler(walletNode),
+      '/stream': stream,
+    };
+    const server = createServer(
+      getRequestListener((request) => routes[new URL(request.url).pathname]?.(request) ?? new Response('not found', { status: 404 })),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const bin = fileURLToPath(new URL('../../packages/l402-paywall/src/bin.ts', import.meta.url));
+    const run = (...args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+        execFile(process.execPath, ['--import', 'tsx', bin, ...args], { timeout: 30_000 }, (error, stdout, stderr) =>
+          resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        ),
+      );
+    try {
+      const ok = await run(`${url}/stream`, '--dev', url, '--session', '--max-sats', '1', '--budget-sats', '100');
+      expect(ok.code).toBe(0);
+      for (let i = 1; i <= 25; i++) expect(ok.stdout).toContain(`data: token ${i}\n`);
+      expect(ok.stdout).toContain('data: [DONE]');
+      expect(ok.stderr).toMatch(/paid 20 sats .* scheme Payment/);
+      expect(ok.stderr).toMatch(/session [0-9a-f]{64} closed, refund 15 sats \(succeeded\); spent in all 25 sats/);
+      // A deposit dearer than --max-deposit-sats: refused, nothing paid (exit 3).
+      const dear = await run(`${url}/stream`, '--dev', url, '--session', '--max-sats', '1', '--budget-sats', '100', '--max-deposit-sats', '10');
+      expect(dear.code).toBe(3);
+      expect(dear.stderr).toMatch(/session deposit asks 20 sats, above the maximum of 10 \[PRICE_ABOVE_MAXIMUM\]/);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((done) => server.close(() => done()));
+    }
+  }, 60_000);
+});

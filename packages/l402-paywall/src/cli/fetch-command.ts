@@ -7,6 +7,8 @@
 import { once } from 'node:events';
 import { fetchWithL402, getPaymentReceipt, type PaymentReceipt } from '../client/fetch.js';
 import { DestinationRefused, L402ClientError } from '../client/errors.js';
+import type { Budget } from '../client/budget.js';
+import { createSessions, type ClosedSession } from '../client/sessions.js';
 import { nodeDestinations } from '../node.js';
 import {
   EXIT,
@@ -20,6 +22,7 @@ import {
   UsageError,
   walletConfigured,
   walletWhenNeeded,
+  wholeNumber,
 } from './settings.js';
 import { printedHelpOrVersion } from './version.js';
 
@@ -38,6 +41,11 @@ Options:
   --max-fee-sats N    routing fee limit per payment, for wallets that take one (default 10)
   --scheme S          l402 or payment: the scheme to pay in when the server offers both
                       (default l402); a server offering one is paid in that one
+  --session           where the server sells prepaid sessions, open one (its deposit within
+                      --max-deposit-sats and --budget-sats), stream the answer topping it up
+                      when asked, then close it: the refund goes back to the wallet (stderr says
+                      how much). Needs a wallet that makes invoices (--dev); others pay per request
+  --max-deposit-sats N  most one session deposit may cost, whole sats (default 20 x --max-sats)
   --dev URL           pay with the dev wallet at URL/api/dev/pay: a local service (npm start) or
                       your app's createDevPayHandler route, e.g. http://127.0.0.1:3000
   -X, --request M     HTTP method (default GET, or POST with -d)
@@ -79,6 +87,8 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
       data: { type: 'string', short: 'd' },
       header: { type: 'string', short: 'H', multiple: true },
       include: { type: 'boolean', short: 'i' },
+      session: { type: 'boolean' },
+      'max-deposit-sats': { type: 'string' },
     },
   });
   if (printedHelpOrVersion(values, FETCH_USAGE, io.stdout)) return EXIT.SERVED;
@@ -92,6 +102,10 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
     throw new UsageError(`Not an http(s) URL: "${positionals[0]}"`);
   }
   const flags = sessionFlags(values, 0);
+  if (values['max-deposit-sats'] !== undefined && !values.session) throw new UsageError('--max-deposit-sats goes with --session');
+  const sessions = values.session
+    ? createSessions({ maxDepositSats: wholeNumber(values['max-deposit-sats'], '--max-deposit-sats', flags.maxSats * 20) })
+    : undefined;
   const headers = new Headers();
   for (const header of values.header ?? []) {
     const colon = header.indexOf(':');
@@ -108,6 +122,7 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
     headers.set('content-type', looksLikeJson(body) ? 'application/json' : 'application/x-www-form-urlencoded');
 
   const { wallet, chosen } = walletWhenNeeded(io.env, flags.dev);
+  const budget = sessionBudget(flags);
   try {
     let response: Response;
     try {
@@ -119,7 +134,8 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
           maxPriceSats: flags.maxSats,
           maxFeeSats: flags.maxFeeSats,
           ...(flags.scheme && { scheme: flags.scheme }),
-          budget: sessionBudget(flags),
+          budget,
+          ...(sessions && { sessions }),
           tokens: false,
           destinations: nodeDestinations({ allowRequestedPrivate: true }),
           timeoutMs: flags.timeoutMs,
@@ -155,6 +171,7 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
         ? `l402-paywall: paid ${sats(receipt.amountMsat)} (routing fee ${sats(receipt.feeMsat)}) with ${description} to ${receipt.host}, payment hash ${receipt.paymentHash}; HTTP ${response.status}; ${schemeLine(receipt)}\n`
         : `l402-paywall: paid nothing; HTTP ${response.status}\n`,
     );
+    if (receipt?.sessionNotUsed) io.stderr.write(`l402-paywall: no session opened: ${receipt.sessionNotUsed}; paid per request\n`);
     if (values.include) {
       io.stdout.write(`HTTP ${response.status} ${response.statusText}\n`);
       for (const [name, value] of response.headers) io.stdout.write(`${name}: ${value}\n`);
@@ -174,6 +191,8 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
     if (onTerminal && lastByte !== undefined && lastByte !== 0x0a && isText(response.headers.get('content-type'))) io.stdout.write('\n');
     return response.status < 400 ? EXIT.SERVED : EXIT.HTTP_ERROR;
   } finally {
+    // Closed however the command ends (a broken stream, a timeout): the refund is not left to the server's idle timeout.
+    if (sessions) for (const closed of await sessions.closeAll()) io.stderr.write(closedLine(closed, budget));
     (await chosen()?.catch(() => undefined))?.wallet.close?.();
   }
 }
@@ -234,4 +253,11 @@ function isText(contentType: string | null): boolean {
 function looksLikeJson(text: string): boolean {
   const t = text.trim();
   return (t.startsWith('{') && t.endsWith('}')) || (t.startsWith('[') && t.endsWith(']'));
+}
+
+/** The stderr line of a session closed at the end of the command. */
+function closedLine(closed: ClosedSession, budget: Budget): string {
+  if (closed.error !== undefined) return `l402-paywall: session ${closed.sessionId} not closed: ${closed.error}\n`;
+  const refund = closed.refundSats === undefined ? 'no refund said' : `refund ${closed.refundSats} sats (${closed.refundStatus ?? 'status unknown'})`;
+  return `l402-paywall: session ${closed.sessionId} closed, ${refund}; spent in all ${sats(budget.spent().totalMsat)}\n`;
 }

@@ -120,16 +120,22 @@ export function walletWhenNeeded(
 ): { wallet: Wallet; chosen(): Promise<ChosenWallet> | undefined } {
   const network = walletNetwork(env, dev);
   let chosen: Promise<ChosenWallet> | undefined;
-  return {
-    wallet: {
-      network,
-      async payInvoice(args) {
-        const { wallet } = await (chosen ??= walletFromEnvironment(env, dev));
-        return wallet.payInvoice(args);
-      },
+  const wallet: Wallet = {
+    network,
+    async payInvoice(args) {
+      const { wallet } = await (chosen ??= walletFromEnvironment(env, dev));
+      return wallet.payInvoice(args);
     },
-    chosen: () => chosen,
   };
+  // Of the wallets chosen here, only the dev wallet makes invoices (a prepaid session's return invoice): known before it is chosen.
+  if (dev !== undefined) {
+    wallet.createInvoice = async (request) => {
+      const { wallet } = await (chosen ??= walletFromEnvironment(env, dev));
+      if (!wallet.createInvoice) throw new Error('this wallet cannot make invoices');
+      return wallet.createInvoice(request);
+    };
+  }
+  return { wallet, chosen: () => chosen };
 }
 
 /**
