@@ -368,19 +368,29 @@ describe('fetchWithL402 with sessions: a metered stream', () => {
   });
 });
 
-describe('the command line: --session', () => {
-  it('streams 25 metered chunks through one session opened with the dev wallet, tops up, closes, and says the refund', async () => {
-    const { createServer } = await import('node:http');
-    const { execFile } = await import('node:child_process');
-    const { fileURLToPath } = await import('node:url');
-    const { getRequestListener } = await import('@hono/node-server');
-    const { createDevPayHandler, createDevReceiveHandler } = await import('l402-paywall/backends');
-    const net = memoryDevNodeStore();
-    const serverNode = createDevNode({ store: net });
-    const walletNode = createDevNode({ store: net });
-    const ledger = memorySessionLedger();
-    const stream = withL402(
-      (request: Request) =>
+/** A live HTTP server: the dev wallet's pay and receive routes, a metered stream of 25 one-sat chunks, and a 1-sat JSON route, all selling sessions. */
+async function liveShop() {
+  const { createServer } = await import('node:http');
+  const { getRequestListener } = await import('@hono/node-server');
+  const { createDevPayHandler, createDevReceiveHandler } = await import('l402-paywall/backends');
+  const net = memoryDevNodeStore();
+  const serverNode = createDevNode({ store: net });
+  const walletNode = createDevNode({ store: net });
+  const ledger = memorySessionLedger();
+  const paywall = (handler: (request: Request) => Response, priceSats: number) =>
+    withL402(handler, {
+      priceSats,
+      provider: serverNode,
+      secret: SECRET,
+      replayStore: memoryReplayStore(),
+      onError: () => {},
+      session: lightningSessions({ unitPriceSats: 1, depositUnits: 20, idleTimeoutSeconds: 600, ledger }),
+    });
+  const routes: Record<string, (request: Request) => Promise<Response>> = {
+    '/api/dev/pay': createDevPayHandler(walletNode),
+    '/api/dev/receive': createDevReceiveHandler(walletNode),
+    '/stream': paywall(
+      (request) =>
         new Response(
           meteredEventStream(
             getPayment(request)!.session!,
@@ -389,26 +399,31 @@ describe('the command line: --session', () => {
           ),
           { headers: EVENT_STREAM_HEADERS },
         ),
-      {
-        priceSats: 50,
-        provider: serverNode,
-        secret: SECRET,
-        replayStore: memoryReplayStore(),
-        onError: () => {},
-        session: lightningSessions({ unitPriceSats: 1, depositUnits: 20, idleTimeoutSeconds: 600, ledger }),
-      },
-    );
-    const routes: Record<string, (request: Request) => Promise<Response>> = {
-      '/api/dev/pay': createDevPayHandler(walletNode),
-      '/api/dev/receive': createDevReceiveHandler(walletNode),
-      '/stream': stream,
-    };
-    const server = createServer(
-      getRequestListener((request) => routes[new URL(request.url).pathname]?.(request) ?? new Response('not found', { status: 404 })),
-    );
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-    const bin = fileURLToPath(new URL('../../packages/l402-paywall/src/bin.ts', import.meta.url));
+      50,
+    ),
+    '/ask': paywall(() => Response.json({ answer: 42 }), 1),
+  };
+  const server = createServer(getRequestListener((request) => routes[new URL(request.url).pathname]?.(request) ?? new Response('not found', { status: 404 })));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    ledger,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((done) => server.close(() => done()));
+    },
+  };
+}
+
+const BIN = new URL('../../packages/l402-paywall/src/bin.ts', import.meta.url);
+
+describe('the command line: --session', () => {
+  it('streams 25 metered chunks through one session opened with the dev wallet, tops up, closes, and says the refund', async () => {
+    const { execFile } = await import('node:child_process');
+    const { fileURLToPath } = await import('node:url');
+    const shop = await liveShop();
+    const { url } = shop;
+    const bin = fileURLToPath(BIN);
     const run = (...args: string[]) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
         execFile(process.execPath, ['--import', 'tsx', bin, ...args], { timeout: 30_000 }, (error, stdout, stderr) =>
@@ -427,8 +442,47 @@ describe('the command line: --session', () => {
       expect(dear.code).toBe(3);
       expect(dear.stderr).toMatch(/session deposit asks 20 sats, above the maximum of 10 \[PRICE_ABOVE_MAXIMUM\]/);
     } finally {
-      server.closeAllConnections();
-      await new Promise<void>((done) => server.close(() => done()));
+      await shop.close();
+    }
+  }, 60_000);
+});
+
+describe('the MCP server: --sessions', () => {
+  it('three call_paid_api calls share one session; it is closed, and refunded, when the server stops', async () => {
+    const { fileURLToPath } = await import('node:url');
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const shop = await liveShop();
+    const client = new Client({ name: 'test', version: '1' });
+    try {
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: ['--import', 'tsx', fileURLToPath(BIN), 'mcp', '--dev', shop.url, '--sessions', '--max-sats', '1', '--budget-sats', '100'],
+        stderr: 'pipe',
+      });
+      let stderr = '';
+      transport.stderr?.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      await client.connect(transport);
+      const results = [];
+      for (let i = 0; i < 3; i++) {
+        const result = await client.callTool({ name: 'call_paid_api', arguments: { url: `${shop.url}/ask` } });
+        results.push(JSON.parse((result.content as { text: string }[])[0]!.text));
+      }
+      expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
+      expect(results[0]).toMatchObject({ sats_paid: 20, scheme: 'Payment', session: { action: 'open' } });
+      expect(results[1]).toMatchObject({ sats_paid: 0 });
+      expect(results[2]).toMatchObject({ sats_paid: 0 });
+      const sessionId = results[0].session.session_id as string;
+      await client.close();
+      // The server closes its sessions as it stops.
+      for (let i = 0; i < 100 && !/closed: refund/.test(stderr); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(stderr).toContain(`session ${sessionId} at ${shop.url} closed: refund 17 sats (succeeded)`);
+      expect(await shop.ledger.get(sessionId)).toMatchObject({ status: 'closed', spentMsat: 3 * SAT, refund: { state: 'paid', amountMsat: 17 * SAT } });
+    } finally {
+      await client.close().catch(() => {});
+      await shop.close();
     }
   }, 60_000);
 });

@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { fetchWithinPolicy } from '../client/destinations.js';
 import { fetchWithL402, getPaymentReceipt, type PaymentReceipt } from '../client/fetch.js';
 import { DestinationRefused, L402ClientError } from '../client/errors.js';
+import { createSessions } from '../client/sessions.js';
 import { deadline } from '../http/deadline.js';
 import { discardBody } from '../http/discard-body.js';
 import { readBoundedText } from '../http/read-bounded.js';
@@ -54,6 +55,12 @@ Options:
   --budget-sats N     what the whole session may spend, whole sats (default ${DEFAULT_BUDGET_SATS})
   --max-fee-sats N    routing fee limit per payment (default 10)
   --scheme S          l402 or payment: the scheme to pay in when an API offers both (default l402)
+  --sessions          where an API sells prepaid sessions, open one (its deposit within
+                      --max-deposit-sats and the budget) and spend from it on later calls to
+                      that origin, topping it up when asked; closed when the server stops, the
+                      refund credited back to the budget. Needs a wallet that makes invoices
+                      (--dev); others pay per request
+  --max-deposit-sats N  most one session deposit may cost, whole sats (default 20 x --max-sats)
   --dev URL           pay with the dev wallet of a local service (npm start); also the default directory
   --directory URL     the service whose /api/apis.json list_paid_apis reads (default: --dev's URL)
   --allow-private     let tools reach loopback, private and link-local addresses (default: only
@@ -96,7 +103,14 @@ const Directory = z.object({ apis: z.array(ApiEntry) }).loose();
 export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mcp'): Promise<number> {
   const { values } = parse({
     args,
-    options: { ...SESSION_OPTIONS, directory: { type: 'string' }, 'allow-private': { type: 'boolean' }, 'max-body-bytes': { type: 'string' } },
+    options: {
+      ...SESSION_OPTIONS,
+      directory: { type: 'string' },
+      'allow-private': { type: 'boolean' },
+      'max-body-bytes': { type: 'string' },
+      sessions: { type: 'boolean' },
+      'max-deposit-sats': { type: 'string' },
+    },
   });
   if (printedHelpOrVersion(values, MCP_USAGE, io.stdout)) return EXIT.SERVED;
   const flags = sessionFlags(values, DEFAULT_BUDGET_SATS);
@@ -105,6 +119,10 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
   if (directory !== undefined && !URL.canParse(directory)) throw new UsageError(`--directory must be a URL, got "${directory}"`);
   const { wallet, description } = await walletFromEnvironment(io.env, flags.dev);
   const budget = sessionBudget(flags);
+  if (values['max-deposit-sats'] !== undefined && !values.sessions) throw new UsageError('--max-deposit-sats goes with --sessions');
+  const sessions = values.sessions
+    ? createSessions({ maxDepositSats: wholeNumber(values['max-deposit-sats'], '--max-deposit-sats', flags.maxSats * 20) })
+    : undefined;
   // The services the operator named may be local (npm start); anything else the model or a directory names must be public.
   const named = [flags.dev, directory].filter((url): url is string => url !== undefined).map((url) => new URL(url).origin);
   const destinations = nodeDestinations({ allowPrivate: values['allow-private'] === true || named });
@@ -201,6 +219,7 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
             maxPriceSats,
             maxFeeSats: flags.maxFeeSats,
             budget,
+            ...(sessions && { sessions }),
             destinations,
             timeoutMs: flags.timeoutMs,
             ...((scheme ?? flags.scheme) && { scheme: scheme ?? flags.scheme }),
@@ -269,6 +288,12 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
   await server.connect(transport);
   io.stderr.write(`${name}: ready on stdio; paying with ${description}, at most ${flags.maxSats} sats a request, ${flags.budgetSats} sats in all\n`);
   await closed;
+  if (sessions) {
+    for (const done of await sessions.closeAll()) {
+      const refund = done.error ?? `refund ${done.refundSats ?? '?'} sats (${done.refundStatus ?? 'status unknown'})`;
+      io.stderr.write(`${name}: session ${done.sessionId} at ${done.origin} closed: ${refund}\n`);
+    }
+  }
   wallet.close?.();
   await server.close();
   return EXIT.SERVED;
@@ -292,6 +317,8 @@ function paidFacts(receipt: PaymentReceipt | undefined) {
         },
       }),
       ...(receipt.serverReceiptProblem !== undefined && { receipt_problem: receipt.serverReceiptProblem }),
+      ...(receipt.session && { session: { action: receipt.session.action, session_id: receipt.session.sessionId } }),
+      ...(receipt.sessionNotUsed !== undefined && { session_not_used: receipt.sessionNotUsed }),
     }),
   };
 }
