@@ -125,6 +125,64 @@ describe('fetchWithL402 with sessions', () => {
     expect(sessions.list()[0]!.sessionId).not.toBe(first!.sessionId);
   });
 
+  it('a session is for its route: two routes on one origin get one each, and calls alternating between them pay no more deposits', async () => {
+    const { fetch, wallet: makeWallet, ledger } = shop();
+    const wallet = makeWallet();
+    const budget = createBudget({ totalSats: 100 });
+    const sessions = createSessions();
+    open = sessions;
+    const options = { wallet, maxPriceSats: 1, budget, sessions, fetch };
+    const actions: (string | undefined)[] = [];
+    for (const path of ['/a', '/b', '/a', '/b', '/a']) {
+      const response = await fetchWithL402(`${BASE}${path}`, undefined, options);
+      expect(response.status).toBe(200);
+      actions.push(getPaymentReceipt(response)?.session?.action);
+    }
+    expect(actions).toEqual(['open', 'open', undefined, undefined, undefined]);
+    expect(wallet.paid).toHaveLength(2);
+    const closed = await sessions.closeAll();
+    expect(closed.map((c) => [c.refundSats, c.refundStatus])).toEqual([
+      [17, 'succeeded'],
+      [18, 'succeeded'],
+    ]);
+    expect(budget.spent().totalMsat).toBe(5 * SAT);
+    for (const c of closed) expect(await ledger.get(c.sessionId)).toMatchObject({ status: 'closed' });
+  });
+
+  it('paths of one route (its route option a pattern) share one session: the second path finds it by the offer it is refused with', async () => {
+    const net = memoryDevNodeStore();
+    const server = createDevNode({ store: net });
+    const node = createDevNode({ store: net });
+    const handler = withL402(() => Response.json({ ok: true }), {
+      priceSats: 1,
+      provider: server,
+      secret: SECRET,
+      replayStore: memoryReplayStore(),
+      route: '/items/:id',
+      session: lightningSessions({ unitPriceSats: 1, ledger: memorySessionLedger(), idleTimeoutSeconds: 600 }),
+    });
+    const fetch = (input: string | URL | Request, init?: RequestInit) => handler(input instanceof Request ? input : new Request(input, init));
+    const paid: string[] = [];
+    const wallet: Wallet = {
+      network: 'regtest',
+      payInvoice: ({ invoice }) => {
+        paid.push(invoice);
+        return node.pay(invoice);
+      },
+      createInvoice: ({ memo }) => node.createAmountlessInvoice({ memo: memo ?? 'refund', expirySeconds: 3600 }),
+    };
+    const sessions = createSessions();
+    open = sessions;
+    for (const id of [1, 2, 3, 1, 2]) {
+      const response = await fetchWithL402(`${BASE}/items/${id}`, undefined, { wallet, maxPriceSats: 1, sessions, fetch });
+      expect(response.status).toBe(200);
+    }
+    expect(paid).toHaveLength(1);
+    expect(sessions.list()).toHaveLength(1);
+    const [closed] = await sessions.closeAll();
+    expect(closed).toMatchObject({ refundSats: 15, refundStatus: 'succeeded' });
+  });
+
   it('a wallet that cannot make a return invoice pays per request, and the receipt says why', async () => {
     const { fetch, wallet: makeWallet, ledger } = shop();
     const wallet = makeWallet(false);

@@ -27,7 +27,7 @@ import { decodeToken } from '../l402/token.js';
 import { formatCredential } from '../mpp/credential.js';
 import { parsePaymentChallenges } from '../mpp/challenge.js';
 import { formatSessionCredential, readLightningSession, type LightningSessionOffer } from '../mpp/session.js';
-import type { ClientSessions, ClosedSession, HeldSession } from './sessions.js';
+import { sessionKey, type ClientSessions, type ClosedSession, type HeldSession } from './sessions.js';
 import type { LightningCharge } from '../mpp/challenge.js';
 import { PAYMENT_RECEIPT_HEADER, parseReceipt } from '../mpp/receipt.js';
 import type { Budget, BudgetReservation } from './budget.js';
@@ -218,16 +218,20 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
       )
     : undefined;
 
-  // 1. send: on a session held for this origin (bearer), else with a stored credential when one is usable
+  // 1. send: on the session held for this path (bearer), else with a stored credential when one is usable
   const maxChallengeBytes = options.maxChallengeBytes ?? DEFAULT_MAX_CHALLENGE_BYTES;
   const sessions = options.sessions && !request.headers.has('authorization') ? options.sessions : undefined;
-  const held = sessions?.find(url.origin);
+  const held = sessions?.find(key);
   let first: Response;
   if (held && sessions) {
     first = await send(request, bearerCredential(held));
     if (first.status !== 402) return watchStream(first, held, request, url, options, events);
-    if (await refusedForBalance(first, maxChallengeBytes)) return topUpAndRetry(held, first, request, url, options, send, events);
-    sessions.forget(held); // not found, closed (idle, or by another client): the 402 offers anew
+    const refusal = await sessionRefusal(first, maxChallengeBytes);
+    if (refusal === 'INSUFFICIENT_BALANCE') return topUpAndRetry(held, first, request, url, options, send, events);
+    // Not found, or closed (idle, or by another client): forgotten. Refused here for another reason (another route or
+    // caveat): kept for the paths it serves. Either way the 402 offers anew.
+    if (refusal === 'SESSION_NOT_FOUND' || refusal === 'SESSION_CLOSED') sessions.forget(held);
+    else sessions.unuse(key);
   } else {
     const stored = store && !request.headers.has('authorization') ? usableCredential(store, key) : undefined;
     first = await send(request, stored?.authorization);
@@ -246,14 +250,25 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
   let sessionNotUsed: string | undefined;
   const sessionOffer = sessions && first.status === 402 ? sessionOfferIn(first) : undefined;
   if (sessionOffer && sessions) {
-    // Another call opened a session here since this one was sent, or is opening one: wait for it, then go again on it
-    // (on a copy of the request, whose body is unread).
-    const opening = sessions.find(url.origin)
+    // A session held for what this offer is for (origin, realm, binding), opened by another call or for another path of
+    // the same route, or one being opened: this call goes again on it (on a copy of the request, whose body is unread).
+    const { realm, opaque } = sessionOffer.challenge;
+    const forOffer = sessionKey(url.origin, realm, opaque ?? '');
+    const usable = () => {
+      const same = sessions.matching(url.origin, realm, opaque ?? '');
+      return same && same !== held ? same : undefined;
+    };
+    let other = usable();
+    const opening = other
       ? undefined
-      : sessions.opening(url.origin, () => openSession(sessionOffer, sessions, first, request, url, options, send, events, offers));
+      : sessions.opening(forOffer, () => openSession(sessionOffer, sessions, first, request, url, options, send, events, offers));
     if (!opening) {
-      await sessions.pendingOpen(url.origin);
-      if (sessions.find(url.origin)) {
+      if (!other) {
+        await sessions.pendingOpen(forOffer);
+        other = usable();
+      }
+      if (other) {
+        sessions.use(key, other);
         discardBody(first.body);
         return fetchWithL402(request.clone(), callerSignal ? { signal: callerSignal } : undefined, options);
       }
@@ -679,15 +694,20 @@ function sessionOfferIn(response: Response, realm?: string): LightningSessionOff
 const bearerCredential = (held: HeldSession) =>
   formatSessionCredential(held.challenge, { action: 'bearer', sessionId: held.sessionId, preimage: held.preimage });
 
-/** Whether a 402 refused a session request for its balance (lightning/insufficient-balance). Reads a copy of the body. */
-async function refusedForBalance(response: Response, maxBytes: number): Promise<boolean> {
+/** Why a 402 refused a session request, as the seller's code (INSUFFICIENT_BALANCE, SESSION_NOT_FOUND, SESSION_CLOSED, WRONG_ROUTE, …). Reads a copy of the body. */
+async function sessionRefusal(response: Response, maxBytes: number): Promise<string | undefined> {
   const body = await readBoundedText(response.clone().body, maxBytes);
-  if (!body.ok) return false;
+  if (!body.ok) return undefined;
   try {
     const json = JSON.parse(body.text) as { code?: unknown; type?: unknown };
-    return json.code === 'INSUFFICIENT_BALANCE' || (typeof json.type === 'string' && json.type.endsWith('lightning/insufficient-balance'));
+    if (typeof json.code === 'string') return json.code;
+    const type = typeof json.type === 'string' ? json.type : '';
+    if (type.endsWith('lightning/insufficient-balance')) return 'INSUFFICIENT_BALANCE';
+    if (type.endsWith('lightning/session-not-found')) return 'SESSION_NOT_FOUND';
+    if (type.endsWith('lightning/session-closed')) return 'SESSION_CLOSED';
+    return undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -753,7 +773,7 @@ async function openSession(
   let answer = response;
   if (response.status !== 400 && response.status !== 401 && response.status !== 402) {
     const held = heldSession(offer, proof.preimage, invoice.amountMsat, request, url, options);
-    sessions.hold(held);
+    sessions.hold(held, tokenKey(url));
     answer = watchStream(response, held, request, url, options, events);
   }
   if (events && cause !== undefined) events.requestServed({ ...facts, status: response.status, retryStartedAt, paidByThisCall }, cause);
@@ -831,6 +851,7 @@ function heldSession(
     realm: offer.challenge.realm,
     sessionId: offer.paymentHash,
     preimage,
+    binding: offer.challenge.opaque ?? '',
     challenge: offer.challenge,
     unitPriceSats: offer.unitPriceSats,
     depositedMsat: depositMsat,

@@ -1,6 +1,8 @@
 // Where fetchWithL402 keeps the prepaid sessions it opened (the Payment
-// scheme's intent="session", docs/sessions.md): one per origin and realm, in
-// memory, for this process. fetchWithL402 opens, uses, tops up and records
+// scheme's intent="session", docs/sessions.md): one per origin, realm and
+// binding (the challenge's opaque: the paywall binds a session to its route
+// and caveats, and refuses it elsewhere), in memory, for this process, and
+// which one each path (origin + pathname) was served with. fetchWithL402 opens, uses, tops up and records
 // them; this module only holds them and closes them, through the close each
 // one was given when it was opened (so it imports nothing of fetch.ts).
 import type { PaymentChallenge } from '../mpp/charge.js';
@@ -47,6 +49,8 @@ export interface HeldSession {
   sessionId: string;
   /** The preimage of the deposit: the bearer secret. Never logged. */
   readonly preimage: string;
+  /** The challenge's binding (opaque), '' for none: with origin and realm, what the session is for. */
+  binding: string;
   /** The challenge the session was opened with (echoed in bearer and close). */
   challenge: PaymentChallenge;
   unitPriceSats: number;
@@ -62,25 +66,33 @@ export interface ClientSessions {
   readonly maxDepositSats?: number;
   /** The sessions held now. */
   list(): HeldSession[];
-  /** The newest session held for an origin. */
-  find(origin: string): HeldSession | undefined;
-  /** Keeps a session (replacing one for the same origin and realm). */
-  hold(session: HeldSession): void;
+  /** The session a path (origin + pathname) was last served with, while it is held. */
+  find(path: string): HeldSession | undefined;
+  /** The session held for an origin, realm and binding (a 402's session challenge), if any. */
+  matching(origin: string, realm: string, binding: string): HeldSession | undefined;
+  /** Keeps a session (one held for the same origin, realm and binding is replaced, and closed) and serves `path` with it. */
+  hold(session: HeldSession, path: string): void;
+  /** Serves `path` with a held session. */
+  use(path: string, session: HeldSession): void;
+  /** Stops serving `path` with a session (it was refused there, not for balance); the session stays held. */
+  unuse(path: string): void;
   /** Forgets a session without closing it (the server closed it, or does not know it). */
   forget(session: HeldSession): void;
   /**
-   * Runs `open` as the origin's one opening at a time: a call that finds
-   * another opening waits for it instead (and answers undefined), so
-   * concurrent first calls share one session rather than each paying a deposit.
+   * Runs `open` as the one opening of a session for `key` at a time: a call
+   * that finds another opening waits for it instead (and answers undefined),
+   * so concurrent first calls share one session rather than each paying a deposit.
    */
-  opening<T>(origin: string, open: () => Promise<T>): Promise<T> | undefined;
-  /** An opening under way for the origin, to wait for. */
-  pendingOpen(origin: string): Promise<unknown> | undefined;
+  opening<T>(key: string, open: () => Promise<T>): Promise<T> | undefined;
+  /** An opening under way for the key, to wait for. */
+  pendingOpen(key: string): Promise<unknown> | undefined;
   /** Closes every session held (each forgotten first, so none is used meanwhile) and says how each went. */
   closeAll(): Promise<ClosedSession[]>;
 }
 
-const keyOf = (session: Pick<HeldSession, 'origin' | 'realm'>) => `${session.origin} ${session.realm}`;
+/** What a session is for: origin, realm and binding. */
+export const sessionKey = (origin: string, realm: string, binding: string) => JSON.stringify([origin, realm, binding]);
+const keyOf = (session: Pick<HeldSession, 'origin' | 'realm' | 'binding'>) => sessionKey(session.origin, session.realm, session.binding);
 
 /** A place for fetchWithL402's sessions: pass it as `sessions`, and call closeAll() when done. */
 export function createSessions(options: ClientSessionsOptions = {}): ClientSessions {
@@ -88,42 +100,59 @@ export function createSessions(options: ClientSessionsOptions = {}): ClientSessi
   if (maxDepositSats !== undefined && (!Number.isSafeInteger(maxDepositSats) || maxDepositSats <= 0))
     throw new TypeError(`createSessions: maxDepositSats must be a positive whole number of satoshis, got ${maxDepositSats}`);
   const held = new Map<string, HeldSession>();
+  const paths = new Map<string, HeldSession>();
   const openings = new Map<string, Promise<unknown>>();
+  /** Closes of sessions replaced while held: closeAll waits for them too. */
+  const replacedClosing = new Set<Promise<ClosedSession>>();
+  const forget = (session: HeldSession) => {
+    if (held.get(keyOf(session)) === session) held.delete(keyOf(session));
+    for (const [path, used] of paths) if (used === session) paths.delete(path);
+  };
   const closeAll = async (): Promise<ClosedSession[]> => {
     await Promise.all(openings.values());
     const all = [...held.values()];
     held.clear();
-    return Promise.all(all.map((session) => session.close()));
+    paths.clear();
+    const replaced = [...replacedClosing];
+    replacedClosing.clear();
+    return Promise.all([...replaced, ...all.map((session) => session.close())]);
   };
   if (options.closeOnExit) closeBeforeExit(closeAll, () => held.size);
   return {
     ...(maxDepositSats !== undefined && { maxDepositSats }),
     list: () => [...held.values()],
-    find(origin) {
-      let newest: HeldSession | undefined;
-      for (const session of held.values()) if (session.origin === origin) newest = session;
-      return newest;
-    },
-    hold(session) {
+    find: (path) => paths.get(path),
+    matching: (origin, realm, binding) => held.get(sessionKey(origin, realm, binding)),
+    hold(session, path) {
       const key = keyOf(session);
-      held.delete(key); // re-inserted last: the newest
+      const before = held.get(key);
+      if (before && before !== session) {
+        forget(before);
+        const closing = before.close();
+        replacedClosing.add(closing);
+      }
       held.set(key, session);
+      paths.set(path, session);
     },
-    opening(origin, open) {
-      if (openings.has(origin)) return undefined;
+    use(path, session) {
+      if (held.get(keyOf(session)) === session) paths.set(path, session);
+    },
+    unuse(path) {
+      paths.delete(path);
+    },
+    forget,
+    opening(key, open) {
+      if (openings.has(key)) return undefined;
       const running = open();
       const settled = running.then(
         () => undefined,
         () => undefined,
       );
-      openings.set(origin, settled);
-      void settled.then(() => openings.delete(origin));
+      openings.set(key, settled);
+      void settled.then(() => openings.delete(key));
       return running;
     },
-    pendingOpen: (origin) => openings.get(origin),
-    forget(session) {
-      if (held.get(keyOf(session)) === session) held.delete(keyOf(session));
-    },
+    pendingOpen: (key) => openings.get(key),
     closeAll,
   };
 }
