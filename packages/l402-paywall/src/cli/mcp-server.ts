@@ -57,7 +57,7 @@ Options:
   --scheme S          l402 or payment: the scheme to pay in when an API offers both (default l402)
   --sessions          where an API sells prepaid sessions, open one (its deposit within
                       --max-deposit-sats and the budget) and spend from it on later calls to
-                      that origin, topping it up when asked; closed when the server stops, the
+                      that API, topping it up when asked; closed when the server stops, the
                       refund credited back to the budget. Needs a wallet that makes invoices
                       (--dev); others pay per request
   --max-deposit-sats N  most one session deposit may cost, whole sats (default 20 x --max-sats)
