@@ -777,19 +777,14 @@ async function openSession(
     answer = watchStream(response, held, request, url, options, events);
   }
   if (events && cause !== undefined) events.requestServed({ ...facts, status: response.status, retryStartedAt, paidByThisCall }, cause);
-  receipts.set(answer, {
-    url: request.url,
-    host: url.host,
-    paymentHash: invoice.paymentHash,
-    amountMsat: invoice.amountMsat,
-    feeMsat: paidByThisCall ? proof.feeMsat : 0,
-    paidByThisCall,
-    scheme: 'Payment',
-    offered: (['L402', 'Payment'] as const).filter((scheme) => scheme === 'Payment' || offers.some((o) => o.scheme === scheme)),
-    challengeId: offer.challenge.id,
-    ...serverReceipt(response, offer.challenge.id, invoice.paymentHash),
-    session: { action: 'open', sessionId: offer.paymentHash },
-  });
+  receipts.set(
+    answer,
+    depositReceipt(request, url, offer, invoice, proof, paidByThisCall, {
+      offered: (['L402', 'Payment'] as const).filter((scheme) => scheme === 'Payment' || offers.some((o) => o.scheme === scheme)),
+      ...serverReceipt(response, offer.challenge.id, invoice.paymentHash),
+      session: { action: 'open', sessionId: offer.paymentHash },
+    }),
+  );
   return { ok: true, response: answer };
 }
 
@@ -819,7 +814,24 @@ async function topUpAndRetry(
   const retryStartedAt = events ? performance.now() : 0;
   const response = watchStream(await send(request, bearerCredential(held)), held, request, url, options, events);
   if (events && cause !== undefined) events.requestServed({ ...facts, status: response.status, retryStartedAt, paidByThisCall }, cause);
-  receipts.set(response, {
+  receipts.set(
+    response,
+    depositReceipt(request, url, offer, invoice, proof, paidByThisCall, { offered: ['Payment'], session: { action: 'topUp', sessionId: held.sessionId } }),
+  );
+  return response;
+}
+
+/** The receipt of a call that paid a session's deposit (open) or a top-up: the payment, and what `rest` says of the session. */
+function depositReceipt(
+  request: Request,
+  url: URL,
+  offer: LightningSessionOffer,
+  invoice: DecodedInvoice & { amountMsat: number },
+  proof: Proof,
+  paidByThisCall: boolean,
+  rest: Pick<PaymentReceipt, 'offered' | 'session'> & Partial<PaymentReceipt>,
+): PaymentReceipt {
+  return {
     url: request.url,
     host: url.host,
     paymentHash: invoice.paymentHash,
@@ -827,11 +839,9 @@ async function topUpAndRetry(
     feeMsat: paidByThisCall ? proof.feeMsat : 0,
     paidByThisCall,
     scheme: 'Payment',
-    offered: ['Payment'],
     challengeId: offer.challenge.id,
-    session: { action: 'topUp', sessionId: held.sessionId },
-  });
-  return response;
+    ...rest,
+  };
 }
 
 /** The session as the store holds it; its close sends `close` on the request that opened it and credits a paid refund to the budget. */

@@ -276,32 +276,12 @@ export function verifyCharge(
   if (challenge.method !== LIGHTNING_METHOD || challenge.intent !== CHARGE_INTENT) {
     return refuse('method-unsupported', `this server takes lightning/charge credentials, not ${challenge.method}/${challenge.intent}`);
   }
-  // The id binds the request's and opaque's bytes: they are bound as this
-  // server wrote them (base64url, no padding), so an echo that spells the same
-  // bytes with padding still verifies, and the fields read below are the bytes bound.
-  const requestBytes = decodeBase64(challenge.request);
-  const opaqueBytes = challenge.opaque === undefined ? undefined : decodeBase64(challenge.opaque);
-  if (!requestBytes || (challenge.opaque !== undefined && !opaqueBytes))
-    return refuse('lightning/malformed-credential', 'the echoed request or opaque is not base64url');
-  const bound = {
-    realm: challenge.realm,
-    method: challenge.method,
-    intent: challenge.intent,
-    request: asWritten(challenge.request, requestBytes),
-    expires: challenge.expires,
-    digest: challenge.digest,
-    opaque: opaqueBytes && asWritten(challenge.opaque!, opaqueBytes),
-  };
-  if (!keyring.verify(challenge.id, bound)) {
-    return refuse('lightning/unknown-challenge', 'the challenge was not issued by this server, or was changed since');
-  }
-  // Every challenge this module issues has an expiry; one without was not issued by it.
-  const expiresAt = challenge.expires === undefined ? undefined : parseTime(challenge.expires);
-  if (expiresAt === undefined) return refuse('lightning/unknown-challenge', 'the challenge has no expiry');
+  const echo = verifyEcho(keyring, challenge);
+  if (!echo.ok) return echo;
+  const { expiresAt, binding } = echo;
   if (expiresAt <= nowSeconds) return refuse('lightning/expired-invoice', 'the challenge has expired: request a new one');
   // Bound by this server, so these fail only if it issued something it cannot read back.
-  const request = plainChargeRequest(parseJsonBytes(requestBytes));
-  const binding = opaqueBytes ? plainBindingFields(parseJsonBytes(opaqueBytes)) : NO_BINDING;
+  const request = plainChargeRequest(parseJsonBytes(echo.requestBytes));
   if (!request || request.methodDetails.paymentHash === undefined || !binding) {
     return refuse('verification-failed', 'the challenge does not hold what this server issues');
   }
@@ -321,6 +301,46 @@ export function verifyCharge(
     binding,
     ...(source !== undefined && { source }),
   };
+}
+
+/** An echoed challenge this server issued: its request's bytes, its expiry and its bound fields (undefined when they are not ours to read). */
+export interface VerifiedEcho {
+  ok: true;
+  requestBytes: Uint8Array;
+  expiresAt: number;
+  binding: BindingFields | undefined;
+}
+
+/**
+ * Checks an echoed challenge of any intent against this server's keys: its
+ * request and opaque decode, its id re-derives over them (any key of the
+ * ring), and it has an expiry (every challenge this server issues does).
+ * Whether the expiry has passed is the caller's to judge.
+ */
+export function verifyEcho(keyring: BindingKeyring, challenge: PaymentChallenge): VerifiedEcho | Refused {
+  // The id binds the request's and opaque's bytes: they are bound as this
+  // server wrote them (base64url, no padding), so an echo that spells the same
+  // bytes with padding still verifies, and the fields read after are the bytes bound.
+  const requestBytes = decodeBase64(challenge.request);
+  const opaqueBytes = challenge.opaque === undefined ? undefined : decodeBase64(challenge.opaque);
+  if (!requestBytes || (challenge.opaque !== undefined && !opaqueBytes))
+    return refuse('lightning/malformed-credential', 'the echoed request or opaque is not base64url');
+  const bound = {
+    realm: challenge.realm,
+    method: challenge.method,
+    intent: challenge.intent,
+    request: asWritten(challenge.request, requestBytes),
+    expires: challenge.expires,
+    digest: challenge.digest,
+    opaque: opaqueBytes && asWritten(challenge.opaque!, opaqueBytes),
+  };
+  if (!keyring.verify(challenge.id, bound)) {
+    return refuse('lightning/unknown-challenge', 'the challenge was not issued by this server, or was changed since');
+  }
+  const expiresAt = challenge.expires === undefined ? undefined : parseTime(challenge.expires);
+  if (expiresAt === undefined) return refuse('lightning/unknown-challenge', 'the challenge has no expiry');
+  const binding = opaqueBytes ? plainBindingFields(parseJsonBytes(opaqueBytes)) : NO_BINDING;
+  return { ok: true, requestBytes, expiresAt, binding };
 }
 
 /** SHA-256 of a preimage (64 lower-case hex digits, as read) equals a payment hash (lower-case hex): one compression, constant-time comparison. */

@@ -20,10 +20,10 @@ import {
   MAX_CREDENTIAL_LENGTH,
   MAX_OPAQUE_LENGTH,
   PAYMENT_SCHEME,
-  asWritten,
   isPreimageOf,
   plainBindingFields,
   plainChallenge,
+  verifyEcho,
   type BindingFields,
   type LightningNetwork,
   type PaymentChallenge,
@@ -283,8 +283,6 @@ export interface VerifiedSessionAction {
 
 export type SessionVerification = VerifiedSessionAction | Refused;
 
-const NO_BINDING: BindingFields = Object.freeze({});
-
 /**
  * Verifies an Authorization value as a session action answering one of this
  * server's session challenges, at `nowSeconds`. Local: no store, no network.
@@ -308,24 +306,10 @@ export function verifySessionCredential(
   const { challenge, payload, source } = parsed.credential;
   if (challenge.method !== LIGHTNING_METHOD || challenge.intent !== SESSION_INTENT)
     return refuse('method-unsupported', `a session action answers a lightning/session challenge, not ${challenge.method}/${challenge.intent}`);
-  const requestBytes = decodeBase64(challenge.request);
-  const opaqueBytes = challenge.opaque === undefined ? undefined : decodeBase64(challenge.opaque);
-  if (!requestBytes || (challenge.opaque !== undefined && !opaqueBytes))
-    return refuse('lightning/malformed-credential', 'the echoed request or opaque is not base64url');
-  const bound = {
-    realm: challenge.realm,
-    method: challenge.method,
-    intent: challenge.intent,
-    request: asWritten(challenge.request, requestBytes),
-    expires: challenge.expires,
-    digest: challenge.digest,
-    opaque: opaqueBytes && asWritten(challenge.opaque!, opaqueBytes),
-  };
-  if (!keyring.verify(challenge.id, bound)) return refuse('lightning/unknown-challenge', 'the challenge was not issued by this server, or was changed since');
-  const expiresAt = challenge.expires === undefined ? undefined : parseTime(challenge.expires);
-  if (expiresAt === undefined) return refuse('lightning/unknown-challenge', 'the challenge has no expiry');
-  const request = plainSessionRequest(parseJsonBytes(requestBytes));
-  const binding = opaqueBytes ? plainBindingFields(parseJsonBytes(opaqueBytes)) : NO_BINDING;
+  const echo = verifyEcho(keyring, challenge);
+  if (!echo.ok) return echo;
+  const { expiresAt, binding } = echo;
+  const request = plainSessionRequest(parseJsonBytes(echo.requestBytes));
   if (!request || !binding) return refuse('verification-failed', 'the challenge does not hold what this server issues');
   const base = {
     ok: true as const,
