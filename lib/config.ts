@@ -199,7 +199,21 @@ const SETTINGS = {
     maxSats: setting('MAX_INVOICE_SATS', 'The largest invoice POST /api/invoice makes.', wholeNumber().default(1_000_000)),
   },
   demo: {
-    priceSats: setting('DEMO_PRICE_SATS', 'Price of one call of the demo.', wholeNumber().default(1)),
+    priceSats: setting(
+      'DEMO_PRICE_SATS',
+      'Price of one call of the demo, and of one unit of its prepaid sessions (a call, or a streamed chunk).',
+      wholeNumber().default(1),
+    ),
+    sessionDepositUnits: setting(
+      'DEMO_SESSION_DEPOSIT_UNITS',
+      "The demo sessions' deposit, in units (calls or streamed chunks).",
+      wholeNumber({ max: 10_000 }).default(20),
+    ),
+    streamIntervalMs: setting(
+      'DEMO_STREAM_INTERVAL_MS',
+      'The pause between two chunks of GET /api/demo/stream.',
+      wholeNumber({ min: 0, max: 10_000 }).default(150),
+    ),
     priceSources: setting(
       'BTC_PRICE_SOURCES',
       'Comma-separated price sources tried in order; "none" = offline (simulated price).',

@@ -4,6 +4,7 @@ import type { RouteContract } from '../http/openapi.js';
 import { contract as demo } from './demo.js';
 import { contract as demoBtcPrice } from './demo/btc-price.js';
 import { contract as demoPreimage } from './demo/preimage.js';
+import { contract as demoStream } from './demo/stream.js';
 import { contract as devPay } from './dev/pay.js';
 import { contract as devReceive, statusContract as devReceiveStatus } from './dev/receive.js';
 import { contract as devInbox } from './dev/inbox.js';
@@ -31,6 +32,7 @@ export const ROUTE_CONTRACTS: readonly RouteContract[] = [
   demo,
   demoBtcPrice,
   demoPreimage,
+  demoStream,
   devPay,
   devReceive,
   devReceiveStatus,

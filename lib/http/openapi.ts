@@ -29,8 +29,10 @@ export interface OperationSpec {
   pathParameters?: Record<string, string>;
   /** The route's own JSON body schema. */
   body?: z.ZodType;
-  /** Paid with L402: adds the security requirement and the 402 challenge answer. */
+  /** Paid with L402 or a Payment charge: adds the security requirement and the 402 challenge answer. */
   paid?: boolean;
+  /** Sold by the prepaid session (the Payment scheme's intent="session"), beside the charge or alone. */
+  session?: boolean;
   /** Other credentials the operation needs (names of securitySchemes). */
   security?: string[];
   responses: Record<number, ResponseSpec>;
@@ -150,27 +152,35 @@ function operation(method: Method, spec: OperationSpec): JsonSchema {
       ...(response.schema && { content: { [response.contentType ?? 'application/json']: { schema: toJson(response.schema, 'output') } } }),
     };
   }
-  if (spec.paid) {
+  if (spec.paid || spec.session) {
     // A paid answer to a Payment credential carries its receipt.
     for (const [status, response] of Object.entries(responses)) {
       if (status.startsWith('2'))
         response.headers = {
           ...(response.headers as JsonSchema | undefined),
           'Payment-Receipt': {
-            description: 'Payment credentials only: base64url JSON {method: "lightning", challengeId, reference: <payment hash>, status: "success", timestamp}',
+            description: `Payment credentials only: base64url JSON {method: "lightning", challengeId, reference: <${spec.paid ? "payment hash, or a session's id" : "the session's id"}>, status: "success", timestamp}`,
             schema: { type: 'string' },
           },
         };
     }
-    responses['402'] = {
-      description: 'Payment required: pay the invoice and retry with Authorization: L402 <macaroon>:<preimage> or Authorization: Payment <credential>',
-      headers: {
-        'WWW-Authenticate': {
-          description:
+    const challenges = [
+      ...(spec.paid
+        ? [
             'L402 challenges: `L402 <macaroon>, invoice="…"` and `L402 macaroon="…", invoice="…", token="…", version="0"`; then the Payment challenge for the same invoice: `Payment id="…", realm="…", method="lightning", intent="charge", request="…", expires="…"`',
-          schema: { type: 'string' },
-        },
-      },
+          ]
+        : []),
+      ...(spec.session
+        ? [
+            'the session challenge for a deposit invoice: `Payment id="…", realm="…", method="lightning", intent="session", request="…", expires="…"` (docs/sessions.md)',
+          ]
+        : []),
+    ];
+    responses['402'] = {
+      description: spec.paid
+        ? 'Payment required: pay the invoice and retry with Authorization: L402 <macaroon>:<preimage> or Authorization: Payment <credential>'
+        : 'Payment required: pay the deposit and open a session with Authorization: Payment <credential>; a session short of balance is answered 402 with a fresh deposit to top up with',
+      headers: { 'WWW-Authenticate': { description: challenges.join('; '), schema: { type: 'string' } } },
       content: { 'application/json': { schema: { $ref: '#/components/schemas/L402Challenge' } } },
     };
   }
@@ -183,7 +193,7 @@ function operation(method: Method, spec: OperationSpec): JsonSchema {
   };
   responses.default = errorResponse('Any other error');
 
-  const security = [...(spec.paid ? ['L402', 'Payment'] : []), ...(spec.security ?? [])];
+  const security = [...(spec.paid ? ['L402', 'Payment'] : spec.session ? ['Payment'] : []), ...(spec.security ?? [])];
   return {
     summary: spec.summary,
     ...(spec.description && { description: spec.description }),

@@ -8,7 +8,7 @@ import { Keyring } from 'l402-paywall';
 import { createDevNode, type DevNode, type InvoiceSigner } from 'l402-paywall/backends';
 import { createProvider, ProviderConfigError } from '../lightning/providers/index.js';
 import { libsecp256k1NodeKey, libsecp256k1Signer } from '../lightning/invoice-signer.js';
-import type { LightningProvider } from 'l402-paywall/lightning';
+import { memorySessionLedger, scriptedSessionLedger, type LightningProvider, type SessionLedger } from 'l402-paywall/lightning';
 import { createBackend } from '../store/index.js';
 import { createJournaledStore } from '../store/journal.js';
 import { kvReplayStore, type KvReplayStore } from '../store/replay.js';
@@ -22,6 +22,8 @@ export interface ServiceContext {
   store: KeyValueStore;
   keyring: Keyring;
   replay: KvReplayStore;
+  /** Prepaid sessions (the demo's): in the shared store, each step one Lua script; in memory for one local process. */
+  sessions: SessionLedger;
   provider: LightningProvider;
   /** Present only while the embedded dev node is the provider outside production. */
   devNode?: DevNode;
@@ -81,6 +83,8 @@ export function createServiceContext(config: Config, { publicUrl }: { publicUrl?
     replay: kvReplayStore(
       config.store.upstash || config.production ? backend.store : createJournaledStore(join(config.dataDir, 'replay-marks.jsonl'), backend.store),
     ),
+    // In memory, open sessions die with the process (local development only: production needs the shared store).
+    sessions: backend.runScript ? scriptedSessionLedger(backend.runScript) : memorySessionLedger(),
     provider,
     devNode,
     invoiceLimiter: backend.rateLimiter({ limit: config.invoices.ratePerMinute, windowMs: 60_000, prefix: 'ratelimit:invoice' }),

@@ -1,9 +1,13 @@
-// The live demo: a 1-sat paywalled BTC price, and the preimage hand-back for
-// payers whose wallet does not show it (GET /api/demo/preimage).
+// The live demo: a 1-sat paywalled BTC price, sold by the request and by the
+// prepaid session (docs/sessions.md), a stream metered per chunk on a session,
+// and the preimage hand-back for payers whose wallet does not show it
+// (GET /api/demo/preimage).
 import { HttpError, json } from '../http/errors.js';
 import { waitUntil as vercelWaitUntil } from '@vercel/functions';
-import { withL402 } from 'l402-paywall';
-import type { InvoiceProvider } from 'l402-paywall';
+import { getPayment, withL402, type InvoiceProvider, type L402Options, type SessionSeller } from 'l402-paywall';
+import { canRefund, EVENT_STREAM_HEADERS, lightningSessions, meteredEventStream, type LightningProvider } from 'l402-paywall/lightning';
+import { readQuery } from '../http/input.js';
+import { StreamQuery } from '../contracts/demo/stream.js';
 import { clientIp } from '../http/input.js';
 import { invoiceLimit } from './money/invoices.js';
 import { servicePriceFeed } from './records/price.js';
@@ -12,44 +16,129 @@ import { servicePaymentLog } from './records/payment-log.js';
 import type { ServiceContext } from './context.js';
 
 export const DEMO_ROUTE = '/api/demo/btc-price';
+export const DEMO_STREAM_ROUTE = '/api/demo/stream';
 const demoInvoiceKey = (hash: string) => `demo:invoice:${hash}`;
 
-const handlers = new WeakMap<ServiceContext, (request: Request) => Promise<Response>>();
+const handlers = new WeakMap<ServiceContext, DemoHandlers>();
 
-/** The paywalled handler, built once per service context. */
+interface DemoHandlers {
+  btcPrice: (request: Request) => Promise<Response>;
+  stream: (request: Request) => Promise<Response>;
+}
+
+/** The paywalled BTC price, sold by the request and by the session; built once per service context. */
 export function demoBtcPrice(ctx: ServiceContext): (request: Request) => Promise<Response> {
-  let handler = handlers.get(ctx);
-  if (!handler) {
+  return demoHandlers(ctx).btcPrice;
+}
+
+/** GET /api/demo/stream: `chunks` Server-Sent Events, each one unit of a prepaid session (the route sells nothing else). */
+export function demoStream(ctx: ServiceContext): (request: Request) => Promise<Response> {
+  return demoHandlers(ctx).stream;
+}
+
+function demoHandlers(ctx: ServiceContext): DemoHandlers {
+  let built = handlers.get(ctx);
+  if (!built) {
     const feed = servicePriceFeed(ctx);
-    // Remember which invoices are the demo's, so only those preimages are handed back.
-    const provider: InvoiceProvider = {
-      async createInvoice(request) {
-        const created = await ctx.provider.createInvoice(request);
-        await ctx.store.set(demoInvoiceKey(created.paymentHash), '1', { ttlMs: ((request.expirySeconds ?? 3600) + 86_400) * 1000 });
-        return created;
-      },
-    };
-    handler = withL402(async () => json(await feed.current()), {
-      priceSats: ctx.config.demo.priceSats,
+    const provider = demoProvider(ctx);
+    const sold = (route: string, memo: string) => ({
       provider,
       secret: ctx.keyring,
       replayStore: ctx.replay,
       tokenTtlSeconds: ctx.config.l402.tokenTtlSeconds,
-      route: DEMO_ROUTE,
-      memo: () => 'L402 demo: live BTC price',
+      route,
+      memo: () => memo,
       // Logged after the answer, never delaying it; absent without a database.
       onPaid: servicePaymentLog(ctx)?.onPaid,
       // Every 402 makes (and stores) an invoice: the same per-client budget as POST /api/invoice.
-      limitInvoices: (request) => invoiceLimit(ctx, clientIp(request)),
+      limitInvoices: (request: Request) => invoiceLimit(ctx, clientIp(request)),
       // A use given back after the store failed is retried after the answer: on Vercel the function stays up for it.
       waitUntil: vercelWaitUntil,
+      onError: (error: unknown, context: string) => console.error(`[demo] ${context}: ${error instanceof Error ? error.message : String(error)}`),
       // Signed audit events, only when the operator set a webhook (lib/service/events.ts).
       ...ctx.events?.paywall,
     });
-    handlers.set(ctx, handler);
+    const session = demoSessions(ctx, provider);
+    built = {
+      btcPrice: withL402(async () => json(await feed.current()), {
+        ...sold(DEMO_ROUTE, 'L402 demo: live BTC price'),
+        priceSats: ctx.config.demo.priceSats,
+        ...(session && { session }),
+      }),
+      stream: session ? demoStreamHandler(ctx, sold(DEMO_STREAM_ROUTE, 'L402 demo: metered stream'), session) : streamUnavailable(ctx),
+    };
+    handlers.set(ctx, built);
   }
-  return handler;
+  return built;
 }
+
+/** Sold by the session only: a bad query is refused before the paywall, so it costs nothing. */
+function demoStreamHandler(ctx: ServiceContext, options: Omit<L402Options, 'priceSats'>, session: SessionSeller): (request: Request) => Promise<Response> {
+  const paywalled = withL402(
+    (request) => {
+      const paid = getPayment(request)?.session;
+      // withL402 serves this route only to a session (no charge is offered), so paid is always there.
+      if (!paid) throw new HttpError(402, 'SESSION_REQUIRED', 'This stream is sold by the prepaid session only');
+      const { chunks } = readQuery(request, StreamQuery);
+      return new Response(meteredEventStream(paid, demoChunks(chunks, ctx.config.demo.streamIntervalMs)), { headers: EVENT_STREAM_HEADERS });
+    },
+    { ...options, priceSats: ctx.config.demo.priceSats, schemes: { l402: false, payment: false }, session },
+  );
+  return (request) => {
+    readQuery(request, StreamQuery);
+    return paywalled(request);
+  };
+}
+
+const streamUnavailable = (ctx: ServiceContext) => async (): Promise<Response> => {
+  throw new HttpError(503, 'SESSIONS_UNAVAILABLE', `The ${ctx.provider.name} backend cannot refund prepaid sessions, so the demo stream is off`);
+};
+
+/**
+ * The service's provider, remembering which invoices are the demo's so only
+ * those preimages are handed back (deposits too: a wallet that hides the
+ * preimage could not open its session otherwise), and still paying
+ * amountless invoices for the sessions' refunds.
+ */
+function demoProvider(ctx: ServiceContext): InvoiceProvider & Pick<LightningProvider, 'name' | 'lookupPayment' | 'payAmountlessInvoice'> {
+  const backend = ctx.provider;
+  return {
+    name: backend.name,
+    async createInvoice(request) {
+      const created = await backend.createInvoice(request);
+      await ctx.store.set(demoInvoiceKey(created.paymentHash), '1', { ttlMs: ((request.expirySeconds ?? 3600) + 86_400) * 1000 });
+      return created;
+    },
+    lookupPayment: (paymentHash) => backend.lookupPayment(paymentHash),
+    ...(canRefund(backend) && { payAmountlessInvoice: (request) => backend.payAmountlessInvoice(request) }),
+  };
+}
+
+/** The demo's sessions: one unit = DEMO_PRICE_SATS; none (said once) on a backend that cannot refund. */
+function demoSessions(ctx: ServiceContext, provider: InvoiceProvider): SessionSeller | undefined {
+  if (!canRefund(ctx.provider)) {
+    console.warn(`[demo] prepaid sessions are off: the ${ctx.provider.name} backend cannot pay invoices without an amount (refunds)`);
+    return undefined;
+  }
+  const seller = lightningSessions({
+    unitPriceSats: ctx.config.demo.priceSats,
+    depositUnits: ctx.config.demo.sessionDepositUnits,
+    ledger: ctx.sessions,
+  });
+  seller.check(provider);
+  return seller;
+}
+
+/** The stream's text, a word per chunk, `intervalMs` apart: what an LLM's tokens look like on the wire. */
+async function* demoChunks(count: number, intervalMs: number): AsyncGenerator<string> {
+  for (let index = 0; index < count; index++) {
+    if (index > 0 && intervalMs > 0) await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    yield JSON.stringify({ chunk: index + 1, of: count, word: STREAM_WORDS[index % STREAM_WORDS.length] });
+  }
+}
+
+const STREAM_WORDS =
+  'Pay once, then spend a satoshi per chunk of this stream; top up when it runs dry, and get back what you did not spend when you close.'.split(' ');
 
 export async function demoPreimage(ctx: ServiceContext, paymentHash: string): Promise<Response> {
   if ((await ctx.store.get(demoInvoiceKey(paymentHash))) === null) {

@@ -8,13 +8,13 @@
 // loads them, and one configured with it loads them on its first store call.
 
 import { assertLimiterOptions, createMemoryRateLimiter, createMemoryStore } from './memory.js';
-import type { UpstashConfig } from './upstash.js';
+import type { ScriptRunner, UpstashConfig } from './upstash.js';
 import type { KeyValueStore, RateLimiter, RateLimiterOptions } from './types.js';
 import { loadOnce } from '../util/load-once.js';
 
 // The store's port (its interfaces and StoreUnavailable), whole.
 export * from './types.js';
-export type { UpstashConfig } from './upstash.js';
+export type { ScriptRunner, UpstashConfig } from './upstash.js';
 export { createMemoryRateLimiter, createMemoryStore } from './memory.js';
 
 export interface StoreConfig {
@@ -25,6 +25,8 @@ export interface StoreConfig {
 export interface StoreBackend {
   readonly store: KeyValueStore;
   rateLimiter(options: RateLimiterOptions): RateLimiter;
+  /** Lua scripts run atomically in Redis; absent in memory, where one process needs none. */
+  runScript?: ScriptRunner;
 }
 
 /** A store and rate limiters over one connection. */
@@ -69,6 +71,7 @@ export function createUpstashBackend(config: UpstashConfig): StoreBackend {
   };
   return {
     store,
+    runScript: async (script, keys, args) => (await backend()).runScript(script, keys, args),
     rateLimiter(options) {
       assertLimiterOptions(options);
       let limiter: RateLimiter | undefined;

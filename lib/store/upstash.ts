@@ -18,7 +18,11 @@ export interface UpstashConfig {
 export interface UpstashBackend {
   readonly store: KeyValueStore;
   rateLimiter(options: RateLimiterOptions): RateLimiter;
+  /** Runs a Lua script atomically in Redis (EVALSHA, EVAL when Redis does not know it yet): the session ledger's steps. */
+  runScript: ScriptRunner;
 }
+
+export type ScriptRunner = (script: string, keys: string[], args: string[]) => Promise<unknown>;
 
 // A missing key is created with the expiry; an existing one keeps its own.
 // Lua numbers are doubles, so a value like "1.5" must be refused by hand
@@ -196,6 +200,17 @@ export function createUpstashBackend(config: UpstashConfig): UpstashBackend {
   return {
     store: storeOn(redis),
     rateLimiter: (options) => rateLimiterOn(redis, options),
+    runScript: scriptRunnerOn(redis),
+  };
+}
+
+function scriptRunnerOn(redis: Redis): ScriptRunner {
+  // One loaded script per text: a few fixed scripts, sent whole only when Redis does not know their hash.
+  const scripts = new Map<string, ReturnType<Redis['createScript']>>();
+  return (script, keys, args) => {
+    let loaded = scripts.get(script);
+    if (!loaded) scripts.set(script, (loaded = redis.createScript<unknown>(script)));
+    return reach(() => loaded.exec(keys, args));
   };
 }
 

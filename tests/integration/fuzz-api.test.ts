@@ -384,6 +384,13 @@ const targets: Target[] = [
   { file: 'cron/payouts.ts', path: '/api/cron/payouts', methods: ['GET'] },
   { file: 'demo/btc-price.ts', weight: HEAVY, path: '/api/demo/btc-price', methods: ['GET'] },
   { file: 'demo/index.ts', path: '/api/demo', methods: ['GET'] },
+  {
+    file: 'demo/stream.ts',
+    weight: HEAVY,
+    path: '/api/demo/stream',
+    methods: ['GET'],
+    query: fc.record({ chunks: fc.oneof(fc.integer({ min: -5, max: 300 }).map(String), anyText) }, { requiredKeys: [] }),
+  },
   { file: 'demo/preimage.ts', path: '/api/demo/preimage', methods: ['GET'], query: fc.record({ hash: fc.oneof(hex(64), anyText) }, { requiredKeys: [] }) },
   {
     file: 'dev/pay.ts',

@@ -524,13 +524,15 @@ class PaywallPipeline implements PaywallWithNow {
     if (authenticate.length === 0)
       return unavailable('PROVIDER_UNAVAILABLE', 'This invoice cannot be offered in any scheme this server speaks; try again shortly');
     const problem = why.problem ?? PROBLEM_OF[why.code];
+    // A route sold by the session alone: the generic message would send the client to L402, which it does not take.
+    const message = !sells && why.code === 'PAYMENT_REQUIRED' ? SESSION_REQUIRED_MESSAGE : why.message;
     return {
       kind: 'refused',
       status: 402,
       headers: [['Content-Type', refusalContentType(request)], ['Cache-Control', 'no-store'], ...authenticate],
       route,
       body: {
-        error: why.message,
+        error: message,
         code: why.code,
         ...(macaroon !== undefined && { macaroon }),
         invoice: invoice.invoice,
@@ -538,7 +540,7 @@ class PaywallPipeline implements PaywallWithNow {
         priceSats,
         expiresAt: new Date(expiresAt * 1000).toISOString(),
         // RFC 9457, with the drafts' problem types; challengeId names the fresh Payment challenge.
-        ...problemMembers(problem, why.message),
+        ...problemMembers(problem, message),
         ...(payment && { challengeId: payment.id }),
         ...(offered && { session: offered.body }),
         ...why.extra,
@@ -621,6 +623,9 @@ function rejection(code: RejectionCode): Rejection {
 }
 
 /** 400: a request no credential of it could fix (two Payment credentials, another payment method); no challenge. */
+const SESSION_REQUIRED_MESSAGE =
+  'Payment required: this route is sold by the prepaid session only; pay the deposit invoice and open a session with Authorization: Payment <credential> (the intent="session" challenge)';
+
 function badRequest(request: Request, why: Why): Refusal {
   const problem = why.problem ?? PROBLEM_OF[why.code];
   return {
