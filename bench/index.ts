@@ -10,6 +10,7 @@ import { benchOverhead } from './overhead.js';
 import { benchPackage, printPackageBench } from './package.js';
 import { benchPaymentLog } from './payment-log.js';
 import { benchPeers } from './peers.js';
+import { benchSessions, printSessionsBench } from './sessions.js';
 import { benchStats, printStatsBench } from './stats.js';
 import { benchTokens } from './token.js';
 
@@ -44,6 +45,8 @@ const overhead = await benchOverhead();
 console.log('\nPaywall cost per request, in process (fresh paid credential each, memory replay store):');
 console.log(`  bare handler   ${overhead.bareMicros.toFixed(1)} us`);
 console.log(`  withL402       ${overhead.paidMicros.toFixed(1)} us   (+${overhead.overheadMicros.toFixed(1)} us: parse, verify, caveats, replay claim)`);
+
+printSessionsBench(await benchSessions());
 
 const events = await benchEvents();
 console.log('\nAudit events: onEvent unset vs an httpEventSink to a local receiver (CPU time per request, same requests):');

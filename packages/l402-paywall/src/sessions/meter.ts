@@ -21,6 +21,17 @@ export interface MeteredStreamOptions {
 /** The headers of a metered stream's answer. */
 export const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' } as const;
 
+const encoder = new TextEncoder();
+
+/** One Server-Sent Event: an `event:` line when named, then one `data:` line per line of `data`. */
+export const sseEvent = (name: string | undefined, data: string): Uint8Array =>
+  encoder.encode(
+    `${name ? `event: ${name}\n` : ''}${data
+      .split(/\r\n|\r|\n/)
+      .map((line) => `data: ${line}\n`)
+      .join('')}\n`,
+  );
+
 /**
  * `chunks` as an SSE body metered on `session` (`getPayment(request).session`
  * in a route sold by the session): `new Response(meteredEventStream(session,
@@ -42,7 +53,6 @@ export function meteredEventStream(
   if (!Number.isSafeInteger(units) || units <= 0) throw new RangeError('unitsPerChunk must be a positive whole number');
   const timeoutMs = options.topUpTimeoutMs ?? 60_000;
   const pollMs = options.pollMs ?? 250;
-  const encoder = new TextEncoder();
   const iterator = Symbol.asyncIterator in chunks ? chunks[Symbol.asyncIterator]() : (chunks as Iterable<string>)[Symbol.iterator]();
   let sentChunks = 0;
   let hungUp = false;
@@ -55,13 +65,6 @@ export function meteredEventStream(
       // the source's own clean-up failing changes nothing for the client
     }
   };
-  const event = (name: string | undefined, data: string) =>
-    encoder.encode(
-      `${name ? `event: ${name}\n` : ''}${data
-        .split(/\r\n|\r|\n/)
-        .map((line) => `data: ${line}\n`)
-        .join('')}\n`,
-    );
   const balance = (spentMsat: number | undefined, need: number) =>
     JSON.stringify({ sessionId: session.id, balanceSpent: (spentMsat ?? 0) / 1000, balanceRequired: need * session.unitPriceSats });
 
@@ -73,7 +76,7 @@ export function meteredEventStream(
     let answer = await session.spend(need);
     if (answer.ok) return true;
     if (answer.reason === 'insufficient') {
-      controller.enqueue(event('payment-need-topup', balance(answer.session?.spentMsat, need)));
+      controller.enqueue(sseEvent('payment-need-topup', balance(answer.session?.spentMsat, need)));
       const deadline = Date.now() + timeoutMs;
       while (!hungUp && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, Math.max(0, deadline - Date.now()))));
@@ -84,12 +87,12 @@ export function meteredEventStream(
       }
       if (hungUp) return false;
       if (answer.reason === 'insufficient') {
-        controller.enqueue(event('session-timeout', balance(answer.session?.spentMsat, need)));
+        controller.enqueue(sseEvent('session-timeout', balance(answer.session?.spentMsat, need)));
         return false;
       }
     }
     // Closed (by the client, or for idleness) or gone: nothing more is sold on it.
-    controller.enqueue(event('session-closed', JSON.stringify({ sessionId: session.id, reason: answer.reason })));
+    controller.enqueue(sseEvent('session-closed', JSON.stringify({ sessionId: session.id, reason: answer.reason })));
     return false;
   }
 
@@ -105,8 +108,8 @@ export function meteredEventStream(
           spent: sentChunks * units * session.unitPriceSats,
           units: sentChunks,
         };
-        controller.enqueue(event('payment-receipt', JSON.stringify(receipt)));
-        controller.enqueue(event(undefined, '[DONE]'));
+        controller.enqueue(sseEvent('payment-receipt', JSON.stringify(receipt)));
+        controller.enqueue(sseEvent(undefined, '[DONE]'));
         controller.close();
         return;
       }
@@ -116,7 +119,7 @@ export function meteredEventStream(
         return;
       }
       sentChunks += 1;
-      controller.enqueue(event(undefined, String(next.value)));
+      controller.enqueue(sseEvent(undefined, String(next.value)));
     },
     async cancel() {
       hungUp = true;
