@@ -21,6 +21,7 @@ import {
   type LightningSessionOffer,
 } from '../../packages/l402-paywall/src/mpp/index.js';
 import { REDIS_URL, redisReachable } from '../support/redis.js';
+import { sseEvents as events } from '../../packages/l402-paywall/tests/support/sse.js';
 
 const SECRET = 'session-stream-test-secret-0123456789abcdef012345';
 const URL_STREAM = 'https://llm.example/stream';
@@ -82,32 +83,6 @@ function llm(shared: Shared, chunks = 25, topUpTimeoutMs = 10_000) {
     return read.session;
   };
   return { server, wallet, first, second, call, offer, ledger: shared.ledger() };
-}
-
-/** Reads SSE events from `body` as they arrive. */
-function events(body: ReadableStream<Uint8Array>) {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  return async function next(): Promise<{ event: string; data: string } | undefined> {
-    for (;;) {
-      const end = buffer.indexOf('\n\n');
-      if (end >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const lines = block.split('\n');
-        const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? 'message';
-        const data = lines
-          .filter((l) => l.startsWith('data: '))
-          .map((l) => l.slice(6))
-          .join('\n');
-        return { event, data };
-      }
-      const { value, done } = await reader.read();
-      if (done) return undefined;
-      buffer += decoder.decode(value, { stream: true });
-    }
-  };
 }
 
 describe.each([
