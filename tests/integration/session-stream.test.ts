@@ -156,7 +156,7 @@ describe.each([
 });
 
 describe('meteredEventStream on its own', () => {
-  it('a session closed while held ends the stream with session-closed; a client that hangs up stops the source', async () => {
+  it('a session closed while held ends the stream with session-closed; a client that hangs up stops the source and pays nothing for the chunk under way', async () => {
     const ledger = memorySessionLedger();
     const id = 'c'.repeat(64);
     await ledger.open({ id, depositMsat: 2 * SAT, returnInvoice: 'lnbcrt1return', idleTimeoutMs: 600_000 }, Date.now());
@@ -186,6 +186,25 @@ describe('meteredEventStream on its own', () => {
     expect(first).toBe('data: line 0\ndata: second line\n\n');
     await reader.cancel();
     expect(stopped).toBe(true);
+
+    // Hung up while the source produces the next chunk: that chunk is not charged.
+    let produce = () => {};
+    async function* slow() {
+      yield 'first';
+      await new Promise<void>((resolve) => (produce = resolve));
+      yield 'second';
+    }
+    const third = 'e'.repeat(64);
+    await ledger.open({ id: third, depositMsat: 100 * SAT, returnInvoice: 'lnbcrt1return', idleTimeoutMs: 600_000 }, Date.now());
+    const slowReader = meteredEventStream({ id: third, unitPriceSats: 1, spend: (units) => ledger.spend(third, units * SAT, Date.now()) }, slow()).getReader();
+    await slowReader.read();
+    await new Promise((resolve) => setTimeout(resolve, 10)); // the stream is pulling the second chunk now
+    const cancelled = slowReader.cancel();
+    produce();
+    await cancelled;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect((await ledger.get(third))?.spentMsat).toBe(0); // 'first' rode on the request's own unit
+
     expect(() => meteredEventStream(undefined as never, [])).toThrow(TypeError);
     expect(() => meteredEventStream(session, [], { unitsPerChunk: 0 })).toThrow(RangeError);
   });
