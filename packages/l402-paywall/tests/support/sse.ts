@@ -7,12 +7,12 @@ export interface ServerSentEvent {
   data: string;
 }
 
-/** A reader of `body`'s events: each call answers the next one, undefined once the body has ended. */
-export function sseEvents(body: ReadableStream<Uint8Array>): () => Promise<ServerSentEvent | undefined> {
+/** A reader of `body`'s events: each call answers the next one, undefined once the body has ended; `cancel` hangs up. */
+export function sseEvents(body: ReadableStream<Uint8Array>): (() => Promise<ServerSentEvent | undefined>) & { cancel(): Promise<void> } {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
-  return async function next() {
+  const next = async (): Promise<ServerSentEvent | undefined> => {
     for (;;) {
       const end = buffer.indexOf('\n\n');
       if (end >= 0) {
@@ -31,4 +31,5 @@ export function sseEvents(body: ReadableStream<Uint8Array>): () => Promise<Serve
       buffer += decoder.decode(value, { stream: true });
     }
   };
+  return Object.assign(next, { cancel: () => reader.cancel() });
 }
