@@ -21,6 +21,7 @@ import {
   type LightningSessionOffer,
 } from '../../packages/l402-paywall/src/mpp/index.js';
 import { REDIS_URL, redisReachable } from '../support/redis.js';
+import { sseEvents as events } from '../../packages/l402-paywall/tests/support/sse.js';
 
 const SECRET = 'session-stream-test-secret-0123456789abcdef012345';
 const URL_STREAM = 'https://llm.example/stream';
@@ -82,32 +83,6 @@ function llm(shared: Shared, chunks = 25, topUpTimeoutMs = 10_000) {
     return read.session;
   };
   return { server, wallet, first, second, call, offer, ledger: shared.ledger() };
-}
-
-/** Reads SSE events from `body` as they arrive. */
-function events(body: ReadableStream<Uint8Array>) {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  return async function next(): Promise<{ event: string; data: string } | undefined> {
-    for (;;) {
-      const end = buffer.indexOf('\n\n');
-      if (end >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const lines = block.split('\n');
-        const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? 'message';
-        const data = lines
-          .filter((l) => l.startsWith('data: '))
-          .map((l) => l.slice(6))
-          .join('\n');
-        return { event, data };
-      }
-      const { value, done } = await reader.read();
-      if (done) return undefined;
-      buffer += decoder.decode(value, { stream: true });
-    }
-  };
 }
 
 describe.each([
@@ -181,7 +156,7 @@ describe.each([
 });
 
 describe('meteredEventStream on its own', () => {
-  it('a session closed while held ends the stream with session-closed; a client that hangs up stops the source', async () => {
+  it('a session closed while held ends the stream with session-closed; a client that hangs up stops the source and pays nothing for the chunk under way', async () => {
     const ledger = memorySessionLedger();
     const id = 'c'.repeat(64);
     await ledger.open({ id, depositMsat: 2 * SAT, returnInvoice: 'lnbcrt1return', idleTimeoutMs: 600_000 }, Date.now());
@@ -211,6 +186,25 @@ describe('meteredEventStream on its own', () => {
     expect(first).toBe('data: line 0\ndata: second line\n\n');
     await reader.cancel();
     expect(stopped).toBe(true);
+
+    // Hung up while the source produces the next chunk: that chunk is not charged.
+    let produce = () => {};
+    async function* slow() {
+      yield 'first';
+      await new Promise<void>((resolve) => (produce = resolve));
+      yield 'second';
+    }
+    const third = 'e'.repeat(64);
+    await ledger.open({ id: third, depositMsat: 100 * SAT, returnInvoice: 'lnbcrt1return', idleTimeoutMs: 600_000 }, Date.now());
+    const slowReader = meteredEventStream({ id: third, unitPriceSats: 1, spend: (units) => ledger.spend(third, units * SAT, Date.now()) }, slow()).getReader();
+    await slowReader.read();
+    await new Promise((resolve) => setTimeout(resolve, 10)); // the stream is pulling the second chunk now
+    const cancelled = slowReader.cancel();
+    produce();
+    await cancelled;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect((await ledger.get(third))?.spentMsat).toBe(0); // 'first' rode on the request's own unit
+
     expect(() => meteredEventStream(undefined as never, [])).toThrow(TypeError);
     expect(() => meteredEventStream(session, [], { unitsPerChunk: 0 })).toThrow(RangeError);
   });

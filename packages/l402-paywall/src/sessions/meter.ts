@@ -99,6 +99,8 @@ export function meteredEventStream(
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       const next = await iterator.next();
+      // Hung up while the source was producing: the chunk goes nowhere, so it is not charged.
+      if (hungUp) return;
       if (next.done) {
         const receipt = {
           method: 'lightning',
