@@ -239,10 +239,8 @@ export type SessionCredentialParse = { ok: true; credential: SessionCredential }
 export function parseSessionCredential(authorization: string | null | undefined): SessionCredentialParse {
   if (!authorization) return refuse('payment-required', 'Payment required');
   if (authorization.length > MAX_CREDENTIAL_LENGTH + 16) return refuse('lightning/malformed-credential', 'Authorization is too long for a Payment credential');
-  const match = CREDENTIAL.exec(authorization.trim());
-  if (!match) return refuse('lightning/malformed-credential', 'Authorization is not of the form "Payment <base64url>"');
-  const bytes = decodeBase64(match[1]!, MAX_CREDENTIAL_LENGTH);
-  const json = bytes && parseJsonBytes(bytes);
+  const json = decodedCredential(authorization);
+  if (json === NOT_PAYMENT) return refuse('lightning/malformed-credential', 'Authorization is not of the form "Payment <base64url>"');
   if (!isObject(json)) return refuse('lightning/malformed-credential', 'the credential is not base64url JSON');
   const challenge = plainChallenge(json.challenge);
   if (!challenge || !optionalString(json.source, 512)) return refuse('lightning/malformed-credential', 'the credential does not echo a challenge');
@@ -253,10 +251,27 @@ export function parseSessionCredential(authorization: string | null | undefined)
 
 /** Whether an Authorization value (already known to be in the Payment scheme) echoes a session challenge: how the paywall tells the intents apart. */
 export function isSessionAuthorization(authorization: string): boolean {
-  const match = CREDENTIAL.exec(authorization.trim());
-  const bytes = match && decodeBase64(match[1]!, MAX_CREDENTIAL_LENGTH);
-  const json = bytes && parseJsonBytes(bytes);
+  const json = decodedCredential(authorization);
   return isObject(json) && isObject(json.challenge) && json.challenge.intent === SESSION_INTENT;
+}
+
+const NOT_PAYMENT = Symbol('not a Payment credential');
+let lastDecoded: { authorization: string; json: unknown } | undefined;
+
+/**
+ * The credential's JSON (undefined when it is not base64url JSON), or
+ * NOT_PAYMENT. The paywall asks isSessionAuthorization and then verifies the
+ * same value: the last one is kept, so a bearer request decodes its
+ * credential once (a fifth of its cost). A pure function of the string, so
+ * the cache can never answer for another credential.
+ */
+function decodedCredential(authorization: string): unknown {
+  if (lastDecoded?.authorization === authorization) return lastDecoded.json;
+  const match = CREDENTIAL.exec(authorization.trim());
+  const bytes = match ? decodeBase64(match[1]!, MAX_CREDENTIAL_LENGTH) : undefined;
+  const json = match ? (bytes ? parseJsonBytes(bytes) : undefined) : NOT_PAYMENT;
+  lastDecoded = { authorization, json };
+  return json;
 }
 
 /** A session credential whose challenge this server issued, unchanged, and whose preimage checks out as far as can be said without the ledger. */
