@@ -168,6 +168,35 @@ describe.each(backends)('$name provider against its documented API', ({ start })
       expect(b.fake.node.invoices.get(created.paymentHash)?.invoice).toBe(created.invoice);
     });
 
+    it('makes an invoice without an amount (a session return invoice) where the backend can, that a payer settles with the amount it names', async () => {
+      if (b.name === 'LNbits') {
+        // LNbits refuses invoices of amount 0 ("Amountless invoices not supported").
+        expect(provider.createAmountlessInvoice).toBeUndefined();
+        return;
+      }
+      const created = await provider.createAmountlessInvoice!({ memo: 'refund of a prepaid session', expirySeconds: 86_400 });
+      const decoded = decodeInvoice(created.invoice);
+      expect(decoded.amountMsat).toBeNull();
+      expect(decoded.paymentHash).toBe(created.paymentHash);
+      expect(decoded.description).toBe('refund of a prepaid session');
+      expect(decoded.expirySeconds).toBe(86_400);
+      expect(created).toEqual({ invoice: created.invoice, paymentHash: created.paymentHash, expiresAt: decoded.expiresAt });
+      const paid = payee.pay(created.invoice, undefined, 7_000);
+      expect('payment' in paid && paid.payment.state).toBe('succeeded');
+      expect(b.fake.node.invoices.get(created.paymentHash)).toMatchObject({ settled: true, amountMsat: 7_000 });
+    });
+
+    it.each([
+      ['amount-when-none', /for 1000 msat instead of none/],
+      ['wrong-hash', /payment hash/],
+    ] as const)('refuses an invoice without an amount that the backend issued with the %s', async (fault, message) => {
+      if (b.name === 'LNbits') return;
+      b.fake.node.fault = fault;
+      const error = await provider.createAmountlessInvoice!({ memo: 'refund' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ProviderUnavailable);
+      expect((error as Error).message).toMatch(message);
+    });
+
     it('commits to a description hash (LNURL-pay) when asked', async () => {
       const metadata = JSON.stringify([['text/plain', 'Pay to the service']]);
       const descriptionHash = createHash('sha256').update(metadata).digest('hex');
