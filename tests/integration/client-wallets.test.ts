@@ -6,6 +6,7 @@
 // session's return invoice) where the backend can; with those, a session is
 // opened against a seller on Core Lightning and its refund comes back.
 import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { memoryReplayStore, withL402 } from 'l402-paywall';
 import { createClnProvider } from 'l402-paywall/backends';
@@ -43,6 +44,8 @@ const ROUTING_FEE_MSAT = 2_000; // what the fake nodes charge per payment
 
 const payee = new FakeNode();
 let blink: FakeBlink;
+let lndFake: Awaited<ReturnType<typeof startFakeLnd>>;
+let lnbitsFake: Awaited<ReturnType<typeof startFakeLnbits>>;
 let nwc: FakeNwcWallet;
 let relay: NostrRelay;
 const fakes: FakeServer[] = [];
@@ -71,6 +74,7 @@ beforeAll(async () => {
   vi.spyOn(console, 'error').mockImplementation(() => {});
   const [lnbits, phoenixd, lnd, cln] = await Promise.all([startFakeLnbits(), startFakePhoenixd(), startFakeLnd(), startFakeCln()]);
   fakes.push(lnbits, phoenixd, lnd, cln);
+  [lndFake, lnbitsFake] = [lnd, lnbits];
   blink = await startFakeBlink({ balanceSats: 1_000, feeSats: 2 });
   relay = await startNostrRelay();
   nwc = await startFakeNwcWallet({ relayUrl: relay.url, balanceMsat: 1_000_000, feeMsat: ROUTING_FEE_MSAT });
@@ -259,6 +263,39 @@ describe('prepaid sessions with the backend wallets', () => {
     // The refund went to the invoice without an amount the wallet's backend made, 18 sats named by the payer.
     const returned = [...node!.invoices.values()].filter((i) => i.amountless && i.settled);
     expect(returned.map((i) => i.amountMsat)).toContain(18_000);
+  });
+
+  it('the command line (--session) opens one with the wallet in the environment (LND here), and with LNbits says why it pays per request', async () => {
+    const { createServer } = await import('node:http');
+    const { PassThrough } = await import('node:stream');
+    const { getRequestListener } = await import('@hono/node-server');
+    const { fetchCommand } = await import('../../packages/l402-paywall/src/cli/fetch-command.js');
+    const server = createServer(getRequestListener((request) => shopFetch(request)));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/call`;
+    const run = async (env: Record<string, string>) => {
+      const [stdout, stderr] = [new PassThrough(), new PassThrough()];
+      const out: string[] = [];
+      const err: string[] = [];
+      stdout.on('data', (chunk: Buffer) => out.push(chunk.toString()));
+      stderr.on('data', (chunk: Buffer) => err.push(chunk.toString()));
+      const io = { stdout, stderr, stdin: new PassThrough(), env: { LIGHTNING_NETWORK: 'regtest', ...env }, readFile: async () => new Uint8Array() };
+      const code = await fetchCommand([url, '--session', '--max-sats', '1', '--budget-sats', '100'], io);
+      return { code, stdout: out.join(''), stderr: err.join('') };
+    };
+    try {
+      const withLnd = await run({ LND_REST_URL: lndFake.url, LND_MACAROON: lndFake.macaroon });
+      expect(withLnd.code).toBe(0);
+      expect(JSON.parse(withLnd.stdout)).toEqual({ served: true });
+      expect(withLnd.stderr).toMatch(/session [0-9a-f]{64} closed, refund 19 sats \(succeeded\)/);
+      const withLnbits = await run({ LNBITS_URL: lnbitsFake.url, LNBITS_ADMIN_KEY: lnbitsFake.adminKey });
+      expect(withLnbits.code).toBe(0);
+      expect(withLnbits.stderr).toContain('no session opened: the wallet cannot make an invoice without an amount for the refund (LNbits cannot');
+      expect(withLnbits.stderr).toContain('paid per request');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it.each(['LNbits', 'NWC'])('%s: cannot make the return invoice, so the call pays per request and says why', async (name) => {
