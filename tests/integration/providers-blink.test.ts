@@ -2,12 +2,14 @@
 // (tests/support/fake-blink.ts), and its Svix webhook verification.
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { decodeInvoice, encodeInvoice } from 'l402-paywall/lightning';
+import { withL402 } from 'l402-paywall';
+import { decodeInvoice, encodeInvoice, lightningSessions } from 'l402-paywall/lightning';
 import { PaymentFailed, ProviderUnavailable, WebhookRejected, type LightningProvider } from 'l402-paywall/lightning';
 import { createBlinkProvider } from 'l402-paywall/backends';
 import { ProviderConfigError, ProviderUnsupported } from 'l402-paywall/lightning';
 import { startFakeBlink, type FakeBlink } from '../support/fake-blink.js';
 import { rejectsWithin } from '../../packages/l402-paywall/tests/support/l402.js';
+import { memorySessionLedger } from '../../packages/l402-paywall/src/sessions/ledger.js';
 
 const TIMEOUT_MS = 1000;
 const hex32 = () => randomBytes(32).toString('hex');
@@ -283,6 +285,11 @@ describe('invoices without an amount (prepaid sessions)', () => {
     expect(blink.requests.at(-1)!.field).toBe('lnNoAmountInvoiceFeeProbe');
     expect(blink.balanceSats).toBe(10_000);
     expect(await provider.lookupPayment(paymentHash)).toBeNull();
+  });
+
+  it('so a Blink backend can sell prepaid sessions (lightningSessions no longer refuses it)', () => {
+    const session = lightningSessions({ unitPriceSats: 1, ledger: memorySessionLedger() });
+    expect(() => withL402(() => new Response('x'), { priceSats: 1, provider, secret: 'blink-sessions-secret-0123456789abcdef', session })).not.toThrow();
   });
 
   it('a PENDING no-amount payment is outcome unknown; lookupPayment follows it', async () => {

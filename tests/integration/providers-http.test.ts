@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { decodeInvoice } from 'l402-paywall/lightning';
+import { withL402 } from 'l402-paywall';
+import { decodeInvoice, lightningSessions } from 'l402-paywall/lightning';
+import { memorySessionLedger } from '../../packages/l402-paywall/src/sessions/ledger.js';
 import { PaymentFailed, ProviderUnavailable, WebhookRejected, type LightningProvider } from 'l402-paywall/lightning';
 import { createClnProvider } from 'l402-paywall/backends';
 import { ProviderConfigError } from 'l402-paywall/lightning';
@@ -266,7 +268,12 @@ describe.each(backends)('$name provider against its documented API', ({ start })
 
     it('pays an invoice without an amount the amount given (session refunds), where the backend can; refuses one that names its amount', async () => {
       if (b.name === 'LNbits') {
+        // LNbits' payments API takes no amount and refuses an invoice without one: no refunds, so no sessions.
         expect(provider.payAmountlessInvoice).toBeUndefined();
+        const session = lightningSessions({ unitPriceSats: 1, ledger: memorySessionLedger() });
+        expect(() => withL402(() => new Response('x'), { priceSats: 1, provider, secret: 'lnbits-sessions-secret-0123456789abcdef', session })).toThrow(
+          /option `session`: the lnbits backend cannot pay invoices without an amount/,
+        );
         return;
       }
       const target = payee.createInvoice({ description: 'refund' });
