@@ -290,7 +290,9 @@ describe('prepaid sessions with the backend wallets', () => {
       expect(withLnd.stderr).toMatch(/session [0-9a-f]{64} closed, refund 19 sats \(succeeded\)/);
       const withLnbits = await run({ LNBITS_URL: lnbitsFake.url, LNBITS_ADMIN_KEY: lnbitsFake.adminKey });
       expect(withLnbits.code).toBe(0);
-      expect(withLnbits.stderr).toContain('no session opened: the wallet cannot make an invoice without an amount for the refund (LNbits cannot');
+      expect(withLnbits.stderr).toContain(
+        'no session opened: the wallet cannot make an invoice without an amount for the refund (LNbits: its API refuses an invoice of amount 0',
+      );
       expect(withLnbits.stderr).toContain('paid per request');
     } finally {
       server.closeAllConnections();
@@ -312,7 +314,7 @@ describe('prepaid sessions with the backend wallets', () => {
     expect(receipt).toMatchObject({ amountMsat: 1_000 });
     expect(receipt?.sessionNotUsed).toMatch(
       new RegExp(
-        `^the wallet cannot make an invoice without an amount for the refund \\(${name === 'NWC' ? 'NWC wallet' : 'LNbits'} cannot make an invoice without an amount: `,
+        `^the wallet cannot make an invoice without an amount for the refund \\(${name === 'NWC' ? "NWC wallet: NIP-47's make_invoice requires an amount" : 'LNbits: its API refuses an invoice of amount 0'}`,
       ),
     );
     expect(sessions.list()).toEqual([]);

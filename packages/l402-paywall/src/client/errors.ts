@@ -96,7 +96,8 @@ export class AmountlessInvoiceUnsupported extends Error {
   constructor(
     /** The backend, as people know it: "LNbits", "NWC wallet". */
     readonly backend: string,
-    reason: string,
+    /** Why it cannot: what its API lacks. */
+    readonly reason: string,
   ) {
     super(`${backend} cannot make an invoice without an amount: ${reason}`);
   }

@@ -767,10 +767,14 @@ async function openSession(
   try {
     returnInvoice = (await wallet.createInvoice({ memo: `refund of a prepaid session at ${url.host}` })).invoice;
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const message = error instanceof Error ? error.message : String(error);
     // The backend cannot (LNbits, NWC), as against could not this time: said as plainly as a wallet without createInvoice.
-    if (isAmountlessInvoiceUnsupported(error)) return { ok: false, why: `the wallet cannot make an invoice without an amount for the refund (${reason})` };
-    return { ok: false, why: `the wallet could not make a return invoice (${reason})` };
+    if (isAmountlessInvoiceUnsupported(error)) {
+      const { backend, reason } = error as { backend?: unknown; reason?: unknown };
+      const why = typeof backend === 'string' && typeof reason === 'string' ? `${backend}: ${reason}` : message;
+      return { ok: false, why: `the wallet cannot make an invoice without an amount for the refund (${why})` };
+    }
+    return { ok: false, why: `the wallet could not make a return invoice (${message})` };
   }
   discardBody(challenged.body);
   const { proof, paidByThisCall, facts, cause } = await payDeposit(offer, invoice, options, url, events);
