@@ -300,6 +300,21 @@ describe('prepaid sessions with the backend wallets', () => {
     }
   });
 
+  it("a wallet of one's own says it cannot by the error code alone; any other createInvoice failure is said as such", async () => {
+    const lnd = wallets.LND!.wallet;
+    const own = (error: Error): Wallet => ({
+      network: 'regtest',
+      payInvoice: (args) => lnd.payInvoice(args),
+      createInvoice: async () => Promise.reject(error),
+    });
+    const call = (wallet: Wallet) =>
+      fetchWithL402('http://shop.example/api/call', undefined, { wallet, maxPriceSats: 1, sessions: createSessions(), fetch: shopFetch, tokens: false });
+    const unable = await call(own(Object.assign(new Error('my wallet only takes amounts'), { code: 'AMOUNTLESS_INVOICE_UNSUPPORTED' })));
+    expect(getPaymentReceipt(unable)?.sessionNotUsed).toBe('the wallet cannot make an invoice without an amount for the refund (my wallet only takes amounts)');
+    const failed = await call(own(new Error('backend down')));
+    expect(getPaymentReceipt(failed)?.sessionNotUsed).toBe('the wallet could not make a return invoice (backend down)');
+  });
+
   it.each(['LNbits', 'NWC'])('%s: cannot make the return invoice, so the call pays per request and says why', async (name) => {
     const sessions = createSessions();
     const response = await fetchWithL402('http://shop.example/api/call', undefined, {
