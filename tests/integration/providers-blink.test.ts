@@ -2,12 +2,14 @@
 // (tests/support/fake-blink.ts), and its Svix webhook verification.
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { decodeInvoice, encodeInvoice } from 'l402-paywall/lightning';
+import { withL402 } from 'l402-paywall';
+import { decodeInvoice, encodeInvoice, lightningSessions } from 'l402-paywall/lightning';
 import { PaymentFailed, ProviderUnavailable, WebhookRejected, type LightningProvider } from 'l402-paywall/lightning';
 import { createBlinkProvider } from 'l402-paywall/backends';
 import { ProviderConfigError, ProviderUnsupported } from 'l402-paywall/lightning';
 import { startFakeBlink, type FakeBlink } from '../support/fake-blink.js';
 import { rejectsWithin } from '../../packages/l402-paywall/tests/support/l402.js';
+import { memorySessionLedger } from '../../packages/l402-paywall/src/sessions/ledger.js';
 
 const TIMEOUT_MS = 1000;
 const hex32 = () => randomBytes(32).toString('hex');
@@ -20,11 +22,19 @@ let provider: LightningProvider;
 const make = (overrides: Partial<Parameters<typeof createBlinkProvider>[0]> = {}) =>
   createBlinkProvider({ apiKey: blink.apiKey, apiUrl: blink.url, webhookSecret: SVIX_SECRET, network: 'regtest', timeoutMs: TIMEOUT_MS, ...overrides });
 
-function payeeInvoice(amountMsat: number) {
+/** An invoice out on the network Blink can pay; without `amountMsat`, one whose payer names the amount (a session's return invoice). */
+function payeeInvoice(amountMsat?: number) {
   const preimage = hex32();
   const paymentHash = blink.addPayable(preimage);
   const invoice = encodeInvoice(
-    { network: 'regtest', amountMsat, timestamp: Math.floor(Date.now() / 1000), paymentHash, paymentSecret: hex32(), description: 'payout' },
+    {
+      network: 'regtest',
+      ...(amountMsat !== undefined && { amountMsat }),
+      timestamp: Math.floor(Date.now() / 1000),
+      paymentHash,
+      paymentSecret: hex32(),
+      description: 'payout',
+    },
     hex32(),
   );
   return { invoice, preimage, paymentHash };
@@ -202,6 +212,94 @@ describe('paying', () => {
       },
     });
     await rejectsWithin(provider.payInvoice({ invoice, maxFeeMsat: 2_000 }), ProviderUnavailable, TIMEOUT_MS);
+  });
+});
+
+describe('invoices without an amount (prepaid sessions)', () => {
+  it("makes one with Blink's no-amount mutation in the BTC wallet: no amount in it, its hash the one reported; paid, it settles with the payer's amount", async () => {
+    const created = await provider.createAmountlessInvoice!({ memo: 'refund', expirySeconds: 86_400 });
+    const decoded = decodeInvoice(created.invoice);
+    expect(decoded).toMatchObject({ amountMsat: null, paymentHash: created.paymentHash, description: 'refund', expirySeconds: 86_400 });
+    expect(created).toEqual({ invoice: created.invoice, paymentHash: created.paymentHash, expiresAt: decoded.expiresAt });
+    expect(blink.requests.at(-1)).toEqual({
+      field: 'lnNoAmountInvoiceCreateOnBehalfOfRecipient',
+      variables: { input: { recipientWalletId: blink.btcWalletId, memo: 'refund', expiresIn: 1_440 } },
+    });
+    const before = blink.balanceSats;
+    blink.settle(created.paymentHash, 7);
+    expect(blink.balanceSats).toBe(before + 7);
+  });
+
+  it('refuses a description hash (the no-amount mutation takes a memo only) before asking, and an issued invoice that names an amount', async () => {
+    const before = blink.requests.length;
+    const descriptionHash = createHash('sha256').update('x').digest('hex');
+    await expect(provider.createAmountlessInvoice!({ descriptionHash })).rejects.toBeInstanceOf(ProviderUnsupported);
+    expect(blink.requests.length).toBe(before);
+    const paymentHash = hex32();
+    const paymentRequest = encodeInvoice(
+      { network: 'regtest', amountMsat: 1_000, timestamp: Math.floor(Date.now() / 1000), paymentHash, paymentSecret: hex32(), description: 'x' },
+      hex32(),
+    );
+    blink.failNext('lnNoAmountInvoiceCreateOnBehalfOfRecipient', {
+      data: { lnNoAmountInvoiceCreateOnBehalfOfRecipient: { invoice: { paymentRequest, paymentHash }, errors: [] } },
+    });
+    const error = await rejectsWithin(provider.createAmountlessInvoice!({ memo: 'refund' }), ProviderUnavailable, TIMEOUT_MS);
+    expect(error.message).toContain('for 1000 msat instead of none');
+  });
+
+  it('pays one the amount asked, in whole sats: no-amount fee probe and send; lookupPayment agrees', async () => {
+    blink.balanceSats = 10_000;
+    const { invoice, preimage, paymentHash } = payeeInvoice();
+    const paid = await provider.payAmountlessInvoice!({ invoice, amountMsat: 1_234_000, maxFeeMsat: 20_000 });
+    expect(paid).toEqual({ paymentHash, preimage, feeMsat: 2_000 });
+    expect(blink.balanceSats).toBe(10_000 - 1_234 - 2);
+    const input = { walletId: blink.btcWalletId, paymentRequest: invoice, amount: 1_234 };
+    expect(blink.requests.slice(-2)).toEqual([
+      { field: 'lnNoAmountInvoiceFeeProbe', variables: { input } },
+      { field: 'lnNoAmountInvoicePaymentSend', variables: { input } },
+    ]);
+    expect(await provider.lookupPayment(paymentHash)).toEqual({ paymentHash, state: 'succeeded', preimage, feeMsat: 2_000 });
+  });
+
+  it('refuses, sending nothing: a fraction of a sat, an invoice that names its amount, a probed fee above the limit', async () => {
+    blink.balanceSats = 10_000;
+    const before = blink.requests.length;
+    const error = await rejectsWithin(
+      provider.payAmountlessInvoice!({ invoice: payeeInvoice().invoice, amountMsat: 1_500, maxFeeMsat: 20_000 }),
+      PaymentFailed,
+      TIMEOUT_MS,
+    );
+    expect(error.message).toBe('Blink pays whole satoshis; 1500 msat is not');
+    const named = await rejectsWithin(
+      provider.payAmountlessInvoice!({ invoice: payeeInvoice(2_000).invoice, amountMsat: 2_000, maxFeeMsat: 20_000 }),
+      PaymentFailed,
+      TIMEOUT_MS,
+    );
+    expect(named.message).toBe('This invoice names its amount; pay it with payInvoice');
+    // And the other way round: payInvoice does not pay an invoice without an amount.
+    await rejectsWithin(provider.payInvoice({ invoice: payeeInvoice().invoice, maxFeeMsat: 20_000 }), PaymentFailed, TIMEOUT_MS);
+    expect(blink.requests.length).toBe(before);
+    const { invoice, paymentHash } = payeeInvoice();
+    const dear = await rejectsWithin(provider.payAmountlessInvoice!({ invoice, amountMsat: 5_000, maxFeeMsat: 1_999 }), PaymentFailed, TIMEOUT_MS);
+    expect(dear.message).toContain('2000 msat');
+    expect(blink.requests.at(-1)!.field).toBe('lnNoAmountInvoiceFeeProbe');
+    expect(blink.balanceSats).toBe(10_000);
+    expect(await provider.lookupPayment(paymentHash)).toBeNull();
+  });
+
+  it('so a Blink backend can sell prepaid sessions (lightningSessions no longer refuses it)', () => {
+    const session = lightningSessions({ unitPriceSats: 1, ledger: memorySessionLedger() });
+    expect(() => withL402(() => new Response('x'), { priceSats: 1, provider, secret: 'blink-sessions-secret-0123456789abcdef', session })).not.toThrow();
+  });
+
+  it('a PENDING no-amount payment is outcome unknown; lookupPayment follows it', async () => {
+    blink.balanceSats = 10_000;
+    blink.holdPayments = true;
+    const { invoice, preimage, paymentHash } = payeeInvoice();
+    await rejectsWithin(provider.payAmountlessInvoice!({ invoice, amountMsat: 3_000, maxFeeMsat: 2_000 }), ProviderUnavailable, TIMEOUT_MS);
+    expect(await provider.lookupPayment(paymentHash)).toEqual({ paymentHash, state: 'pending' });
+    blink.completePayment(paymentHash, 'SUCCESS');
+    expect(await provider.lookupPayment(paymentHash)).toEqual({ paymentHash, state: 'succeeded', preimage, feeMsat: 2_000 });
   });
 });
 

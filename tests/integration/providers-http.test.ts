@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { decodeInvoice } from 'l402-paywall/lightning';
+import { withL402 } from 'l402-paywall';
+import { decodeInvoice, lightningSessions } from 'l402-paywall/lightning';
+import { memorySessionLedger } from '../../packages/l402-paywall/src/sessions/ledger.js';
 import { PaymentFailed, ProviderUnavailable, WebhookRejected, type LightningProvider } from 'l402-paywall/lightning';
 import { createClnProvider } from 'l402-paywall/backends';
 import { ProviderConfigError } from 'l402-paywall/lightning';
@@ -168,6 +170,35 @@ describe.each(backends)('$name provider against its documented API', ({ start })
       expect(b.fake.node.invoices.get(created.paymentHash)?.invoice).toBe(created.invoice);
     });
 
+    it('makes an invoice without an amount (a session return invoice) where the backend can, that a payer settles with the amount it names', async () => {
+      if (b.name === 'LNbits') {
+        // LNbits refuses invoices of amount 0 ("Amountless invoices not supported").
+        expect(provider.createAmountlessInvoice).toBeUndefined();
+        return;
+      }
+      const created = await provider.createAmountlessInvoice!({ memo: 'refund of a prepaid session', expirySeconds: 86_400 });
+      const decoded = decodeInvoice(created.invoice);
+      expect(decoded.amountMsat).toBeNull();
+      expect(decoded.paymentHash).toBe(created.paymentHash);
+      expect(decoded.description).toBe('refund of a prepaid session');
+      expect(decoded.expirySeconds).toBe(86_400);
+      expect(created).toEqual({ invoice: created.invoice, paymentHash: created.paymentHash, expiresAt: decoded.expiresAt });
+      const paid = payee.pay(created.invoice, undefined, 7_000);
+      expect('payment' in paid && paid.payment.state).toBe('succeeded');
+      expect(b.fake.node.invoices.get(created.paymentHash)).toMatchObject({ settled: true, amountMsat: 7_000 });
+    });
+
+    it.each([
+      ['amount-when-none', /for 1000 msat instead of none/],
+      ['wrong-hash', /payment hash/],
+    ] as const)('refuses an invoice without an amount that the backend issued with the %s', async (fault, message) => {
+      if (b.name === 'LNbits') return;
+      b.fake.node.fault = fault;
+      const error = await provider.createAmountlessInvoice!({ memo: 'refund' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ProviderUnavailable);
+      expect((error as Error).message).toMatch(message);
+    });
+
     it('commits to a description hash (LNURL-pay) when asked', async () => {
       const metadata = JSON.stringify([['text/plain', 'Pay to the service']]);
       const descriptionHash = createHash('sha256').update(metadata).digest('hex');
@@ -237,7 +268,12 @@ describe.each(backends)('$name provider against its documented API', ({ start })
 
     it('pays an invoice without an amount the amount given (session refunds), where the backend can; refuses one that names its amount', async () => {
       if (b.name === 'LNbits') {
+        // LNbits' payments API takes no amount and refuses an invoice without one: no refunds, so no sessions.
         expect(provider.payAmountlessInvoice).toBeUndefined();
+        const session = lightningSessions({ unitPriceSats: 1, ledger: memorySessionLedger() });
+        expect(() => withL402(() => new Response('x'), { priceSats: 1, provider, secret: 'lnbits-sessions-secret-0123456789abcdef', session })).toThrow(
+          /option `session`: the lnbits backend cannot pay invoices without an amount/,
+        );
         return;
       }
       const target = payee.createInvoice({ description: 'refund' });

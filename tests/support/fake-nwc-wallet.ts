@@ -204,7 +204,10 @@ export async function startFakeNwcWallet(options: FakeNwcWalletOptions): Promise
       case 'get_balance':
         return { result: { balance: wallet.balanceMsat } };
       case 'make_invoice': {
-        const amount = Number(params.amount);
+        // NIP-47: `amount` (msat) is required; like Alby Hub, less than a sat is refused.
+        if (!Number.isSafeInteger(params.amount) || (params.amount as number) < 1000)
+          return { error: { code: 'OTHER', message: 'the amount must be at least 1 satoshi' } };
+        const amount = params.amount as number;
         const preimage = bytesToHex(randomBytes(32));
         const paymentHash = bytesToHex(sha256(hexToBytes(preimage)));
         const descriptionHash = typeof params.description_hash === 'string' && params.description_hash ? params.description_hash : undefined;

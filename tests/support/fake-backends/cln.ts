@@ -9,6 +9,9 @@ export interface FakeCln extends FakeServer {
   rune: string;
 }
 
+// lightning-invoice(7)'s parameters; CLN refuses any other name.
+const INVOICE_PARAMS = new Set(['amount_msat', 'label', 'description', 'expiry', 'fallbacks', 'preimage', 'exposeprivatechannels', 'cltv', 'deschashonly']);
+
 export async function startFakeCln(node = new FakeNode()): Promise<FakeCln> {
   const rune =
     'tU-RLjMiDpY2U0o3W1oFowar36RFGpWloPbW9-RuZdo9MyZpZD0wMjRiOWExZmE4ZTAwNmYxZTM5MzdmNjVmNjZjNDA4ZTZkYThlMWNhNzI4ZWE0MzIyMmE3MzgxZGYxY2M0NDk2MDUmbWV0aG9kPWxpc3RwZWVycyZwbnVtPTEmcG5hbWVpZF4wMjRiOWExZmE4ZTAwNmYxZTM5M3xwYXJyMF4wMjRiOWExZmE4ZTAwNmYxZTM5MyZ0aW1lPDE2NTY5MjA1MzgmcmF0ZT0y';
@@ -23,12 +26,21 @@ export async function startFakeCln(node = new FakeNode()): Promise<FakeCln> {
       const params = (request.body ? JSON.parse(request.body) : {}) as Record<string, unknown>;
       switch (request.path) {
         case '/v1/invoice': {
+          // lightning-invoice(7): amount_msat (msat, or "any"), label and description are required.
+          const unknown = Object.keys(params).find((name) => !INVOICE_PARAMS.has(name));
+          if (unknown) return rpcError(-32602, `unknown parameter: ${unknown}`);
+          for (const required of ['amount_msat', 'label', 'description'])
+            if (params[required] === undefined) return rpcError(-32602, `missing required parameter: ${required}`);
+          const amount = params.amount_msat;
+          const any = amount === 'any';
+          if (!any && !(Number.isSafeInteger(amount) && (amount as number) > 0) && !/^\d+msat$/.test(String(amount)))
+            return rpcError(-32602, `amount_msat: should be positive msat or 'any': invalid token '${JSON.stringify(amount)}'`);
           const label = String(params.label);
           if (labels.has(label)) return rpcError(900, `Duplicate label '${label}'`);
           labels.add(label);
           const description = String(params.description ?? '');
           const i = node.createInvoice({
-            amountMsat: Number(params.amount_msat),
+            ...(any ? {} : { amountMsat: Number(String(amount).replace('msat', '')) }),
             ...(params.deschashonly ? { descriptionHash: createHash('sha256').update(description, 'utf8').digest('hex') } : { description }),
             ...(params.expiry ? { expirySeconds: Number(params.expiry) } : {}),
             label,

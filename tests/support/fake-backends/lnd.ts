@@ -12,6 +12,21 @@ export interface FakeLnd extends FakeServer {
 
 const b64 = (hex: string) => Buffer.from(hex, 'hex').toString('base64');
 
+// The fields of lnrpc.Invoice a client may set (lightning.proto); any other name is refused, as a strict proto JSON reader does.
+const INVOICE_FIELDS = new Set([
+  'memo',
+  'r_preimage',
+  'value',
+  'value_msat',
+  'description_hash',
+  'expiry',
+  'fallback_addr',
+  'cltv_expiry',
+  'route_hints',
+  'private',
+  'is_amp',
+]);
+
 /** `tls`: serve https with this (self-signed) certificate, as lnd does. */
 export async function startFakeLnd(node = new FakeNode(), tls?: { key: string; cert: string }): Promise<FakeLnd> {
   const macaroon = '0201036c6e6402f801030a10' + 'ab'.repeat(40);
@@ -37,12 +52,33 @@ export async function startFakeLnd(node = new FakeNode(), tls?: { key: string; c
       if (sent !== macaroon) return { status: 500, body: grpcError(2, 'verification failed: signature mismatch after caveat verification') };
 
       if (request.method === 'POST' && request.path === '/v1/invoices') {
-        const body = JSON.parse(request.body) as { value?: string; value_msat?: string; memo?: string; description_hash?: string; expiry?: string };
-        const amountMsat = body.value_msat ? Number(body.value_msat) : Number(body.value ?? 0) * 1000;
+        // lnrpc.Invoice as AddInvoice reads it: uint64/int64 as decimal strings (or numbers), bytes as base64.
+        const body = JSON.parse(request.body) as Record<string, unknown>;
+        const unknown = Object.keys(body).find((field) => !INVOICE_FIELDS.has(field));
+        if (unknown) return { status: 400, body: grpcError(3, `proto: (line 1:2): unknown field "${unknown}"`) };
+        const int = (field: string) => {
+          const value = body[field];
+          if (value === undefined) return 0;
+          if (!/^\d+$/.test(String(value))) throw Object.assign(new Error(field), { invalid: true });
+          return Number(value);
+        };
+        let value: number;
+        let valueMsat: number;
+        let expiry: number;
+        try {
+          [value, valueMsat, expiry] = [int('value'), int('value_msat'), int('expiry')];
+        } catch (error) {
+          return { status: 400, body: grpcError(3, `proto: invalid value for int64 field ${(error as Error).message}`) };
+        }
+        if (value !== 0 && valueMsat !== 0) return { status: 500, body: grpcError(2, 'value and value_msat are mutually exclusive') };
+        // Both 0 (or absent): an invoice without an amount, the payer names it.
+        const amountMsat = valueMsat || value * 1000;
         const i = node.createInvoice({
-          amountMsat,
-          ...(body.description_hash ? { descriptionHash: Buffer.from(body.description_hash, 'base64').toString('hex') } : { description: body.memo ?? '' }),
-          ...(body.expiry ? { expirySeconds: Number(body.expiry) } : {}),
+          ...(amountMsat === 0 ? {} : { amountMsat }),
+          ...(body.description_hash
+            ? { descriptionHash: Buffer.from(String(body.description_hash), 'base64').toString('hex') }
+            : { description: String(body.memo ?? '') }),
+          ...(expiry ? { expirySeconds: expiry } : {}),
         });
         return {
           status: 200,

@@ -21,6 +21,8 @@ export type Fault =
   | 'hang'
   /** Issue invoices for another amount than asked. */
   | 'wrong-amount'
+  /** Issue invoices naming an amount when asked for one without. */
+  | 'amount-when-none'
   /** Issue invoices whose payment hash is not the one reported. */
   | 'wrong-hash'
   /** Issue invoices committing to another description hash. */
@@ -84,7 +86,14 @@ export class FakeNode {
     const timestamp = Math.floor(Date.now() / 1000);
     const expirySeconds = input.expirySeconds ?? 3600;
     const encodedHash = this.fault === 'wrong-hash' ? sha256Hex(randomBytes(32).toString('hex')) : paymentHash;
-    const encodedAmount = input.amountMsat === undefined ? undefined : this.fault === 'wrong-amount' ? input.amountMsat + 1000 : input.amountMsat;
+    const encodedAmount =
+      input.amountMsat === undefined
+        ? this.fault === 'amount-when-none'
+          ? 1000
+          : undefined
+        : this.fault === 'wrong-amount'
+          ? input.amountMsat + 1000
+          : input.amountMsat;
     const descriptionHash =
       this.fault === 'wrong-description-hash' && input.descriptionHash ? sha256Hex(randomBytes(32).toString('hex')) : input.descriptionHash;
     const invoice = encodeInvoice(

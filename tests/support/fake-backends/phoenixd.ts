@@ -13,6 +13,8 @@ export interface FakePhoenixd extends FakeServer {
   settle(paymentHash: string): Promise<void>;
 }
 
+const CREATEINVOICE_PARAMS = new Set(['amountSat', 'description', 'descriptionHash', 'expirySeconds', 'externalId', 'webhookUrl']);
+
 export async function startFakePhoenixd(node = new FakeNode()): Promise<FakePhoenixd> {
   const password = 'phoenix-http-password';
   const webhookSecret = 'phoenix-webhook-secret';
@@ -32,14 +34,19 @@ export async function startFakePhoenixd(node = new FakeNode()): Promise<FakePhoe
         const descriptionHash = form.get('descriptionHash');
         if ((description === null) === (descriptionHash === null)) return { status: 400, body: 'Must provide either a description or descriptionHash' };
         if (description && description.length > 128) return { status: 400, body: 'Request parameter description is too long (max 128 characters)' };
-        const amountSat = Number(form.get('amountSat'));
+        const unknown = [...form.keys()].find((name) => !CREATEINVOICE_PARAMS.has(name));
+        if (unknown) return { status: 400, body: `Unknown parameter ${unknown} (fake Phoenixd: not in /createinvoice's API)` };
+        // amountSat is optional: without it the invoice names no amount.
+        const amountSat = form.get('amountSat');
+        if (amountSat !== null && !/^\d+$/.test(amountSat)) return { status: 400, body: 'Invalid parameter amountSat: expected integer' };
         const i = node.createInvoice({
-          amountMsat: amountSat * 1000,
+          ...(amountSat === null ? {} : { amountMsat: Number(amountSat) * 1000 }),
           ...(description !== null ? { description } : { descriptionHash: descriptionHash! }),
           ...(form.get('expirySeconds') ? { expirySeconds: Number(form.get('expirySeconds')) } : {}),
           ...(form.get('webhookUrl') ? { webhookUrl: form.get('webhookUrl')! } : {}),
         });
-        return { status: 200, body: { amountSat, paymentHash: i.paymentHash, serialized: i.invoice } };
+        // Phoenixd leaves out what is null (explicitNulls = false): no amountSat for an invoice without one.
+        return { status: 200, body: { ...(amountSat === null ? {} : { amountSat: Number(amountSat) }), paymentHash: i.paymentHash, serialized: i.invoice } };
       }
       let match = /^\/payments\/incoming\/([0-9a-f]{64})$/.exec(request.path);
       if (request.method === 'GET' && match) {
@@ -57,7 +64,7 @@ export async function startFakePhoenixd(node = new FakeNode()): Promise<FakePhoe
             invoice: i.invoice,
             isPaid: i.settled,
             isExpired: false,
-            requestedSat: i.amountMsat / 1000,
+            ...(i.amountless ? {} : { requestedSat: i.amountMsat / 1000 }),
             receivedSat: i.settled ? i.amountMsat / 1000 : 0,
             fees: 0,
             completedAt: i.settled ? Date.now() : null,

@@ -44,7 +44,8 @@ Options:
   --session           where the server sells prepaid sessions, open one (its deposit within
                       --max-deposit-sats and --budget-sats), stream the answer topping it up
                       when asked, then close it: the refund goes back to the wallet (stderr says
-                      how much). Needs a wallet that makes invoices (--dev); others pay per request
+                      how much). Needs a wallet that makes invoices without an amount (--dev,
+                      Phoenixd, LND, Core Lightning, Blink); LNbits and NWC pay per request
   --max-deposit-sats N  most one session deposit may cost, whole sats (default 20 x --max-sats)
   --dev URL           pay with the dev wallet at URL/api/dev/pay: a local service (npm start) or
                       your app's createDevPayHandler route, e.g. http://127.0.0.1:3000

@@ -59,7 +59,8 @@ Options:
                       --max-deposit-sats and the budget) and spend from it on later calls to
                       that API, topping it up when asked; closed when the server stops, the
                       refund credited back to the budget. Needs a wallet that makes invoices
-                      (--dev); others pay per request
+                      without an amount (--dev, Phoenixd, LND, Core Lightning, Blink); LNbits
+                      and NWC pay per request
   --max-deposit-sats N  most one session deposit may cost, whole sats (default 20 x --max-sats)
   --dev URL           pay with the dev wallet of a local service (npm start); also the default directory
   --directory URL     the service whose /api/apis.json list_paid_apis reads (default: --dev's URL)

@@ -127,14 +127,13 @@ export function walletWhenNeeded(
       return wallet.payInvoice(args);
     },
   };
-  // Of the wallets chosen here, only the dev wallet makes invoices (a prepaid session's return invoice): known before it is chosen.
-  if (dev !== undefined) {
-    wallet.createInvoice = async (request) => {
-      const { wallet } = await (chosen ??= walletFromEnvironment(env, dev));
-      if (!wallet.createInvoice) throw new Error('this wallet cannot make invoices');
-      return wallet.createInvoice(request);
-    };
-  }
+  // Every wallet chosen here makes invoices; whether it can leave the amount out (a prepaid session's return invoice) is its
+  // own to say: LNbits and NWC throw AmountlessInvoiceUnsupported, and the client then pays per request saying why.
+  wallet.createInvoice = async (request) => {
+    const { wallet } = await (chosen ??= walletFromEnvironment(env, dev));
+    if (!wallet.createInvoice) throw new Error('this wallet cannot make invoices');
+    return wallet.createInvoice(request);
+  };
   return { wallet, chosen: () => chosen };
 }
 

@@ -84,6 +84,31 @@ export class DestinationRefused extends Error {
 }
 
 /**
+ * What a wallet's createInvoice throws when asked for an invoice without an
+ * amount that its backend cannot make (LNbits, Nostr Wallet Connect): such a
+ * wallet cannot give a prepaid session its return invoice, so fetchWithL402
+ * pays per request and says why (`sessionNotUsed`). Nothing was asked of the
+ * backend. Recognised by `code`, so any wallet can throw one of its own.
+ */
+export class AmountlessInvoiceUnsupported extends Error {
+  override readonly name = 'AmountlessInvoiceUnsupported';
+  readonly code = 'AMOUNTLESS_INVOICE_UNSUPPORTED';
+  constructor(
+    /** The backend, as people know it: "LNbits", "NWC wallet". */
+    readonly backend: string,
+    /** Why it cannot: what its API lacks. */
+    readonly reason: string,
+  ) {
+    super(`${backend} cannot make an invoice without an amount: ${reason}`);
+  }
+}
+
+/** Whether `error` is an AmountlessInvoiceUnsupported (by its code: a wallet may bring its own copy of the class). */
+export function isAmountlessInvoiceUnsupported(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'AMOUNTLESS_INVOICE_UNSUPPORTED';
+}
+
+/**
  * What a wallet throws when it definitely did not pay (the provider classes of
  * `l402-paywall/lightning` fit: PaymentFailed). Anything else thrown by a
  * wallet counts as not paid too, unless it says the outcome is unknown

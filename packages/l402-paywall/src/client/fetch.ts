@@ -33,7 +33,7 @@ import { PAYMENT_RECEIPT_HEADER, parseReceipt } from '../mpp/receipt.js';
 import type { Budget, BudgetReservation } from './budget.js';
 import { bodyChallenge, l402Challenges, paymentCharges, type L402Challenge } from './challenge.js';
 import { fetchWithinPolicy, type DestinationPolicy } from './destinations.js';
-import { L402ClientError, outcomeUnknown } from './errors.js';
+import { isAmountlessInvoiceUnsupported, L402ClientError, outcomeUnknown } from './errors.js';
 import { payOnce, type Proof } from './proofs.js';
 import { countUse, defaultTokenStore, keptCredential, tokenKey, usableCredential, type TokenStore } from './tokens.js';
 import { clientCall, type ClientCall, type ClientEventOptions } from '../events/client.js';
@@ -62,7 +62,9 @@ export interface Wallet {
   /**
    * Makes an invoice to be paid into this wallet; without `amountMsat`, one
    * whose payer names the amount (a prepaid session's return invoice, for the
-   * refund). Absent on wallets that cannot receive.
+   * refund). Absent on wallets that cannot receive; a wallet whose backend
+   * makes invoices only with an amount (LNbits, NWC) throws
+   * AmountlessInvoiceUnsupported when asked for one without.
    */
   createInvoice?(request: { amountMsat?: number; memo?: string }): Promise<{ invoice: string; paymentHash: string }>;
 }
@@ -101,7 +103,9 @@ export interface FetchWithL402Options {
    * to the origin send `bearer` and pay nothing; a call refused for balance
    * pays a fresh deposit as `topUp` and is sent again once. closeAll() closes
    * them and credits a refund paid back to the budget. A wallet without
-   * createInvoice pays per request, and the receipt's `sessionNotUsed` says why.
+   * createInvoice, or whose createInvoice cannot leave the amount out
+   * (AmountlessInvoiceUnsupported: LNbits, NWC), pays per request, and the
+   * receipt's `sessionNotUsed` says why.
    */
   sessions?: ClientSessions;
   /** Where reusable credentials are kept; default one store for the process; false: none. */
@@ -763,7 +767,14 @@ async function openSession(
   try {
     returnInvoice = (await wallet.createInvoice({ memo: `refund of a prepaid session at ${url.host}` })).invoice;
   } catch (error) {
-    return { ok: false, why: `the wallet could not make a return invoice (${error instanceof Error ? error.message : String(error)})` };
+    const message = error instanceof Error ? error.message : String(error);
+    // The backend cannot (LNbits, NWC), as against could not this time: said as plainly as a wallet without createInvoice.
+    if (isAmountlessInvoiceUnsupported(error)) {
+      const { backend, reason } = error as { backend?: unknown; reason?: unknown };
+      const why = typeof backend === 'string' && typeof reason === 'string' ? `${backend}: ${reason}` : message;
+      return { ok: false, why: `the wallet cannot make an invoice without an amount for the refund (${why})` };
+    }
+    return { ok: false, why: `the wallet could not make a return invoice (${message})` };
   }
   discardBody(challenged.body);
   const { proof, paidByThisCall, facts, cause } = await payDeposit(offer, invoice, options, url, events);

@@ -3,7 +3,9 @@
 // transport, answer checks and error mapping as the service uses): a backend
 // that surely did not pay throws PaymentFailed; one whose outcome is unknown
 // throws ProviderUnavailable, which the client treats as possibly paid
-// (budget kept charged, invoice never paid again). NWC lives in
+// (budget kept charged, invoice never paid again). They make invoices with the
+// backends' createInvoice too, checked as the service's are (decoded, the hash
+// the one reported, the amount as asked or none). NWC lives in
 // `l402-paywall/nwc` (it needs @getalby/sdk).
 import type { Network } from '../lightning/bolt11.js';
 import type { LightningProvider } from '../lightning/provider.js';
@@ -12,19 +14,53 @@ import { createClnProvider, type ClnOptions } from '../lightning/providers/cln.j
 import { createLnbitsProvider } from '../lightning/providers/lnbits.js';
 import { createLndProvider, type LndOptions } from '../lightning/providers/lnd.js';
 import { createPhoenixdProvider, type PhoenixdOptions } from '../lightning/providers/phoenixd.js';
+import { AmountlessInvoiceUnsupported } from './errors.js';
 import type { Fetch, PayInvoiceArgs, Wallet } from './fetch.js';
 
 type WithDefaultNetwork<T> = Omit<T, 'network'> & { /** Default bitcoin. */ network?: Network };
 
-/** A wallet that pays through a Lightning backend's payInvoice (any LightningProvider). */
-export function providerWallet(provider: Pick<LightningProvider, 'payInvoice'>, network: Network = 'bitcoin'): Wallet {
-  return {
+/**
+ * How long a return invoice (made without an amount) stays payable: the
+ * refund is paid when the session closes, which for an idle one may be a day
+ * later where the service's sweeper runs daily (docs/sessions.md).
+ */
+const RETURN_INVOICE_EXPIRY_SECONDS = 86_400;
+
+export interface ProviderWalletOptions {
+  /** The backend as people know it, in errors; default the provider's name. */
+  backend?: string;
+  /** Why the backend cannot make an invoice without an amount, for the error; when it has no createAmountlessInvoice. */
+  noAmountlessInvoices?: string;
+}
+
+type WalletProvider = Pick<LightningProvider, 'payInvoice'> & Partial<Pick<LightningProvider, 'name' | 'createInvoice' | 'createAmountlessInvoice'>>;
+
+/**
+ * A wallet that pays through a Lightning backend's payInvoice (any
+ * LightningProvider), and makes invoices through its createInvoice where it
+ * has one: without an amount through createAmountlessInvoice, or, on a backend
+ * without it, AmountlessInvoiceUnsupported naming the backend.
+ */
+export function providerWallet(provider: WalletProvider, network: Network = 'bitcoin', options: ProviderWalletOptions = {}): Wallet {
+  const wallet: Wallet = {
     network,
     async payInvoice({ invoice, maxFeeMsat }: PayInvoiceArgs) {
       const paid = await provider.payInvoice({ invoice, maxFeeMsat: maxFeeMsat ?? 10_000 });
       return { preimage: paid.preimage, feeMsat: paid.feeMsat };
     },
   };
+  if (typeof provider.createInvoice !== 'function') return wallet;
+  const backend = options.backend ?? provider.name ?? 'this backend';
+  const amountless = (memo: string | undefined) => {
+    if (typeof provider.createAmountlessInvoice !== 'function')
+      throw new AmountlessInvoiceUnsupported(backend, options.noAmountlessInvoices ?? 'its API has no call for one');
+    return provider.createAmountlessInvoice({ ...(memo !== undefined && { memo }), expirySeconds: RETURN_INVOICE_EXPIRY_SECONDS });
+  };
+  wallet.createInvoice = async ({ amountMsat, memo }) => {
+    const made = amountMsat !== undefined ? await provider.createInvoice!({ amountMsat, ...(memo !== undefined && { memo }) }) : await amountless(memo);
+    return { invoice: made.invoice, paymentHash: made.paymentHash };
+  };
+  return wallet;
 }
 
 export interface LnbitsWalletOptions {
@@ -36,34 +72,43 @@ export interface LnbitsWalletOptions {
   fetch?: Fetch;
 }
 
-/** LNbits: pays with the wallet's admin key. LNbits takes no per-payment fee limit (its fee reserve applies). */
+/**
+ * LNbits: pays with the wallet's admin key. LNbits takes no per-payment fee
+ * limit (its fee reserve applies). Its invoices name an amount: LNbits makes
+ * none without one, so this wallet cannot open prepaid sessions.
+ */
 export function lnbitsWallet(options: LnbitsWalletOptions): Wallet {
   const network = options.network ?? 'bitcoin';
-  return providerWallet(createLnbitsProvider({ ...options, apiKey: options.adminKey, network }), network);
+  return providerWallet(createLnbitsProvider({ ...options, apiKey: options.adminKey, network }), network, {
+    backend: 'LNbits',
+    noAmountlessInvoices: 'its API refuses an invoice of amount 0 ("Amountless invoices not supported")',
+  });
 }
 
-/** Phoenixd: HTTP password. Phoenixd takes no per-payment fee limit (its own fee policy applies). */
+/** Phoenixd: HTTP password. Phoenixd takes no per-payment fee limit (its own fee policy applies); its invoices are in whole satoshis. */
 export function phoenixdWallet(options: WithDefaultNetwork<Omit<PhoenixdOptions, 'webhookSecret'>>): Wallet {
   const network = options.network ?? 'bitcoin';
-  return providerWallet(createPhoenixdProvider({ ...options, network }), network);
+  return providerWallet(createPhoenixdProvider({ ...options, network }), network, { backend: 'Phoenixd' });
 }
 
 /** LND over REST with a macaroon that may pay (admin.macaroon); the fee limit is sent with each payment. */
 export function lndWallet(options: WithDefaultNetwork<LndOptions>): Wallet {
   const network = options.network ?? 'bitcoin';
-  return providerWallet(createLndProvider({ ...options, network }), network);
+  return providerWallet(createLndProvider({ ...options, network }), network, { backend: 'LND' });
 }
 
 /** Core Lightning over CLNRest with a rune that may `pay`; the fee limit is sent with each payment. */
 export function clnWallet(options: WithDefaultNetwork<ClnOptions>): Wallet {
   const network = options.network ?? 'bitcoin';
-  return providerWallet(createClnProvider({ ...options, network }), network);
+  return providerWallet(createClnProvider({ ...options, network }), network, { backend: 'Core Lightning' });
 }
 
-/** Blink (GraphQL API key with the Write scope); a payment whose probed fee is above the limit is not sent. */
+/** Blink (GraphQL API key with the Write scope, and Receive to make invoices); a payment whose probed fee is above the limit is not sent; invoices in whole satoshis. */
 export function blinkWallet(options: WithDefaultNetwork<Omit<BlinkOptions, 'webhookSecret' | 'apiUrl'>> & { apiUrl?: string }): Wallet {
   const network = options.network ?? 'bitcoin';
-  return providerWallet(createBlinkProvider({ ...options, apiUrl: options.apiUrl ?? 'https://api.blink.sv/graphql', network }), network);
+  return providerWallet(createBlinkProvider({ ...options, apiUrl: options.apiUrl ?? 'https://api.blink.sv/graphql', network }), network, {
+    backend: 'Blink',
+  });
 }
 
 export interface DevWalletOptions {

@@ -23,6 +23,10 @@ export interface CreatedInvoice {
   expiresAt: number;
 }
 
+/** An invoice whose payer names the amount (a prepaid session's return invoice, for its refund). */
+export type CreateAmountlessInvoiceRequest = Omit<CreateInvoiceRequest, 'amountMsat'>;
+export type CreatedAmountlessInvoice = Omit<CreatedInvoice, 'amountMsat'>;
+
 export interface InvoiceStatus {
   paymentHash: string;
   settled: boolean;
@@ -77,6 +81,12 @@ export interface WebhookDelivery {
 export interface LightningProvider {
   readonly name: string;
   createInvoice(request: CreateInvoiceRequest): Promise<CreatedInvoice>;
+  /**
+   * Makes an invoice that names no amount, checked as createInvoice's are
+   * (decoded, its hash the one reported, no amount in it). Absent on backends
+   * that cannot (LNbits, NWC): a wallet on them cannot open prepaid sessions.
+   */
+  createAmountlessInvoice?(request: CreateAmountlessInvoiceRequest): Promise<CreatedAmountlessInvoice>;
   /** null when the backend does not know the hash. */
   lookupInvoice(paymentHash: string): Promise<InvoiceStatus | null>;
   /**

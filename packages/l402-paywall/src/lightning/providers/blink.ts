@@ -8,9 +8,19 @@ import { utf8ToBytes } from '@noble/hashes/utils.js';
 import { base64 } from '@scure/base';
 import { z } from 'zod';
 import { decodeInvoice } from '../bolt11.js';
-import { PaymentFailed, ProviderUnavailable, WebhookRejected, ProviderConfigError } from '../provider.js';
+import { PaymentFailed, ProviderUnavailable, WebhookRejected, ProviderConfigError, ProviderUnsupported } from '../provider.js';
 import type { CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus, WebhookDelivery, WebhookEvent } from '../provider.js';
-import { checkedPreimage, equalBytes, issuedInvoice, Hex32, invoiceToPay, satToMsat, wholeSats } from './checks.js';
+import {
+  checkAmountlessPayment,
+  checkedPreimage,
+  equalBytes,
+  issuedAmountlessInvoice,
+  issuedInvoice,
+  Hex32,
+  invoiceToPay,
+  satToMsat,
+  wholeSats,
+} from './checks.js';
 import { backendHttp, type CommonBackendOptions } from './http.js';
 
 export interface BlinkOptions extends CommonBackendOptions {
@@ -60,7 +70,16 @@ const InvoiceStatusAnswer = z.object({
   }),
 });
 
-const FeeProbe = z.object({ lnInvoiceFeeProbe: z.object({ errors: PayloadErrors, amount: sats.nullish() }) });
+const NoAmountInvoiceCreated = z.object({
+  lnNoAmountInvoiceCreateOnBehalfOfRecipient: z.object({
+    errors: PayloadErrors,
+    invoice: z.object({ paymentRequest: z.string().min(1), paymentHash: Hex32 }).nullish(),
+  }),
+});
+
+const ProbePayload = z.object({ errors: PayloadErrors, amount: sats.nullish() });
+const FeeProbe = z.object({ lnInvoiceFeeProbe: ProbePayload });
+const NoAmountFeeProbe = z.object({ lnNoAmountInvoiceFeeProbe: ProbePayload });
 
 const Settlement = z.object({ __typename: z.string().optional(), preImage: z.string().nullish() }).loose().nullish();
 const BlinkTransaction = z.object({
@@ -70,13 +89,13 @@ const BlinkTransaction = z.object({
   settlementVia: Settlement,
 });
 
-const PaymentSent = z.object({
-  lnInvoicePaymentSend: z.object({
-    errors: PayloadErrors,
-    status: z.enum(['SUCCESS', 'FAILURE', 'PENDING', 'ALREADY_PAID']).nullish(),
-    transaction: BlinkTransaction.partial().nullish(),
-  }),
+const SendPayload = z.object({
+  errors: PayloadErrors,
+  status: z.enum(['SUCCESS', 'FAILURE', 'PENDING', 'ALREADY_PAID']).nullish(),
+  transaction: BlinkTransaction.partial().nullish(),
 });
+const PaymentSent = z.object({ lnInvoicePaymentSend: SendPayload });
+const NoAmountPaymentSent = z.object({ lnNoAmountInvoicePaymentSend: SendPayload });
 
 const TransactionsByHash = z.object({
   me: z
@@ -95,21 +114,31 @@ const WebhookBody = z.object({
   transaction: z.object({ initiationVia: z.object({ paymentHash: Hex32 }).loose() }).loose(),
 });
 
+const SEND_RESULT = `status
+    errors { message code }
+    transaction { settlementFee settlementVia { __typename ... on SettlementViaLn { preImage } ... on SettlementViaIntraLedger { preImage } } }`;
+
 const Q = {
   wallets: 'query Wallets { me { defaultAccount { wallets { id walletCurrency balance } } } }',
   createInvoice: `mutation CreateInvoice($input: LnInvoiceCreateOnBehalfOfRecipientInput!) {
   lnInvoiceCreateOnBehalfOfRecipient(input: $input) { invoice { paymentRequest paymentHash satoshis } errors { message code } }
 }`,
+  // Blink's invoice without an amount has no `satoshis` field, and takes no description hash.
+  createNoAmountInvoice: `mutation CreateNoAmountInvoice($input: LnNoAmountInvoiceCreateOnBehalfOfRecipientInput!) {
+  lnNoAmountInvoiceCreateOnBehalfOfRecipient(input: $input) { invoice { paymentRequest paymentHash } errors { message code } }
+}`,
   invoiceStatus: `query InvoiceStatus($input: LnInvoicePaymentStatusByHashInput!) {
   lnInvoicePaymentStatusByHash(input: $input) { paymentHash paymentPreimage paymentRequest status }
 }`,
   feeProbe: `mutation FeeProbe($input: LnInvoiceFeeProbeInput!) { lnInvoiceFeeProbe(input: $input) { amount errors { message code } } }`,
+  noAmountFeeProbe: `mutation NoAmountFeeProbe($input: LnNoAmountInvoiceFeeProbeInput!) {
+  lnNoAmountInvoiceFeeProbe(input: $input) { amount errors { message code } }
+}`,
   pay: `mutation Pay($input: LnInvoicePaymentInput!) {
-  lnInvoicePaymentSend(input: $input) {
-    status
-    errors { message code }
-    transaction { settlementFee settlementVia { __typename ... on SettlementViaLn { preImage } ... on SettlementViaIntraLedger { preImage } } }
-  }
+  lnInvoicePaymentSend(input: $input) { ${SEND_RESULT} }
+}`,
+  payNoAmount: `mutation PayNoAmount($input: LnNoAmountInvoicePaymentInput!) {
+  lnNoAmountInvoicePaymentSend(input: $input) { ${SEND_RESULT} }
 }`,
   transactions: `query Transactions($walletId: WalletId!, $paymentHash: PaymentHash!) {
   me { defaultAccount { walletById(walletId: $walletId) { ... on BTCWallet { transactionsByPaymentHash(paymentHash: $paymentHash) {
@@ -159,6 +188,9 @@ function decodeBase64(text: string): Uint8Array {
     return new Uint8Array(0);
   }
 }
+
+/** Blink counts an invoice's expiry in minutes. */
+const expiresIn = (expirySeconds: number | undefined) => (expirySeconds === undefined ? {} : { expiresIn: Math.max(1, Math.ceil(expirySeconds / 60)) });
 
 const isAuthError = (code: string | undefined | null, message: string) =>
   /^(UNAUTHENTICATED|NOT_AUTHORIZED|UNAUTHORIZED|FORBIDDEN)$/.test(code ?? '') || /not authori[sz]ed|unauthori[sz]ed|invalid api key/i.test(message);
@@ -245,6 +277,40 @@ export function createBlinkProvider(options: BlinkOptions): LightningProvider {
     return { paymentHash: hash, state: 'failed' };
   }
 
+  /** Probes the fee, then pays `invoice`; `amountSats` only for an invoice without an amount (Blink's no-amount mutations). */
+  async function pay(invoice: string, maxFeeMsat: number, amountSats?: number): Promise<PaidInvoice> {
+    const { paymentHash } = invoiceToPay(invoice);
+    const wallet = await walletId();
+    const input = { walletId: wallet, paymentRequest: invoice, ...(amountSats !== undefined && { amount: amountSats }) };
+    const probe =
+      amountSats === undefined
+        ? (await graphql('estimate the fee', Q.feeProbe, { input }, FeeProbe)).lnInvoiceFeeProbe
+        : (await graphql('estimate the fee', Q.noAmountFeeProbe, { input }, NoAmountFeeProbe)).lnNoAmountInvoiceFeeProbe;
+    if (probe.errors.length) throw new PaymentFailed(`Not paid: Blink found no way to pay (${probe.errors.map((e) => e.message).join('; ')})`);
+    if (probe.amount === null || probe.amount === undefined) throw new ProviderUnavailable('Blink answered the fee probe without an amount');
+    const probedFeeMsat = satToMsat(probe.amount);
+    if (probedFeeMsat > maxFeeMsat) throw new PaymentFailed(`Not paid: the routing fee would be ${probedFeeMsat} msat, above the limit of ${maxFeeMsat} msat`);
+
+    const sent =
+      amountSats === undefined
+        ? (await graphql('pay an invoice', Q.pay, { input }, PaymentSent)).lnInvoicePaymentSend
+        : (await graphql('pay an invoice', Q.payNoAmount, { input }, NoAmountPaymentSent)).lnNoAmountInvoicePaymentSend;
+    if (sent.status === 'PENDING') throw new ProviderUnavailable('Blink is still sending the payment; look it up later');
+    const sentPreimage = checkedPreimage('Blink', paymentHash, sent.transaction?.settlementVia?.preImage);
+    if (sent.status === 'ALREADY_PAID' || (sent.status === 'SUCCESS' && !sentPreimage)) {
+      const known = await lookupPayment(paymentHash);
+      if (known?.state === 'succeeded' && known.preimage) return { paymentHash, preimage: known.preimage, feeMsat: known.feeMsat ?? 0 };
+      throw new ProviderUnavailable(`Blink answered ${sent.status} but has no preimage for this payment yet`);
+    }
+    if (sent.status !== 'SUCCESS') {
+      // A refusal comes as FAILURE or as payload errors; no status and no reason is not an answer.
+      if (!sent.status && !sent.errors.length) throw new ProviderUnavailable('Blink answered the payment without a status');
+      throw new PaymentFailed(`Not paid: Blink refused the payment (${sent.errors.map((e) => e.message).join('; ') || sent.status})`);
+    }
+    const fee = sent.transaction?.settlementFee;
+    return { paymentHash, preimage: sentPreimage!, feeMsat: fee !== undefined ? satToMsat(Math.abs(fee)) : probedFeeMsat };
+  }
+
   return {
     name: 'blink',
 
@@ -255,8 +321,7 @@ export function createBlinkProvider(options: BlinkOptions): LightningProvider {
         recipientWalletId: await walletId(),
         amount: amountSats,
         ...(descriptionHash ? { descriptionHash } : { memo: request.memo ?? '' }),
-        // Blink counts expiry in minutes.
-        ...(request.expirySeconds !== undefined && { expiresIn: Math.max(1, Math.ceil(request.expirySeconds / 60)) }),
+        ...expiresIn(request.expirySeconds),
       };
       const { lnInvoiceCreateOnBehalfOfRecipient: created } = await graphql('create an invoice', Q.createInvoice, { input }, InvoiceCreated);
       if (created.errors.length || !created.invoice) {
@@ -268,6 +333,25 @@ export function createBlinkProvider(options: BlinkOptions): LightningProvider {
         descriptionHash,
         network: options.network,
       });
+    },
+
+    async createAmountlessInvoice(request) {
+      if (request.descriptionHash) throw new ProviderUnsupported('Blink makes invoices without an amount with a memo only, not a description hash');
+      const input = {
+        recipientWalletId: await walletId(),
+        memo: request.memo ?? '',
+        ...expiresIn(request.expirySeconds),
+      };
+      const { lnNoAmountInvoiceCreateOnBehalfOfRecipient: created } = await graphql(
+        'create an invoice without an amount',
+        Q.createNoAmountInvoice,
+        { input },
+        NoAmountInvoiceCreated,
+      );
+      if (created.errors.length || !created.invoice) {
+        throw new ProviderUnavailable(`Blink did not create the invoice: ${created.errors.map((e) => e.message).join('; ') || 'no invoice returned'}`);
+      }
+      return issuedAmountlessInvoice('Blink', created.invoice.paymentRequest, { paymentHash: created.invoice.paymentHash, network: options.network });
     },
 
     async lookupInvoice(paymentHash: string): Promise<InvoiceStatus | null> {
@@ -302,31 +386,15 @@ export function createBlinkProvider(options: BlinkOptions): LightningProvider {
     },
 
     async payInvoice({ invoice, maxFeeMsat }): Promise<PaidInvoice> {
-      const { paymentHash } = invoiceToPay(invoice);
-      const wallet = await walletId();
-      const input = { walletId: wallet, paymentRequest: invoice };
-      const { lnInvoiceFeeProbe: probe } = await graphql('estimate the fee', Q.feeProbe, { input }, FeeProbe);
-      if (probe.errors.length) throw new PaymentFailed(`Not paid: Blink found no way to pay (${probe.errors.map((e) => e.message).join('; ')})`);
-      if (probe.amount === null || probe.amount === undefined) throw new ProviderUnavailable('Blink answered the fee probe without an amount');
-      const probedFeeMsat = satToMsat(probe.amount);
-      if (probedFeeMsat > maxFeeMsat)
-        throw new PaymentFailed(`Not paid: the routing fee would be ${probedFeeMsat} msat, above the limit of ${maxFeeMsat} msat`);
+      if (invoiceToPay(invoice).amountMsat === null) throw new PaymentFailed('This invoice names no amount; pay it with payAmountlessInvoice');
+      return pay(invoice, maxFeeMsat);
+    },
 
-      const { lnInvoicePaymentSend: sent } = await graphql('pay an invoice', Q.pay, { input }, PaymentSent);
-      if (sent.status === 'PENDING') throw new ProviderUnavailable('Blink is still sending the payment; look it up later');
-      const sentPreimage = checkedPreimage('Blink', paymentHash, sent.transaction?.settlementVia?.preImage);
-      if (sent.status === 'ALREADY_PAID' || (sent.status === 'SUCCESS' && !sentPreimage)) {
-        const known = await lookupPayment(paymentHash);
-        if (known?.state === 'succeeded' && known.preimage) return { paymentHash, preimage: known.preimage, feeMsat: known.feeMsat ?? 0 };
-        throw new ProviderUnavailable(`Blink answered ${sent.status} but has no preimage for this payment yet`);
-      }
-      if (sent.status !== 'SUCCESS') {
-        // A refusal comes as FAILURE or as payload errors; no status and no reason is not an answer.
-        if (!sent.status && !sent.errors.length) throw new ProviderUnavailable('Blink answered the payment without a status');
-        throw new PaymentFailed(`Not paid: Blink refused the payment (${sent.errors.map((e) => e.message).join('; ') || sent.status})`);
-      }
-      const fee = sent.transaction?.settlementFee;
-      return { paymentHash, preimage: sentPreimage!, feeMsat: fee !== undefined ? satToMsat(Math.abs(fee)) : probedFeeMsat };
+    async payAmountlessInvoice({ invoice, amountMsat, maxFeeMsat }): Promise<PaidInvoice> {
+      checkAmountlessPayment(invoice, amountMsat);
+      // Blink's no-amount payment takes whole satoshis: a fraction is refused, not rounded.
+      if (amountMsat % 1000 !== 0) throw new PaymentFailed(`Blink pays whole satoshis; ${amountMsat} msat is not`);
+      return pay(invoice, maxFeeMsat, amountMsat / 1000);
     },
 
     lookupPayment,

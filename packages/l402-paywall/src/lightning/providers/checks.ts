@@ -6,7 +6,14 @@ import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { base64 } from '@scure/base';
 import { z } from 'zod';
 import { decodeInvoice, InvalidInvoice, type DecodedInvoice, type Network } from '../bolt11.js';
-import { PaymentFailed, ProviderConfigError, ProviderUnavailable, ProviderUnsupported, type CreatedInvoice } from '../provider.js';
+import {
+  PaymentFailed,
+  ProviderConfigError,
+  ProviderUnavailable,
+  ProviderUnsupported,
+  type CreatedAmountlessInvoice,
+  type CreatedInvoice,
+} from '../provider.js';
 
 export const Hex32 = z
   .string()
@@ -140,6 +147,20 @@ export function checkAmountlessPayment(invoice: string, amountMsat: number): voi
  * Answers the invoice as createInvoice returns it.
  */
 export function issuedInvoice(backend: string, invoice: string, expected: ExpectedInvoice): CreatedInvoice {
+  const decoded = checkIssued(backend, invoice, expected);
+  return { invoice, paymentHash: decoded.paymentHash, amountMsat: expected.amountMsat, expiresAt: decoded.expiresAt };
+}
+
+/**
+ * The same checks for an invoice asked for without an amount (a return invoice):
+ * one that names an amount would cap or refuse the refund paid to it.
+ */
+export function issuedAmountlessInvoice(backend: string, invoice: string, expected: Omit<ExpectedInvoice, 'amountMsat'>): CreatedAmountlessInvoice {
+  const decoded = checkIssued(backend, invoice, { ...expected, amountMsat: null });
+  return { invoice, paymentHash: decoded.paymentHash, expiresAt: decoded.expiresAt };
+}
+
+function checkIssued(backend: string, invoice: string, expected: Omit<ExpectedInvoice, 'amountMsat'> & { amountMsat: number | null }): DecodedInvoice {
   let decoded: DecodedInvoice;
   try {
     decoded = decodeInvoice(invoice);
@@ -151,7 +172,10 @@ export function issuedInvoice(backend: string, invoice: string, expected: Expect
     throw new ProviderConfigError('LIGHTNING_NETWORK', `${backend} issues invoices for ${decoded.network}, but LIGHTNING_NETWORK is ${expected.network}`);
   }
   if (decoded.amountMsat !== expected.amountMsat) {
-    throw new ProviderUnavailable(`${backend} issued an invoice for ${decoded.amountMsat ?? 'any'} msat instead of ${expected.amountMsat}`);
+    const asked = expected.amountMsat === null ? 'none' : `${expected.amountMsat} msat`;
+    throw new ProviderUnavailable(
+      `${backend} issued an invoice for ${decoded.amountMsat === null ? 'any amount' : `${decoded.amountMsat} msat`} instead of ${asked}`,
+    );
   }
   if (decoded.paymentHash !== expected.paymentHash.toLowerCase()) {
     throw new ProviderUnavailable(`${backend} issued an invoice whose payment hash is not the one it reported`);
@@ -159,5 +183,5 @@ export function issuedInvoice(backend: string, invoice: string, expected: Expect
   if (expected.descriptionHash && decoded.descriptionHash !== expected.descriptionHash.toLowerCase()) {
     throw new ProviderUnavailable(`${backend} issued an invoice without the requested description hash`);
   }
-  return { invoice, paymentHash: decoded.paymentHash, amountMsat: expected.amountMsat, expiresAt: decoded.expiresAt };
+  return decoded;
 }

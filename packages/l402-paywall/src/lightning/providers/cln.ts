@@ -4,8 +4,8 @@
 // CLN sends no webhooks.
 import { z } from 'zod';
 import { PaymentFailed, ProviderUnavailable, ProviderUnsupported } from '../provider.js';
-import type { CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
-import { checkAmountlessPayment, checkedPreimage, issuedInvoice, errorMessage, Hex32, parseJson, sha256OfText } from './checks.js';
+import type { CreateAmountlessInvoiceRequest, CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
+import { checkAmountlessPayment, checkedPreimage, issuedAmountlessInvoice, issuedInvoice, errorMessage, Hex32, parseJson, sha256OfText } from './checks.js';
 import { backendHttp, type CommonBackendOptions } from './http.js';
 
 export interface ClnOptions extends CommonBackendOptions {
@@ -103,30 +103,38 @@ export function createClnProvider(options: ClnOptions): LightningProvider {
     return { paymentHash: paid.payment_hash, preimage, feeMsat: Math.max(0, paid.amount_sent_msat - paid.amount_msat) };
   }
 
+  /** The `invoice` RPC; amount_msat "any" makes one whose payer names the amount. */
+  async function invoice(request: CreateAmountlessInvoiceRequest, amountMsat: number | 'any') {
+    const description = request.memo ?? '';
+    // CLN commits to the hash of a description it is given (deschashonly); it cannot take a bare hash.
+    if (request.descriptionHash && sha256OfText(description) !== request.descriptionHash.toLowerCase()) {
+      throw new ProviderUnsupported('Core Lightning needs the description itself (as memo) to commit to its hash');
+    }
+    return rpc(
+      'invoice',
+      {
+        amount_msat: amountMsat,
+        label: `l402-${crypto.randomUUID()}`,
+        description,
+        ...(request.expirySeconds ? { expiry: request.expirySeconds } : {}),
+        ...(request.descriptionHash ? { deschashonly: true } : {}),
+      },
+      Created,
+    );
+  }
+
   return {
     name: 'cln',
 
     async createInvoice(request): Promise<CreatedInvoice> {
       if (!Number.isSafeInteger(request.amountMsat) || request.amountMsat <= 0) throw new RangeError('amountMsat must be a positive integer');
-      const description = request.memo ?? '';
-      if (request.descriptionHash) {
-        // CLN commits to the hash of a description it is given (deschashonly); it cannot take a bare hash.
-        if (sha256OfText(description) !== request.descriptionHash.toLowerCase()) {
-          throw new ProviderUnsupported('Core Lightning needs the description itself (as memo) to commit to its hash');
-        }
-      }
-      const created = await rpc(
-        'invoice',
-        {
-          amount_msat: request.amountMsat,
-          label: `l402-${crypto.randomUUID()}`,
-          description,
-          ...(request.expirySeconds ? { expiry: request.expirySeconds } : {}),
-          ...(request.descriptionHash ? { deschashonly: true } : {}),
-        },
-        Created,
-      );
+      const created = await invoice(request, request.amountMsat);
       return issuedInvoice(BACKEND, created.bolt11, { ...request, paymentHash: created.payment_hash, network: options.network });
+    },
+
+    async createAmountlessInvoice(request) {
+      const created = await invoice(request, 'any');
+      return issuedAmountlessInvoice(BACKEND, created.bolt11, { ...request, paymentHash: created.payment_hash, network: options.network });
     },
 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {

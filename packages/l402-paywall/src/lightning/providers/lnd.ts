@@ -5,8 +5,18 @@
 // /v2/router/track for look-ups. LND sends no webhooks.
 import { z } from 'zod';
 import { PaymentFailed, ProviderUnavailable } from '../provider.js';
-import type { CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
-import { base64ToHex, checkAmountlessPayment, checkedPreimage, issuedInvoice, errorMessage, hexToBase64, IntLike, parseJson } from './checks.js';
+import type { CreateAmountlessInvoiceRequest, CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
+import {
+  base64ToHex,
+  checkAmountlessPayment,
+  checkedPreimage,
+  issuedAmountlessInvoice,
+  issuedInvoice,
+  errorMessage,
+  hexToBase64,
+  IntLike,
+  parseJson,
+} from './checks.js';
 import { backendHttp, type BackendResponse, type CommonBackendOptions, type Fetch } from './http.js';
 
 export interface LndOptions extends CommonBackendOptions {
@@ -113,24 +123,35 @@ export function createLndProvider(options: LndOptions): LightningProvider {
     return { paymentHash: payment.payment_hash, preimage, feeMsat: payment.fee_msat ?? 0 };
   }
 
+  /** AddInvoice; without `amountMsat` (value and value_msat both left at 0), one whose payer names the amount. */
+  async function addInvoice(request: CreateAmountlessInvoiceRequest, amountMsat?: number) {
+    const created = await http.json(
+      {
+        method: 'POST',
+        path: '/v1/invoices',
+        json: {
+          ...(amountMsat === undefined ? {} : { value_msat: String(amountMsat) }),
+          ...(request.descriptionHash ? { description_hash: hexToBase64(request.descriptionHash) } : { memo: request.memo ?? '' }),
+          ...(request.expirySeconds ? { expiry: String(request.expirySeconds) } : {}),
+        },
+      },
+      Created,
+    );
+    return { invoice: created.payment_request, paymentHash: base64ToHex(created.r_hash) };
+  }
+
   return {
     name: 'lnd',
 
     async createInvoice(request): Promise<CreatedInvoice> {
       if (!Number.isSafeInteger(request.amountMsat) || request.amountMsat <= 0) throw new RangeError('amountMsat must be a positive integer');
-      const created = await http.json(
-        {
-          method: 'POST',
-          path: '/v1/invoices',
-          json: {
-            value_msat: String(request.amountMsat),
-            ...(request.descriptionHash ? { description_hash: hexToBase64(request.descriptionHash) } : { memo: request.memo ?? '' }),
-            ...(request.expirySeconds ? { expiry: String(request.expirySeconds) } : {}),
-          },
-        },
-        Created,
-      );
-      return issuedInvoice(BACKEND, created.payment_request, { ...request, paymentHash: base64ToHex(created.r_hash), network: options.network });
+      const { invoice, paymentHash } = await addInvoice(request, request.amountMsat);
+      return issuedInvoice(BACKEND, invoice, { ...request, paymentHash, network: options.network });
+    },
+
+    async createAmountlessInvoice(request) {
+      const { invoice, paymentHash } = await addInvoice(request);
+      return issuedAmountlessInvoice(BACKEND, invoice, { ...request, paymentHash, network: options.network });
     },
 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {

@@ -8,11 +8,12 @@ import { hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
 import { decodeInvoice } from '../bolt11.js';
 import { PaymentFailed, ProviderUnavailable, WebhookRejected } from '../provider.js';
-import type { CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
+import type { CreateAmountlessInvoiceRequest, CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
 import {
   checkAmountlessPayment,
   checkedPreimage,
   equalBytes,
+  issuedAmountlessInvoice,
   issuedInvoice,
   errorMessage,
   Hex32,
@@ -95,29 +96,40 @@ export function createPhoenixdProvider(options: PhoenixdOptions): LightningProvi
     return { paymentHash: sent.paymentHash, preimage, feeMsat };
   }
 
+  /** /createinvoice; without `amountSat` (optional in Phoenixd's API), one whose payer names the amount. */
+  async function createinvoice(request: CreateAmountlessInvoiceRequest, amountSat?: number) {
+    const created = await http.json(
+      {
+        method: 'POST',
+        path: '/createinvoice',
+        form: {
+          amountSat,
+          ...(request.descriptionHash
+            ? { descriptionHash: request.descriptionHash }
+            : { description: [...(request.memo ?? '')].slice(0, MAX_DESCRIPTION_CHARS).join('') }),
+          expirySeconds: request.expirySeconds,
+          webhookUrl: request.webhookUrl,
+        },
+      },
+      Created,
+    );
+    if (created.amountSat != null && created.amountSat !== amountSat)
+      throw new ProviderUnavailable(`Phoenixd reported ${created.amountSat} sat instead of ${amountSat ?? 'no amount'}`);
+    return created;
+  }
+
   return {
     name: 'phoenixd',
 
     async createInvoice(request): Promise<CreatedInvoice> {
       const amountSat = wholeSats(request.amountMsat, BACKEND);
-      const created = await http.json(
-        {
-          method: 'POST',
-          path: '/createinvoice',
-          form: {
-            amountSat,
-            ...(request.descriptionHash
-              ? { descriptionHash: request.descriptionHash }
-              : { description: [...(request.memo ?? '')].slice(0, MAX_DESCRIPTION_CHARS).join('') }),
-            expirySeconds: request.expirySeconds,
-            webhookUrl: request.webhookUrl,
-          },
-        },
-        Created,
-      );
-      if (created.amountSat != null && created.amountSat !== amountSat)
-        throw new ProviderUnavailable(`Phoenixd reported ${created.amountSat} sat instead of ${amountSat}`);
+      const created = await createinvoice(request, amountSat);
       return issuedInvoice(BACKEND, created.serialized, { ...request, paymentHash: created.paymentHash, network: options.network });
+    },
+
+    async createAmountlessInvoice(request) {
+      const created = await createinvoice(request);
+      return issuedAmountlessInvoice(BACKEND, created.serialized, { ...request, paymentHash: created.paymentHash, network: options.network });
     },
 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {
