@@ -133,11 +133,15 @@ export async function* serverSentEvents(body) {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
+  // A CR that ends a piece may be the first half of a CRLF: it waits for the next piece.
+  let carriedReturn = '';
   try {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
-      buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+      const text = carriedReturn + decoder.decode(value, { stream: true });
+      carriedReturn = text.endsWith('\r') ? '\r' : '';
+      buffer += (carriedReturn ? text.slice(0, -1) : text).replace(/\r\n?/g, '\n');
       for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
         const block = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
