@@ -290,7 +290,11 @@ export function prepaidSessionDemo(demo) {
     } catch (error) {
       if (session === current) showError(`The stream broke off: ${error instanceof Error ? error.message : String(error)}`);
     }
-    if (session === current && current.open && current.depositedSats - current.spentSats >= current.offer.unitPriceSats) byId('session-more').hidden = false;
+    if (session === current && current.open && current.depositedSats - current.spentSats >= current.offer.unitPriceSats) {
+      const chunks = new URL(current.url, window.location.origin).searchParams.get('chunks');
+      text('session-more', `Stream ${chunks} more chunks from the balance`);
+      byId('session-more').hidden = false;
+    }
   }
 
   /** A fresh 402 on the same route: its deposit, paid, tops the session up. @param {Session} current */

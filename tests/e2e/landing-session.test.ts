@@ -245,6 +245,78 @@ describe('the prepaid session demo on the landing page, in Chromium', () => {
     },
   );
 
+  it(
+    "without the dev wallet (as in production): any wallet pays, the page finds the preimage itself, and the visitor's own return invoice is refunded",
+    TIMEOUT,
+    async () => {
+      const page = await browser.context.newPage();
+      await page.setViewportSize(DESKTOP);
+      // The page learns of the dev wallet from GET /api/demo: here it hears of none.
+      await page.route('**/api/demo', async (route) => {
+        const response = await route.fetch();
+        await route.fulfill({ response, json: { ...(await response.json()), devWallet: null } });
+      });
+      // A deployment whose backend cannot refund sells no session: said plainly.
+      await page.route(
+        '**/api/demo/stream?*',
+        (route) =>
+          route.fulfill({
+            status: 503,
+            json: { error: 'The lnbits backend cannot refund prepaid sessions, so the demo stream is off', code: 'SESSIONS_UNAVAILABLE' },
+          }),
+        { times: 1 },
+      );
+      await page.goto(`${running.url}/`);
+      await page.waitForLoadState('networkidle');
+      await page.fill('#session-chunks', '3');
+      await page.click('#session-begin');
+      await page.locator('#session-error').waitFor({ state: 'visible' });
+      expect(await page.textContent('#session-error')).toBe(
+        'The lnbits backend cannot refund prepaid sessions, so the demo stream is off (SESSIONS_UNAVAILABLE)',
+      );
+      expect(await page.isHidden('#session-step-offer')).toBe(true);
+
+      await page.click('#session-begin');
+      await page.locator('#deposit-invoice').waitFor({ state: 'visible' });
+      expect(await page.isHidden('#session-error')).toBe(true);
+      expect(await page.isHidden('#deposit-devpay')).toBe(true);
+      // Another wallet pays it (the dev node, from outside the page); the page polls /api/demo/preimage for the proof.
+      const paid = await fetch(`${running.url}/api/dev/pay`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ invoice: await page.inputValue('#deposit-bolt11') }),
+      });
+      expect(paid.status).toBe(200);
+      await page.locator('#session-step-open').waitFor({ state: 'visible' });
+      expect(await page.inputValue('#session-return')).toBe('');
+      expect(await page.textContent('#session-return-note')).toMatch(/^From your wallet/);
+      await page.click('#session-open');
+      expect(await page.textContent('#session-return-problem')).toMatch(/^Paste an invoice without an amount/);
+      await page.fill('#session-return', 'lnbc1notaninvoice');
+      await page.click('#session-open');
+      expect(await page.textContent('#session-return-problem')).toBe('This is not a Lightning invoice (BOLT 11).');
+      // The visitor's wallet makes an invoice without an amount, pasted as a wallet shares it.
+      const mine = (await (
+        await fetch(`${running.url}/api/dev/receive`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+      ).json()) as {
+        invoice: string;
+        paymentHash: string;
+      };
+      await page.fill('#session-return', `lightning:${mine.invoice}`);
+      await page.click('#session-open');
+      await page.waitForFunction(() => /^Done: 3 chunks, 3 sats spent/.test(document.getElementById('session-progress')!.textContent ?? ''));
+      await shot(page, 'session-any-wallet-desktop');
+      await page.click('#session-close');
+      await page.locator('#session-closed').waitFor({ state: 'visible' });
+      expect(await page.textContent('#session-refund')).toBe('17 sats');
+      expect(await page.textContent('#session-refund-detail')).toMatch(/refundStatus: succeeded/);
+      // The page cannot ask another wallet; the wallet itself was paid.
+      expect(await page.isHidden('#session-return-paid')).toBe(true);
+      expect(await (await fetch(`${running.url}/api/dev/receive/${mine.paymentHash}`)).json()).toMatchObject({ paid: true, amountMsat: 17_000 });
+      await page.close();
+    },
+  );
+
   it('no page logged a console error, threw, or loaded anything that failed', () => {
     expect(problems).toEqual([]);
   });
