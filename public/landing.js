@@ -1,11 +1,15 @@
 // @ts-check
 // The landing page: the live paid demo (402 -> pay -> retry with the proof),
-// the directory, and what a fresh deployment still needs. Plain ES module, no
+// the prepaid session demo (landing-session.js), the directory, and what a
+// fresh deployment still needs. Plain ES module, no
 // build step; the QR code library (uqr, vendored in vendor/) is loaded only
 // when an invoice is shown. Every text from the server goes in with
 // textContent, checked first.
 import { byId } from './dom.js';
-import { fields, isJsonObject, jsonBody } from './json-answer.js';
+import { fields, isJsonObject } from './json-answer.js';
+import { invoiceBox } from './invoice.js';
+import { prepaidSessionDemo } from './landing-session.js';
+import { request } from './request.js';
 
 /**
  * @template T
@@ -18,34 +22,9 @@ import { fields, isJsonObject, jsonBody } from './json-answer.js';
  * The demo's 402 body (the library's challenge, l402-paywall's paywall.ts): what the page needs of it, checked.
  * @typedef {{ invoice: string, macaroon: string, paymentHash: string, priceSats: number, expiresAt: string }} DemoChallenge
  */
-/** @typedef {{ ok: boolean, status: number, data: unknown, error: string }} Answer */
-/** A browser wallet (WebLN), when the visitor has one. */
-/** @typedef {{ enable(): Promise<unknown>, sendPayment(invoice: string): Promise<unknown> }} WebLN */
-
-const POLL_MS = 1000;
 const origin = window.location.origin;
 
 for (const element of document.querySelectorAll('.origin')) element.textContent = origin;
-
-// ---------------------------------------------------------------------------
-// HTTP: never throws
-
-/**
- * @param {string} path
- * @param {RequestInit} [init]
- * @returns {Promise<Answer>}
- */
-async function request(path, init = {}) {
-  let response;
-  try {
-    response = await fetch(path, { cache: 'no-store', ...init });
-  } catch {
-    return { ok: false, status: 0, data: null, error: 'The server cannot be reached; check your connection.' };
-  }
-  const data = await jsonBody(response);
-  const { error } = fields(data);
-  return { ok: response.ok, status: response.status, data, error: typeof error === 'string' ? error : `The server answered ${response.status}` };
-}
 
 /** @param {string} message */
 function showError(message) {
@@ -70,10 +49,9 @@ async function checkSetup() {
 // ---------------------------------------------------------------------------
 // The demo
 
+/** What /api/demo says: the price, and whether the dev wallet is here (the prepaid session demo reads it too). */
 const demoInfo = { priceSats: 1, devWallet: false };
-/** @type {DemoChallenge | undefined} the invoice on screen */
-let current;
-let stopWaiting = () => {};
+const invoice = invoiceBox('demo', { onPaid: paid, onError: showError });
 
 async function loadDemoInfo() {
   const demo = await request('/api/demo');
@@ -101,8 +79,11 @@ function readChallenge(body) {
   };
 }
 
+/** @type {Map<string, DemoChallenge>} the challenges shown, by payment hash */
+const shown = new Map();
+
 async function buy() {
-  stopWaiting();
+  invoice.stop();
   byId('demo-error').hidden = true;
   byId('demo-result').hidden = true;
   const button = byId('demo-buy', HTMLButtonElement);
@@ -112,107 +93,21 @@ async function buy() {
   button.disabled = false;
   const challenge = answer.status === 402 ? readChallenge(answer.data) : null;
   if (!challenge) return showError(answer.status === 402 ? 'The server sent a challenge this page does not understand.' : answer.error);
-  current = challenge;
-  await showInvoice(challenge);
-  waitForPayment(challenge);
-}
-
-/** @returns {WebLN | undefined} */
-function browserWallet() {
-  const { webln } = fields(/** @type {unknown} */ (window));
-  const wallet = fields(webln);
-  return typeof wallet.enable === 'function' && typeof wallet.sendPayment === 'function' ? /** @type {WebLN} */ (webln) : undefined;
-}
-
-/** @param {DemoChallenge} challenge */
-async function showInvoice(challenge) {
-  const { renderSVG } = await import('./vendor/uqr-0.1.3.mjs');
-  // Upper case lets the QR code use its compact alphanumeric mode (BOLT11 is case-insensitive).
-  const svg = renderSVG(`lightning:${challenge.invoice}`.toUpperCase(), { ecc: 'M', border: 2 });
-  byId('demo-qr', HTMLImageElement).src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
-  byId('demo-open', HTMLAnchorElement).href = `lightning:${challenge.invoice}`;
-  byId('demo-bolt11', HTMLTextAreaElement).value = challenge.invoice;
-  byId('demo-amount').textContent = String(challenge.priceSats);
-  const expires = Date.parse(challenge.expiresAt);
-  byId('demo-expiry').textContent = Number.isNaN(expires) ? '–' : new Date(expires).toLocaleTimeString();
-  const devPay = byId('demo-devpay', HTMLButtonElement);
-  devPay.hidden = !demoInfo.devWallet;
-  devPay.disabled = false;
-  byId('demo-webln').hidden = browserWallet() === undefined;
-  byId('demo-waiting').textContent = 'Waiting for the payment…';
-  byId('demo-invoice').hidden = false;
+  shown.clear();
+  shown.set(challenge.paymentHash, challenge);
+  const { invoice: bolt11, paymentHash, priceSats, expiresAt } = challenge;
+  await invoice.show({ invoice: bolt11, paymentHash, amountSats: priceSats, expiresAt, devWallet: demoInfo.devWallet });
 }
 
 /**
- * Polls /api/demo/preimage until the invoice is paid (the proof for wallets that do not show it).
- * @param {DemoChallenge} challenge
- */
-function waitForPayment(challenge) {
-  let stopped = false;
-  /** @type {ReturnType<typeof setTimeout> | undefined} */
-  let timer;
-  stopWaiting = () => {
-    stopped = true;
-    clearTimeout(timer);
-  };
-  const poll = async () => {
-    if (stopped) return;
-    const answer = await request(`/api/demo/preimage?hash=${challenge.paymentHash}`);
-    if (stopped) return;
-    const { preimage } = fields(answer.data);
-    if (answer.status === 200 && typeof preimage === 'string') return paid(challenge, preimage);
-    if (answer.status === 202 || answer.status === 0 || answer.status >= 500) {
-      timer = setTimeout(poll, POLL_MS);
-      return;
-    }
-    stopWaiting();
-    showError(answer.error);
-  };
-  timer = setTimeout(poll, POLL_MS);
-}
-
-async function payWithDevWallet() {
-  const challenge = current;
-  if (!challenge) return;
-  const button = byId('demo-devpay', HTMLButtonElement);
-  button.disabled = true;
-  const answer = await request('/api/dev/pay', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ invoice: challenge.invoice }),
-  });
-  const { preimage } = fields(answer.data);
-  if (answer.ok && typeof preimage === 'string') return paid(challenge, preimage);
-  button.disabled = false;
-  showError(answer.error);
-}
-
-async function payWithWebln() {
-  const [challenge, wallet] = [current, browserWallet()];
-  if (!challenge || !wallet) return;
-  try {
-    await wallet.enable();
-    const { preimage } = fields(await wallet.sendPayment(challenge.invoice));
-    if (typeof preimage === 'string') return paid(challenge, preimage);
-    showError('The browser wallet paid but did not hand over the proof (the preimage).');
-  } catch (error) {
-    showError(`The browser wallet did not pay: ${error instanceof Error ? error.message : String(error)}`);
-  }
-}
-
-/** @type {string | undefined} the payment hash whose answer is being fetched */
-let finishing;
-
-/**
- * Retries with the proof and shows the answer; once per invoice whoever noticed the payment first.
- * @param {DemoChallenge} challenge
+ * Retries with the proof and shows the answer (the invoice box hands each invoice's preimage over once).
  * @param {string} preimage
+ * @param {import('./invoice.js').InvoiceOffer} offer
  */
-async function paid(challenge, preimage) {
-  if (finishing === challenge.paymentHash) return;
-  finishing = challenge.paymentHash;
-  stopWaiting();
-  byId('demo-waiting').textContent = 'Paid. Asking again with the proof…';
+async function paid(preimage, offer) {
+  const challenge = shown.get(offer.paymentHash);
+  if (!challenge) return;
+  invoice.say('Paid. Asking again with the proof…');
   const authorization = `L402 ${challenge.macaroon}:${preimage}`;
   const answer = await request('/api/demo/btc-price', { headers: { authorization } });
   /** @type {Unchecked<BtcPrice>} */
@@ -233,17 +128,6 @@ async function paid(challenge, preimage) {
   byId('demo-step-retry').textContent = `curl ${url} -H "Authorization: ${authorization}"\n# ${JSON.stringify(answer.data)}`;
   byId('demo-result').hidden = false;
   byId('demo-usd').focus();
-}
-
-async function copyInvoice() {
-  if (!current) return;
-  try {
-    await navigator.clipboard.writeText(current.invoice);
-    byId('demo-waiting').textContent = 'Invoice copied. Waiting for the payment…';
-  } catch {
-    // No clipboard permission: the invoice is selected in its box for copying by hand.
-    byId('demo-bolt11', HTMLTextAreaElement).select();
-  }
 }
 
 // ---------------------------------------------------------------------------
@@ -294,10 +178,8 @@ function directoryItem(api) {
 
 byId('demo-buy').addEventListener('click', buy);
 byId('demo-again').addEventListener('click', buy);
-byId('demo-devpay').addEventListener('click', payWithDevWallet);
-byId('demo-webln').addEventListener('click', payWithWebln);
-byId('demo-copy').addEventListener('click', copyInvoice);
 byId('directory-category').addEventListener('change', loadDirectory);
+prepaidSessionDemo(demoInfo);
 checkSetup();
 loadDemoInfo();
 loadDirectory();
