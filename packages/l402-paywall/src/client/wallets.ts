@@ -66,6 +66,9 @@ export function blinkWallet(options: WithDefaultNetwork<Omit<BlinkOptions, 'webh
   return providerWallet(createBlinkProvider({ ...options, apiUrl: options.apiUrl ?? 'https://api.blink.sv/graphql', network }), network);
 }
 
+/** The longest-lived invoice the dev node makes (lightning/providers/dev.ts); not imported, to keep the node out of the client. */
+const DEV_NODE_MAX_EXPIRY_SECONDS = 7 * 24 * 3600;
+
 export interface DevWalletOptions {
   /** The local service (`npm start`) or an app with a createDevPayHandler route at /api/dev/pay, e.g. http://127.0.0.1:3000. */
   serviceUrl: string;
@@ -119,13 +122,20 @@ export function devWallet(options: DevWalletOptions): Wallet {
       return { preimage: body.preimage, feeMsat: 0 };
     },
     /** An invoice of the dev node (POST /api/dev/receive); amounts in whole satoshis. */
-    async createInvoice({ amountMsat, memo }) {
+    async createInvoice({ amountMsat, memo, expirySeconds }) {
       if (amountMsat !== undefined && (!Number.isSafeInteger(amountMsat) || amountMsat <= 0 || amountMsat % 1000 !== 0))
         throw new RangeError(`the dev wallet receives whole satoshis; ${amountMsat} msat is not`);
+      if (expirySeconds !== undefined && (!Number.isSafeInteger(expirySeconds) || expirySeconds <= 0))
+        throw new RangeError(`an invoice's expiry is a whole number of seconds above 0, not ${expirySeconds}`);
       const answer = await doFetch(receiving, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ ...(amountMsat === undefined ? {} : { amountSats: amountMsat / 1000 }), ...(memo === undefined ? {} : { memo }) }),
+        body: JSON.stringify({
+          ...(amountMsat === undefined ? {} : { amountSats: amountMsat / 1000 }),
+          ...(memo === undefined ? {} : { memo }),
+          // As long as asked, up to the dev node's longest (the route refuses longer).
+          ...(expirySeconds === undefined ? {} : { expirySeconds: Math.min(expirySeconds, DEV_NODE_MAX_EXPIRY_SECONDS) }),
+        }),
         signal: AbortSignal.timeout(timeoutMs),
       });
       const body = (await answer.json().catch(() => undefined)) as { invoice?: unknown; paymentHash?: unknown; error?: unknown } | undefined;
