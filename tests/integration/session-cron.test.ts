@@ -12,9 +12,11 @@
 // still checked against the real clock.
 import { PaymentFailed, decodeInvoice, type LightningProvider, type SessionLedger } from 'l402-paywall/lightning';
 import { createSessions, devWallet, fetchWithL402 } from 'l402-paywall/client';
+import { randomBytes } from 'node:crypto';
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ServiceContext } from '../../lib/service/context.js';
+import { sweepSessions } from '../../lib/service/money/session-refunds.js';
 import { redisServerMissing, startThrowawayRedis, type ThrowawayServer } from '../support/throwaway.js';
 import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
 import { useDevServer, type Settings } from '../support/server.js';
@@ -210,5 +212,26 @@ describe.each(ledgers)('the cron sweeps idle sessions ($name)', ({ skip, upstash
     expect(await cron()).toEqual({ closed: 0, refundsPaid: 0, failed: 0, givenUp: 0, leftOver: false });
     expect(refundCalls).toBe(calls + 2);
     expect(await received(id)).toMatchObject({ paid: true, amountMsat: 15 * SAT });
+  });
+
+  it.skipIf(skip)('sweeps more idle sessions than one batch in a run, and starts nothing once its time is spent', async () => {
+    // Opened on the ledger directly (each with a return invoice of the dev wallet): what matters here is how many.
+    const ids: string[] = [];
+    for (let index = 0; index < 12; index++) {
+      const made = await devWallet({ serviceUrl: server.url }).createInvoice!({ expirySeconds: WEEK_SECONDS });
+      const id = randomBytes(32).toString('hex');
+      const opened = await server.ctx.sessions.open({ id, depositMsat: 4 * SAT, returnInvoice: made.invoice, idleTimeoutMs: IDLE_MS }, Date.now());
+      expect(opened.ok).toBe(true);
+      ids.push(id);
+    }
+    clock.offsetMs += IDLE_MS + 1_000;
+
+    // A sweep whose deadline has passed touches nothing, and says work may be left.
+    expect(await sweepSessions(server.ctx, { deadline: Date.now() - 1 })).toEqual({ closed: 0, refundsPaid: 0, failed: 0, givenUp: 0, leftOver: true });
+    for (const id of ids) expect(await server.ctx.sessions.get(id)).toMatchObject({ status: 'open' });
+
+    expect(await cron()).toEqual({ closed: 12, refundsPaid: 12, failed: 0, givenUp: 0, leftOver: false });
+    for (const id of ids) expect(await received(id)).toMatchObject({ paid: true, amountMsat: 4 * SAT });
+    expect(await cron()).toEqual({ closed: 0, refundsPaid: 0, failed: 0, givenUp: 0, leftOver: false });
   });
 });
