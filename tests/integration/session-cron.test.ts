@@ -81,6 +81,7 @@ describe.each(ledgers)('the cron sweeps idle sessions ($name)', ({ skip, upstash
   const clock = { offsetMs: 0 };
   let failNextRefund = false;
   let refundCalls = 0;
+  let wired: ServiceContext;
 
   beforeAll(async () => {
     if (skip) return;
@@ -104,7 +105,8 @@ describe.each(ledgers)('the cron sweeps idle sessions ($name)', ({ skip, upstash
         return backend.payAmountlessInvoice(request);
       },
     };
-    server.use({ ...real, provider: flaky, sessions: shiftedLedger(real.sessions, () => clock.offsetMs) });
+    wired = { ...real, provider: flaky, sessions: shiftedLedger(real.sessions, () => clock.offsetMs) };
+    server.use(wired);
     // The first run opens the database (PGlite, for the payouts' part): slow on a busy machine, so not inside a test.
     await cron();
   }, 60_000);
@@ -233,5 +235,24 @@ describe.each(ledgers)('the cron sweeps idle sessions ($name)', ({ skip, upstash
     expect(await cron()).toEqual({ closed: 12, refundsPaid: 12, failed: 0, givenUp: 0, leftOver: false });
     for (const id of ids) expect(await received(id)).toMatchObject({ paid: true, amountMsat: 4 * SAT });
     expect(await cron()).toEqual({ closed: 0, refundsPaid: 0, failed: 0, givenUp: 0, leftOver: false });
+  });
+
+  it.skipIf(skip)('a session store that fails stops the sweep, said in the answer; the payouts still run', async () => {
+    const down: SessionLedger = {
+      ...wired.sessions,
+      idleSessions: async () => {
+        throw new Error('connection refused (test)');
+      },
+    };
+    server.use({ ...wired, sessions: down });
+    try {
+      const response = await fetch(`${server.url}/api/cron/payouts`, { headers: { authorization: `Bearer ${CRON_SECRET}` } });
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as { sessions: SweepAnswer & { error?: string }; payouts: { attempted: number } };
+      expect(body.sessions).toMatchObject({ closed: 0, leftOver: true, error: expect.stringContaining('connection refused (test)') });
+      expect(body.payouts).toMatchObject({ attempted: expect.any(Number) });
+    } finally {
+      server.use(wired);
+    }
   });
 });

@@ -5,6 +5,7 @@
 // bounds it in time and counts what it did for the cron's answer.
 import { canRefund, closeIdleSessions, refundDue, type RefundOptions, type RefundReport } from 'l402-paywall/lightning';
 import type { ServiceContext } from '../context.js';
+import { describeError } from '../../util/describe-error.js';
 
 export interface SessionSweepResult {
   /** Idle sessions closed by this sweep (their refunds are attempted at once and counted below). */
@@ -15,8 +16,10 @@ export interface SessionSweepResult {
   failed: number;
   /** Refunds given up (attempts exhausted, or the return invoice expired): owed, for the operator. */
   givenUp: number;
-  /** True when the time budget ran out with work possibly left for the next run. */
+  /** True when the time budget ran out, or the sweep failed, with work possibly left for the next run. */
   leftOver: boolean;
+  /** Why the sweep stopped early: its ledger (the store) or its backend failed; the next run starts again. */
+  error?: string;
 }
 
 /**
@@ -56,16 +59,23 @@ export async function sweepSessions(ctx: ServiceContext, { deadline }: { deadlin
       return { reports, progressed: reports.some((report) => report.result !== 'not-due') };
     },
   ];
-  for (const step of steps) {
-    for (;;) {
-      if (Date.now() >= deadline) {
-        result.leftOver = true;
-        return result;
+  try {
+    for (const step of steps) {
+      for (;;) {
+        if (Date.now() >= deadline) {
+          result.leftOver = true;
+          return result;
+        }
+        const { reports, progressed } = await step(BATCH);
+        count(reports);
+        if (reports.length < BATCH || !progressed) break;
       }
-      const { reports, progressed } = await step(BATCH);
-      count(reports);
-      if (reports.length < BATCH || !progressed) break;
     }
+  } catch (error) {
+    // Said, not thrown: the cron's other work (managed payments, payouts) does not depend on the store.
+    result.leftOver = true;
+    result.error = describeError(error);
+    console.error(`[sessions] the sweep stopped: ${result.error}`);
   }
   return result;
 }
