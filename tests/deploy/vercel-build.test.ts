@@ -110,19 +110,10 @@ describe('vercel build (offline, the pinned CLI)', () => {
     expect(rewrite('/favicon.ico')?.dest).toBe('/favicon.svg');
     const apiHeaders = config.routes.find((route) => route.headers?.['Access-Control-Allow-Origin'] === '*');
     expect(new RegExp(apiHeaders!.src!).test('/api/does-not-exist')).toBe(true);
-    // The pages are static files, served as they are.
-    for (const file of [
-      'index.html',
-      'landing.js',
-      'site.css',
-      'dom.js',
-      'json-answer.js',
-      'dashboard.html',
-      'dashboard/chart.js',
-      'favicon.svg',
-      'vendor/uqr-0.1.3.mjs',
-      'vendor/uPlot-1.6.32.esm.js',
-    ])
+    // The pages are static files, served as they are: every file under public/.
+    for (const file of readdirSync(join(projectRoot, 'public'), { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => relative(join(projectRoot, 'public'), join(entry.parentPath, entry.name))))
       expect(existsSync(join(output, 'static', file))).toBe(true);
   });
 

@@ -202,7 +202,7 @@ describe.each(Object.keys(MAKES_AMOUNTLESS))('%s wallet makes invoices', (name) 
     expect(made).toEqual({ invoice: made.invoice, paymentHash: made.paymentHash });
   });
 
-  it('without one: an invoice whose payer names the amount, payable for a day; or, where the backend cannot, a clear refusal asking nothing of it', async () => {
+  it('without one: an invoice whose payer names the amount, payable as long as asked (a week for a return invoice); or, where the backend cannot, a clear refusal asking nothing of it', async () => {
     const { wallet, requests } = wallets[name]!;
     if (!MAKES_AMOUNTLESS[name]) {
       const before = requests();
@@ -213,9 +213,9 @@ describe.each(Object.keys(MAKES_AMOUNTLESS))('%s wallet makes invoices', (name) 
       expect(requests()).toBe(before);
       return;
     }
-    const made = await wallet.createInvoice!({ memo: 'refund of a prepaid session' });
+    const made = await wallet.createInvoice!({ memo: 'refund of a prepaid session', expirySeconds: 7 * 86_400 });
     const decoded = decodeInvoice(made.invoice);
-    expect(decoded).toMatchObject({ amountMsat: null, paymentHash: made.paymentHash, description: 'refund of a prepaid session', expirySeconds: 86_400 });
+    expect(decoded).toMatchObject({ amountMsat: null, paymentHash: made.paymentHash, description: 'refund of a prepaid session', expirySeconds: 7 * 86_400 });
   });
 });
 

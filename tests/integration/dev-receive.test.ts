@@ -42,7 +42,19 @@ describe('POST /api/dev/receive and GET /api/dev/receive/:paymentHash', () => {
     expect(decodeInvoice(made.invoice)).toMatchObject({ amountMsat: 21_000, description: 'tip' });
   });
 
-  it('refuses bodies that are not {amountSats?, memo?} and hashes that are not 64 hex: 400, never a 500', async () => {
+  it('makes it payable as long as asked, up to a week; an hour by default', async () => {
+    const lifetime = async (body: Record<string, unknown>) => {
+      const made = (await (await receive(body)).json()) as { invoice: string; expiresAt: number };
+      const decoded = decodeInvoice(made.invoice);
+      expect(made.expiresAt).toBe(decoded.expiresAt);
+      return decoded.expiresAt - decoded.timestamp;
+    };
+    expect(await lifetime({})).toBe(3600);
+    expect(await lifetime({ expirySeconds: 7 * 24 * 3600 })).toBe(7 * 24 * 3600);
+    expect(await lifetime({ amountSats: 3, expirySeconds: 120 })).toBe(120);
+  });
+
+  it('refuses bodies that are not {amountSats?, memo?, expirySeconds?} and hashes that are not 64 hex: 400, never a 500', async () => {
     for (const body of [
       { amountSats: 0 },
       { amountSats: 1.5 },
@@ -52,6 +64,10 @@ describe('POST /api/dev/receive and GET /api/dev/receive/:paymentHash', () => {
       [],
       '{',
       { memo: 'x'.repeat(201) },
+      { expirySeconds: 0 },
+      { expirySeconds: 60.5 },
+      { expirySeconds: '3600' },
+      { expirySeconds: 7 * 24 * 3600 + 1 },
     ]) {
       const response = await receive(body);
       expect(response.status, JSON.stringify(body)).toBe(400);
@@ -68,6 +84,14 @@ describe('POST /api/dev/receive and GET /api/dev/receive/:paymentHash', () => {
     const fixed = await wallet.createInvoice!({ amountMsat: 5_000 });
     expect(decodeInvoice(fixed.invoice).amountMsat).toBe(5_000);
     await expect(wallet.createInvoice!({ amountMsat: 1_500 })).rejects.toThrow('the dev wallet receives whole satoshis; 1500 msat is not');
+  });
+
+  it("devWallet asks for the expiry it is given, cut to the dev node's week", async () => {
+    const wallet = devWallet({ serviceUrl: server.url });
+    const lifetime = (invoice: string) => decodeInvoice(invoice).expiresAt - decodeInvoice(invoice).timestamp;
+    expect(lifetime((await wallet.createInvoice!({ expirySeconds: 86_400 })).invoice)).toBe(86_400);
+    expect(lifetime((await wallet.createInvoice!({ expirySeconds: 30 * 86_400 })).invoice)).toBe(7 * 86_400);
+    await expect(wallet.createInvoice!({ expirySeconds: 0 })).rejects.toThrow(RangeError);
   });
 
   it('does not exist in production: 404 NOT_FOUND, nothing made', async () => {

@@ -14,7 +14,7 @@ export const contract = routeContract('/api/dev/receive', {
   POST: {
     summary: 'Dev wallet: make an invoice to be paid into it',
     description:
-      "Without amountSats, an invoice without an amount (the payer names it): a prepaid session's return invoice. Only with the embedded dev node outside production (404 otherwise). Fake money.",
+      "Without amountSats, an invoice without an amount (the payer names it): a prepaid session's return invoice. expirySeconds: how long it may be paid (default an hour, at most a week). Only with the embedded dev node outside production (404 otherwise). Fake money.",
     tags: ['demo'],
     body: Body,
     responses: {

@@ -64,9 +64,12 @@ export interface Wallet {
    * whose payer names the amount (a prepaid session's return invoice, for the
    * refund). Absent on wallets that cannot receive; a wallet whose backend
    * makes invoices only with an amount (LNbits, NWC) throws
-   * AmountlessInvoiceUnsupported when asked for one without.
+   * AmountlessInvoiceUnsupported when asked for one without. `expirySeconds`:
+   * how long the invoice may be paid; a wallet that cannot make it last that
+   * long makes it last as long as it can (a return invoice is asked for a
+   * week, so a refund paid by a server's daily sweep still reaches it).
    */
-  createInvoice?(request: { amountMsat?: number; memo?: string }): Promise<{ invoice: string; paymentHash: string }>;
+  createInvoice?(request: { amountMsat?: number; memo?: string; expirySeconds?: number }): Promise<{ invoice: string; paymentHash: string }>;
 }
 
 export interface FetchWithL402Options {
@@ -684,6 +687,16 @@ function checkedDeposit(offer: LightningSessionOffer, sessions: ClientSessions, 
 /** The maximum deposit when createSessions names none: this many times maxPriceSats (the draft's recommended deposit). */
 const DEFAULT_DEPOSIT_UNITS = 20;
 
+/**
+ * How long a return invoice may be paid: a week. A server closes an idle
+ * session and pays its refund on the next touch or on its sweep, which may
+ * run only daily (a Vercel Hobby cron), and gives up a refund whose return
+ * invoice has expired; an hour (wallets' usual default) would lose it. A week
+ * is also the longest the dev node makes; longer would keep the wallet's
+ * invoice open for little gain.
+ */
+const RETURN_INVOICE_EXPIRY_SECONDS = 7 * 24 * 3600;
+
 /** The first readable Lightning session offer in a 402's Payment challenges (of `realm`, when given). */
 function sessionOfferIn(response: Response, realm?: string): LightningSessionOffer | undefined {
   const { challenges } = parsePaymentChallenges(response.headers.get('www-authenticate'));
@@ -765,7 +778,7 @@ async function openSession(
   }
   let returnInvoice: string;
   try {
-    returnInvoice = (await wallet.createInvoice({ memo: `refund of a prepaid session at ${url.host}` })).invoice;
+    returnInvoice = (await wallet.createInvoice({ memo: `refund of a prepaid session at ${url.host}`, expirySeconds: RETURN_INVOICE_EXPIRY_SECONDS })).invoice;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     // The backend cannot (LNbits, NWC), as against could not this time: said as plainly as a wallet without createInvoice.

@@ -19,13 +19,6 @@ import type { Fetch, PayInvoiceArgs, Wallet } from './fetch.js';
 
 type WithDefaultNetwork<T> = Omit<T, 'network'> & { /** Default bitcoin. */ network?: Network };
 
-/**
- * How long a return invoice (made without an amount) stays payable: the
- * refund is paid when the session closes, which for an idle one may be a day
- * later where the service's sweeper runs daily (docs/sessions.md).
- */
-const RETURN_INVOICE_EXPIRY_SECONDS = 86_400;
-
 export interface ProviderWalletOptions {
   /** The backend as people know it, in errors; default the provider's name. */
   backend?: string;
@@ -51,13 +44,11 @@ export function providerWallet(provider: WalletProvider, network: Network = 'bit
   };
   if (typeof provider.createInvoice !== 'function') return wallet;
   const backend = options.backend ?? provider.name ?? 'this backend';
-  const amountless = (memo: string | undefined) => {
-    if (typeof provider.createAmountlessInvoice !== 'function')
+  wallet.createInvoice = async ({ amountMsat, memo, expirySeconds }) => {
+    const asked = { ...(memo !== undefined && { memo }), ...(expirySeconds !== undefined && { expirySeconds }) };
+    if (amountMsat === undefined && typeof provider.createAmountlessInvoice !== 'function')
       throw new AmountlessInvoiceUnsupported(backend, options.noAmountlessInvoices ?? 'its API has no call for one');
-    return provider.createAmountlessInvoice({ ...(memo !== undefined && { memo }), expirySeconds: RETURN_INVOICE_EXPIRY_SECONDS });
-  };
-  wallet.createInvoice = async ({ amountMsat, memo }) => {
-    const made = amountMsat !== undefined ? await provider.createInvoice!({ amountMsat, ...(memo !== undefined && { memo }) }) : await amountless(memo);
+    const made = amountMsat !== undefined ? await provider.createInvoice!({ amountMsat, ...asked }) : await provider.createAmountlessInvoice!(asked);
     return { invoice: made.invoice, paymentHash: made.paymentHash };
   };
   return wallet;
@@ -110,6 +101,9 @@ export function blinkWallet(options: WithDefaultNetwork<Omit<BlinkOptions, 'webh
     backend: 'Blink',
   });
 }
+
+/** The longest-lived invoice the dev node makes (lightning/providers/dev.ts); not imported, to keep the node out of the client. */
+const DEV_NODE_MAX_EXPIRY_SECONDS = 7 * 24 * 3600;
 
 export interface DevWalletOptions {
   /** The local service (`npm start`) or an app with a createDevPayHandler route at /api/dev/pay, e.g. http://127.0.0.1:3000. */
@@ -164,13 +158,20 @@ export function devWallet(options: DevWalletOptions): Wallet {
       return { preimage: body.preimage, feeMsat: 0 };
     },
     /** An invoice of the dev node (POST /api/dev/receive); amounts in whole satoshis. */
-    async createInvoice({ amountMsat, memo }) {
+    async createInvoice({ amountMsat, memo, expirySeconds }) {
       if (amountMsat !== undefined && (!Number.isSafeInteger(amountMsat) || amountMsat <= 0 || amountMsat % 1000 !== 0))
         throw new RangeError(`the dev wallet receives whole satoshis; ${amountMsat} msat is not`);
+      if (expirySeconds !== undefined && (!Number.isSafeInteger(expirySeconds) || expirySeconds <= 0))
+        throw new RangeError(`an invoice's expiry is a whole number of seconds above 0, not ${expirySeconds}`);
       const answer = await doFetch(receiving, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ ...(amountMsat === undefined ? {} : { amountSats: amountMsat / 1000 }), ...(memo === undefined ? {} : { memo }) }),
+        body: JSON.stringify({
+          ...(amountMsat === undefined ? {} : { amountSats: amountMsat / 1000 }),
+          ...(memo === undefined ? {} : { memo }),
+          // As long as asked, up to the dev node's longest (the route refuses longer).
+          ...(expirySeconds === undefined ? {} : { expirySeconds: Math.min(expirySeconds, DEV_NODE_MAX_EXPIRY_SECONDS) }),
+        }),
         signal: AbortSignal.timeout(timeoutMs),
       });
       const body = (await answer.json().catch(() => undefined)) as { invoice?: unknown; paymentHash?: unknown; error?: unknown } | undefined;

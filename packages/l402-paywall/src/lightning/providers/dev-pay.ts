@@ -8,7 +8,7 @@
 // service's /api/dev/pay and /api/dev/receive are these handlers too.
 import { z } from 'zod';
 import { readBoundedText } from '../../http/read-bounded.js';
-import { DevPaymentError, type DevNode } from './dev.js';
+import { DEV_MAX_EXPIRY_SECONDS, DevPaymentError, type DevNode } from './dev.js';
 
 /** The request body: a BOLT11 invoice, and nothing else. */
 export const DevPayRequest = z.strictObject({ invoice: z.string({ error: 'invoice is required (a BOLT11 invoice of the dev node)' }).min(1).max(4096) });
@@ -66,16 +66,17 @@ export function createDevPayHandler(devNode: DevNode, options: DevPayHandlerOpti
   };
 }
 
-/** The body of a receive request: an amount in whole sats (none: the payer names it), and a memo. */
+/** The body of a receive request: an amount in whole sats (none: the payer names it), a memo, and how long it may be paid (default an hour). */
 export const DevReceiveRequest = z.strictObject({
   amountSats: z.number().int().min(1).max(100_000_000).optional(),
   memo: z.string().max(200).optional(),
+  expirySeconds: z.number().int().min(1).max(DEV_MAX_EXPIRY_SECONDS).optional(),
 });
 
 /**
  * A Web-standard handler for the dev wallet's receiving side, e.g. in a
  * Next.js `app/api/dev/receive/[[...hash]]/route.ts`:
- * `const receive = createDevReceiveHandler(devNode); export { receive as GET, receive as POST };`. `POST {amountSats?, memo?}` makes an
+ * `const receive = createDevReceiveHandler(devNode); export { receive as GET, receive as POST };`. `POST {amountSats?, memo?, expirySeconds?}` makes an
  * invoice of `devNode` (without an amount when `amountSats` is absent) and
  * answers `{invoice, paymentHash, amountMsat, expiresAt}` (`amountMsat` null
  * for an invoice without an amount); `GET <anything>/<paymentHash>` answers
@@ -106,11 +107,12 @@ export function createDevReceiveHandler(devNode: DevNode, options: DevPayHandler
     if (body instanceof Response) return body;
     const parsed = DevReceiveRequest.safeParse(body.value);
     if (!parsed.success) return invalid(parsed.error);
-    const { amountSats, memo } = parsed.data;
+    const { amountSats, memo, expirySeconds } = parsed.data;
+    const invoice = { memo: memo ?? 'dev wallet', ...(expirySeconds === undefined ? {} : { expirySeconds }) };
     const made =
       amountSats === undefined
-        ? { ...(await devNode.createAmountlessInvoice({ memo: memo ?? 'dev wallet' })), amountMsat: null }
-        : await devNode.createInvoice({ amountMsat: amountSats * 1000, memo: memo ?? 'dev wallet' });
+        ? { ...(await devNode.createAmountlessInvoice(invoice)), amountMsat: null }
+        : await devNode.createInvoice({ ...invoice, amountMsat: amountSats * 1000 });
     return Response.json({ invoice: made.invoice, paymentHash: made.paymentHash, amountMsat: made.amountMsat, expiresAt: made.expiresAt });
   };
 }

@@ -73,7 +73,8 @@ export interface DevNode extends LightningProvider {
   signWebhook(body: string, timestampMs: number): string;
 }
 
-const MAX_EXPIRY_SECONDS = 7 * 24 * 3600;
+/** The longest an invoice of the dev node may be paid (a longer expiry asked for is cut to it). */
+export const DEV_MAX_EXPIRY_SECONDS = 7 * 24 * 3600;
 
 /**
  * Where a dev node keeps invoices and balances: the part of a key-value store
@@ -223,7 +224,7 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
 
   /** Makes and keeps an invoice; without `amountMsat`, one whose payer names the amount. */
   async function issue(request: Omit<CreateInvoiceRequest, 'amountMsat'> & { amountMsat?: number }) {
-    const expirySeconds = Math.min(request.expirySeconds ?? 3600, MAX_EXPIRY_SECONDS);
+    const expirySeconds = Math.min(request.expirySeconds ?? 3600, DEV_MAX_EXPIRY_SECONDS);
     // One draw for both secrets: each call to the system's random source has a fixed cost.
     const secrets = randomBytes(64);
     const preimage = secrets.subarray(0, 32);
