@@ -43,8 +43,9 @@ Options:
                       (default l402); a server offering one is paid in that one
   --session           where the server sells prepaid sessions, open one (its deposit within
                       --max-deposit-sats and --budget-sats), stream the answer topping it up
-                      when asked, then close it: the refund goes back to the wallet (stderr says
-                      how much). Needs a wallet that makes invoices (--dev); others pay per request
+                      when asked (a top-up it may not pay stops the stream: exit 3), then close
+                      it: the refund goes back to the wallet (stderr says how much). Needs a
+                      wallet that makes invoices (--dev); others pay per request
   --max-deposit-sats N  most one session deposit may cost, whole sats (default 20 x --max-sats)
   --dev URL           pay with the dev wallet at URL/api/dev/pay: a local service (npm start) or
                       your app's createDevPayHandler route, e.g. http://127.0.0.1:3000
@@ -182,6 +183,11 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
       lastByte = await copyBody(response.body, io.stdout);
     } catch (error) {
       if (timedOut(error)) return noCompleteAnswer(io, url, flags.timeoutMs);
+      // A metered stream asked for a top-up that was not paid: it ends here, said as an unpaid request is.
+      if (error instanceof L402ClientError) {
+        io.stderr.write(`l402-paywall: the stream stopped at a top-up: ${error.message} [${error.code}]\n`);
+        return error.refused ? EXIT.REFUSED : EXIT.PAYMENT_FAILED;
+      }
       io.stderr.write(`l402-paywall: ${url.origin} broke off its answer\n`);
       return EXIT.NETWORK_ERROR;
     }
