@@ -928,9 +928,10 @@ function watchStream(
   if (!response.body || !/^text\/event-stream/i.test(response.headers.get('content-type') ?? '')) return response;
   const upstream = response.body.getReader();
   let toppingUp: Promise<void> | undefined;
-  let topUpFailed: (error: unknown) => void = () => {};
-  const stopped = new Promise<{ failed: unknown }>((resolve) => {
-    topUpFailed = (error) => resolve({ failed: error });
+  let failed: { error: unknown } | undefined;
+  let topUpFailed: (failure: { error: unknown }) => void = () => {};
+  const stopped = new Promise<{ error: unknown }>((resolve) => {
+    topUpFailed = resolve;
   });
   const scan = sseLines((line) => {
     if (line.replace(/\r$/, '').trim() !== 'event: payment-need-topup' || toppingUp) return;
@@ -941,26 +942,30 @@ function watchStream(
         },
         (error: unknown) => {
           held.topUpError = error instanceof Error ? error.message : String(error);
-          topUpFailed(error);
+          failed = { error };
+          topUpFailed(failed);
         },
       )
       .finally(() => {
         toppingUp = undefined;
       });
   });
+  const stop = async (controller: ReadableStreamDefaultController<Uint8Array>, error: unknown) => {
+    controller.error(error);
+    await upstream.cancel(error).catch(() => {});
+  };
   // Pulled only as the caller reads (no queue of its own), so a failed top-up is raised after every byte before it was read.
   const body = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        const next = await Promise.race([upstream.read(), stopped]);
-        if ('failed' in next) {
-          controller.error(next.failed);
-          await upstream.cancel(next.failed).catch(() => {});
-        } else if (next.done) controller.close();
-        else {
-          controller.enqueue(next.value);
-          scan(next.value);
-        }
+        if (failed) return stop(controller, failed.error);
+        const read = upstream.read();
+        // Raced only while a top-up is under way (each race leaves a reaction on `stopped` until it settles).
+        const next = toppingUp ? await Promise.race([read, stopped]) : await read;
+        if (!('done' in next)) return stop(controller, next.error);
+        if (next.done) return controller.close();
+        controller.enqueue(next.value);
+        scan(next.value);
       },
       cancel: (reason) => upstream.cancel(reason),
     },
