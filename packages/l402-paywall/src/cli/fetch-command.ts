@@ -11,6 +11,7 @@ import type { Budget } from '../client/budget.js';
 import { createSessions, type ClosedSession } from '../client/sessions.js';
 import { nodeDestinations } from '../node.js';
 import {
+  DEFAULT_MAX_SATS,
   EXIT,
   NO_WALLET,
   parse,
@@ -37,7 +38,8 @@ Payment the challenge id and the server's receipt (payment hash, time).
 
 Options:
   --max-sats N        most one request may cost, whole sats (default 10)
-  --budget-sats N     most this command may spend in all, whole sats (default: --max-sats)
+  --budget-sats N     most this command may spend in all, whole sats (default: --max-sats;
+                      with --session, --max-deposit-sats if larger)
   --max-fee-sats N    routing fee limit per payment, for wallets that take one (default 10)
   --scheme S          l402 or payment: the scheme to pay in when the server offers both
                       (default l402); a server offering one is paid in that one
@@ -102,11 +104,13 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
   } catch {
     throw new UsageError(`Not an http(s) URL: "${positionals[0]}"`);
   }
-  const flags = sessionFlags(values, 0);
   if (values['max-deposit-sats'] !== undefined && !values.session) throw new UsageError('--max-deposit-sats goes with --session');
-  const sessions = values.session
-    ? createSessions({ maxDepositSats: wholeNumber(values['max-deposit-sats'], '--max-deposit-sats', flags.maxSats * 20) })
+  const maxDepositSats = values.session
+    ? wholeNumber(values['max-deposit-sats'], '--max-deposit-sats', wholeNumber(values['max-sats'], '--max-sats', DEFAULT_MAX_SATS) * 20)
     : undefined;
+  // With --session the budget's default must let one deposit through (what it does not buy comes back at the close).
+  const flags = sessionFlags(values, maxDepositSats ?? 0);
+  const sessions = maxDepositSats !== undefined ? createSessions({ maxDepositSats }) : undefined;
   const headers = new Headers();
   for (const header of values.header ?? []) {
     const colon = header.indexOf(':');
@@ -187,6 +191,12 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
       if (error instanceof L402ClientError) {
         io.stderr.write(`l402-paywall: the stream stopped at a top-up: ${error.message} [${error.code}]\n`);
         return error.refused ? EXIT.REFUSED : EXIT.PAYMENT_FAILED;
+      }
+      // Or the server would not sell the top-up (no deposit offered: rate limited, say): the stream ended there too.
+      const topUpError = sessions?.list().find((held) => held.topUpError !== undefined)?.topUpError;
+      if (topUpError !== undefined) {
+        io.stderr.write(`l402-paywall: the stream stopped at a top-up: ${topUpError}\n`);
+        return EXIT.HTTP_ERROR;
       }
       io.stderr.write(`l402-paywall: ${url.origin} broke off its answer\n`);
       return EXIT.NETWORK_ERROR;
