@@ -27,9 +27,8 @@ const server = useDevServer(() => ({
 }));
 // As on Vercel without DATABASE_URL: no payment log. Locally an unset DATABASE_URL means PGlite, whose
 // opening (seconds of WebAssembly on a busy machine) would stall the server the clients are timed against.
-beforeAll(() => {
-  server.redeploy({ ...server.config(), database: undefined });
-});
+const deploy = (settings: Record<string, string> = {}) => server.redeploy({ ...server.config(settings), database: undefined });
+beforeAll(() => deploy());
 const SAT = 1000;
 const PRICE = '/api/demo/btc-price';
 
@@ -202,6 +201,22 @@ describe('the command line on the demo: --session', () => {
       expect(wallet.paid).toEqual([]);
     } finally {
       await wallet.close();
+    }
+  });
+
+  it('with the default budget (one deposit), a top-up the demo will not offer (its invoice rate limit reached) stops the stream at once, saying so: exit 1', async () => {
+    // One invoice a minute from this address: the deposit's 402 takes it, and the top-up's 402 is a 429.
+    // No --budget-sats: with --session its default lets one deposit through (--max-deposit-sats, 20 x --max-sats).
+    deploy({ INVOICE_RATE_LIMIT_PER_MINUTE: '1' });
+    try {
+      const run = await runBin([`${server.url}/api/demo/stream?chunks=30`, '--dev', server.url, '--session', '--max-sats', '1']);
+      expect(run.stderr).toContain('the stream stopped at a top-up: no session deposit offered to top up with (HTTP 429)\n');
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain('data: {"chunk":20,');
+      expect(run.stdout).not.toContain('"chunk":21,');
+      expect(run.stderr).toMatch(/session [0-9a-f]{64} closed, refund 0 sats \(skipped\); spent in all 20 sats\n/);
+    } finally {
+      deploy();
     }
   });
 });
