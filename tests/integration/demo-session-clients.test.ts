@@ -8,8 +8,7 @@
 // stops at a top-up it may not pay, and refuses a deposit too dear. Each says
 // what was spent, and the service's ledger and the dev node agree to the sat.
 // The MCP server's part is demo-session-mcp.test.ts.
-import { decodeInvoice } from 'l402-paywall/lightning';
-import { createBudget, createSessions, devWallet, fetchWithL402, getPaymentReceipt, type Wallet } from 'l402-paywall/client';
+import { createBudget, createSessions, devWallet, fetchWithL402, getPaymentReceipt } from 'l402-paywall/client';
 import { describe, expect, it } from 'vitest';
 import { runBin } from '../support/bins.js';
 import { useDemoServer, watchedDevWallet } from '../support/demo-sessions.js';
@@ -20,27 +19,14 @@ const PRICE = '/api/demo/btc-price';
 
 describe('fetchWithL402 on the demo', () => {
   it('50 calls to GET /api/demo/btc-price within a 100-sat budget: one session, a deposit and two top-ups, closed with a 10-sat refund', async () => {
-    const dev = devWallet({ serviceUrl: server.url });
-    const paid: string[] = [];
-    const returnHashes: string[] = [];
-    const wallet: Wallet = {
-      network: dev.network,
-      async payInvoice(args) {
-        paid.push(decodeInvoice(args.invoice).paymentHash);
-        return dev.payInvoice(args);
-      },
-      async createInvoice(request) {
-        const made = await dev.createInvoice!(request);
-        returnHashes.push(made.paymentHash);
-        return made;
-      },
-    };
+    const watched = await watchedDevWallet(server.url);
+    const wallet = devWallet({ serviceUrl: watched.url });
     const budget = createBudget({ totalSats: 100 });
     const sessions = createSessions({ maxDepositSats: 20 });
     try {
       const deposits: string[] = [];
       for (let call = 1; call <= 50; call++) {
-        const response = await fetchWithL402(`${server.url}${PRICE}`, undefined, { wallet, maxPriceSats: 1, budget, sessions, tokens: false });
+        const response = await fetchWithL402(`${server.url}${PRICE}`, undefined, { wallet, maxPriceSats: 1, budget, sessions });
         expect(response.status, `call ${call}`).toBe(200);
         const price = (await response.json()) as { usd: number; source: string };
         expect(price.usd, `call ${call}`).toBeGreaterThan(0);
@@ -49,8 +35,8 @@ describe('fetchWithL402 on the demo', () => {
         if (receipt) deposits.push(`${call}:${receipt.session?.action}:${receipt.amountMsat / SAT}`);
       }
       expect(deposits).toEqual(['1:open:20', '21:topUp:20', '41:topUp:20']);
-      expect(paid).toHaveLength(3);
-      expect(returnHashes).toHaveLength(1);
+      expect(watched.paid).toHaveLength(3);
+      expect(watched.made).toBe(1);
       expect(budget.spent().totalMsat).toBe(60 * SAT);
       const [held] = sessions.list();
       expect(sessions.list()).toHaveLength(1);
@@ -71,12 +57,12 @@ describe('fetchWithL402 on the demo', () => {
         spentMsat: 50 * SAT,
         refund: { state: 'paid', amountMsat: 10 * SAT },
       });
-      expect(ledger.returnHash).toBe(returnHashes[0]);
-      expect(await received(returnHashes[0]!)).toMatchObject({ paid: true, amountMsat: 10 * SAT });
+      expect(await received(ledger.returnHash)).toMatchObject({ paid: true, amountMsat: 10 * SAT });
       // The deposit is the session: its payment hash is the session's id.
-      expect(paid[0]).toBe(held!.sessionId);
+      expect(watched.paid[0]).toBe(held!.sessionId);
     } finally {
       await sessions.closeAll();
+      await watched.close();
     }
   });
 });
