@@ -69,7 +69,8 @@ configuration error; 3 refused to pay (price, budget, invalid, expired or
 wrong-network invoice, a Payment challenge that disagrees with its invoice,
 only methods this command does not pay); 4 payment failed; 5 the URL could not be reached (no
 answer, no complete answer in time, or a redirect from a public host into a
-private network refused).
+private network refused); 130 interrupted with --session (SIGINT, SIGTERM: the
+session is closed first; a second signal ends it at once).
 `;
 
 export interface Io {
@@ -128,12 +129,18 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
 
   const { wallet, chosen } = walletWhenNeeded(io.env, flags.dev);
   const budget = sessionBudget(flags);
+  // Ctrl-C (or SIGTERM) during a session's request or stream aborts it, and the finally below still closes the
+  // session, so its refund is not left to the server's idle timeout. A second signal ends the process at once.
+  const interrupt = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => interrupt.abort(signal);
+  const signals = sessions ? (['SIGINT', 'SIGTERM'] as const) : [];
+  for (const signal of signals) process.once(signal, onSignal);
   try {
     let response: Response;
     try {
       response = await fetchWithL402(
         url,
-        { method, headers, ...(body !== undefined && { body }) },
+        { method, headers, ...(body !== undefined && { body }), signal: interrupt.signal },
         {
           wallet,
           maxPriceSats: flags.maxSats,
@@ -147,6 +154,7 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
         },
       );
     } catch (error) {
+      if (interrupt.signal.aborted) return interrupted(io, interrupt.signal.reason);
       if (error instanceof L402ClientError && error.cause instanceof UsageError) throw error.cause;
       // --dev names a URL with nothing at /api/dev/pay: a configuration error, said as the wallet said it.
       if (error instanceof L402ClientError && (error.cause as { code?: unknown } | undefined)?.code === 'NO_DEV_WALLET')
@@ -186,6 +194,7 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
     try {
       lastByte = await copyBody(response.body, io.stdout);
     } catch (error) {
+      if (interrupt.signal.aborted) return interrupted(io, interrupt.signal.reason);
       if (timedOut(error)) return noCompleteAnswer(io, url, flags.timeoutMs);
       // A metered stream asked for a top-up that was not paid: it ends here, said as an unpaid request is.
       if (error instanceof L402ClientError) {
@@ -207,6 +216,7 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
     if (onTerminal && lastByte !== undefined && lastByte !== 0x0a && isText(response.headers.get('content-type'))) io.stdout.write('\n');
     return response.status < 400 ? EXIT.SERVED : EXIT.HTTP_ERROR;
   } finally {
+    for (const signal of signals) process.off(signal, onSignal);
     // Closed however the command ends (a broken stream, a timeout): the refund is not left to the server's idle timeout.
     if (sessions) for (const closed of await sessions.closeAll()) io.stderr.write(closedLine(closed, budget));
     (await chosen()?.catch(() => undefined))?.wallet.close?.();
@@ -221,6 +231,11 @@ function schemeLine(receipt: PaymentReceipt): string {
     ? `Payment-Receipt: challenge ${receipt.serverReceipt.challengeId}, payment hash ${receipt.serverReceipt.reference}, at ${receipt.serverReceipt.timestamp}`
     : `no Payment-Receipt taken (${receipt.serverReceiptProblem ?? 'none sent'})`;
   return `${line}, challenge id ${receipt.challengeId}; ${server}`;
+}
+
+function interrupted(io: Io, signal: unknown): number {
+  io.stderr.write(`l402-paywall: interrupted (${String(signal)}); closing the session\n`);
+  return EXIT.INTERRUPTED;
 }
 
 function noCompleteAnswer(io: Io, url: URL, timeoutMs: number): number {
