@@ -10,7 +10,8 @@
 // The MCP server's part is demo-session-mcp.test.ts.
 import { createBudget, createSessions, devWallet, fetchWithL402, getPaymentReceipt } from 'l402-paywall/client';
 import { describe, expect, it } from 'vitest';
-import { runBin } from '../support/bins.js';
+import { once } from 'node:events';
+import { runBin, startBin } from '../support/bins.js';
 import { useDemoServer, watchedDevWallet } from '../support/demo-sessions.js';
 
 const { server, deploy, received, ledgerSession } = useDemoServer('demo-session-clients-secret-0123456789abcdef012345');
@@ -143,6 +144,43 @@ describe('the command line on the demo: --session', () => {
       expect(run.stdout).toContain('data: {"chunk":20,');
       expect(run.stdout).not.toContain('"chunk":21,');
       expect(run.stderr).toMatch(/session [0-9a-f]{64} closed, refund 0 sats \(skipped\); spent in all 20 sats\n/);
+    } finally {
+      deploy();
+    }
+  });
+
+  it('Ctrl-C mid-stream: the command closes the session before it exits (130), and the refund is what the stream did not spend', async () => {
+    // A chunk every 100 ms: the 200 chunks would take 20 s.
+    deploy({ DEMO_STREAM_INTERVAL_MS: '100' });
+    try {
+      const child = startBin([`${server.url}/api/demo/stream?chunks=200`, '--dev', server.url, '--session', '--max-sats', '1', '--budget-sats', '100']);
+      let stdout = '';
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = once(child, 'exit') as Promise<[number | null, string | null]>;
+      await new Promise<void>((resolve) =>
+        child.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+          if (stdout.includes('"chunk":5,')) resolve();
+        }),
+      );
+      child.kill('SIGINT');
+      const [code] = await exited;
+      expect(stderr).toContain('l402-paywall: interrupted (SIGINT); closing the session\n');
+      expect(code).toBe(130);
+      const closed = /session ([0-9a-f]{64}) closed, refund (\d+) sats \(succeeded\); spent in all (\d+) sats\n/.exec(stderr);
+      expect(closed, stderr).not.toBeNull();
+      const [, sessionId, refund, spent] = closed!.map(String);
+      expect(Number(refund) + Number(spent)).toBe(20);
+      expect(Number(spent)).toBeGreaterThanOrEqual(5);
+      const ledger = await ledgerSession(sessionId!);
+      expect(ledger).toMatchObject({
+        status: 'closed',
+        paidMsat: 20 * SAT,
+        spentMsat: Number(spent) * SAT,
+        refund: { state: 'paid', amountMsat: Number(refund) * SAT },
+      });
+      expect(await received(ledger.returnHash)).toMatchObject({ paid: true, amountMsat: Number(refund) * SAT });
     } finally {
       deploy();
     }

@@ -2,7 +2,8 @@
 // real bin, under tsx (its `l402-paywall` imports resolve to the library's
 // sources through tsconfig.json's paths), with no wallet setting of the
 // machine running the tests.
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 /** `l402-paywall <url>` and `l402-paywall mcp`. */
@@ -31,4 +32,9 @@ export function runBin(args: string[], env = walletFreeEnv()): Promise<BinRun> {
       resolve({ code: error ? ((error as { code?: number }).code ?? -1) : 0, stdout, stderr });
     });
   });
+}
+
+/** Starts `l402-paywall` with `args`, its output read as it comes (for a test that signals it mid-run). */
+export function startBin(args: string[], env = walletFreeEnv()): ChildProcessByStdio<null, Readable, Readable> {
+  return spawn(process.execPath, ['--import', 'tsx', L402_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 }
