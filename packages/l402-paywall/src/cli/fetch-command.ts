@@ -216,9 +216,10 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
     if (onTerminal && lastByte !== undefined && lastByte !== 0x0a && isText(response.headers.get('content-type'))) io.stdout.write('\n');
     return response.status < 400 ? EXIT.SERVED : EXIT.HTTP_ERROR;
   } finally {
-    for (const signal of signals) process.off(signal, onSignal);
     // Closed however the command ends (a broken stream, a timeout): the refund is not left to the server's idle timeout.
     if (sessions) for (const closed of await sessions.closeAll()) io.stderr.write(closedLine(closed, budget));
+    // Only now: a first signal during the close is absorbed (the close does not listen to it) rather than cut it short.
+    for (const signal of signals) process.off(signal, onSignal);
     (await chosen()?.catch(() => undefined))?.wallet.close?.();
   }
 }
