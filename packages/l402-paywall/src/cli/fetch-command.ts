@@ -11,6 +11,7 @@ import type { Budget } from '../client/budget.js';
 import { createSessions, type ClosedSession } from '../client/sessions.js';
 import { nodeDestinations } from '../node.js';
 import {
+  DEFAULT_MAX_SATS,
   EXIT,
   NO_WALLET,
   parse,
@@ -37,15 +38,17 @@ Payment the challenge id and the server's receipt (payment hash, time).
 
 Options:
   --max-sats N        most one request may cost, whole sats (default 10)
-  --budget-sats N     most this command may spend in all, whole sats (default: --max-sats)
+  --budget-sats N     most this command may spend in all, whole sats (default: --max-sats;
+                      with --session, --max-deposit-sats if larger)
   --max-fee-sats N    routing fee limit per payment, for wallets that take one (default 10)
   --scheme S          l402 or payment: the scheme to pay in when the server offers both
                       (default l402); a server offering one is paid in that one
   --session           where the server sells prepaid sessions, open one (its deposit within
                       --max-deposit-sats and --budget-sats), stream the answer topping it up
-                      when asked, then close it: the refund goes back to the wallet (stderr says
-                      how much). Needs a wallet that makes invoices without an amount (--dev,
-                      Phoenixd, LND, Core Lightning, Blink); LNbits and NWC pay per request
+                      when asked (a top-up it may not pay stops the stream: exit 3), then close
+                      it: the refund goes back to the wallet (stderr says how much). Needs a
+                      wallet that makes invoices without an amount (--dev, Phoenixd, LND, Core
+                      Lightning, Blink); LNbits and NWC pay per request
   --max-deposit-sats N  most one session deposit may cost, whole sats (default 20 x --max-sats)
   --dev URL           pay with the dev wallet at URL/api/dev/pay: a local service (npm start) or
                       your app's createDevPayHandler route, e.g. http://127.0.0.1:3000
@@ -67,7 +70,8 @@ configuration error; 3 refused to pay (price, budget, invalid, expired or
 wrong-network invoice, a Payment challenge that disagrees with its invoice,
 only methods this command does not pay); 4 payment failed; 5 the URL could not be reached (no
 answer, no complete answer in time, or a redirect from a public host into a
-private network refused).
+private network refused); 130 interrupted with --session (SIGINT, SIGTERM: the
+session is closed first; a second signal ends it at once).
 `;
 
 export interface Io {
@@ -102,11 +106,13 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
   } catch {
     throw new UsageError(`Not an http(s) URL: "${positionals[0]}"`);
   }
-  const flags = sessionFlags(values, 0);
   if (values['max-deposit-sats'] !== undefined && !values.session) throw new UsageError('--max-deposit-sats goes with --session');
-  const sessions = values.session
-    ? createSessions({ maxDepositSats: wholeNumber(values['max-deposit-sats'], '--max-deposit-sats', flags.maxSats * 20) })
+  const maxDepositSats = values.session
+    ? wholeNumber(values['max-deposit-sats'], '--max-deposit-sats', wholeNumber(values['max-sats'], '--max-sats', DEFAULT_MAX_SATS) * 20)
     : undefined;
+  // With --session the budget's default must let one deposit through (what it does not buy comes back at the close).
+  const flags = sessionFlags(values, maxDepositSats ?? 0);
+  const sessions = maxDepositSats !== undefined ? createSessions({ maxDepositSats }) : undefined;
   const headers = new Headers();
   for (const header of values.header ?? []) {
     const colon = header.indexOf(':');
@@ -124,12 +130,18 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
 
   const { wallet, chosen } = walletWhenNeeded(io.env, flags.dev);
   const budget = sessionBudget(flags);
+  // Ctrl-C (or SIGTERM) during a session's request or stream aborts it, and the finally below still closes the
+  // session, so its refund is not left to the server's idle timeout. A second signal ends the process at once.
+  const interrupt = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => interrupt.abort(signal);
+  const signals = sessions ? (['SIGINT', 'SIGTERM'] as const) : [];
+  for (const signal of signals) process.once(signal, onSignal);
   try {
     let response: Response;
     try {
       response = await fetchWithL402(
         url,
-        { method, headers, ...(body !== undefined && { body }) },
+        { method, headers, ...(body !== undefined && { body }), signal: interrupt.signal },
         {
           wallet,
           maxPriceSats: flags.maxSats,
@@ -143,6 +155,7 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
         },
       );
     } catch (error) {
+      if (interrupt.signal.aborted) return interrupted(io, interrupt.signal.reason);
       if (error instanceof L402ClientError && error.cause instanceof UsageError) throw error.cause;
       // --dev names a URL with nothing at /api/dev/pay: a configuration error, said as the wallet said it.
       if (error instanceof L402ClientError && (error.cause as { code?: unknown } | undefined)?.code === 'NO_DEV_WALLET')
@@ -182,7 +195,19 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
     try {
       lastByte = await copyBody(response.body, io.stdout);
     } catch (error) {
+      if (interrupt.signal.aborted) return interrupted(io, interrupt.signal.reason);
       if (timedOut(error)) return noCompleteAnswer(io, url, flags.timeoutMs);
+      // A metered stream asked for a top-up that was not paid: it ends here, said as an unpaid request is.
+      if (error instanceof L402ClientError) {
+        io.stderr.write(`l402-paywall: the stream stopped at a top-up: ${error.message} [${error.code}]\n`);
+        return error.refused ? EXIT.REFUSED : EXIT.PAYMENT_FAILED;
+      }
+      // Or the server would not sell the top-up (no deposit offered: rate limited, say): the stream ended there too.
+      const topUpError = sessions?.list().find((held) => held.topUpError !== undefined)?.topUpError;
+      if (topUpError !== undefined) {
+        io.stderr.write(`l402-paywall: the stream stopped at a top-up: ${topUpError}\n`);
+        return EXIT.HTTP_ERROR;
+      }
       io.stderr.write(`l402-paywall: ${url.origin} broke off its answer\n`);
       return EXIT.NETWORK_ERROR;
     }
@@ -194,6 +219,8 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
   } finally {
     // Closed however the command ends (a broken stream, a timeout): the refund is not left to the server's idle timeout.
     if (sessions) for (const closed of await sessions.closeAll()) io.stderr.write(closedLine(closed, budget));
+    // Only now: a first signal during the close is absorbed (the close does not listen to it) rather than cut it short.
+    for (const signal of signals) process.off(signal, onSignal);
     (await chosen()?.catch(() => undefined))?.wallet.close?.();
   }
 }
@@ -206,6 +233,11 @@ function schemeLine(receipt: PaymentReceipt): string {
     ? `Payment-Receipt: challenge ${receipt.serverReceipt.challengeId}, payment hash ${receipt.serverReceipt.reference}, at ${receipt.serverReceipt.timestamp}`
     : `no Payment-Receipt taken (${receipt.serverReceiptProblem ?? 'none sent'})`;
   return `${line}, challenge id ${receipt.challengeId}; ${server}`;
+}
+
+function interrupted(io: Io, signal: unknown): number {
+  io.stderr.write(`l402-paywall: interrupted (${String(signal)}); closing the session\n`);
+  return EXIT.INTERRUPTED;
 }
 
 function noCompleteAnswer(io: Io, url: URL, timeoutMs: number): number {

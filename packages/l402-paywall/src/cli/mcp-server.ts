@@ -27,6 +27,7 @@ import {
   DEFAULT_TIMEOUT_SECONDS,
   EXIT,
   parse,
+  sats,
   SESSION_OPTIONS,
   sessionBudget,
   sessionFlags,
@@ -57,10 +58,11 @@ Options:
   --scheme S          l402 or payment: the scheme to pay in when an API offers both (default l402)
   --sessions          where an API sells prepaid sessions, open one (its deposit within
                       --max-deposit-sats and the budget) and spend from it on later calls to
-                      that API, topping it up when asked; closed when the server stops, the
-                      refund credited back to the budget. Needs a wallet that makes invoices
-                      without an amount (--dev, Phoenixd, LND, Core Lightning, Blink); LNbits
-                      and NWC pay per request
+                      that API, topping it up when asked; closed when the server stops (its
+                      stdin closed, SIGTERM or SIGINT), the refund credited back to the budget
+                      (stderr says each refund and what was spent in all). Needs a wallet that
+                      makes invoices without an amount (--dev, Phoenixd, LND, Core Lightning,
+                      Blink); LNbits and NWC pay per request
   --max-deposit-sats N  most one session deposit may cost, whole sats (default 20 x --max-sats)
   --dev URL           pay with the dev wallet of a local service (npm start); also the default directory
   --directory URL     the service whose /api/apis.json list_paid_apis reads (default: --dev's URL)
@@ -241,6 +243,14 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
         if (!read.ok) throw new Error(`answer not read (${read.reason})`);
         text = read;
       } catch (error) {
+        // A metered stream asked for a top-up that was not paid: it ends here, said as an unpaid request is.
+        if (error instanceof L402ClientError)
+          return toolError(error.code, `The stream stopped at a top-up: ${error.message}`, {
+            refused: error.refused,
+            status: response.status,
+            ...paid,
+            ...budgetState(),
+          });
         return requestFailed(error, new URL(url), 'REQUEST_FAILED', `${new URL(url).origin} broke off its answer`, {
           status: response.status,
           ...paid,
@@ -285,6 +295,8 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
     process.stdin.once('end', () => resolve());
+    // A client may stop its server with a signal rather than by closing stdin: the sessions are closed (refunded) all the same.
+    if (sessions) for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve());
   });
   await server.connect(transport);
   io.stderr.write(`${name}: ready on stdio; paying with ${description}, at most ${flags.maxSats} sats a request, ${flags.budgetSats} sats in all\n`);
@@ -294,6 +306,8 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
       const refund = done.error ?? `refund ${done.refundSats ?? '?'} sats (${done.refundStatus ?? 'status unknown'})`;
       io.stderr.write(`${name}: session ${done.sessionId} at ${done.origin} closed: ${refund}\n`);
     }
+    // The refunds that came back are credited to the budget by now: this is what the whole run spent.
+    io.stderr.write(`${name}: spent in all ${sats(budget.spent().totalMsat)}\n`);
   }
   wallet.close?.();
   await server.close();

@@ -21,6 +21,8 @@ export const EXIT = {
   PAYMENT_FAILED: 4,
   /** The URL could not be reached. */
   NETWORK_ERROR: 5,
+  /** Stopped by SIGINT or SIGTERM (128 + SIGINT's number, as shells report it), after closing what had to be closed. */
+  INTERRUPTED: 130,
   /** A bug (sysexits' EX_SOFTWARE). */
   UNEXPECTED: 70,
 } as const;

@@ -935,9 +935,11 @@ const MAX_WATCHED_LINE = 4096;
  * holds the stream until the balance is topped up, sessions.md "The metering
  * seam, and streams"): one top-up at a time is paid, as for a call refused for
  * balance, and the server's held stream resumes by itself. A top-up not made
- * (too dear, over budget, the wallet failed) is said in `held.topUpError`; the
- * server then ends the stream with session-timeout. Any other answer is
- * returned as it is.
+ * (too dear, over budget, the wallet failed) ends the stream at once, once
+ * what came before it has been read: the reader gets the error (an
+ * L402ClientError for a refusal or a failed payment), the server's stream is
+ * cancelled (it would only be held until its timeout), and `held.topUpError`
+ * says why. Any other answer is returned as it is.
  */
 function watchStream(
   response: Response,
@@ -948,12 +950,15 @@ function watchStream(
   events: ClientCall | undefined,
 ): Response {
   if (!response.body || !/^text\/event-stream/i.test(response.headers.get('content-type') ?? '')) return response;
-  const decoder = new TextDecoder();
-  let line = '';
-  let skipping = false; // within a line too long to read
+  const upstream = response.body.getReader();
   let toppingUp: Promise<void> | undefined;
-  const onLine = (text: string) => {
-    if (text.replace(/\r$/, '').trim() !== 'event: payment-need-topup' || toppingUp) return;
+  let failed: { error: unknown } | undefined;
+  let topUpFailed: (failure: { error: unknown }) => void = () => {};
+  const stopped = new Promise<{ error: unknown }>((resolve) => {
+    topUpFailed = resolve;
+  });
+  const scan = sseLines((line) => {
+    if (line.replace(/\r$/, '').trim() !== 'event: payment-need-topup' || toppingUp) return;
     toppingUp = topUpForStream(held, request, url, options, events)
       .then(
         () => {
@@ -961,34 +966,60 @@ function watchStream(
         },
         (error: unknown) => {
           held.topUpError = error instanceof Error ? error.message : String(error);
+          failed = { error };
+          topUpFailed(failed);
         },
       )
       .finally(() => {
         toppingUp = undefined;
       });
-  };
-  const watch = new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      controller.enqueue(chunk);
-      const parts = decoder.decode(chunk, { stream: true }).split('\n');
-      for (let i = 0; i < parts.length; i++) {
-        const last = i === parts.length - 1;
-        if (!skipping) line += parts[i];
-        if (last) {
-          if (line.length > MAX_WATCHED_LINE) {
-            line = '';
-            skipping = true;
-          }
-        } else {
-          if (!skipping) onLine(line);
-          line = '';
-          skipping = false;
-        }
-      }
-    },
   });
-  const watched = new Response(response.body.pipeThrough(watch), { status: response.status, statusText: response.statusText, headers: response.headers });
-  return watched;
+  const stop = async (controller: ReadableStreamDefaultController<Uint8Array>, error: unknown) => {
+    controller.error(error);
+    await upstream.cancel(error).catch(() => {});
+  };
+  // Pulled only as the caller reads (no queue of its own), so a failed top-up is raised after every byte before it was read.
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (failed) return stop(controller, failed.error);
+        const read = upstream.read();
+        // Raced only while a top-up is under way (each race leaves a reaction on `stopped` until it settles).
+        const next = toppingUp ? await Promise.race([read, stopped]) : await read;
+        if (!('done' in next)) return stop(controller, next.error);
+        if (next.done) return controller.close();
+        controller.enqueue(next.value);
+        scan(next.value);
+      },
+      cancel: (reason) => upstream.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+/** Feeds `onLine` each whole line of a byte stream given in chunks; a line longer than MAX_WATCHED_LINE is skipped. */
+function sseLines(onLine: (line: string) => void): (chunk: Uint8Array) => void {
+  const decoder = new TextDecoder();
+  let line = '';
+  let skipping = false; // within a line too long to read
+  return (chunk) => {
+    const parts = decoder.decode(chunk, { stream: true }).split('\n');
+    for (let i = 0; i < parts.length; i++) {
+      const last = i === parts.length - 1;
+      if (!skipping) line += parts[i];
+      if (last) {
+        if (line.length > MAX_WATCHED_LINE) {
+          line = '';
+          skipping = true;
+        }
+      } else {
+        if (!skipping) onLine(line);
+        line = '';
+        skipping = false;
+      }
+    }
+  };
 }
 
 /** A fresh 402's deposit for the held session's realm, checked and paid, presented as topUp (without the caller's signal: the stream may outlive it). */

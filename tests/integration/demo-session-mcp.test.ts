@@ -1,0 +1,113 @@
+// The MCP server's prepaid sessions against the hosted demo itself (the local
+// server runs the same api/ files Vercel runs): the l402-mcp package's bin,
+// started and driven by the MCP SDK's client over stdio as an agent's host
+// does, with --sessions, a budget and the service's dev wallet. 50
+// call_paid_api calls share one session (a 20-sat deposit, two top-ups); when
+// the server stops (its stdin closed, or SIGTERM) it closes its sessions, and
+// stderr says each refund and what the whole run spent; the service's ledger
+// and the dev node agree to the sat. A stream whose top-up is past the budget
+// ends the call at once with the reason.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { describe, expect, it } from 'vitest';
+import { L402_MCP_BIN, walletFreeEnv } from '../support/bins.js';
+import { useDemoServer, watchedDevWallet } from '../support/demo-sessions.js';
+
+const { server, received, ledgerSession } = useDemoServer('demo-session-mcp-secret-0123456789abcdef0123456789');
+const SAT = 1000;
+const PRICE = '/api/demo/btc-price';
+
+/** The l402-mcp package's bin, started by the MCP SDK's client over stdio (as an agent's host starts it), its stderr kept. */
+async function startMcp(args: string[]) {
+  const client = new Client({ name: 'demo-session-agent', version: '1.0.0' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', 'tsx', L402_MCP_BIN, ...args],
+    env: walletFreeEnv(),
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  await client.connect(transport);
+  const call = async (url: string): Promise<Record<string, unknown> & { isError: boolean }> => {
+    const result = (await client.callTool({ name: 'call_paid_api', arguments: { url } })) as { isError?: boolean; content: { text: string }[] };
+    return { isError: result.isError === true, ...(JSON.parse(result.content[0]!.text) as Record<string, unknown>) };
+  };
+  return { client, transport, call, stderr: () => stderr };
+}
+
+const sessionOf = (result: Record<string, unknown>) => result.session as { action: string; session_id: string } | undefined;
+
+describe('the MCP server (l402-mcp) on the demo: --sessions', () => {
+  it('50 call_paid_api calls share one session (a deposit, two top-ups); stopped, it closes the session with a 10-sat refund and says 50 sats spent', async () => {
+    const wallet = await watchedDevWallet(server.url);
+    const mcp = await startMcp(['--dev', wallet.url, '--directory', server.url, '--sessions', '--max-sats', '1', '--budget-sats', '100']);
+    try {
+      const results: Record<string, unknown>[] = [];
+      for (let call = 1; call <= 50; call++) {
+        const result = await mcp.call(`${server.url}${PRICE}`);
+        expect(result.isError, `call ${call}: ${JSON.stringify(result)}`).toBe(false);
+        results.push(result);
+      }
+      expect(results.every((r) => r.status === 200 && (JSON.parse(r.body as string) as { usd: number }).usd > 0)).toBe(true);
+      const deposits = results.flatMap((r, i) => (r.sats_paid === 0 ? [] : [`${i + 1}:${sessionOf(r)?.action}:${r.sats_paid}`]));
+      expect(deposits).toEqual(['1:open:20', '21:topUp:20', '41:topUp:20']);
+      const sessionIds = new Set(results.flatMap((r) => sessionOf(r)?.session_id ?? []));
+      expect(sessionIds.size).toBe(1);
+      const [sessionId] = [...sessionIds];
+      // While it is open, the deposits count as spent: that is what left the wallet.
+      expect(results.at(-1)).toMatchObject({ session_spent_sats: 60, session_budget_left_sats: 40 });
+      expect(wallet.paid).toHaveLength(3);
+      expect(wallet.made).toBe(1);
+
+      await mcp.client.close();
+      expect(mcp.stderr()).toContain(`l402-mcp: session ${sessionId} at ${server.url} closed: refund 10 sats (succeeded)\nl402-mcp: spent in all 50 sats\n`);
+      const ledger = await ledgerSession(sessionId!);
+      expect(ledger).toMatchObject({ status: 'closed', paidMsat: 60 * SAT, spentMsat: 50 * SAT, refund: { state: 'paid', amountMsat: 10 * SAT } });
+      expect(await received(ledger.returnHash)).toMatchObject({ paid: true, amountMsat: 10 * SAT });
+    } finally {
+      await mcp.client.close().catch(() => {});
+      await wallet.close();
+    }
+  });
+
+  it('a stream whose top-up is past the budget stops at once with BUDGET_EXCEEDED; stopped by SIGTERM, the server still closes both sessions and refunds them', async () => {
+    const wallet = await watchedDevWallet(server.url);
+    const mcp = await startMcp(['--dev', wallet.url, '--directory', server.url, '--sessions', '--max-sats', '1', '--budget-sats', '50']);
+    try {
+      for (let call = 0; call < 3; call++) expect(await mcp.call(`${server.url}${PRICE}`)).toMatchObject({ isError: false, status: 200 });
+      // A session of its own (another route): 20 chunks on its deposit, then a top-up that would take the budget to 60.
+      const stream = await mcp.call(`${server.url}/api/demo/stream?chunks=50`);
+      expect(stream).toMatchObject({
+        isError: true,
+        code: 'BUDGET_EXCEEDED',
+        refused: true,
+        status: 200,
+        sats_paid: 20,
+        session_spent_sats: 40,
+        session_budget_left_sats: 10,
+      });
+      expect(stream.error).toMatch(/^The stream stopped at a top-up: Not paid: 20 sats would take the budget past its 50 sats/);
+      expect(wallet.paid).toHaveLength(2);
+
+      // As a host that stops its server with a signal rather than by closing its stdin.
+      process.kill(mcp.transport.pid!, 'SIGTERM');
+      for (let i = 0; i < 200 && !/spent in all/.test(mcp.stderr()); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(mcp.stderr()).toMatch(/closed: refund 17 sats \(succeeded\)\n/);
+      expect(mcp.stderr()).toMatch(/closed: refund 0 sats \(skipped\)\n/);
+      expect(mcp.stderr()).toContain('l402-mcp: spent in all 23 sats\n');
+      const ids = [...mcp.stderr().matchAll(/session ([0-9a-f]{64}) at /g)].map((m) => m[1]!);
+      expect(ids).toHaveLength(2);
+      const records = await Promise.all(ids.map((id) => ledgerSession(id)));
+      expect(records.map((r) => [r.status, r.paidMsat / SAT, r.spentMsat / SAT, (r.refund?.amountMsat ?? 0) / SAT]).sort()).toEqual([
+        ['closed', 20, 20, 0],
+        ['closed', 20, 3, 17],
+      ]);
+    } finally {
+      await mcp.client.close().catch(() => {});
+      await wallet.close();
+    }
+  });
+});

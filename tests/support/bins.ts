@@ -1,0 +1,40 @@
+// The packages' commands run as their users run them: a child process of the
+// real bin, under tsx (its `l402-paywall` imports resolve to the library's
+// sources through tsconfig.json's paths), with no wallet setting of the
+// machine running the tests.
+import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+
+/** `l402-paywall <url>` and `l402-paywall mcp`. */
+export const L402_BIN = fileURLToPath(new URL('../../packages/l402-paywall/src/bin.ts', import.meta.url));
+/** `l402-mcp` (the MCP server as its own package, `npx -y l402-mcp`). */
+export const L402_MCP_BIN = fileURLToPath(new URL('../../packages/l402-mcp/src/bin.ts', import.meta.url));
+
+/** This process's environment without any wallet setting (a command run with it pays only with --dev). */
+export function walletFreeEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !/^(NWC_URL|LNBITS_|PHOENIXD_|LND_|CLN_|BLINK_|LIGHTNING_NETWORK)/.test(k)) env[k] = v;
+  return { ...env, ...extra };
+}
+
+export interface BinRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `l402-paywall` with `args` to its end (at most 30 s). */
+export function runBin(args: string[], env = walletFreeEnv()): Promise<BinRun> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', L402_BIN, ...args], { env, timeout: 30_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** Starts `l402-paywall` with `args`, its output read as it comes (for a test that signals it mid-run). */
+export function startBin(args: string[], env = walletFreeEnv()): ChildProcessByStdio<null, Readable, Readable> {
+  return spawn(process.execPath, ['--import', 'tsx', L402_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+}
