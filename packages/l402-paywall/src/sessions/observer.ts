@@ -53,6 +53,8 @@ export interface SessionSpent {
 export interface SessionClosed {
   type: 'closed';
   sessionId: string;
+  /** The route, when the close came through it (not when closeIdleSessions closed it: the ledger keeps no route). */
+  route?: string;
   because: 'client' | 'idle';
   paidMsat: number;
   spentMsat: number;
@@ -65,6 +67,8 @@ export interface SessionClosed {
 export interface SessionRefunded {
   type: 'refunded';
   sessionId: string;
+  /** As for SessionClosed: absent when the cron paid it. */
+  route?: string;
   state: 'paid' | 'failed' | 'given-up';
   amountMsat: number;
   /** Which attempt this was (1 for the first). */

@@ -252,7 +252,7 @@ class LightningSessions implements SessionSeller {
   }
 
   #tellClosed(context: SessionContext, record: SessionRecord): void {
-    tell(this.options.onSession, closedObservation(record), context.onError);
+    tell(this.options.onSession, { ...closedObservation(record), route: context.route }, context.onError);
   }
 
   /** A spend found the session idle and closed it: told, and its refund paid now. */
@@ -263,7 +263,10 @@ class LightningSessions implements SessionSeller {
 
   /** Pays a closed session's refund now if it is due (refunds.ts); one that is not paid stays due for refundDue, and onError hears of it. Never throws. */
   async #refund(context: SessionContext, id: string): Promise<void> {
-    const { ledger, maxRefundFeeMsat, onSession } = this.options;
+    const { ledger, maxRefundFeeMsat } = this.options;
+    const told = this.options.onSession;
+    // Refunds paid here are the route's: their observations say so.
+    const onSession: SessionObserver | undefined = told && ((observation) => told({ ...observation, route: context.route }));
     try {
       const provider = context.provider as LightningProvider;
       const report = await refundSession(
@@ -420,7 +423,8 @@ class SessionPaid implements Paid {
       return answer;
     }
     this.#tell();
-    if (answer.reason === 'idle' && answer.session) tell(options.onSession, closedObservation(answer.session), this.context.onError);
+    if (answer.reason === 'idle' && answer.session)
+      tell(options.onSession, { ...closedObservation(answer.session), route: this.context.route }, this.context.onError);
     return answer;
   }
 
