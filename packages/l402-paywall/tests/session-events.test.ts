@@ -132,6 +132,40 @@ describe('a session route through withL402 and the real client', () => {
   });
 });
 
+describe('a session found idle on its next request', () => {
+  it('tells the idle close and its refund, paid at once, after what it spent', async () => {
+    const { node, wallet } = network();
+    const { told, events, onSession } = recorder();
+    const session = lightningSessions({ unitPriceSats: 1, depositUnits: 20, idleTimeoutSeconds: 1, ledger: memorySessionLedger(), onSession });
+    const route = withL402(() => Response.json({ ok: true }), {
+      priceSats: 1,
+      provider: node,
+      secret: 'session-events-secret-0123456789abcdef0123',
+      schemes: { l402: false, payment: false },
+      session,
+      onError: () => {},
+    });
+    const fetch: Fetch = async (input, init) => route(new Request(input, init));
+    const sessions = createSessions({ maxDepositSats: 20 });
+    expect((await fetchWithL402('https://seller.example/price', undefined, { wallet, maxPriceSats: 1, sessions, fetch })).status).toBe(200);
+    const first = sessions.list()[0]!.sessionId;
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // The held session is refused as closed; the client opens another.
+    expect((await fetchWithL402('https://seller.example/price', undefined, { wallet, maxPriceSats: 1, sessions, fetch })).status).toBe(200);
+    await sessions.closeAll();
+    const ofFirst = told.filter((o) => o.sessionId === first);
+    expect(ofFirst.map((o) => o.type)).toEqual(['opened', 'spent', 'closed', 'refunded']);
+    expect(ofFirst[2]).toMatchObject({ because: 'idle', paidMsat: 20 * SAT, spentMsat: SAT, refundMsat: 19 * SAT, route: '/price' });
+    expect(ofFirst[3]).toMatchObject({ state: 'paid', amountMsat: 19 * SAT, attempt: 1, route: '/price' });
+    expect(events.filter((e) => e.data.session?.id === first).map((e) => e.type)).toEqual([
+      EVENT_TYPES.sessionOpened,
+      EVENT_TYPES.sessionSpent,
+      EVENT_TYPES.sessionClosed,
+      EVENT_TYPES.sessionRefunded,
+    ]);
+  });
+});
+
 describe('the cron: closeIdleSessions and refundDue tell through RefundOptions.onSession', () => {
   async function idleSession() {
     const { node, walletNode } = network();

@@ -239,7 +239,9 @@ class LightningSessions implements SessionSeller {
       // Closed now for idleness, or closed before with this top-up folded into a refund not yet paid: paid at once.
       if (credited.reason === 'closed' || credited.reason === 'idle') {
         // This top-up found the session idle and closed it now: its close is news.
-        if (credited.session?.closedAt === nowSeconds * 1000 && credited.session.closedBecause === 'idle') this.#tellClosed(context, credited.session);
+        // (The Redis ledger keeps whole milliseconds of the fractional clock reading.)
+        const closedNow = credited.session?.closedAt !== undefined && Math.abs(credited.session.closedAt - nowSeconds * 1000) < 1;
+        if (closedNow && credited.session!.closedBecause === 'idle') this.#tellClosed(context, credited.session!);
         await this.#refund(context, verified.sessionId);
       }
       return ledgerRefusal(credited);
