@@ -15,12 +15,12 @@ export function serviceSessionObserver(ctx: ServiceContext): SessionObserver | u
   let observer = observers.get(ctx);
   if (observer === undefined) {
     const log = servicePaymentLog(ctx);
-    const events = ctx.events?.server;
+    const events = ctx.events?.sessions;
     observer =
       log || events
         ? (observation) => {
             log?.onSession(observation);
-            events?.session(observation);
+            events?.(observation);
           }
         : null;
     observers.set(ctx, observer);

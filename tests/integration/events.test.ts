@@ -204,12 +204,9 @@ describe('EVENTS_WEBHOOK_URL set: a prepaid session of the demo', () => {
       ...server.ctx,
       events: {
         ...events,
-        server: {
-          ...events.server,
-          session: (observation) => {
-            told.push(observation.type);
-            events.server.session(observation);
-          },
+        sessions: (observation) => {
+          told.push(observation.type);
+          events.sessions(observation);
         },
       },
     });

@@ -11,7 +11,8 @@ export type {
   PrepaidSessionFacts,
   ServerEventOptions,
 } from './events/types.js';
-export { serverEvents, challengeEventId, sessionEventId } from './events/server.js';
+export { serverEvents, challengeEventId } from './events/server.js';
+export { sessionEvents, sessionEventId } from './events/session.js';
 export type { ServerEvents } from './events/server.js';
 export type { ClientEventOptions } from './events/client.js';
 export { dispatcher, DEFAULT_MAX_PENDING_EVENTS } from './events/dispatch.js';

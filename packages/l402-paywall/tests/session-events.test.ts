@@ -1,5 +1,5 @@
 // What a prepaid session tells (onSession, src/sessions/observer.ts) and the
-// audit events built from it (serverEvents().session, src/events/server.ts):
+// audit events built from it (sessionEvents(), src/events/server.ts):
 // a route sold by the session through withL402, paid by the real client with
 // a dev node wallet, tells opened, spent in batches (never per unit), topped
 // up, closed and refunded, in that order; the cron's closeIdleSessions and
@@ -10,7 +10,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
 import { createSessions, fetchWithL402, type Fetch, type Wallet } from 'l402-paywall/client';
-import { EVENT_TYPES, serverEvents, type L402Event } from 'l402-paywall/events';
+import { EVENT_TYPES, sessionEvents, type L402Event } from 'l402-paywall/events';
 import {
   EVENT_STREAM_HEADERS,
   PaymentFailed,
@@ -43,7 +43,7 @@ function network() {
 function recorder() {
   const told: SessionObservation[] = [];
   const events: L402Event[] = [];
-  const builder = serverEvents((event) => events.push(event), {
+  const builder = sessionEvents((event) => events.push(event), {
     agentId: 'test-seller',
     source: 'https://seller.example',
     onError: (error) => {
@@ -52,7 +52,7 @@ function recorder() {
   });
   const onSession = (observation: SessionObservation) => {
     told.push(observation);
-    builder.session(observation);
+    builder(observation);
   };
   return { told, events, onSession };
 }

@@ -1,7 +1,6 @@
 // Server events: challenge.issued, token.rejected and request.served, built
-// from a request and what the paywall decided; and the prepaid sessions'
-// events (session.opened, topped-up, spent, closed, refunded), built from what
-// lightningSessions and the refunds tell their onSession (sessions/observer.ts). withL402 and the adapters load
+// from a request and what the paywall decided. (The prepaid sessions' events
+// are session.ts's: the paywall's lazily loaded builder does not carry them.) withL402 and the adapters load
 // this module only when `onEvent` is set (l402/audit.ts, events/load-builder.ts);
 // an operator's own paid flow can use serverEvents() directly.
 import { parseCredential } from '../l402/credential.js';
@@ -9,19 +8,9 @@ import { isPaymentAuthorization, type Scheme } from '../l402/payment-scheme.js';
 import { decodeToken } from '../l402/token.js';
 import type { L402Options, Paid, Refusal } from '../l402/paywall.js';
 import type { AuditBuilder } from '../l402/audit.js';
-import type { SessionObservation } from '../sessions/observer.js';
-import { childSpan, declaredId, elapsedMs, makeEvent, newTraceparent, traceFrom, validTraceparent } from './cloudevent.js';
+import { declaredId, serverSource, elapsedMs, makeEvent, newTraceparent, traceFrom, validTraceparent } from './cloudevent.js';
 import { dispatcher, type ErrorReporter, type EventHandler } from './dispatch.js';
-import {
-  AGENT_ID_HEADER,
-  EVENT_TYPES,
-  PAYMENT_VERIFICATION,
-  SESSION_ID_HEADER,
-  type L402EventData,
-  type L402EventType,
-  type PaymentProof,
-  type PrepaidSessionFacts,
-} from './types.js';
+import { AGENT_ID_HEADER, EVENT_TYPES, PAYMENT_VERIFICATION, SESSION_ID_HEADER, type L402EventData, type PaymentProof } from './types.js';
 import type { ServerEventOptions } from './types.js';
 
 /** When an event's moment was: performance.now() for its durations, Date.now() for its time (both default to now). */
@@ -64,63 +53,6 @@ export interface ServerEvents {
   ): void;
   /** The per-request facts, read once when one request emits several events (`credentialRefused`: see RequestFacts). */
   factsOf(request: Request, credentialRefused?: boolean): RequestFacts;
-  /**
-   * Emits the session event of an observation: pass it as lightningSessions'
-   * and the refunds' `onSession` (`onSession: events.session`).
-   */
-  session(observation: SessionObservation): void;
-}
-
-/**
- * A session event's id: the same observation told twice (a retried refund
- * report, say) makes the same id, which receivers already deduplicate on
- * (webhook-id).
- */
-export function sessionEventId(observation: SessionObservation): string {
-  const base = `session-${observation.sessionId}`;
-  switch (observation.type) {
-    case 'opened':
-      return `${base}-opened`;
-    case 'topped-up':
-      return `${base}-topped-up-${observation.paymentHash}`;
-    case 'spent':
-      return `${base}-spent-${observation.spentMsat}`;
-    case 'closed':
-      return `${base}-closed`;
-    case 'refunded':
-      return `${base}-refund-${observation.attempt}-${observation.state}`;
-  }
-}
-
-const SESSION_EVENT_TYPES: Record<SessionObservation['type'], L402EventType> = {
-  opened: EVENT_TYPES.sessionOpened,
-  'topped-up': EVENT_TYPES.sessionToppedUp,
-  spent: EVENT_TYPES.sessionSpent,
-  closed: EVENT_TYPES.sessionClosed,
-  refunded: EVENT_TYPES.sessionRefunded,
-};
-
-/** What a session event says of the money, by the observation's type. */
-function prepaidFacts(observation: SessionObservation): { facts: PrepaidSessionFacts; payment?: { paymentHash: string; amountMsat: number } } {
-  switch (observation.type) {
-    case 'opened':
-      return { facts: { unitPriceMsat: observation.unitPriceMsat }, payment: { paymentHash: observation.sessionId, amountMsat: observation.depositMsat } };
-    case 'topped-up':
-      return { facts: { closedBeforehand: observation.closed }, payment: { paymentHash: observation.paymentHash, amountMsat: observation.amountMsat } };
-    case 'spent':
-      return { facts: { units: observation.units, amountMsat: observation.amountMsat, paidMsat: observation.paidMsat, spentMsat: observation.spentMsat } };
-    case 'closed':
-      return {
-        facts: { because: observation.because, paidMsat: observation.paidMsat, spentMsat: observation.spentMsat, refundMsat: observation.refundMsat },
-      };
-    case 'refunded': {
-      const refund: NonNullable<PrepaidSessionFacts['refund']> = { state: observation.state, amountMsat: observation.amountMsat, attempt: observation.attempt };
-      if (observation.retryAt !== undefined) refund.retryAt = new Date(observation.retryAt).toISOString();
-      if (observation.error !== undefined) refund.error = observation.error;
-      if (observation.reason !== undefined) refund.reason = observation.reason;
-      return { facts: { refund } };
-    }
-  }
 }
 
 /** The id of a payment hash's challenge.issued: the served event names it as its cause, whichever instance issued it. */
@@ -129,7 +61,7 @@ export const challengeEventId = (paymentHash: string): string => `challenge-${pa
 export function serverEvents(onEvent: EventHandler, options: ServerEventOptions & { onError: ErrorReporter }): ServerEvents {
   const emit = dispatcher(onEvent, options.onError, options.maxPending);
   const agentId = options.agentId;
-  const source = options.source ?? `urn:l402-paywall:server:${declaredId(agentId) ?? 'anonymous'}`;
+  const source = serverSource(options);
 
   const factsOf = (request: Request, credentialRefused = false): RequestFacts => {
     const headers = request.headers;
@@ -163,37 +95,8 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
     return p;
   };
 
-  const agent: L402EventData['agent'] = agentId ? { id: agentId } : {};
-
   return {
     factsOf,
-    session(observation) {
-      const { facts, payment } = prepaidFacts(observation);
-      const id = observation.sessionId;
-      // The session's events share one trace, named by its id (a public payment hash): each a span of its own.
-      const traceparent = childSpan(`00-${id.slice(0, 32)}-0000000000000001-01`);
-      const causationId = observation.type === 'opened' ? undefined : observation.type === 'refunded' ? `session-${id}-closed` : `session-${id}-opened`;
-      const data: L402EventData = {
-        agent,
-        session: { id, kind: 'prepaid' },
-        causation: { traceparent, traceStarted: true, ...(causationId && { causationId }) },
-        ...(payment && { payment: proof(payment.paymentHash, payment.amountMsat) }),
-        prepaid: facts,
-        timing: {},
-        context: {},
-      };
-      emit(
-        makeEvent({
-          id: sessionEventId(observation),
-          type: SESSION_EVENT_TYPES[observation.type],
-          time: observation.at,
-          source,
-          // The route it was sold on; a close or refund by the cron knows only the session.
-          subject: ('route' in observation && observation.route) || `session:${id}`,
-          data,
-        }),
-      );
-    },
     challengeIssued(request, fields, facts = factsOf(request)) {
       const id = challengeEventId(fields.paymentHash);
       emit(
