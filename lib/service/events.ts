@@ -5,7 +5,8 @@
 // only in development) and is kept alive after the answer with Vercel's
 // waitUntil. Unset, nothing here exists and no event is built.
 import { waitUntil as vercelWaitUntil } from '@vercel/functions';
-import { httpEventSink, serverEvents, type EventSinkStats, type HttpEventSink, type ServerEvents } from 'l402-paywall/events';
+import { httpEventSink, serverEvents, sessionEvents, type EventSinkStats, type HttpEventSink, type ServerEvents } from 'l402-paywall/events';
+import type { SessionObserver } from 'l402-paywall/lightning';
 import type { Config } from '../config.js';
 import { guardedFetch } from '../http/outbound.js';
 import { outboundPolicy } from '../lightning/lnurl.js';
@@ -18,6 +19,8 @@ export interface ServiceEvents {
   paywall: { onEvent: HttpEventSink; events: { agentId: string; source: string | undefined; waitUntil: (promise: Promise<unknown>) => void } };
   /** For paid flows that are not withL402 (Pro activation). */
   server: ServerEvents;
+  /** The prepaid sessions' events: an onSession observer (lib/service/session-observer.ts). */
+  sessions: SessionObserver;
   /** Waits for every event sent so far to be delivered or given up (tests, shutdown). */
   flush(): Promise<void>;
   /** For GET /api/health: where (host only: a path or query can hold a token) and how delivery goes in this instance. */
@@ -42,6 +45,7 @@ export function createServiceEvents(config: Config, publicUrl: string | undefine
   return {
     paywall: { onEvent: sink, events: { agentId: SERVICE_AGENT_ID, source: publicUrl, waitUntil: vercelWaitUntil } },
     server: serverEvents(sink, { agentId: SERVICE_AGENT_ID, source: publicUrl, onError: report }),
+    sessions: sessionEvents(sink, { agentId: SERVICE_AGENT_ID, source: publicUrl, onError: report }),
     flush: () => sink.flush(),
     describe: () => ({ configured: true, host, ...sink.stats() }),
   };

@@ -339,6 +339,7 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
       byDay,
       trend: { payments7d: 0, sats7d: 0 },
       recent,
+      sessions: { count: 0, units: 0, spentSats: 0, refunded: { count: 0, sats: 0 }, owed: { count: 0, sats: 0 }, givenUp: { count: 0, sats: 0 } },
       scope: { tier: 'admin', addresses: null, since: null, generatedAt },
     };
   }

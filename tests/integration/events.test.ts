@@ -15,6 +15,8 @@ import { createSession } from '../../lib/service/accounts/auth.js';
 import { devLoginKey } from '../../lib/service/accounts/dev-login-key.js';
 import { useDevServer, type ChallengeBody, type TestServer } from '../support/server.js';
 import { requestNamingHost } from '../support/host-header.js';
+import { createSessions, devWallet, fetchWithL402 } from 'l402-paywall/client';
+import type { SessionObservation } from 'l402-paywall/lightning';
 
 const SECRET = generateEventSecret();
 
@@ -183,6 +185,108 @@ describe('EVENTS_WEBHOOK_URL set to a local receiver', () => {
     expect(JSON.stringify(report)).not.toContain('/hooks/l402');
     expect(JSON.stringify(report)).not.toContain(SECRET);
     expect(await (await fetch(`${server.url}/api/health`)).json()).not.toHaveProperty('events');
+  });
+});
+
+describe('EVENTS_WEBHOOK_URL set: a prepaid session of the demo', () => {
+  let receiver: EventReceiver;
+  beforeAll(async () => {
+    receiver = await startEventReceiver();
+  });
+  afterAll(() => receiver.close());
+  const server = useDevServer(() => ({ EVENTS_WEBHOOK_URL: receiver.url, EVENTS_WEBHOOK_SECRET: SECRET, DEMO_STREAM_INTERVAL_MS: '0' }));
+
+  it('opened, spent, topped-up, spent, closed, refunded: exactly these, in this order, signed, spending batched, no preimage or secret', async () => {
+    // What the demo's observer tells the event builder, in the order it tells it (deliveries may overtake each other).
+    const told: SessionObservation['type'][] = [];
+    const events = server.ctx.events!;
+    server.use({
+      ...server.ctx,
+      events: {
+        ...events,
+        sessions: (observation) => {
+          told.push(observation.type);
+          events.sessions(observation);
+        },
+      },
+    });
+    const sessions = createSessions({ maxDepositSats: 20 });
+    let sessionId = '';
+    let preimage = '';
+    try {
+      const response = await fetchWithL402(`${server.url}/api/demo/stream?chunks=25`, undefined, {
+        wallet: devWallet({ serviceUrl: server.url }),
+        maxPriceSats: 1,
+        sessions,
+      });
+      expect(await response.text()).toContain('event: payment-need-topup');
+      ({ sessionId, preimage } = sessions.list()[0]!);
+      expect(await sessions.closeAll()).toMatchObject([{ status: 200, refundSats: 15, refundStatus: 'succeeded' }]);
+    } finally {
+      await sessions.closeAll();
+      server.restore();
+    }
+    await vi.waitFor(() => expect(told).toHaveLength(6));
+    // 25 units in two batches: the 20 before the pause for a top-up, the 5 after it at the stream's end.
+    expect(told).toEqual(['opened', 'spent', 'topped-up', 'spent', 'closed', 'refunded']);
+
+    await events.flush();
+    const delivered = receiver.deliveries.map((delivery) => {
+      const headers = plainHeaders(delivery.headers);
+      const event = new Webhook(SECRET).verify(delivery.body, headers) as L402Event;
+      expect(verifyEvent(delivery.body, headers, SECRET)).toEqual(event);
+      expect((HTTP.toEvent({ headers, body: delivery.body }) as CloudEvent<unknown>).validate()).toBe(true);
+      return event;
+    });
+    const session = delivered.filter((e) => e.type.startsWith('dev.l402paywall.server.session.'));
+    expect(session.map((e) => e.type).sort()).toEqual(
+      [
+        EVENT_TYPES.sessionOpened,
+        EVENT_TYPES.sessionSpent,
+        EVENT_TYPES.sessionToppedUp,
+        EVENT_TYPES.sessionSpent,
+        EVENT_TYPES.sessionClosed,
+        EVENT_TYPES.sessionRefunded,
+      ].sort(),
+    );
+    const one = (type: string, index = 0) => session.filter((e) => e.type === type)[index]!;
+    const spent = session.filter((e) => e.type === EVENT_TYPES.sessionSpent).sort((a, b) => a.data.prepaid!.spentMsat! - b.data.prepaid!.spentMsat!);
+    const opened = one(EVENT_TYPES.sessionOpened);
+    const closed = one(EVENT_TYPES.sessionClosed);
+    for (const event of session) {
+      expect(event).toMatchObject({
+        source: server.url,
+        subject: '/api/demo/stream',
+        data: { agent: { id: 'l402-paywall-service' }, session: { id: sessionId, kind: 'prepaid' } },
+      });
+      // One trace per session, named by its id.
+      expect(event.traceparent.slice(3, 35)).toBe(sessionId.slice(0, 32));
+    }
+    expect(opened.data).toMatchObject({ payment: { paymentHash: sessionId, amountMsat: 20_000 }, prepaid: { unitPriceMsat: 1000 } });
+    expect(spent.map((e) => e.data.prepaid)).toEqual([
+      { units: 20, amountMsat: 20_000, spentMsat: 20_000, paidMsat: 20_000 },
+      { units: 5, amountMsat: 5000, spentMsat: 25_000, paidMsat: 40_000 },
+    ]);
+    const toppedUp = one(EVENT_TYPES.sessionToppedUp);
+    expect(toppedUp.data).toMatchObject({ payment: { amountMsat: 20_000 }, prepaid: { closedBeforehand: false }, causation: { causationId: opened.id } });
+    expect(toppedUp.data.payment!.paymentHash).not.toBe(sessionId);
+    expect(closed.data).toMatchObject({
+      prepaid: { because: 'client', paidMsat: 40_000, spentMsat: 25_000, refundMsat: 15_000 },
+      causation: { causationId: opened.id },
+    });
+    expect(one(EVENT_TYPES.sessionRefunded).data).toMatchObject({
+      prepaid: { refund: { state: 'paid', amountMsat: 15_000, attempt: 1 } },
+      causation: { causationId: closed.id },
+    });
+    // Times in the order the session lived them.
+    const inOrder = [opened, spent[0]!, toppedUp, spent[1]!, closed, one(EVENT_TYPES.sessionRefunded)].map((e) => Date.parse(e.time));
+    expect([...inOrder].sort((a, b) => a - b)).toEqual(inOrder);
+    for (const delivery of receiver.deliveries) {
+      expect(delivery.body).not.toContain(preimage);
+      expect(delivery.body).not.toContain(SECRET);
+      // No preimage member anywhere (the word is in PAYMENT_VERIFICATION's text, which says how to check one).
+      expect(delivery.body).not.toMatch(/"[a-z]*preimage"\s*:/i);
+    }
   });
 });
 

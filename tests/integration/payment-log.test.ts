@@ -15,6 +15,10 @@ import { newPreimage } from '../../packages/l402-paywall/tests/support/l402.js';
 import { createTestDatabase, postgresReachable, TEST_DATABASE_URL } from '../support/postgres.js';
 import { REDIS_URL, redisReachable } from '../support/redis.js';
 import { payDemoChallenge, useDevServer } from '../support/server.js';
+import type { SessionObservation } from 'l402-paywall/lightning';
+import { createSessions, devWallet, fetchWithL402 } from 'l402-paywall/client';
+import { createSession as createLoginSession } from '../../lib/service/accounts/auth.js';
+import { paymentStats } from '../../lib/service/records/stats-queries.js';
 import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -479,6 +483,178 @@ for (const setup of setups) {
 }
 
 // ---------------------------------------------------------------------------
+// Prepaid sessions: deposits and top-ups are payments, spending and refunds the session's row
+
+interface SessionRow extends Row {
+  session_id: string;
+  endpoint: string | null;
+  unit_price_msat: number;
+  paid_msat: number;
+  spent_msat: number;
+  closed_because: string | null;
+  refund_msat: number;
+  refund_state: string | null;
+  refund_attempts: number;
+  refund_error: string | null;
+  refund_reason: string | null;
+  settled: boolean;
+}
+
+const sessionRows = (db: Database) =>
+  db.query<SessionRow>(
+    `SELECT session_id, endpoint, unit_price_msat::int8 AS unit_price_msat, paid_msat::int8 AS paid_msat, spent_msat::int8 AS spent_msat, closed_because,
+            refund_msat::int8 AS refund_msat, refund_state, refund_attempts, refund_error, refund_reason, refund_settled_at IS NOT NULL AS settled
+     FROM payment_sessions ORDER BY session_id`,
+  );
+const sessionPayments = (db: Database) =>
+  db.query<{ payment_hash: string; amount_sats: number; session_id: string | null }>(
+    'SELECT payment_hash, amount_sats, session_id FROM payments ORDER BY paid_at, payment_hash',
+  );
+
+/** A session's life as lightningSessions and the refunds tell it: 20 sats in, 20 more, 25 spent, closed, one failed refund attempt, then paid. */
+function sessionLife(): { id: string; topUp: string; observations: SessionObservation[] } {
+  const id = newPreimage().hash;
+  const topUp = newPreimage().hash;
+  const at = Date.parse('2026-11-27T10:00:00.000Z');
+  const route = '/api/demo/stream';
+  return {
+    id,
+    topUp,
+    observations: [
+      { type: 'opened', sessionId: id, route, depositMsat: 20_000, unitPriceMsat: 1000, at },
+      { type: 'spent', sessionId: id, route, units: 20, amountMsat: 20_000, spentMsat: 20_000, paidMsat: 20_000, at: at + 1000 },
+      { type: 'topped-up', sessionId: id, route, paymentHash: topUp, amountMsat: 20_000, closed: false, at: at + 2000 },
+      { type: 'spent', sessionId: id, route, units: 5, amountMsat: 5000, spentMsat: 25_000, paidMsat: 40_000, at: at + 3000 },
+      { type: 'closed', sessionId: id, because: 'client', paidMsat: 40_000, spentMsat: 25_000, refundMsat: 15_000, at: at + 4000 },
+      { type: 'refunded', sessionId: id, state: 'failed', amountMsat: 15_000, attempt: 1, error: 'no route', retryAt: at + 34_000, at: at + 5000 },
+      { type: 'refunded', sessionId: id, state: 'paid', amountMsat: 15_000, attempt: 2, at: at + 35_000 },
+    ],
+  };
+}
+
+const settledSession = (id: string): SessionRow => ({
+  session_id: id,
+  endpoint: '/api/demo/stream',
+  unit_price_msat: 1000,
+  paid_msat: 40_000,
+  spent_msat: 25_000,
+  closed_because: 'client',
+  refund_msat: 15_000,
+  refund_state: 'paid',
+  refund_attempts: 2,
+  // The error of a failed attempt goes once the refund is paid.
+  refund_error: null,
+  refund_reason: null,
+  settled: true,
+});
+
+for (const setup of setups) {
+  describe.skipIf(setup.skip !== undefined)(`payment log of prepaid sessions (${setup.name})`, () => {
+    let db: FaultyDatabase;
+    let keyPrefix: string;
+    let lines: string[];
+    const real = () => setup.database();
+    const instance = (): PaymentLog =>
+      createPaymentLog({ database: async () => db.db, store: setup.store(), keyPrefix, retryDelaysMs: [5], log: (line) => lines.push(line) });
+    const written = (log: PaymentLog, n: number) =>
+      waitFor(
+        `${n} session rows and payments settled`,
+        async () => [(await sessionRows(real())).length, (await sessionPayments(real())).length, (await log.flush()).pending],
+        ([, payments, pending]) => payments === n && pending === 0,
+      );
+
+    beforeEach(async () => {
+      await setup.database().query('TRUNCATE payments, payment_sessions');
+      db = faulty(setup.database());
+      keyPrefix = `test:paylog:${randomUUID()}:`;
+      lines = [];
+    });
+
+    it('a deposit and a top-up are payments; spending, the close and the refund are one row against the deposit', async () => {
+      const log = instance();
+      const { id, topUp, observations } = sessionLife();
+      for (const observation of observations) log.onSession(observation);
+      await written(log, 2);
+      await waitFor(
+        'the refund paid',
+        async () => (await sessionRows(real()))[0]?.refund_state,
+        (state) => state === 'paid',
+      );
+      expect(await sessionPayments(real())).toEqual([
+        { payment_hash: id, amount_sats: 20, session_id: id },
+        { payment_hash: topUp, amount_sats: 20, session_id: id },
+      ]);
+      expect(await sessionRows(real())).toEqual([settledSession(id)]);
+      // Revenue is what was kept: 40 received, 15 refunded.
+      const stats = await paymentStats(real(), { addresses: 'all', since: null, now: new Date('2026-11-28T00:00:00Z') });
+      expect(stats).toMatchObject({
+        totalPayments: 2,
+        totalSats: 25,
+        byDay: { '2026-11-27': { count: 2, sats: 25 } },
+        sessions: { count: 1, units: 25, spentSats: 25, refunded: { count: 1, sats: 15 }, owed: { count: 0, sats: 0 }, givenUp: { count: 0, sats: 0 } },
+      });
+    });
+
+    it('nothing twice: every observation told twice, in reverse, and through the outbox while the database is down, leaves the same rows', async () => {
+      const log = instance();
+      const { id, topUp, observations } = sessionLife();
+      db.down = true;
+      for (const observation of [...observations].reverse()) log.onSession(observation);
+      await waitFor(
+        'everything kept',
+        async () => (await log.flush()).pending,
+        // One entry each, and the deposit's payment beside the opened session's row.
+        (pending) => pending === observations.length + 1,
+      );
+      expect(await sessionRows(real())).toEqual([]);
+      db.down = false;
+      for (const observation of observations) log.onSession(observation);
+      await written(log, 2);
+      expect(await log.drain()).toEqual({ written: 0, pending: 0 });
+      expect((await sessionPayments(real())).map((p) => p.payment_hash).sort()).toEqual([id, topUp].sort());
+      expect(await sessionRows(real())).toEqual([settledSession(id)]);
+    });
+
+    it('a refund given up stays owed, and a late failed attempt does not undo it', async () => {
+      const log = instance();
+      const { id, observations } = sessionLife();
+      const [opened, , , , closed] = observations;
+      const givenUp: SessionObservation = {
+        type: 'refunded',
+        sessionId: id,
+        state: 'given-up',
+        amountMsat: 15_000,
+        attempt: 12,
+        reason: 'the return invoice expired',
+        at: closed!.at + 9000,
+      };
+      const lateFailure: SessionObservation = {
+        type: 'refunded',
+        sessionId: id,
+        state: 'failed',
+        amountMsat: 15_000,
+        attempt: 11,
+        error: 'timeout',
+        retryAt: closed!.at + 99_000,
+        at: closed!.at + 8000,
+      };
+      for (const observation of [opened!, closed!, givenUp, lateFailure]) log.onSession(observation);
+      await written(log, 1);
+      await waitFor(
+        'the row',
+        async () => (await sessionRows(real()))[0]?.refund_state,
+        (state) => state === 'given-up',
+      );
+      expect(await sessionRows(real())).toMatchObject([
+        { refund_state: 'given-up', refund_attempts: 12, refund_reason: 'the return invoice expired', settled: true },
+      ]);
+      const stats = await paymentStats(real(), { addresses: 'all', since: null, now: new Date('2026-11-28T00:00:00Z') });
+      expect(stats).toMatchObject({ totalSats: 20, sessions: { refunded: { count: 0, sats: 0 }, givenUp: { count: 1, sats: 15 } } });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------
 // Behaviours that do not depend on the backend
 
 describe('payment log: faults and inputs', () => {
@@ -797,5 +973,73 @@ describe('the hosted demo logs its payments', () => {
     const ctx = server.ctx;
     expect(servicePaymentLog(ctx)).toBe(servicePaymentLog(ctx));
     expect(servicePaymentLog({ ...ctx, config: { ...ctx.config, database: undefined } })).toBeUndefined();
+  });
+});
+
+// ---------------------------------------------------------------------------
+// The hosted demo's prepaid sessions, through the local server and the real client
+
+describe('the hosted demo logs its sessions', () => {
+  const ADMIN = `02${'a'.repeat(64)}`;
+  const server = useDevServer(() => ({ DEMO_STREAM_INTERVAL_MS: '0', ADMIN_PUBKEYS: ADMIN, INVOICE_RATE_LIMIT_PER_MINUTE: '100000' }));
+
+  it('a stream opened, topped up and closed: the deposit and the top-up are payments, a bearer request more; the 26 units spent and the 14-sat refund are against the deposit, and revenue is 26', async () => {
+    const db = await server.ctx.database();
+    await db.query('TRUNCATE payments, payment_sessions');
+    const sessions = createSessions({ maxDepositSats: 20 });
+    const wallet = devWallet({ serviceUrl: server.url });
+    let sessionId: string;
+    try {
+      const response = await fetchWithL402(`${server.url}/api/demo/stream?chunks=25`, undefined, { wallet, maxPriceSats: 1, sessions });
+      expect(response.status).toBe(200);
+      expect(await response.text()).toContain('event: payment-need-topup');
+      // A bearer request on the same session: served, one unit more, and no new payment.
+      const again = await fetchWithL402(`${server.url}/api/demo/stream?chunks=1`, undefined, { wallet, maxPriceSats: 1, sessions });
+      expect(again.status).toBe(200);
+      expect(await again.text()).toContain('data: [DONE]');
+      expect(sessions.list()).toHaveLength(1);
+      sessionId = sessions.list()[0]!.sessionId;
+    } finally {
+      const closed = await sessions.closeAll();
+      expect(closed).toMatchObject([{ status: 200, refundSats: 14, refundStatus: 'succeeded' }]);
+    }
+    await waitFor(
+      'the refund in the log',
+      async () => (await sessionRows(db))[0]?.refund_state,
+      (state) => state === 'paid',
+    );
+    const payments = await sessionPayments(db);
+    expect(payments).toHaveLength(2);
+    expect(payments[0]).toEqual({ payment_hash: sessionId, amount_sats: 20, session_id: sessionId });
+    expect(payments[1]).toMatchObject({ amount_sats: 20, session_id: sessionId });
+    expect(payments[1]!.payment_hash).not.toBe(sessionId);
+    expect(await sessionRows(db)).toEqual([
+      {
+        session_id: sessionId,
+        endpoint: '/api/demo/stream',
+        unit_price_msat: 1000,
+        paid_msat: 40_000,
+        spent_msat: 26_000,
+        closed_because: 'client',
+        refund_msat: 14_000,
+        refund_state: 'paid',
+        refund_attempts: 1,
+        refund_error: null,
+        refund_reason: null,
+        settled: true,
+      },
+    ]);
+    // GET /api/stats (admin): 40 received, 14 refunded.
+    const { token } = await createLoginSession(server.ctx, ADMIN);
+    const stats = await fetch(`${server.url}/api/stats`, { headers: { authorization: `Bearer ${token}` } });
+    expect(stats.status).toBe(200);
+    const body = (await stats.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({
+      totalPayments: 2,
+      totalSats: 26,
+      trend: { payments7d: 2, sats7d: 26 },
+      sessions: { count: 1, units: 26, spentSats: 26, refunded: { count: 1, sats: 14 }, owed: { count: 0, sats: 0 }, givenUp: { count: 0, sats: 0 } },
+    });
+    expect(JSON.stringify(await db.query('SELECT * FROM payment_sessions'))).not.toMatch(/preimage/i);
   });
 });

@@ -143,9 +143,32 @@ async function insertSplits(db: Queryable, rows: SplitRow[]): Promise<void> {
 // ---------------------------------------------------------------------------
 // The brute force: the stats object recomputed from every row, in TypeScript
 
+interface SessionRow {
+  session_id: string;
+  unit_price_msat: number | null;
+  spent_msat: number;
+  refund_msat: number;
+  refund_state: 'none' | 'due' | 'failed' | 'paid' | 'given-up' | null;
+}
+
+/** Prepaid sessions on some of the payments (their deposits), in every refund state. */
+async function insertSessions(db: Queryable, gen: Generator, deposits: PaymentRow[]): Promise<void> {
+  for (const p of deposits) {
+    const unit = gen.pick([1000, 2000, null]);
+    const paid = Math.max(1, p.amount_sats ?? 1) * 1000;
+    const spent = gen.int(paid + 1);
+    const state = gen.pick(['none', 'due', 'failed', 'paid', 'given-up', null] as const);
+    await db.query(
+      'INSERT INTO payment_sessions (session_id, unit_price_msat, paid_msat, spent_msat, refund_msat, refund_state) VALUES ($1, $2, $3, $4, $5, $6)',
+      [p.payment_hash, unit, paid, spent, state === 'none' || state === null ? 0 : paid - spent + gen.int(2) * 500, state],
+    );
+  }
+}
+
 interface Snapshot {
   payments: PaymentRow[];
   splits: SplitRow[];
+  sessions: SessionRow[];
   pro: Array<{ address: string; expires_at: Date }>;
   links: Array<{ pubkey: string; address: string }>;
 }
@@ -172,7 +195,14 @@ async function snapshot(db: Queryable): Promise<Snapshot> {
     expires_at: r.expires_at as Date,
   }));
   const links = (await db.query('SELECT pubkey, address FROM address_links')).map((r) => ({ pubkey: String(r.pubkey), address: String(r.address) }));
-  return { payments, splits, pro, links };
+  const sessions = (await db.query('SELECT session_id, unit_price_msat, spent_msat, refund_msat, refund_state FROM payment_sessions')).map((r) => ({
+    session_id: String(r.session_id),
+    unit_price_msat: r.unit_price_msat === null ? null : Number(r.unit_price_msat),
+    spent_msat: Number(r.spent_msat),
+    refund_msat: Number(r.refund_msat),
+    refund_state: r.refund_state as SessionRow['refund_state'],
+  }));
+  return { payments, splits, pro, links, sessions };
 }
 
 interface Expected extends PaymentStats {
@@ -189,8 +219,6 @@ function bruteForce(data: Snapshot, who: { pubkey: string; admin: boolean }, now
   const visible = owned.filter((p) => since === null || p.paid_at.getTime() >= since);
   const fees = new Map(data.splits.map((s) => [s.payment_hash, s.fee_msat]));
   const sats = (rows: PaymentRow[]) => rows.reduce((sum, p) => sum + (p.amount_sats ?? 0), 0);
-  const count = (groups: Map<string, PaymentRow[]>) =>
-    Object.fromEntries([...groups].sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, rows]) => [key, { count: rows.length, sats: sats(rows) }]));
   const groupBy = (rows: PaymentRow[], key: (p: PaymentRow) => string | null) => {
     const groups = new Map<string, PaymentRow[]>();
     for (const p of rows) {
@@ -200,6 +228,18 @@ function bruteForce(data: Snapshot, who: { pubkey: string; admin: boolean }, now
     return groups;
   };
   const week = visible.filter((p) => p.paid_at.getTime() >= now.getTime() - 7 * DAY_MS);
+  // Sessions on the visible deposits; revenue is received minus refunds paid, each group's refunds rounded up to whole sats.
+  const deposits = new Map(visible.map((p) => [p.payment_hash, p]));
+  const sessions = data.sessions.filter((s) => deposits.has(s.session_id));
+  const refundedMsat = (rows: PaymentRow[]) =>
+    sessions.filter((s) => s.refund_state === 'paid' && rows.some((p) => p.payment_hash === s.session_id)).reduce((sum, s) => sum + s.refund_msat, 0);
+  const kept = (rows: PaymentRow[]) => sats(rows) - Math.ceil(refundedMsat(rows) / 1000);
+  const countKept = (groups: Map<string, PaymentRow[]>) =>
+    Object.fromEntries([...groups].sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, rows]) => [key, { count: rows.length, sats: kept(rows) }]));
+  const refunds = (states: SessionRow['refund_state'][]) => {
+    const matching = sessions.filter((s) => states.includes(s.refund_state));
+    return { count: matching.length, sats: Math.ceil(matching.reduce((sum, s) => sum + s.refund_msat, 0) / 1000) };
+  };
   const recent = [...visible]
     .sort((a, b) => b.paid_at.getTime() - a.paid_at.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
     .slice(0, RECENT_LIMIT)
@@ -207,12 +247,20 @@ function bruteForce(data: Snapshot, who: { pubkey: string; admin: boolean }, now
   return {
     tier: who.admin ? 'admin' : pro ? 'pro' : 'free',
     totalPayments: visible.length,
-    totalSats: sats(visible),
+    totalSats: kept(visible),
     serviceFee: Math.floor(visible.reduce((sum, p) => sum + (fees.get(p.payment_hash) ?? 0), 0) / 1000),
-    byOwner: count(groupBy(visible, (p) => p.owner_address)),
-    byDay: count(groupBy(visible, (p) => p.paid_at.toISOString().slice(0, 10))),
-    trend: { payments7d: week.length, sats7d: sats(week) },
+    byOwner: countKept(groupBy(visible, (p) => p.owner_address)),
+    byDay: countKept(groupBy(visible, (p) => p.paid_at.toISOString().slice(0, 10))),
+    trend: { payments7d: week.length, sats7d: kept(week) },
     recent,
+    sessions: {
+      count: sessions.length,
+      units: sessions.reduce((sum, s) => sum + (s.unit_price_msat ? Math.floor(s.spent_msat / s.unit_price_msat) : 0), 0),
+      spentSats: Math.floor(sessions.reduce((sum, s) => sum + s.spent_msat, 0) / 1000),
+      refunded: refunds(['paid']),
+      owed: refunds(['due', 'failed']),
+      givenUp: refunds(['given-up']),
+    },
     owedMsat:
       addresses === null ? 0 : data.splits.filter((s) => addresses.has(s.owner_address) && s.state !== 'paid').reduce((sum, s) => sum + s.owner_msat, 0),
   };
@@ -334,6 +382,12 @@ for (const backend of backends) {
       const early = batch.filter(() => gen.chance(0.3)).map((p) => gen.split(p));
       await insertSplits(db, early);
       await insertPayments(db, batch);
+      // Some of them are prepaid sessions' deposits, with refunds paid, owed and given up.
+      await insertSessions(
+        db,
+        gen,
+        batch.filter(() => gen.chance(0.3)),
+      );
       const later = batch.filter((p) => !early.some((s) => s.payment_hash === p.payment_hash) && gen.chance(0.5));
       for (const p of later.slice(0, 20)) await insertSplits(db, [gen.split(p)]);
       await insertSplits(
@@ -519,6 +573,11 @@ for (const backend of backends) {
       // Every endpoint, hostile ones included, at least once for every owner, whatever the seed: the CSV checks below look for them.
       for (const owner of OWNERS) for (const endpoint of ENDPOINTS) rows.push({ ...gen.payment(now, undefined, owner), endpoint });
       await insertPayments(server.db, rows);
+      await insertSessions(
+        server.db,
+        gen,
+        rows.filter(() => gen.chance(0.3)),
+      );
       await insertSplits(
         server.db,
         rows.filter(() => gen.chance(0.7)).map((p) => gen.split(p)),

@@ -12,6 +12,8 @@ export interface PaymentLogEntry {
   ownerAddress?: string | null;
   /** When the request was paid; default now. Kept with the entry, so a late write keeps the true time. */
   paidAt?: Date | string;
+  /** A prepaid session's deposit or top-up: the session's id (the deposit's payment hash). */
+  sessionId?: string;
 }
 
 /** What a pass over the outbox did. */

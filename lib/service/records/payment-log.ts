@@ -13,14 +13,20 @@
 //   line (it holds nothing secret), which is the last place it can be kept.
 // The preimage never reaches this module: a Payment does not carry it.
 //
+// Prepaid sessions come through onSession (session-records.ts): their deposits
+// and top-ups are payments, what they spend and refund is the session's row.
+// A request a session served is not a payment, so onPaid leaves it out.
+//
 import { waitUntil as vercelWaitUntil } from '@vercel/functions';
 import { DatabaseUnavailable, type Database } from '../../db/index.js';
 import type { Payment } from 'l402-paywall';
+import type { SessionObservation } from 'l402-paywall/lightning';
 import type { KeyValueStore } from '../../store/types.js';
 import type { ServiceContext } from '../context.js';
 import { sleep, withTimeout } from '../../util/async.js';
 import { describeError } from '../../util/describe-error.js';
-import { createOutbox, storedEntry, type Outbox, type StoredEntry } from './payment-outbox.js';
+import { createOutbox, isSessionRecord, storedEntry, type Outbox, type StoredEntry, type StoredPayment } from './payment-outbox.js';
+import { entriesOf, storedSessionRecord, upsertSessionRecords } from './session-records.js';
 import type { FlushResult, PaymentLogEntry } from './payment-log-types.js';
 
 export type { FlushResult, PaymentLogEntry } from './payment-log-types.js';
@@ -37,6 +43,8 @@ export type RecordOutcome =
 export interface PaymentLog {
   /** For withL402's `onPaid`: logs in the background (kept alive with waitUntil); never throws. */
   onPaid(payment: Payment, request: Request, response?: Response): void;
+  /** For lightningSessions' and the refunds' `onSession`: logs deposits, top-ups, spending, closes and refunds in the background; never throws. */
+  onSession(observation: SessionObservation): void;
   /** Writes one entry (retries, then the outbox); resolves with what became of it, never rejects for I/O. */
   record(entry: PaymentLogEntry): Promise<RecordOutcome>;
   /** One pass over the outbox: writes up to `maxSlots` waiting entries. */
@@ -100,18 +108,19 @@ export function createPaymentLog(options: PaymentLogOptions): PaymentLog {
   const background = createBackgroundFlush(outbox, { checkIntervalMs: options.outboxCheckIntervalMs ?? 10_000, keepAlive, log });
   const noteKept = keptNotice(log);
 
-  async function record(input: PaymentLogEntry): Promise<RecordOutcome> {
-    const entry = storedEntry(input);
-    const dbError = await writer.write([entry]);
+  /** Writes the entries together; while the database fails each is kept on its own. */
+  async function recordAll(entries: StoredEntry[]): Promise<RecordOutcome> {
+    const dbError = await writer.write(entries);
     if (dbError === undefined) {
       background.afterWrite();
       return 'written';
     }
+    let entry: StoredEntry | undefined;
     try {
-      await outbox.keep(entry);
+      for (entry of entries) await outbox.keep(entry);
     } catch (storeError) {
       log(
-        `[payment-log] payment NOT logged: database (${describeError(dbError)}) and key-value store (${describeError(storeError)}) both failed; entry, to be written by hand: ${JSON.stringify(entry)}`,
+        `[payment-log] payment NOT logged: database (${describeError(dbError)}) and key-value store (${describeError(storeError)}) both failed; entries, to be written by hand: ${JSON.stringify(entries.slice(entries.indexOf(entry!)))}`,
       );
       return 'dropped';
     }
@@ -120,10 +129,27 @@ export function createPaymentLog(options: PaymentLogOptions): PaymentLog {
     return 'kept';
   }
 
+  async function record(input: PaymentLogEntry): Promise<RecordOutcome> {
+    return recordAll([storedEntry(input)]);
+  }
+
   return {
     onPaid(payment, request) {
+      // A request a session served spent from a deposit already logged (onSession): not a payment.
+      if (payment.session) return;
       const entry = describePaidRequest(payment, request, options.ownerOf, log);
       if (entry) keepAlive(record(entry).catch((error) => log(`[payment-log] payment ${safeHash(payment.paymentHash)} not logged: ${describeError(error)}`)));
+    },
+    onSession(observation) {
+      let entries: StoredEntry[];
+      try {
+        const { payments, session } = entriesOf(observation);
+        entries = [...payments.map(storedEntry), ...(session ? [storedSessionRecord(session)] : [])];
+      } catch (error) {
+        log(`[payment-log] session ${safeHash(observation?.sessionId)} not logged: ${describeError(error)}`);
+        return;
+      }
+      keepAlive(recordAll(entries).catch((error) => log(`[payment-log] session ${safeHash(observation.sessionId)} not logged: ${describeError(error)}`)));
     },
     record,
     flush: (flushOptions) => outbox.flush(flushOptions),
@@ -177,20 +203,25 @@ function createDatabaseWriter(database: () => Promise<Database>, timing: WriteTi
   };
 }
 
-/** One INSERT for the entries; a payment hash already there is left as it is. */
+/** One INSERT for the payments (a payment hash already there is left as it is), then the session rows, merged. */
 async function insertPayments(database: () => Promise<Database>, entries: readonly StoredEntry[]): Promise<void> {
-  const unique = [...new Map(entries.map((e) => [e.paymentHash, e])).values()];
-  const params: unknown[] = [];
-  const rows = unique.map((e) => {
-    const i = params.length;
-    params.push(e.paymentHash, e.endpoint, e.amountSats, e.ownerAddress, e.paidAt);
-    return `($${i + 1}, $${i + 2}, $${i + 3}, $${i + 4}, $${i + 5}::timestamptz)`;
-  });
+  const payments = entries.filter((e): e is StoredPayment => !isSessionRecord(e));
+  const sessions = entries.filter(isSessionRecord);
   const db = await database();
-  await db.query(
-    `INSERT INTO payments (payment_hash, endpoint, amount_sats, owner_address, paid_at) VALUES ${rows.join(', ')} ON CONFLICT (payment_hash) DO NOTHING`,
-    params,
-  );
+  if (payments.length > 0) {
+    const unique = [...new Map(payments.map((e) => [e.paymentHash, e])).values()];
+    const params: unknown[] = [];
+    const rows = unique.map((e) => {
+      const i = params.length;
+      params.push(e.paymentHash, e.endpoint, e.amountSats, e.ownerAddress, e.paidAt, e.sessionId ?? null);
+      return `($${i + 1}, $${i + 2}, $${i + 3}, $${i + 4}, $${i + 5}::timestamptz, $${i + 6})`;
+    });
+    await db.query(
+      `INSERT INTO payments (payment_hash, endpoint, amount_sats, owner_address, paid_at, session_id) VALUES ${rows.join(', ')} ON CONFLICT (payment_hash) DO NOTHING`,
+      params,
+    );
+  }
+  await upsertSessionRecords(db, sessions);
 }
 
 /**

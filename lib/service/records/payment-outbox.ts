@@ -17,6 +17,7 @@
 import type { KeyValueStore } from '../../store/types.js';
 import { describeError } from '../../util/describe-error.js';
 import type { FlushResult, PaymentLogEntry } from './payment-log-types.js';
+import { storedSessionRecord, type SessionRecordEntry } from './session-records.js';
 
 const DONE = 'done';
 const MAX_SLOT = Number.MAX_SAFE_INTEGER;
@@ -35,17 +36,23 @@ const SLOT_ATTEMPTS = 1000;
 // payments.amount_sats is a Postgres integer.
 const MAX_AMOUNT_SATS = 2_147_483_647;
 
-/** An entry as it is kept and written: checked, its hash lower-case, its time fixed. */
-export interface StoredEntry {
+/** A payment as it is kept and written: checked, its hash lower-case, its time fixed. */
+export interface StoredPayment {
   paymentHash: string;
   endpoint: string;
   amountSats: number;
   ownerAddress: string | null;
   paidAt: string;
+  sessionId?: string;
 }
 
+/** What the outbox keeps: a payment, or a prepaid session's row (session-records.ts). Payments carry no kind, as before sessions. */
+export type StoredEntry = StoredPayment | SessionRecordEntry;
+
+export const isSessionRecord = (entry: StoredEntry): entry is SessionRecordEntry => (entry as SessionRecordEntry).kind === 'session';
+
 /** Checks an entry and fixes its time (default now); throws TypeError naming what is wrong. */
-export function storedEntry(input: PaymentLogEntry): StoredEntry {
+export function storedEntry(input: PaymentLogEntry): StoredPayment {
   const paymentHash = typeof input.paymentHash === 'string' ? input.paymentHash.toLowerCase() : '';
   if (!/^[0-9a-f]{64}$/.test(paymentHash)) throw new TypeError('paymentHash must be 64 hex characters');
   if (typeof input.endpoint !== 'string' || input.endpoint.length > 2048) throw new TypeError('endpoint must be a string of at most 2048 characters');
@@ -56,13 +63,23 @@ export function storedEntry(input: PaymentLogEntry): StoredEntry {
   if (owner !== null && (typeof owner !== 'string' || owner.length > 320)) throw new TypeError('ownerAddress must be a string of at most 320 characters');
   const paidAt = input.paidAt === undefined ? new Date() : new Date(input.paidAt);
   if (Number.isNaN(paidAt.getTime())) throw new TypeError('paidAt must be a valid date');
-  return { paymentHash, endpoint: input.endpoint, amountSats: input.amountSats, ownerAddress: owner, paidAt: paidAt.toISOString() };
+  const sessionId = input.sessionId === undefined ? undefined : typeof input.sessionId === 'string' ? input.sessionId.toLowerCase() : '';
+  if (sessionId !== undefined && !/^[0-9a-f]{64}$/.test(sessionId)) throw new TypeError('sessionId must be 64 hex characters');
+  return {
+    paymentHash,
+    endpoint: input.endpoint,
+    amountSats: input.amountSats,
+    ownerAddress: owner,
+    paidAt: paidAt.toISOString(),
+    ...(sessionId && { sessionId }),
+  };
 }
 
 /** A slot's JSON, checked as a new entry is; undefined when it is not one. */
 function parseStoredEntry(value: string): StoredEntry | undefined {
   try {
-    return storedEntry(JSON.parse(value) as PaymentLogEntry);
+    const parsed = JSON.parse(value) as PaymentLogEntry | SessionRecordEntry;
+    return (parsed as SessionRecordEntry).kind === 'session' ? storedSessionRecord(parsed as SessionRecordEntry) : storedEntry(parsed as PaymentLogEntry);
   } catch {
     return undefined;
   }

@@ -11,6 +11,12 @@
 //
 // Rounding: serviceFee = floor(sum of fee_msat / 1000) over the scope's
 // payments' splits.
+//
+// Prepaid sessions (migration 007): a session's deposit and top-ups are
+// payments; what it spent is not. Revenue is what was kept: a refund paid
+// back is taken off totalSats, byDay, byOwner and the trend, in the cell (day,
+// owner) of the session's deposit, a fraction of a sat counting as a whole one.
+// `sessions` shows the sessions, their spending and their refunds.
 import type { Queryable } from '../../db/types.js';
 
 export const TREND_DAYS = 7;
@@ -46,6 +52,22 @@ export interface PaymentStats {
   trend: { payments7d: number; sats7d: number };
   /** Newest first (paid_at, then id), at most RECENT_LIMIT. */
   recent: PaymentRecord[];
+  /** Prepaid sessions whose deposit is among the visible payments. */
+  sessions: SessionStats;
+}
+
+export interface SessionStats {
+  /** Sessions opened (their deposits and top-ups are among the payments). */
+  count: number;
+  /** What the requests and streams they served spent: units, and sats (floor). Not payments. */
+  units: number;
+  spentSats: number;
+  /** Refunds paid back: already taken off the totals. */
+  refunded: CountAndSats;
+  /** Refunds due or failed and retried: still owed. */
+  owed: CountAndSats;
+  /** Refunds given up: owed, the operator's to settle by hand. */
+  givenUp: CountAndSats;
 }
 
 /** Which payments a caller sees. */
@@ -61,15 +83,104 @@ export interface StatsScope {
 export async function paymentStats(db: Queryable, scope: StatsScope): Promise<PaymentStats> {
   const trendSince = new Date(scope.now.getTime() - TREND_DAYS * DAY_MS);
   const trendIsWindow = scope.since !== null && scope.since.getTime() === trendSince.getTime();
-  const [groups, trend, recent] = await Promise.all([
+  const [received, receivedTrend, recent, sessionCells] = await Promise.all([
     groupedTotals(db, scope),
     trendIsWindow ? null : windowTotals(db, { ...scope, since: trendSince }),
     recentPayments(db, scope, RECENT_LIMIT),
+    sessionTotals(db, scope, trendSince),
   ]);
+  const kept = keptRevenue(received, sessionCells);
+  const trend = receivedTrend ?? { payments7d: received.totalPayments, sats7d: received.totalSats };
+  const refundedThisWeek = refundSats(sessionCells.filter((cell) => cell.inTrend).reduce((sum, cell) => sum + cell.refundedMsat, 0));
   return {
-    ...groups,
-    trend: trend ?? { payments7d: groups.totalPayments, sats7d: groups.totalSats },
+    ...kept,
+    trend: { payments7d: trend.payments7d, sats7d: trend.sats7d - refundedThisWeek },
     recent,
+    sessions: sessionSummary(sessionCells),
+  };
+}
+
+/** Sessions of one (deposit day, owner), and whether their deposits fall in the 7-day trend. */
+interface SessionCell {
+  day: string;
+  owner: string | null;
+  inTrend: boolean;
+  sessions: number;
+  units: number;
+  spentMsat: number;
+  refunded: number;
+  refundedMsat: number;
+  owed: number;
+  owedMsat: number;
+  givenUp: number;
+  givenUpMsat: number;
+}
+
+/** The sessions whose deposit is among the scope's payments, per (deposit day, owner, in the trend). */
+async function sessionTotals(db: Queryable, scope: StatsScope, trendSince: Date): Promise<SessionCell[]> {
+  const params: unknown[] = [];
+  const conditions: string[] = [];
+  if (scope.addresses !== 'all') conditions.push(`p.owner_address = ANY(${param(params, scope.addresses)}::text[])`);
+  if (scope.since !== null) conditions.push(`p.paid_at >= ${param(params, scope.since)}`);
+  const trend = param(params, trendSince);
+  const sum = (what: string, state: string) => `coalesce(sum(${what}) FILTER (WHERE ps.refund_state IN (${state})), 0)::int8`;
+  const rows = await db.query(
+    `SELECT to_char((p.paid_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, p.owner_address AS owner, p.paid_at >= ${trend} AS in_trend,
+            count(*)::int8 AS sessions, coalesce(sum(ps.spent_msat / ps.unit_price_msat), 0)::int8 AS units, coalesce(sum(ps.spent_msat), 0)::int8 AS spent_msat,
+            ${sum('1', `'paid'`)} AS refunded, ${sum('ps.refund_msat', `'paid'`)} AS refunded_msat,
+            ${sum('1', `'due', 'failed'`)} AS owed, ${sum('ps.refund_msat', `'due', 'failed'`)} AS owed_msat,
+            ${sum('1', `'given-up'`)} AS given_up, ${sum('ps.refund_msat', `'given-up'`)} AS given_up_msat
+     FROM payment_sessions ps JOIN payments p ON p.payment_hash = ps.session_id
+     ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''}
+     GROUP BY 1, 2, 3`,
+    params,
+  );
+  return rows.map((row) => ({
+    day: String(row.day),
+    owner: row.owner === null ? null : String(row.owner),
+    inTrend: row.in_trend === true,
+    sessions: int(row.sessions),
+    units: int(row.units),
+    spentMsat: int(row.spent_msat),
+    refunded: int(row.refunded),
+    refundedMsat: int(row.refunded_msat),
+    owed: int(row.owed),
+    owedMsat: int(row.owed_msat),
+    givenUp: int(row.given_up),
+    givenUpMsat: int(row.given_up_msat),
+  }));
+}
+
+const refundSats = (msat: number) => Math.ceil(msat / 1000);
+
+type Grouped = Pick<PaymentStats, 'totalPayments' | 'totalSats' | 'serviceFee' | 'byOwner' | 'byDay'>;
+
+/** Received minus refunded, in the total and in the cells of the sessions' deposits. */
+function keptRevenue(received: Grouped, cells: SessionCell[]): Grouped {
+  const byDay = structuredClone(received.byDay);
+  const byOwner = structuredClone(received.byOwner);
+  let refundedMsat = 0;
+  const refundedByDay = new Map<string, number>();
+  const refundedByOwner = new Map<string, number>();
+  for (const cell of cells) {
+    refundedMsat += cell.refundedMsat;
+    refundedByDay.set(cell.day, (refundedByDay.get(cell.day) ?? 0) + cell.refundedMsat);
+    if (cell.owner !== null) refundedByOwner.set(cell.owner, (refundedByOwner.get(cell.owner) ?? 0) + cell.refundedMsat);
+  }
+  for (const [day, msat] of refundedByDay) if (byDay[day]) byDay[day].sats -= refundSats(msat);
+  for (const [owner, msat] of refundedByOwner) if (byOwner[owner]) byOwner[owner].sats -= refundSats(msat);
+  return { ...received, byDay, byOwner, totalSats: received.totalSats - refundSats(refundedMsat) };
+}
+
+function sessionSummary(cells: SessionCell[]): SessionStats {
+  const total = (pick: (cell: SessionCell) => number) => cells.reduce((sum, cell) => sum + pick(cell), 0);
+  return {
+    count: total((c) => c.sessions),
+    units: total((c) => c.units),
+    spentSats: Math.floor(total((c) => c.spentMsat) / 1000),
+    refunded: { count: total((c) => c.refunded), sats: refundSats(total((c) => c.refundedMsat)) },
+    owed: { count: total((c) => c.owed), sats: refundSats(total((c) => c.owedMsat)) },
+    givenUp: { count: total((c) => c.givenUp), sats: refundSats(total((c) => c.givenUpMsat)) },
   };
 }
 

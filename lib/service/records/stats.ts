@@ -83,6 +83,7 @@ export async function statsFor(ctx: ServiceContext, session: Session, options: S
     byDay: history.byDay,
     trend: history.trend,
     recent: history.recent,
+    sessions: history.sessions,
     btcPrice: price,
     scope: {
       tier: view.tier,

@@ -1,8 +1,18 @@
 // `l402-paywall/events`: signed audit events (CloudEvents 1.0, Standard
 // Webhooks signatures) and a sink that delivers them. Edge-safe: Web APIs and @noble only.
 export { EVENT_TYPES, EVENT_TYPE_PREFIX, AGENT_ID_HEADER, SESSION_ID_HEADER, PAYMENT_VERIFICATION } from './events/types.js';
-export type { L402Event, L402EventType, L402EventData, AgentIdentity, Causation, PaymentProof, ServerEventOptions } from './events/types.js';
+export type {
+  L402Event,
+  L402EventType,
+  L402EventData,
+  AgentIdentity,
+  Causation,
+  PaymentProof,
+  PrepaidSessionFacts,
+  ServerEventOptions,
+} from './events/types.js';
 export { serverEvents, challengeEventId } from './events/server.js';
+export { sessionEvents, sessionEventId } from './events/session.js';
 export type { ServerEvents } from './events/server.js';
 export type { ClientEventOptions } from './events/client.js';
 export { dispatcher, DEFAULT_MAX_PENDING_EVENTS } from './events/dispatch.js';

@@ -29,6 +29,16 @@ export type { MeteredStreamOptions } from './sessions/meter.js';
 export type { LightningSessionsOptions } from './sessions/seller.js';
 export { canRefund, closeIdleSessions, refundDue, refundSession } from './sessions/refunds.js';
 export type { RefundOptions, RefundReport } from './sessions/refunds.js';
+export { SPENT_BATCH_UNITS } from './sessions/observer.js';
+export type {
+  SessionClosed,
+  SessionObservation,
+  SessionObserver,
+  SessionOpened,
+  SessionRefunded,
+  SessionSpent,
+  SessionToppedUp,
+} from './sessions/observer.js';
 export { scriptedSessionLedger } from './sessions/ledger-scripts.js';
 export { memorySessionLedger } from './sessions/ledger.js';
 export type { RefundState, SessionAnswer, SessionLedger, SessionRecord, SessionRefund } from './sessions/ledger.js';

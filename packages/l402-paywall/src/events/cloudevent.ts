@@ -62,6 +62,11 @@ export function declaredId(value: string | null | undefined): string | undefined
   return trimmed && DECLARED_ID.test(trimmed) ? trimmed : undefined;
 }
 
+/** A server's CloudEvents `source`: its configured URL, else a URN of its configured id; never a request's Host. */
+export function serverSource(options: { agentId?: string; source?: string }): string {
+  return options.source ?? `urn:l402-paywall:server:${declaredId(options.agentId) ?? 'anonymous'}`;
+}
+
 // toISOString costs half a microsecond; events of one second share its first 20 characters.
 let isoSecond = -1;
 let isoPrefix = '';

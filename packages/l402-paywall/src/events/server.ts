@@ -1,5 +1,6 @@
 // Server events: challenge.issued, token.rejected and request.served, built
-// from a request and what the paywall decided. withL402 and the adapters load
+// from a request and what the paywall decided. (The prepaid sessions' events
+// are session.ts's: the paywall's lazily loaded builder does not carry them.) withL402 and the adapters load
 // this module only when `onEvent` is set (l402/audit.ts, events/load-builder.ts);
 // an operator's own paid flow can use serverEvents() directly.
 import { parseCredential } from '../l402/credential.js';
@@ -7,7 +8,7 @@ import { isPaymentAuthorization, type Scheme } from '../l402/payment-scheme.js';
 import { decodeToken } from '../l402/token.js';
 import type { L402Options, Paid, Refusal } from '../l402/paywall.js';
 import type { AuditBuilder } from '../l402/audit.js';
-import { declaredId, elapsedMs, makeEvent, newTraceparent, traceFrom, validTraceparent } from './cloudevent.js';
+import { declaredId, serverSource, elapsedMs, makeEvent, newTraceparent, traceFrom, validTraceparent } from './cloudevent.js';
 import { dispatcher, type ErrorReporter, type EventHandler } from './dispatch.js';
 import { AGENT_ID_HEADER, EVENT_TYPES, PAYMENT_VERIFICATION, SESSION_ID_HEADER, type L402EventData, type PaymentProof } from './types.js';
 import type { ServerEventOptions } from './types.js';
@@ -60,7 +61,7 @@ export const challengeEventId = (paymentHash: string): string => `challenge-${pa
 export function serverEvents(onEvent: EventHandler, options: ServerEventOptions & { onError: ErrorReporter }): ServerEvents {
   const emit = dispatcher(onEvent, options.onError, options.maxPending);
   const agentId = options.agentId;
-  const source = options.source ?? `urn:l402-paywall:server:${declaredId(agentId) ?? 'anonymous'}`;
+  const source = serverSource(options);
 
   const factsOf = (request: Request, credentialRefused = false): RequestFacts => {
     const headers = request.headers;

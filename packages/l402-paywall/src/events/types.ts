@@ -19,6 +19,16 @@ export const EVENT_TYPES = {
   paymentSent: `${EVENT_TYPE_PREFIX}.client.payment.sent`,
   /** Client: the paid retry was answered. */
   clientRequestServed: `${EVENT_TYPE_PREFIX}.client.request.served`,
+  /** Server: a prepaid session opened with its deposit (`data.payment`). */
+  sessionOpened: `${EVENT_TYPE_PREFIX}.server.session.opened`,
+  /** Server: a session's top-up was paid (`data.payment`). */
+  sessionToppedUp: `${EVENT_TYPE_PREFIX}.server.session.topped-up`,
+  /** Server: a batch of a session's units was spent (`data.prepaid.units`), never one event per unit. */
+  sessionSpent: `${EVENT_TYPE_PREFIX}.server.session.spent`,
+  /** Server: a session closed (`data.prepaid.because`: client or idle) with what it was paid, spent and refunds. */
+  sessionClosed: `${EVENT_TYPE_PREFIX}.server.session.closed`,
+  /** Server: a refund attempt ended (`data.prepaid.refund.state`: paid, failed, given-up). */
+  sessionRefunded: `${EVENT_TYPE_PREFIX}.server.session.refunded`,
 } as const;
 
 export type L402EventType = (typeof EVENT_TYPES)[keyof typeof EVENT_TYPES];
@@ -87,7 +97,7 @@ export interface L402EventData {
    * whose hash is only claimed). Client: `declared` when the caller set
    * sessionId, otherwise `client` (one per onEvent handler).
    */
-  session?: { id: string; kind: 'declared' | 'payment' | 'client' };
+  session?: { id: string; kind: 'declared' | 'payment' | 'client' | 'prepaid' };
   causation: Causation;
   payment?: PaymentProof;
   /** Reason code, on token.rejected (the paywall's rejection codes) and invoice.refused (the client's). */
@@ -105,6 +115,8 @@ export interface L402EventData {
   feeMsat?: number;
   /** Client request.served: another concurrent call paid this invoice and this one used its proof. */
   paidByAnotherCall?: true;
+  /** Session events (server.session.*): the prepaid session's money; `session` is `{id, kind: "prepaid"}`, its id the deposit's payment hash. */
+  prepaid?: PrepaidSessionFacts;
   /** Milliseconds. */
   timing: {
     /** Request arrival (server) or first send (client) to the challenge. */
@@ -116,7 +128,8 @@ export interface L402EventData {
   };
   /** What happened around it: the request, and (client) the budget, retries and refusals so far. */
   context: {
-    method: string;
+    /** The request's method; absent on session events, which may come from no request (a refund paid by a cron). */
+    method?: string;
     status?: number;
     /** Client: msat paid through this client so far and what its budget still allows (absent: no budget). */
     budget?: { spentMsat: number; leftMsat?: number };
@@ -125,6 +138,26 @@ export interface L402EventData {
     /** Client: invoices refused in this session (on invoice.refused, this one included). */
     refusals?: number;
   };
+}
+
+/** What a session event says of the session's money (msat); which members are there depends on the event's type. */
+export interface PrepaidSessionFacts {
+  /** opened: the price of one unit. */
+  unitPriceMsat?: number;
+  /** topped-up: the session had closed when it was paid; the amount goes back with the refund. */
+  closedBeforehand?: boolean;
+  /** spent: units and msat in this batch. */
+  units?: number;
+  amountMsat?: number;
+  /** spent, closed: the session's totals after the event (paid in: deposit and top-ups). */
+  paidMsat?: number;
+  spentMsat?: number;
+  /** closed: who closed it: the client, or the server after it was idle past its timeout. */
+  because?: 'client' | 'idle';
+  /** closed: what goes back to the client; 0 when nothing is left. */
+  refundMsat?: number;
+  /** refunded: how the attempt ended; `retryAt` (RFC 3339) and `error` when failed, `reason` when given up. */
+  refund?: { state: 'paid' | 'failed' | 'given-up'; amountMsat: number; attempt: number; retryAt?: string; error?: string; reason?: string };
 }
 
 /** withL402's `events` option (l402/paywall.ts), and serverEvents()'s: here, with the format, so the core names it without loading the builder. */

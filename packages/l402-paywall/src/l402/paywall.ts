@@ -83,6 +83,13 @@ export interface SessionUse {
   unitPriceSats: number;
   /** Spends `units` more units in one atomic step: refused (`insufficient`, nothing taken) when the balance does not cover them all. */
   spend(units: number): Promise<SessionAnswer>;
+  /**
+   * For a layer that spends after the answer has gone out (meteredEventStream):
+   * the request's spending is reported (lightningSessions' onSession) once the
+   * function it answers is called, when the stream is done, rather than when
+   * the answer leaves.
+   */
+  hold?(): () => void;
 }
 
 type MaybePromise<T> = T | Promise<T>;
@@ -199,6 +206,8 @@ export interface Paid {
   readonly expiresAt: number;
   /** Give the use back: the handler failed, the client may retry. */
   release(): Promise<void>;
+  /** The paid answer went out (status below 500): a session reports what the request spent. */
+  served?(): void;
   /** The Payment-Receipt value (Payment credentials only): for an answer below 400, never an error. */
   readonly receipt: string | undefined;
 }

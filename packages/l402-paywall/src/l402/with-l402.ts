@@ -52,6 +52,7 @@ export function withL402<Rest extends unknown[]>(
     // A paid answer is for the payer alone; a Payment credential's success answer carries its receipt.
     response = paidHeaders(response, response.status < 400 ? decision.receipt : undefined);
     audit?.served(request, decision, response.status, startedAt);
+    decision.served?.();
     if (options.onPaid) {
       const paid = response;
       Promise.resolve()

@@ -56,6 +56,8 @@ export function meteredEventStream(
   const iterator = Symbol.asyncIterator in chunks ? chunks[Symbol.asyncIterator]() : (chunks as Iterable<string>)[Symbol.iterator]();
   let sentChunks = 0;
   let hungUp = false;
+  // What this stream spends is reported once it is done, not when its answer's head goes out.
+  const done = session.hold?.() ?? (() => {});
   // The unit the request itself spent (open or bearer) pays for the first chunk's first unit.
   let prepaidUnits = 1;
   const stopSource = async () => {
@@ -98,7 +100,14 @@ export function meteredEventStream(
 
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const next = await iterator.next();
+      let next: IteratorResult<string>;
+      try {
+        next = await iterator.next();
+      } catch (error) {
+        // A source that fails ends the stream: what it spent so far is reported all the same.
+        done();
+        throw error;
+      }
       // Hung up while the source was producing: the chunk goes nowhere, so it is not charged.
       if (hungUp) return;
       if (next.done) {
@@ -113,11 +122,13 @@ export function meteredEventStream(
         controller.enqueue(sseEvent('payment-receipt', JSON.stringify(receipt)));
         controller.enqueue(sseEvent(undefined, '[DONE]'));
         controller.close();
+        done();
         return;
       }
       if (!(await pay(controller))) {
         await stopSource();
         if (!hungUp) controller.close();
+        done();
         return;
       }
       sentChunks += 1;
@@ -125,6 +136,7 @@ export function meteredEventStream(
     },
     async cancel() {
       hungUp = true;
+      done();
       await stopSource();
     },
   });

@@ -11,7 +11,8 @@
 // true to it.
 import { InvalidInvoice, decodeInvoice } from '../lightning/bolt11.js';
 import { PaymentFailed, type LightningProvider } from '../lightning/provider.js';
-import type { RefundClaim, RefundOutcome, SessionLedger } from './ledger.js';
+import type { RefundClaim, RefundOutcome, SessionLedger, SessionRecord } from './ledger.js';
+import { tell, type SessionClosed, type SessionObserver, type SessionRefunded } from './observer.js';
 
 /** What paying refunds needs of a backend. */
 export type RefundingProvider = LightningProvider & Required<Pick<LightningProvider, 'payAmountlessInvoice'>>;
@@ -28,6 +29,15 @@ export interface RefundOptions {
   /** Attempts before a refund is given up (stays visible, with the last error); default 12. */
   maxAttempts?: number;
   now?: () => number;
+  /**
+   * Told of each refund attempt's outcome (`refunded`) and of each idle
+   * session closeIdleSessions closes (`closed`): the operator's records and
+   * audit events (observer.ts). Pass the same observer as lightningSessions'
+   * onSession, so refunds paid by the cron are seen as those paid at close.
+   */
+  onSession?: SessionObserver;
+  /** Where a failing onSession is reported; default console.error. */
+  onError?: (error: unknown, context: string) => void;
 }
 
 export interface RefundReport {
@@ -55,6 +65,7 @@ export async function refundSession(options: RefundOptions, id: string): Promise
   // Stale: the lease ran out during the attempt and another took the refund; its look-up will see this payment.
   if (!settled.ok)
     return { id, result: 'failed', amountMsat: claim.amountMsat, detail: 'the attempt outlived its lease; the next one checks the backend first' };
+  tell(options.onSession, refundedObservation(claim, outcome, now()), options.onError);
   return report;
 }
 
@@ -72,9 +83,31 @@ export async function closeIdleSessions(options: RefundOptions, limit = 50): Pro
   const reports: RefundReport[] = [];
   for (const id of await options.ledger.idleSessions(now(), limit)) {
     const closed = await options.ledger.close(id, 'idle', now());
-    if (closed.ok) reports.push(await refundSession(options, id));
+    if (!closed.ok) continue;
+    tell(options.onSession, closedObservation(closed.session), options.onError);
+    reports.push(await refundSession(options, id));
   }
   return reports;
+}
+
+/** A session the ledger has just closed, as observed. */
+export function closedObservation(record: SessionRecord): SessionClosed {
+  return {
+    type: 'closed',
+    sessionId: record.id,
+    because: record.closedBecause ?? 'client',
+    paidMsat: record.paidMsat,
+    spentMsat: record.spentMsat,
+    refundMsat: record.refund?.amountMsat ?? 0,
+    at: record.closedAt ?? Date.now(),
+  };
+}
+
+function refundedObservation(claim: RefundClaim, outcome: RefundOutcome, at: number): SessionRefunded {
+  const base = { type: 'refunded' as const, sessionId: claim.id, amountMsat: claim.amountMsat, attempt: claim.attempt, at };
+  if (outcome.paid) return { ...base, state: 'paid' };
+  if ('givenUp' in outcome) return { ...base, state: 'given-up', reason: outcome.givenUp };
+  return { ...base, state: 'failed', error: outcome.error, retryAt: outcome.retryAt };
 }
 
 async function attempt(

@@ -29,7 +29,8 @@ import {
 import { codeOfProblem } from '../l402/payment-scheme.js';
 import { REJECTIONS } from '../l402/reasons.js';
 import type { SessionAnswer, SessionLedger, SessionRecord } from './ledger.js';
-import { refundSession } from './refunds.js';
+import { closedObservation, refundSession } from './refunds.js';
+import { SPENT_BATCH_UNITS, tell, type SessionObserver } from './observer.js';
 import type { LightningProvider } from '../lightning/provider.js';
 
 export interface LightningSessionsOptions {
@@ -45,6 +46,13 @@ export interface LightningSessionsOptions {
   unitType?: string;
   /** Routing fee the service spends on a refund; default 1% of it, at least 1 sat (refunds.ts). */
   maxRefundFeeMsat?: (amountMsat: number) => number;
+  /**
+   * Told of each deposit, top-up, batch of units spent, close and refund
+   * (observer.ts), never awaited: the operator's records (payment log, stats)
+   * and audit events. Give the cron's closeIdleSessions and refundDue the same
+   * observer (RefundOptions.onSession).
+   */
+  onSession?: SessionObserver;
 }
 
 /**
@@ -57,14 +65,14 @@ export function lightningSessions(options: LightningSessionsOptions): SessionSel
   return new LightningSessions(checkSessionOptions(options));
 }
 
-type Checked = Required<Omit<LightningSessionsOptions, 'maxRefundFeeMsat'>> & Pick<LightningSessionsOptions, 'maxRefundFeeMsat'>;
+type Checked = Required<Omit<LightningSessionsOptions, 'maxRefundFeeMsat' | 'onSession'>> & Pick<LightningSessionsOptions, 'maxRefundFeeMsat' | 'onSession'>;
 
 function checkSessionOptions(options: LightningSessionsOptions): Checked {
   const fail = (message: string): never => {
     throw new TypeError(`lightningSessions: ${message}`);
   };
   if (!options || typeof options !== 'object') fail('needs options { unitPriceSats, ledger, depositUnits?, idleTimeoutSeconds? }');
-  const { unitPriceSats, depositUnits = 20, idleTimeoutSeconds = 300, ledger, unitType = 'request', maxRefundFeeMsat } = options;
+  const { unitPriceSats, depositUnits = 20, idleTimeoutSeconds = 300, ledger, unitType = 'request', maxRefundFeeMsat, onSession } = options;
   if (!Number.isSafeInteger(unitPriceSats) || unitPriceSats <= 0) fail(`unitPriceSats must be a positive whole number of satoshis, got ${unitPriceSats}`);
   if (!Number.isSafeInteger(depositUnits) || depositUnits <= 0) fail(`depositUnits must be a positive whole number, got ${depositUnits}`);
   if (!Number.isSafeInteger(unitPriceSats * depositUnits * 1000)) fail('the deposit (unitPriceSats × depositUnits) is too large');
@@ -74,7 +82,8 @@ function checkSessionOptions(options: LightningSessionsOptions): Checked {
     if (typeof ledger?.[name] !== 'function') fail('ledger must be a session ledger (memorySessionLedger(), or scriptedSessionLedger over Redis)');
   if (typeof unitType !== 'string' || unitType.length > 64) fail('unitType must be a string of at most 64 characters');
   if (maxRefundFeeMsat !== undefined && typeof maxRefundFeeMsat !== 'function') fail('maxRefundFeeMsat must be a function');
-  return { unitPriceSats, depositUnits, idleTimeoutSeconds, ledger, unitType, ...(maxRefundFeeMsat && { maxRefundFeeMsat }) };
+  if (onSession !== undefined && typeof onSession !== 'function') fail('onSession must be a function');
+  return { unitPriceSats, depositUnits, idleTimeoutSeconds, ledger, unitType, ...(maxRefundFeeMsat && { maxRefundFeeMsat }), ...(onSession && { onSession }) };
 }
 
 const refused = (code: RejectionCode, extra?: Record<string, unknown>): SessionStep => ({
@@ -181,27 +190,60 @@ class LightningSessions implements SessionSeller {
       throw error;
     }
     if (!opened.ok) return refused('DEPOSIT_ALREADY_USED');
+    tell(
+      this.options.onSession,
+      {
+        type: 'opened',
+        sessionId: verified.sessionId,
+        route: context.route,
+        depositMsat: opened.session.paidMsat,
+        unitPriceMsat: this.options.unitPriceSats * 1000,
+        at: nowSeconds * 1000,
+      },
+      context.onError,
+    );
     return this.#spendUnit(context, verified, nowSeconds);
   }
 
   async #spendUnit(context: SessionContext, verified: VerifiedSessionAction, nowSeconds: number): Promise<SessionStep> {
     const spent = await this.options.ledger.spend(verified.sessionId, this.options.unitPriceSats * 1000, nowSeconds * 1000);
     if (!spent.ok) {
-      if (spent.reason === 'idle') await this.#refund(context, verified.sessionId);
+      if (spent.reason === 'idle') await this.#closedIdle(context, verified.sessionId, spent.session);
       return ledgerRefusal(spent);
     }
-    return { kind: 'paid', paid: new SessionPaid(this.options, verified, context.route, nowSeconds) };
+    return { kind: 'paid', paid: new SessionPaid(this.options, verified, context, nowSeconds, spent.session) };
   }
 
   async #topUp(context: SessionContext, verified: VerifiedSessionAction, nowSeconds: number): Promise<SessionStep> {
     const { claimed, attempt } = await this.#claimDeposit(context, verified);
     if (!claimed) return refused('DEPOSIT_ALREADY_USED');
     const credited = await this.options.ledger.topUp(verified.sessionId, verified.paidHash!, verified.paidSats! * 1000, nowSeconds * 1000);
+    // Received whether credited or, the session being closed, folded into its refund.
+    if (credited.ok || credited.reason === 'closed' || credited.reason === 'idle')
+      tell(
+        this.options.onSession,
+        {
+          type: 'topped-up',
+          sessionId: verified.sessionId,
+          route: context.route,
+          paymentHash: verified.paidHash!,
+          amountMsat: verified.paidSats! * 1000,
+          closed: !credited.ok,
+          at: nowSeconds * 1000,
+        },
+        context.onError,
+      );
     if (!credited.ok) {
       // No such session: nothing was recorded, so the payment is given back (it can still open a session). Closed: the ledger folded it into the refund.
       if (credited.reason === 'unknown') await context.replay.release(verified.paidHash!, attempt, verified.expiresAt);
       // Closed now for idleness, or closed before with this top-up folded into a refund not yet paid: paid at once.
-      if (credited.reason === 'closed' || credited.reason === 'idle') await this.#refund(context, verified.sessionId);
+      if (credited.reason === 'closed' || credited.reason === 'idle') {
+        // This top-up found the session idle and closed it now: its close is news.
+        // (The Redis ledger keeps whole milliseconds of the fractional clock reading.)
+        const closedNow = credited.session?.closedAt !== undefined && Math.abs(credited.session.closedAt - nowSeconds * 1000) < 1;
+        if (closedNow && credited.session!.closedBecause === 'idle') this.#tellClosed(context, credited.session!);
+        await this.#refund(context, verified.sessionId);
+      }
       return ledgerRefusal(credited);
     }
     return {
@@ -211,12 +253,28 @@ class LightningSessions implements SessionSeller {
     };
   }
 
+  #tellClosed(context: SessionContext, record: SessionRecord): void {
+    tell(this.options.onSession, { ...closedObservation(record), route: context.route }, context.onError);
+  }
+
+  /** A spend found the session idle and closed it: told, and its refund paid now. */
+  async #closedIdle(context: SessionContext, id: string, record: SessionRecord | undefined): Promise<void> {
+    if (record) this.#tellClosed(context, record);
+    await this.#refund(context, id);
+  }
+
   /** Pays a closed session's refund now if it is due (refunds.ts); one that is not paid stays due for refundDue, and onError hears of it. Never throws. */
   async #refund(context: SessionContext, id: string): Promise<void> {
     const { ledger, maxRefundFeeMsat } = this.options;
+    const told = this.options.onSession;
+    // Refunds paid here are the route's: their observations say so.
+    const onSession: SessionObserver | undefined = told && ((observation) => told({ ...observation, route: context.route }));
     try {
       const provider = context.provider as LightningProvider;
-      const report = await refundSession({ ledger, provider, ...(maxRefundFeeMsat && { maxFeeMsat: maxRefundFeeMsat }) }, id);
+      const report = await refundSession(
+        { ledger, provider, ...(maxRefundFeeMsat && { maxFeeMsat: maxRefundFeeMsat }), ...(onSession && { onSession }), onError: context.onError },
+        id,
+      );
       if (report.result !== 'paid' && report.result !== 'not-due')
         context.onError(new Error(`session ${id}: refund ${report.result}${report.detail ? `: ${report.detail}` : ''}`), 'a session refund was not paid');
     } catch (error) {
@@ -228,6 +286,7 @@ class LightningSessions implements SessionSeller {
     const { ledger } = this.options;
     const closed = await ledger.close(verified.sessionId, 'client', nowSeconds * 1000);
     if (!closed.ok) return ledgerRefusal(closed);
+    this.#tellClosed(context, closed.session);
     let record: SessionRecord | null = closed.session ?? null;
     if (record?.refund?.state === 'due') {
       await this.#refund(context, verified.sessionId);
@@ -287,17 +346,34 @@ function closeRefund(record: SessionRecord | null): { wire: { refundSats: number
  * A request paid by a session (open or bearer): one unit spent. Kept when
  * the handler fails: the ledger has no give-back, and a retry is one more
  * unit of the client's own balance (docs/sessions.md).
+ *
+ * What the request spends (its unit, and what its handler meters) is told to
+ * onSession in batches, not per unit: once the answer has gone out (`served`),
+ * or, for a metered stream that holds the report open (`hold`), once the
+ * stream is done; a long stream also every SPENT_BATCH_UNITS units and when
+ * a spend is refused (it pauses for a top-up, or the session closed).
  */
 class SessionPaid implements Paid {
   readonly kind = 'paid';
   #payment: Payment | undefined;
+  /** Units spent and not yet told; the request's own unit to begin with. */
+  #units = 1;
+  #amountMsat: number;
+  /** The session after the latest spend: its totals go with the batch. */
+  #latest: SessionRecord;
+  #holds = 0;
+  #answered = false;
 
   constructor(
     private readonly options: Checked,
     private readonly verified: VerifiedSessionAction,
-    private readonly route: string,
+    private readonly context: SessionContext,
     private readonly at: number,
-  ) {}
+    spentUnit: SessionRecord,
+  ) {
+    this.#amountMsat = options.unitPriceSats * 1000;
+    this.#latest = spentUnit;
+  }
 
   get expiresAt(): number {
     return this.verified.expiresAt;
@@ -308,14 +384,12 @@ class SessionPaid implements Paid {
     const session: SessionUse = {
       id: verified.sessionId,
       unitPriceSats: options.unitPriceSats,
-      spend: (units: number) => {
-        if (!Number.isSafeInteger(units) || units <= 0) return Promise.reject(new RangeError(`units must be a positive whole number, got ${units}`));
-        return options.ledger.spend(verified.sessionId, units * options.unitPriceSats * 1000, Date.now());
-      },
+      spend: (units: number) => this.#spend(units),
+      hold: () => this.#hold(),
     };
     return (this.#payment ??= {
       paymentHash: verified.sessionId,
-      route: this.route,
+      route: this.context.route,
       amountMsat: options.unitPriceSats * 1000,
       scheme: 'Payment',
       challengeId: verified.challengeId,
@@ -328,6 +402,63 @@ class SessionPaid implements Paid {
   }
 
   release(): Promise<void> {
+    // The handler failed: the unit stays spent, and is told.
+    this.served();
     return Promise.resolve();
+  }
+
+  served(): void {
+    this.#answered = true;
+    if (this.#holds === 0) this.#tell();
+  }
+
+  async #spend(units: number): Promise<SessionAnswer> {
+    const { options, verified } = this;
+    if (!Number.isSafeInteger(units) || units <= 0) throw new RangeError(`units must be a positive whole number, got ${units}`);
+    const amountMsat = units * options.unitPriceSats * 1000;
+    const answer = await options.ledger.spend(verified.sessionId, amountMsat, Date.now());
+    if (answer.ok) {
+      this.#units += units;
+      this.#amountMsat += amountMsat;
+      this.#latest = answer.session;
+      if (this.#units >= SPENT_BATCH_UNITS) this.#tell();
+      return answer;
+    }
+    this.#tell();
+    if (answer.reason === 'idle' && answer.session)
+      tell(options.onSession, { ...closedObservation(answer.session), route: this.context.route }, this.context.onError);
+    return answer;
+  }
+
+  #hold(): () => void {
+    this.#holds += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#holds -= 1;
+      if (this.#holds === 0 && this.#answered) this.#tell();
+    };
+  }
+
+  #tell(): void {
+    if (this.#units === 0) return;
+    const latest = this.#latest;
+    tell(
+      this.options.onSession,
+      {
+        type: 'spent',
+        sessionId: latest.id,
+        route: this.context.route,
+        units: this.#units,
+        amountMsat: this.#amountMsat,
+        spentMsat: latest.spentMsat,
+        paidMsat: latest.paidMsat,
+        at: latest.lastActiveAt,
+      },
+      this.context.onError,
+    );
+    this.#units = 0;
+    this.#amountMsat = 0;
   }
 }

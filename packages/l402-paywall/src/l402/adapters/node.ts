@@ -62,7 +62,10 @@ export function l402Middleware(options: L402Options, loadAuditBuilder: LoadAudit
         // Express error handlers answer 5xx after next(err): give the use back then.
         res.once('finish', () => {
           if (res.statusCode >= 500) void decision.release();
-          else audit?.served(request, decision, res.statusCode, startedAt);
+          else {
+            audit?.served(request, decision, res.statusCode, startedAt);
+            decision.served?.();
+          }
         });
         next();
       },
