@@ -5,6 +5,7 @@
 // bounds it in time and counts what it did for the cron's answer.
 import { canRefund, closeIdleSessions, refundDue, type RefundOptions, type RefundReport } from 'l402-paywall/lightning';
 import type { ServiceContext } from '../context.js';
+import { serviceSessionObserver } from '../session-observer.js';
 import { describeError } from '../../util/describe-error.js';
 
 export interface SessionSweepResult {
@@ -33,7 +34,9 @@ export async function sweepSessions(ctx: ServiceContext, { deadline }: { deadlin
   const result: SessionSweepResult = { closed: 0, refundsPaid: 0, failed: 0, givenUp: 0, leftOver: false };
   // A backend that cannot refund sells no sessions (lib/service/demo.ts), so none can be owed.
   if (!canRefund(ctx.provider)) return result;
-  const options: RefundOptions = { ledger: ctx.sessions, provider: ctx.provider };
+  // The observer records closes and refunds in the payment log and the audit events, as the demo's own closes are.
+  const onSession = serviceSessionObserver(ctx);
+  const options: RefundOptions = { ledger: ctx.sessions, provider: ctx.provider, ...(onSession && { onSession }) };
   const count = (reports: RefundReport[]) => {
     for (const report of reports) {
       if (report.result === 'paid' || report.result === 'found-paid') result.refundsPaid += 1;
