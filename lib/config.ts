@@ -193,7 +193,7 @@ const SETTINGS = {
   invoices: {
     ratePerMinute: setting(
       'INVOICE_RATE_LIMIT_PER_MINUTE',
-      'Invoices per minute per client IP, every route that makes one together (lib/service/money/invoices.ts invoiceLimit).',
+      'Requests that make invoices, per minute per client IP, every route together (lib/service/money/invoices.ts invoiceLimit); a demo 402 is one, with two invoices (the charge and the session deposit).',
       wholeNumber().default(20),
     ),
     maxSats: setting('MAX_INVOICE_SATS', 'The largest invoice POST /api/invoice makes.', wholeNumber().default(1_000_000)),
