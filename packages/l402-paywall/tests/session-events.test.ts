@@ -248,3 +248,25 @@ describe('the cron: closeIdleSessions and refundDue tell through RefundOptions.o
     expect(errors).toEqual(['onSession failed: boom', 'onSession failed: later boom']);
   });
 });
+
+describe('challenge.issued on a route sold by the session alone', () => {
+  it('names the deposit invoice for the deposit, not the unit price', async () => {
+    const { node } = network();
+    const events: L402Event[] = [];
+    const route = withL402(() => new Response('never served unpaid'), {
+      priceSats: 1,
+      provider: node,
+      secret: 'session-events-secret-0123456789abcdef0123',
+      schemes: { l402: false, payment: false },
+      session: lightningSessions({ unitPriceSats: 1, depositUnits: 20, ledger: memorySessionLedger() }),
+      onEvent: (event) => void events.push(event),
+    });
+    const answer = await route(new Request('https://seller.example/stream'));
+    expect(answer.status).toBe(402);
+    const body = (await answer.json()) as { invoice: string; session: { depositInvoice: string } };
+    expect(body.invoice).toBe(body.session.depositInvoice);
+    await expect.poll(() => events.length).toBeGreaterThan(0);
+    const issued = events.find((event) => event.type === EVENT_TYPES.challengeIssued)!;
+    expect(issued.data).toMatchObject({ payment: { amountMsat: 20 * SAT, invoice: body.invoice } });
+  });
+});

@@ -176,7 +176,15 @@ export function serverAudit(options: L402Options & { onEvent: EventHandler }, on
     refused(request, refusal: Refusal, { startedAt, endedAt, time }) {
       // A 503 sold nothing and checked nothing: no event.
       if (refusal.status !== 402 || !refusal.route) return;
-      const body = refusal.body as { code: string; paymentHash: string; priceSats: number; invoice: string };
+      const body = refusal.body as {
+        code: string;
+        paymentHash: string;
+        priceSats: number;
+        invoice: string;
+        session?: { depositInvoice: string; depositSats: number };
+      };
+      // A route sold by the session alone offers only the deposit: its invoice is the one named, for the deposit's amount.
+      const invoicedSats = body.session?.depositInvoice === body.invoice ? body.session.depositSats : body.priceSats;
       // A refused credential's events (token.rejected and the challenge it caused) share a trace of their own.
       const facts = events.factsOf(request, body.code !== 'PAYMENT_REQUIRED');
       let causationId: string | undefined;
@@ -192,7 +200,7 @@ export function serverAudit(options: L402Options & { onEvent: EventHandler }, on
         {
           route: refusal.route,
           paymentHash: body.paymentHash,
-          amountMsat: body.priceSats * 1000,
+          amountMsat: invoicedSats * 1000,
           invoice: body.invoice,
           startedAt,
           endedAt,
