@@ -15,6 +15,7 @@ import { showError, showStatus } from './status.js';
 /** @typedef {import('../../lib/service/records/price.js').BtcPrice} BtcPrice */
 /** @typedef {import('../../lib/service/records/stats-queries.js').PaymentRecord} PaymentRecord */
 /** @typedef {import('../../lib/service/records/stats-queries.js').CountAndSats} CountAndSats */
+/** @typedef {import('../../lib/service/records/stats-queries.js').SessionStats} SessionStats */
 /**
  * @template T
  * @typedef {import('../json-answer.js').Unchecked<T>} Unchecked
@@ -68,6 +69,7 @@ function renderStats(stats) {
   byId('stat-trend-payments').textContent = formatCount(trend.payments7d);
   byId('stat-trend-sats').textContent = formatSats(trend.sats7d);
   drawSatsPerDay(byId('by-day'), dailySeries(fields(stats.byDay), scope.generatedAt));
+  renderSessions(stats.sessions, admin);
   renderByOwner(fields(stats.byOwner));
   renderRecent(Array.isArray(stats.recent) ? stats.recent : []);
 }
@@ -111,6 +113,66 @@ function emptyRow(columns, text) {
   const td = cell(text, 'empty');
   td.colSpan = columns;
   row.append(td);
+  return row;
+}
+
+/**
+ * The prepaid sessions: what they spent and what became of their refunds.
+ * Hidden when the answer has no `sessions` (a server from before them).
+ * @param {unknown} value the answer's `sessions`
+ * @param {boolean} admin
+ */
+function renderSessions(value, admin) {
+  byId('sessions').hidden = !isJsonObject(value);
+  /** @type {Unchecked<SessionStats>} */
+  const sessions = fields(value);
+  const none = sessions.count === 0;
+  byId('sessions-none').hidden = !none;
+  byId('sessions-detail').hidden = none;
+  byId('sessions-count').textContent = formatCount(sessions.count);
+  byId('sessions-units').textContent = formatCount(sessions.units);
+  byId('sessions-spent').textContent = formatSats(sessions.spentSats);
+  refundRow('refunds-paid', sessions.refunded);
+  refundRow('refunds-owed', sessions.owed);
+  /** @type {Unchecked<CountAndSats>} */
+  const givenUp = fields(sessions.givenUp);
+  const owing = isPositiveNumber(givenUp.count);
+  refundRow('refunds-given-up', givenUp).classList.toggle('attention', owing);
+  const note = byId('refunds-given-up-note');
+  note.hidden = !owing;
+  note.textContent = owing ? givenUpWarning(givenUp.count, givenUp.sats, admin) : '';
+}
+
+/**
+ * What refunds given up mean, and who settles them: nothing retries them, so
+ * unless someone pays them by hand the clients are never refunded.
+ * @param {number} count
+ * @param {unknown} sats
+ * @param {boolean} admin
+ */
+function givenUpWarning(count, sats, admin) {
+  const what = `${formatCount(count)} ${count === 1 ? 'refund' : 'refunds'} (${formatSats(sats)})`;
+  const who = admin
+    ? "Settle them by hand: the payment_sessions table lists each one (refund_state 'given-up') with its amount and the reason."
+    : "The service's operator settles them by hand.";
+  return `${what} could not be paid: every retry failed or the client's return invoice expired, and the service has stopped trying. The money is still owed to the clients. ${who}`;
+}
+
+/**
+ * Fills a row of the refunds table: its count and its sats.
+ * @param {string} id the row's
+ * @param {unknown} value a CountAndSats from the answer
+ * @returns {HTMLTableRowElement} the row
+ */
+function refundRow(id, value) {
+  const row = byId(id, HTMLTableRowElement);
+  /** @type {Unchecked<CountAndSats>} */
+  const refunds = fields(value);
+  const [, count, sats] = row.cells;
+  if (!count || !sats) throw new Error(`dashboard.html's #${id} has no count and sats cells`);
+  count.textContent = formatCount(refunds.count);
+  // Plain numbers under the "Sats" heading, as in the table by address.
+  sats.textContent = formatCount(refunds.sats);
   return row;
 }
 

@@ -260,6 +260,9 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
       ['shop@example.com', '3', '1,350'],
       ['blog@example.com', '1', '42'],
     ]);
+    // The server's own answer: no prepaid session among these payments, said in words.
+    expect(await text(page, '#sessions-none')).toBe('No prepaid sessions in this period.');
+    expect(await page.locator('#sessions-detail').isHidden()).toBe(true);
 
     // A bar per UTC day, from the first payment's day to today (half a day of room either side):
     // pointing at each day with payments shows that day, its sats and its payments.
@@ -425,6 +428,132 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
         expect(await layoutProblems(many), name).toEqual([]);
         await many.close();
       }
+      expect(pageErrors).toEqual([]);
+    },
+  );
+
+  it(
+    'shows prepaid sessions: what they spent, refunds paid, owed and given up (those in a warning), and that revenue is net of refunds; "none" without sessions',
+    TIMEOUT,
+    async () => {
+      const today = new Date().toISOString().slice(0, 10);
+      const wallet = { walletSats: 0, walletUsdCents: null, btcPrice: { usd: 100_000, source: 'simulated', fetchedAt: new Date().toISOString() } } as const;
+      const noSessions = statsAnswer({ [today]: { count: 2, sats: 80 } }, wallet);
+      const owedOnly: Stats = {
+        ...noSessions,
+        sessions: { count: 2, units: 26, spentSats: 26, refunded: { count: 0, sats: 0 }, owed: { count: 1, sats: 14 }, givenUp: { count: 0, sats: 0 } },
+      };
+      // Numbers above a thousand, and each different, so a value in the wrong place or unformatted shows.
+      const sessions: Stats['sessions'] = {
+        count: 1_204,
+        units: 58_311,
+        spentSats: 61_907,
+        refunded: { count: 977, sats: 12_480 },
+        owed: { count: 31, sats: 2_045 },
+        givenUp: { count: 3, sats: 1_310 },
+      };
+      const withRefunds: Stats = { ...noSessions, sessions };
+
+      const block = (page: Page) => page.getByRole('region', { name: 'Prepaid sessions' });
+      const figures = (page: Page) =>
+        page.$$eval('#sessions dl > div', (pairs) => pairs.map((pair) => [pair.querySelector('dt')?.textContent, pair.querySelector('dd')?.textContent]));
+      const refundRows = (page: Page) => tableRows(page, '#session-refunds');
+      const warning = (page: Page) => page.locator('#refunds-given-up-note');
+      const look = (page: Page, selector: string) =>
+        page.$eval(selector, (element) => ({ background: getComputedStyle(element).backgroundColor, weight: getComputedStyle(element).fontWeight }));
+      /** The warning background (site.css --warn-bg) as the browser resolves it to a colour. */
+      const warningBackground = (page: Page) =>
+        page.evaluate(() => {
+          const probe = document.createElement('div');
+          probe.style.background = 'var(--warn-bg)';
+          document.body.append(probe);
+          const colour = getComputedStyle(probe).backgroundColor;
+          probe.remove();
+          return colour;
+        });
+
+      // No sessions in the period: the block says so in plain words, and shows no table of zeros.
+      let page = await dashboardShowing(noSessions, DESKTOP);
+      expect(await block(page).isVisible()).toBe(true);
+      expect(await text(page, '#sessions-none')).toBe('No prepaid sessions in this period.');
+      expect(await page.locator('#sessions-detail').isHidden()).toBe(true);
+      await page.close();
+
+      // Refunds owed but none given up: the figures and the table, no warning.
+      page = await dashboardShowing(owedOnly, DESKTOP);
+      expect(await page.locator('#sessions-none').isHidden()).toBe(true);
+      expect(await figures(page)).toEqual([
+        ['Sessions opened', '2'],
+        ['Units spent', '26'],
+        ['Sats spent', '26 sat'],
+      ]);
+      expect(await refundRows(page)).toEqual([
+        ['Paid back', '0', '0'],
+        ['Owed, still being retried', '1', '14'],
+        ['Given up: to settle by hand', '0', '0'],
+      ]);
+      expect(await warning(page).isHidden()).toBe(true);
+      expect(await look(page, '#refunds-given-up td:last-child')).not.toMatchObject({ background: await warningBackground(page) });
+      await page.close();
+
+      for (const [name, viewport] of VIEWPORTS) {
+        page = await dashboardShowing(withRefunds, viewport);
+        const region = block(page);
+        // A heading names the region; the figures are a definition list and the refunds a table with row and column headers.
+        expect(await region.getByRole('heading', { name: 'Prepaid sessions' }).isVisible()).toBe(true);
+        expect(await region.getByRole('term').allTextContents()).toEqual(['Sessions opened', 'Units spent', 'Sats spent']);
+        expect(await region.getByRole('columnheader').allTextContents()).toEqual(['Refunds', 'Sessions', 'Sats']);
+        expect(await region.getByRole('rowheader').allTextContents()).toEqual(['Paid back', 'Owed, still being retried', 'Given up: to settle by hand']);
+        expect(await figures(page)).toEqual([
+          ['Sessions opened', '1,204'],
+          ['Units spent', '58,311'],
+          ['Sats spent', '61,907 sat'],
+        ]);
+        expect(await refundRows(page)).toEqual([
+          ['Paid back', '977', '12,480'],
+          ['Owed, still being retried', '31', '2,045'],
+          ['Given up: to settle by hand', '3', '1,310'],
+        ]);
+        // Given up: said in words, for the operator to act on, and drawn in the warning's colours.
+        expect(await warning(page).isVisible()).toBe(true);
+        expect(await text(page, '#refunds-given-up-note')).toBe(
+          "3 refunds (1,310 sat) could not be paid: every retry failed or the client's return invoice expired, and the service has stopped trying. " +
+            "The money is still owed to the clients. Settle them by hand: the payment_sessions table lists each one (refund_state 'given-up') with its amount and the reason.",
+        );
+        const warnBackground = await warningBackground(page);
+        expect(await look(page, '#refunds-given-up-note')).toMatchObject({ background: warnBackground });
+        expect(await look(page, '#refunds-given-up td:last-child')).toEqual({ background: warnBackground, weight: '700' });
+        expect(await look(page, '#refunds-owed td:last-child')).not.toMatchObject({ background: warnBackground });
+        expect((await text(page, '#sessions-net')).replace(/\s+/g, ' ')).toBe(
+          'Revenue (sats received, the last 7 days, sats per day, by Lightning Address) is net of refunds: refunds paid back are taken off what was received. ' +
+            'Refunds still owed or given up are not taken off.',
+        );
+        expect(await layoutProblems(page), name).toEqual([]);
+        // Each number on one line: a phone's narrow columns must not break "12,480" into "12,48" and "0".
+        const brokenNumbers = await page.$$eval('#sessions dd, #session-refunds td.num', (cells) =>
+          cells
+            .filter((cell) => {
+              const range = document.createRange();
+              range.selectNodeContents(cell);
+              return range.getClientRects().length > 1;
+            })
+            .map((cell) => cell.textContent),
+        );
+        expect(brokenNumbers, name).toEqual([]);
+        await shot(page, `dashboard-sessions-${name}`);
+        // The sticky header would cover the block's top in a shot of the block alone. (Screenshot's `style`
+        // option is an inline style sheet, which the page's Content-Security-Policy refuses.)
+        await page.$eval('header.top', (header) => ((header as HTMLElement).style.position = 'static'));
+        await region.screenshot({ path: join(SCREENSHOT_DIR, `dashboard-sessions-${name}-block.png`) });
+        await page.emulateMedia({ colorScheme: 'dark' });
+        await region.screenshot({ path: join(SCREENSHOT_DIR, `dashboard-sessions-${name}-block-dark.png`) });
+        await page.close();
+      }
+
+      // An owner is told who settles refunds given up: the operator, not them.
+      page = await dashboardShowing({ ...withRefunds, scope: { ...withRefunds.scope, tier: 'pro', addresses: ['shop@example.com'] } }, DESKTOP);
+      expect(await text(page, '#refunds-given-up-note')).toMatch(/The money is still owed to the clients\. The service's operator settles them by hand\.$/);
+      await page.close();
       expect(pageErrors).toEqual([]);
     },
   );
