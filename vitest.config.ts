@@ -23,6 +23,15 @@ const SLOW = [
   'tests/integration/lost-answers.test.ts',
   'tests/integration/rate-limit-shared.test.ts',
   'tests/integration/npm-start.test.ts',
+  // The binaries run as child processes under tsx (the CLI, l402-mcp, the dev server, a second paywall
+  // process): each start costs seconds of transpiling, which kept `npm test` over five minutes.
+  'tests/integration/cli.test.ts',
+  'tests/integration/cli-hostile.test.ts',
+  'tests/integration/mcp-hostile.test.ts',
+  'tests/integration/dev-server.test.ts',
+  'tests/integration/demo-session-clients.test.ts',
+  'tests/integration/demo-session-mcp.test.ts',
+  'tests/integration/session-stream-processes.test.ts',
 ];
 
 /** Real Chromium: the pages, and which Chromium they drive (the first run unpacks the bundled one). */
