@@ -8,19 +8,14 @@
 // spent, to the millisatoshi, to the client's amountless return invoice,
 // once, and a refund that fails says so and stays due. Real paywall, real dev
 // Lightning nodes (the server's and the client's wallet on one fake network).
-import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { l402Middleware } from 'l402-paywall/express';
-import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
-import { getPayment, memoryReplayStore, withL402, type L402Options, type SessionUse } from 'l402-paywall';
-import { PaymentFailed, lightningSessions } from 'l402-paywall/lightning';
-import { redisReplayStore } from 'l402-paywall/redis';
-import { memorySessionLedger, type SessionLedger } from '../../packages/l402-paywall/src/sessions/ledger.js';
-import { scriptedSessionLedger } from '../../packages/l402-paywall/src/sessions/ledger-scripts.js';
+import { getPayment, withL402, type L402Options, type SessionUse } from 'l402-paywall';
+import { PaymentFailed, lightningSessions, memorySessionLedger } from 'l402-paywall/lightning';
 import {
   formatCredential,
   formatSessionCredential,
@@ -31,33 +26,21 @@ import {
   type SessionPayload,
 } from '../../packages/l402-paywall/src/mpp/index.js';
 import { decodeBase64, parseJsonBytes } from '../../packages/l402-paywall/src/mpp/wire.js';
-import { REDIS_URL, redisReachable } from '../support/redis.js';
+import { sessionRedisUp, useSessionStores, type SessionStores } from '../support/session-stores.js';
 
 const SECRET = 'session-paywall-test-secret-0123456789abcdef0123';
 const BASE = 'https://shop.example';
 const SAT = 1000;
-const redisUp = await redisReachable();
-let redis: IORedis | undefined;
-beforeAll(() => {
-  if (redisUp) redis = new IORedis(REDIS_URL);
-});
-afterAll(() => redis?.disconnect());
+const redisUp = sessionRedisUp;
+const { memory: memoryStores, onRedis: redisStores } = useSessionStores('session-paywall');
 
-type Stores = () => { ledger: SessionLedger; replayStore: L402Options['replayStore'] };
-const memoryStores: Stores = () => ({ ledger: memorySessionLedger(), replayStore: memoryReplayStore() });
-const redisStores: Stores = () => {
-  const prefix = `test:session-paywall:${randomUUID()}:`;
-  return {
-    ledger: scriptedSessionLedger((script, keys, args) => redis!.eval(script, keys.length, ...keys, ...args), prefix),
-    replayStore: redisReplayStore(redis!, { prefix: `${prefix}use:` }),
-  };
-};
-
-function shop(stores: Stores = memoryStores, options: Partial<L402Options> = {}, unitPriceSats = 2) {
+function shop(stores: () => SessionStores = memoryStores, options: Partial<L402Options> = {}, unitPriceSats = 2) {
   const net = memoryDevNodeStore();
   const server = createDevNode({ store: net });
   const wallet = createDevNode({ store: net });
-  const { ledger, replayStore } = stores();
+  const shared = stores();
+  const ledger = shared.ledger();
+  const replayStore = shared.replayStore();
   const errors: string[] = [];
   let served = 0;
   const sessions: SessionUse[] = [];

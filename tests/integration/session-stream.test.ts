@@ -6,49 +6,25 @@
 // refunds exactly what was not spent to the client's return invoice. With no
 // top-up the stream ends with `session-timeout`, and a chunk is never sent
 // unpaid. Real paywalls, real dev Lightning nodes, the real redis-server.
-import { randomUUID } from 'node:crypto';
-import { Redis as IORedis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
-import { getPayment, memoryReplayStore, withL402, type L402Options } from 'l402-paywall';
-import { EVENT_STREAM_HEADERS, lightningSessions, meteredEventStream, scriptedSessionLedger } from 'l402-paywall/lightning';
-import { redisReplayStore } from 'l402-paywall/redis';
-import { memorySessionLedger, type SessionLedger } from '../../packages/l402-paywall/src/sessions/ledger.js';
+import { getPayment, withL402 } from 'l402-paywall';
+import { EVENT_STREAM_HEADERS, lightningSessions, memorySessionLedger, meteredEventStream } from 'l402-paywall/lightning';
 import {
   formatSessionCredential,
   parsePaymentChallenges,
   readLightningSession,
   type LightningSessionOffer,
 } from '../../packages/l402-paywall/src/mpp/index.js';
-import { REDIS_URL, redisReachable } from '../support/redis.js';
+import { sessionRedisUp, useSessionStores, type SessionStores } from '../support/session-stores.js';
 import { sseEvents as events } from '../../packages/l402-paywall/tests/support/sse.js';
 
 const SECRET = 'session-stream-test-secret-0123456789abcdef012345';
 const URL_STREAM = 'https://llm.example/stream';
 const SAT = 1000;
-const redisUp = await redisReachable();
-let redis: IORedis | undefined;
-beforeAll(() => {
-  if (redisUp) redis = new IORedis(REDIS_URL);
-});
-afterAll(() => redis?.disconnect());
-
-interface Shared {
-  ledger: () => SessionLedger;
-  replayStore: () => L402Options['replayStore'];
-}
-
-const memory = (): Shared => {
-  const ledger = memorySessionLedger();
-  const replayStore = memoryReplayStore();
-  return { ledger: () => ledger, replayStore: () => replayStore };
-};
-const onRedis = (): Shared => {
-  const prefix = `test:session-stream:${randomUUID()}:`;
-  const run = (script: string, keys: string[], args: string[]) => redis!.eval(script, keys.length, ...keys, ...args);
-  // Each instance builds its own ledger and replay store on the same keys: what two processes sharing Redis do.
-  return { ledger: () => scriptedSessionLedger(run, prefix), replayStore: () => redisReplayStore(redis!, { prefix: `${prefix}use:` }) };
-};
+const redisUp = sessionRedisUp;
+const { memory, onRedis } = useSessionStores('session-stream');
+type Shared = SessionStores;
 
 /** Two paywall instances of one streaming route, sharing the stores and the server's node; the client's wallet node beside them. */
 function llm(shared: Shared, chunks = 25, topUpTimeoutMs = 10_000) {
