@@ -32,6 +32,10 @@ const SLOW = [
   'tests/integration/demo-session-clients.test.ts',
   'tests/integration/demo-session-mcp.test.ts',
   'tests/integration/session-stream-processes.test.ts',
+  'tests/integration/client-mpp.test.ts',
+  'tests/integration/mcp.test.ts',
+  // Every database driver (PGlite, node-postgres, Neon's) migrating fresh databases from nothing.
+  'tests/integration/db.test.ts',
 ];
 
 /** Real Chromium: the pages, and which Chromium they drive (the first run unpacks the bundled one). */
