@@ -141,6 +141,32 @@ function renderSessions(value, admin) {
   const note = byId('refunds-given-up-note');
   note.hidden = !owing;
   note.textContent = owing ? givenUpWarning(givenUp.count, givenUp.sats, admin) : '';
+  /** @type {Unchecked<SessionStats['topUpsRefused']>} */
+  const refused = fields(sessions.topUpsRefused);
+  const turnedAway = isPositiveNumber(refused.count);
+  const refusedNote = byId('topups-refused-note');
+  refusedNote.hidden = !turnedAway;
+  refusedNote.textContent = turnedAway ? refusedTopUpsWarning(refused.count, refused.sats, fields(refused.unused), admin) : '';
+}
+
+/**
+ * Top-ups paid after their session's refund had started: not taken, so the
+ * client may open a session with the payment; one nobody has used since was
+ * received with nothing given for it.
+ * @param {number} count
+ * @param {unknown} sats
+ * @param {Unchecked<CountAndSats>} unused
+ * @param {boolean} admin
+ */
+function refusedTopUpsWarning(count, sats, unused, admin) {
+  const one = count === 1;
+  const refused = `${formatCount(count)} ${one ? 'top-up' : 'top-ups'} (${formatSats(sats)}) came after ${one ? "its session's refund" : "their sessions' refunds"} had started and ${one ? 'was' : 'were'} not taken: the client can open a new session with ${one ? 'its payment' : 'each payment'}.`;
+  if (!isPositiveNumber(unused.count)) return `${refused} ${one ? 'It has' : 'Each has'} been used since.`;
+  const left = unused.count === 1;
+  const who = admin
+    ? `Refund ${left ? 'it' : 'them'} by hand if the client asks: the session_refused_topups table lists each one with its payment hash and session.`
+    : `The service's operator refunds ${left ? 'it' : 'them'} by hand if the client asks.`;
+  return `${refused} ${formatCount(unused.count)} (${formatSats(unused.sats)}) ${left ? 'has' : 'have'} not been used since: received, with nothing given for ${left ? 'it' : 'them'}. ${who}`;
 }
 
 /**

@@ -342,7 +342,15 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
       byDay,
       trend: { payments7d: 0, sats7d: 0 },
       recent,
-      sessions: { count: 0, units: 0, spentSats: 0, refunded: { count: 0, sats: 0 }, owed: { count: 0, sats: 0 }, givenUp: { count: 0, sats: 0 } },
+      sessions: {
+        count: 0,
+        units: 0,
+        spentSats: 0,
+        refunded: { count: 0, sats: 0 },
+        owed: { count: 0, sats: 0 },
+        givenUp: { count: 0, sats: 0 },
+        topUpsRefused: { count: 0, sats: 0, unused: { count: 0, sats: 0 } },
+      },
       scope: { tier: 'admin', addresses: null, since: null, generatedAt },
     };
   }
@@ -433,7 +441,7 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
   );
 
   it(
-    'shows prepaid sessions: what they spent, refunds paid, owed and given up (those in a warning), and that revenue is net of refunds; "none" without sessions',
+    'shows prepaid sessions: what they spent, refunds paid, owed and given up, top-ups refused after the refund started (those two in warnings), and that revenue is net of refunds; "none" without sessions',
     TIMEOUT,
     async () => {
       const today = new Date().toISOString().slice(0, 10);
@@ -441,7 +449,15 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
       const noSessions = statsAnswer({ [today]: { count: 2, sats: 80 } }, wallet);
       const owedOnly: Stats = {
         ...noSessions,
-        sessions: { count: 2, units: 26, spentSats: 26, refunded: { count: 0, sats: 0 }, owed: { count: 1, sats: 14 }, givenUp: { count: 0, sats: 0 } },
+        sessions: {
+          count: 2,
+          units: 26,
+          spentSats: 26,
+          refunded: { count: 0, sats: 0 },
+          owed: { count: 1, sats: 14 },
+          givenUp: { count: 0, sats: 0 },
+          topUpsRefused: { count: 0, sats: 0, unused: { count: 0, sats: 0 } },
+        },
       };
       // Numbers above a thousand, and each different, so a value in the wrong place or unformatted shows.
       const sessions: Stats['sessions'] = {
@@ -451,6 +467,7 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
         refunded: { count: 977, sats: 12_480 },
         owed: { count: 31, sats: 2_045 },
         givenUp: { count: 3, sats: 1_310 },
+        topUpsRefused: { count: 4, sats: 2_140, unused: { count: 1, sats: 1_020 } },
       };
       const withRefunds: Stats = { ...noSessions, sessions };
 
@@ -493,7 +510,18 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
         ['Given up: to settle by hand', '0', '0'],
       ]);
       expect(await warning(page).isHidden()).toBe(true);
+      expect(await page.locator('#topups-refused-note').isHidden()).toBe(true);
       expect(await look(page, '#refunds-given-up td:last-child')).not.toMatchObject({ background: await warningBackground(page) });
+      await page.close();
+
+      // Top-ups refused (their session's refund had started), each used since: said, without asking anyone to refund.
+      page = await dashboardShowing(
+        { ...owedOnly, sessions: { ...owedOnly.sessions, topUpsRefused: { count: 1, sats: 20, unused: { count: 0, sats: 0 } } } },
+        DESKTOP,
+      );
+      expect(await text(page, '#topups-refused-note')).toBe(
+        "1 top-up (20 sat) came after its session's refund had started and was not taken: the client can open a new session with its payment. It has been used since.",
+      );
       await page.close();
 
       for (const [name, viewport] of VIEWPORTS) {
@@ -520,8 +548,15 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
           "3 refunds (1,310 sat) could not be paid: every retry failed or the client's return invoice expired, and the service has stopped trying. " +
             "The money is still owed to the clients. Settle them by hand: the payment_sessions table lists each one (refund_state 'given-up') with its amount and the reason.",
         );
+        // Top-ups refused after their session's refund had started: how many, and those no session has used since, in a warning too.
+        expect(await text(page, '#topups-refused-note')).toBe(
+          "4 top-ups (2,140 sat) came after their sessions' refunds had started and were not taken: the client can open a new session with each payment. " +
+            '1 (1,020 sat) has not been used since: received, with nothing given for it. ' +
+            'Refund it by hand if the client asks: the session_refused_topups table lists each one with its payment hash and session.',
+        );
         const warnBackground = await warningBackground(page);
         expect(await look(page, '#refunds-given-up-note')).toMatchObject({ background: warnBackground });
+        expect(await look(page, '#topups-refused-note')).toMatchObject({ background: warnBackground });
         expect(await look(page, '#refunds-given-up td:last-child')).toEqual({ background: warnBackground, weight: '700' });
         expect(await look(page, '#refunds-owed td:last-child')).not.toMatchObject({ background: warnBackground });
         expect((await text(page, '#sessions-net')).replace(/\s+/g, ' ')).toBe(
@@ -553,6 +588,7 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
       // An owner is told who settles refunds given up: the operator, not them.
       page = await dashboardShowing({ ...withRefunds, scope: { ...withRefunds.scope, tier: 'pro', addresses: ['shop@example.com'] } }, DESKTOP);
       expect(await text(page, '#refunds-given-up-note')).toMatch(/The money is still owed to the clients\. The service's operator settles them by hand\.$/);
+      expect(await text(page, '#topups-refused-note')).toMatch(/nothing given for it\. The service's operator refunds it by hand if the client asks\.$/);
       await page.close();
       expect(pageErrors).toEqual([]);
     },

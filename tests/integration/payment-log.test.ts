@@ -511,15 +511,20 @@ const sessionPayments = (db: Database) =>
     'SELECT payment_hash, amount_sats, session_id FROM payments ORDER BY paid_at, payment_hash',
   );
 
-/** A session's life as lightningSessions and the refunds tell it: 20 sats in, 20 more, 25 spent, closed, one failed refund attempt, then paid. */
-function sessionLife(): { id: string; topUp: string; observations: SessionObservation[] } {
+/**
+ * A session's life as lightningSessions and the refunds tell it: 20 sats in, 20 more, 25 spent, closed, one failed
+ * refund attempt, then paid; then a top-up of 20 sats refused (the refund had been paid): not taken, not a payment.
+ */
+function sessionLife(): { id: string; topUp: string; refusedTopUp: string; observations: SessionObservation[] } {
   const id = newPreimage().hash;
   const topUp = newPreimage().hash;
+  const refusedTopUp = newPreimage().hash;
   const at = Date.parse('2026-11-27T10:00:00.000Z');
   const route = '/api/demo/stream';
   return {
     id,
     topUp,
+    refusedTopUp,
     observations: [
       { type: 'opened', sessionId: id, route, depositMsat: 20_000, unitPriceMsat: 1000, at },
       { type: 'spent', sessionId: id, route, units: 20, amountMsat: 20_000, spentMsat: 20_000, paidMsat: 20_000, at: at + 1000 },
@@ -528,9 +533,24 @@ function sessionLife(): { id: string; topUp: string; observations: SessionObserv
       { type: 'closed', sessionId: id, because: 'client', paidMsat: 40_000, spentMsat: 25_000, refundMsat: 15_000, at: at + 4000 },
       { type: 'refunded', sessionId: id, state: 'failed', amountMsat: 15_000, attempt: 1, error: 'no route', retryAt: at + 34_000, at: at + 5000 },
       { type: 'refunded', sessionId: id, state: 'paid', amountMsat: 15_000, attempt: 2, at: at + 35_000 },
+      { type: 'topup-refused', sessionId: id, route, paymentHash: refusedTopUp, amountMsat: 20_000, refundState: 'paid', at: at + 40_000 },
     ],
   };
 }
+
+const refusedTopUpRows = (db: Database) =>
+  db.query<{ payment_hash: string; session_id: string; endpoint: string; amount_msat: number; refund_state: string; refused_at: string }>(
+    `SELECT payment_hash, session_id, endpoint, amount_msat::int8 AS amount_msat, refund_state, to_char(refused_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS refused_at
+     FROM session_refused_topups ORDER BY payment_hash`,
+  );
+const refusedTopUpRow = (id: string, hash: string) => ({
+  payment_hash: hash,
+  session_id: id,
+  endpoint: '/api/demo/stream',
+  amount_msat: 20_000,
+  refund_state: 'paid',
+  refused_at: '2026-11-27T10:00:40.000Z',
+});
 
 const settledSession = (id: string): SessionRow => ({
   session_id: id,
@@ -564,7 +584,7 @@ for (const setup of setups) {
       );
 
     beforeEach(async () => {
-      await setup.database().query('TRUNCATE payments, payment_sessions');
+      await setup.database().query('TRUNCATE payments, payment_sessions, session_refused_topups');
       db = faulty(setup.database());
       keyPrefix = `test:paylog:${randomUUID()}:`;
       lines = [];
@@ -572,14 +592,16 @@ for (const setup of setups) {
 
     it('a deposit and a top-up are payments; spending, the close and the refund are one row against the deposit', async () => {
       const log = instance();
-      const { id, topUp, observations } = sessionLife();
+      const { id, topUp, refusedTopUp, observations } = sessionLife();
       for (const observation of observations) log.onSession(observation);
       await written(log, 2);
       await waitFor(
-        'the refund paid',
-        async () => (await sessionRows(real()))[0]?.refund_state,
-        (state) => state === 'paid',
+        'the refund paid and the refused top-up',
+        async () => [(await sessionRows(real()))[0]?.refund_state, (await refusedTopUpRows(real())).length],
+        ([state, refused]) => state === 'paid' && refused === 1,
       );
+      // The refused top-up is a row of its own, not a payment.
+      expect(await refusedTopUpRows(real())).toEqual([refusedTopUpRow(id, refusedTopUp)]);
       expect(await sessionPayments(real())).toEqual([
         { payment_hash: id, amount_sats: 20, session_id: id },
         { payment_hash: topUp, amount_sats: 20, session_id: id },
@@ -591,13 +613,21 @@ for (const setup of setups) {
         totalPayments: 2,
         totalSats: 25,
         byDay: { '2026-11-27': { count: 2, sats: 25 } },
-        sessions: { count: 1, units: 25, spentSats: 25, refunded: { count: 1, sats: 15 }, owed: { count: 0, sats: 0 }, givenUp: { count: 0, sats: 0 } },
+        sessions: {
+          count: 1,
+          units: 25,
+          spentSats: 25,
+          refunded: { count: 1, sats: 15 },
+          owed: { count: 0, sats: 0 },
+          givenUp: { count: 0, sats: 0 },
+          topUpsRefused: { count: 1, sats: 20, unused: { count: 1, sats: 20 } },
+        },
       });
     });
 
     it('nothing twice: every observation told twice, in reverse, and through the outbox while the database is down, leaves the same rows', async () => {
       const log = instance();
-      const { id, topUp, observations } = sessionLife();
+      const { id, topUp, refusedTopUp, observations } = sessionLife();
       db.down = true;
       for (const observation of [...observations].reverse()) log.onSession(observation);
       await waitFor(
@@ -607,12 +637,15 @@ for (const setup of setups) {
         (pending) => pending === observations.length + 1,
       );
       expect(await sessionRows(real())).toEqual([]);
+      expect(await refusedTopUpRows(real())).toEqual([]);
       db.down = false;
       for (const observation of observations) log.onSession(observation);
       await written(log, 2);
       expect(await log.drain()).toEqual({ written: 0, pending: 0 });
       expect((await sessionPayments(real())).map((p) => p.payment_hash).sort()).toEqual([id, topUp].sort());
       expect(await sessionRows(real())).toEqual([settledSession(id)]);
+      // Told twice and kept through the outbox: one row.
+      expect(await refusedTopUpRows(real())).toEqual([refusedTopUpRow(id, refusedTopUp)]);
     });
 
     it('a refund given up stays owed, and a late failed attempt does not undo it', async () => {
@@ -773,6 +806,33 @@ describe('payment log: faults and inputs', () => {
     ]) {
       await expect(log.record(bad)).rejects.toThrow(TypeError);
     }
+    expect(db.queries).toBe(0);
+  });
+
+  it('a refused top-up that is not one (a bad hash, amount or state) is logged as not written, and nothing is written', async () => {
+    const log = instance(createMemoryStore());
+    const hash = newPreimage().hash;
+    const good = {
+      type: 'topup-refused',
+      sessionId: hash,
+      route: '/api/demo/stream',
+      paymentHash: newPreimage().hash,
+      amountMsat: 20_000,
+      refundState: 'paid',
+      at: Date.now(),
+    };
+    for (const bad of [
+      { ...good, paymentHash: 'xyz' },
+      { ...good, sessionId: `${hash}00` },
+      { ...good, amountMsat: 0 },
+      { ...good, amountMsat: 1.5 },
+      { ...good, refundState: 'due' },
+      { ...good, at: Number.NaN },
+    ]) {
+      log.onSession(bad as unknown as SessionObservation);
+    }
+    expect(lines).toHaveLength(6);
+    for (const line of lines) expect(line).toMatch(/^\[payment-log\] session .* not logged: /);
     expect(db.queries).toBe(0);
   });
 

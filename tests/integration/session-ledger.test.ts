@@ -131,9 +131,39 @@ describe.each(ledgers)('%s', (_name, makeLedger, needsRedis) => {
     });
     expect(await ledger.claimRefund(id, T0 + 999_999, 30_000)).toBeNull();
     expect(await ledger.refundsDue(T0 + 999_999, 10)).toEqual([]);
-    // Paid after the refund went out: owed by hand, and shown.
-    expect(outcome(await ledger.topUp(id, hash(), SAT, T0 + 60_003))).toBe('closed');
-    expect(await ledger.get(id)).toMatchObject({ strandedMsat: SAT, refund: { state: 'paid', amountMsat: 16 * SAT } });
+  });
+
+  run('a top-up after the refund started is refused and not taken, whether the refund is being paid, paid or given up', async () => {
+    const ledger = makeLedger();
+    const sessions = await Promise.all([open(ledger), open(ledger), open(ledger)]);
+    for (const { id } of sessions) {
+      await ledger.spend(id, 4 * SAT, T0 + 1);
+      await ledger.close(id, 'client', T0 + 2);
+      await ledger.claimRefund(id, T0 + 3, 30_000);
+    }
+    const [paying, paid, givenUp] = sessions.map((s) => s.id) as [string, string, string];
+    await ledger.settleRefund(paid, 1, { paid: true }, T0 + 4);
+    await ledger.settleRefund(givenUp, 1, { paid: false, givenUp: 'the return invoice expired' }, T0 + 4);
+    for (const [id, state] of [
+      [paying, 'paying'],
+      [paid, 'paid'],
+      [givenUp, 'given-up'],
+    ] as const) {
+      const before = await ledger.get(id);
+      const topUp = hash();
+      const refused = await ledger.topUp(id, topUp, 5 * SAT, T0 + 5);
+      expect(refused).toMatchObject({ ok: false, reason: 'refund-started', balanceMsat: 16 * SAT, session: { id, refund: { state, amountMsat: 16 * SAT } } });
+      // Nothing recorded: not the amount, not the credit (the same payment presented again is refused the same way, not as a duplicate).
+      expect(await ledger.get(id)).toEqual(before);
+      expect(before).not.toHaveProperty('strandedMsat');
+      expect(outcome(await ledger.topUp(id, topUp, 5 * SAT, T0 + 6))).toBe('refund-started');
+      expect(await ledger.get(id)).toEqual(before);
+    }
+    // The top-up's payment was not taken: it can still credit a session that is open.
+    const { id: other } = await open(ledger);
+    const topUp = hash();
+    expect(outcome(await ledger.topUp(paid, topUp, 5 * SAT, T0 + 7))).toBe('refund-started');
+    expect(await ledger.topUp(other, topUp, 5 * SAT, T0 + 8)).toMatchObject({ ok: true, balanceMsat: 25 * SAT });
   });
 
   run('an attempt that vanished (its lease ran out) is taken again as uncertain; a given-up refund stays visible', async () => {

@@ -350,6 +350,30 @@ describe.each([
     expect(answers.map((a) => a.status).sort()).toEqual([200, 402]);
     expect((await ledger.get(sessionId))?.paidMsat).toBe(40 * SAT);
   });
+
+  (needsRedis && !redisUp ? it.skip : it)('a top-up after the refund was paid is refused and not taken; its payment then opens one session', async () => {
+    const { open, offer, wallet, act, ledger, errors } = shop(stores, {}, 1);
+    const { offer: o, preimage, sessionId } = await open();
+    expect((await act(o, { action: 'close', sessionId, preimage })).status).toBe(200);
+    const closed = await ledger.get(sessionId);
+    expect(closed?.refund).toMatchObject({ state: 'paid', amountMsat: 19 * SAT });
+    const { offer: fresh } = await offer();
+    const { preimage: topUpPreimage } = await wallet.pay(fresh.depositInvoice);
+    // Presented three times: each refused the same way, none credited, the payment's claim given back each time.
+    for (let i = 0; i < 3; i++) {
+      const answer = await act(fresh, { action: 'topUp', sessionId, topUpPreimage });
+      expect(answer.status).toBe(402);
+      expect(await answer.json()).toMatchObject({ code: 'SESSION_CLOSED', sessionId, topUp: { paymentHash: fresh.paymentHash, amountSats: 20, taken: false } });
+    }
+    expect(await ledger.get(sessionId)).toEqual(closed);
+    expect(errors.filter((e) => e.startsWith('a session top-up was refused: '))).toHaveLength(3);
+    // Opened with twice at once: one session, the other a deposit already used.
+    const returnInvoice = (await wallet.createAmountlessInvoice({})).invoice;
+    const opening = await Promise.all([1, 2].map(() => act(fresh, { action: 'open', preimage: topUpPreimage, returnInvoice })));
+    expect(opening.map((a) => a.status).sort()).toEqual([200, 402]);
+    expect(await opening.find((a) => a.status === 402)!.json()).toMatchObject({ code: 'DEPOSIT_ALREADY_USED' });
+    expect(await ledger.get(fresh.paymentHash)).toMatchObject({ status: 'open', paidMsat: 20 * SAT, spentMsat: SAT });
+  });
 });
 
 describe('l402Middleware (Express) with sessions', () => {

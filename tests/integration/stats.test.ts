@@ -151,9 +151,32 @@ interface SessionRow {
   refund_state: 'none' | 'due' | 'failed' | 'paid' | 'given-up' | null;
 }
 
-/** Prepaid sessions on some of the payments (their deposits), in every refund state. */
+interface RefusedTopUpRow {
+  payment_hash: string;
+  session_id: string;
+  amount_msat: number;
+}
+
+/**
+ * Prepaid sessions on some of the payments (their deposits), in every refund
+ * state, and top-ups some of them refused (migration 008): some since used as
+ * a payment (another deposit's hash), the others used by nothing.
+ */
 async function insertSessions(db: Queryable, gen: Generator, deposits: PaymentRow[]): Promise<void> {
   for (const p of deposits) {
+    for (let i = gen.int(3) - 1; i > 0; i--) {
+      const used = gen.chance(0.4);
+      await db.query(
+        `INSERT INTO session_refused_topups (payment_hash, session_id, amount_msat, refund_state, refused_at) VALUES ($1, $2, $3, $4, now())
+         ON CONFLICT (payment_hash) DO NOTHING`,
+        [
+          used ? gen.pick(deposits).payment_hash : bytesToHex(randomBytes(32)),
+          p.payment_hash,
+          (1 + gen.int(50)) * 1000,
+          gen.pick(['paying', 'paid', 'given-up']),
+        ],
+      );
+    }
     const unit = gen.pick([1000, 2000, null]);
     const paid = Math.max(1, p.amount_sats ?? 1) * 1000;
     const spent = gen.int(paid + 1);
@@ -169,6 +192,7 @@ interface Snapshot {
   payments: PaymentRow[];
   splits: SplitRow[];
   sessions: SessionRow[];
+  refusedTopUps: RefusedTopUpRow[];
   pro: Array<{ address: string; expires_at: Date }>;
   links: Array<{ pubkey: string; address: string }>;
 }
@@ -202,7 +226,12 @@ async function snapshot(db: Queryable): Promise<Snapshot> {
     refund_msat: Number(r.refund_msat),
     refund_state: r.refund_state as SessionRow['refund_state'],
   }));
-  return { payments, splits, pro, links, sessions };
+  const refusedTopUps = (await db.query('SELECT payment_hash, session_id, amount_msat FROM session_refused_topups')).map((r) => ({
+    payment_hash: String(r.payment_hash),
+    session_id: String(r.session_id),
+    amount_msat: Number(r.amount_msat),
+  }));
+  return { payments, splits, pro, links, sessions, refusedTopUps };
 }
 
 interface Expected extends PaymentStats {
@@ -240,6 +269,9 @@ function bruteForce(data: Snapshot, who: { pubkey: string; admin: boolean }, now
     const matching = sessions.filter((s) => states.includes(s.refund_state));
     return { count: matching.length, sats: Math.ceil(matching.reduce((sum, s) => sum + s.refund_msat, 0) / 1000) };
   };
+  // Top-ups refused by the visible deposits' sessions; unused: no payment (in any scope) has their hash.
+  const refused = data.refusedTopUps.filter((r) => deposits.has(r.session_id));
+  const countAndSats = (rows: RefusedTopUpRow[]) => ({ count: rows.length, sats: Math.ceil(rows.reduce((sum, r) => sum + r.amount_msat, 0) / 1000) });
   const recent = [...visible]
     .sort((a, b) => b.paid_at.getTime() - a.paid_at.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
     .slice(0, RECENT_LIMIT)
@@ -260,6 +292,7 @@ function bruteForce(data: Snapshot, who: { pubkey: string; admin: boolean }, now
       refunded: refunds(['paid']),
       owed: refunds(['due', 'failed']),
       givenUp: refunds(['given-up']),
+      topUpsRefused: { ...countAndSats(refused), unused: countAndSats(refused.filter((r) => !data.payments.some((p) => p.payment_hash === r.payment_hash))) },
     },
     owedMsat:
       addresses === null ? 0 : data.splits.filter((s) => addresses.has(s.owner_address) && s.state !== 'paid').reduce((sum, s) => sum + s.owner_msat, 0),

@@ -25,8 +25,8 @@ import type { KeyValueStore } from '../../store/types.js';
 import type { ServiceContext } from '../context.js';
 import { sleep, withTimeout } from '../../util/async.js';
 import { describeError } from '../../util/describe-error.js';
-import { createOutbox, isSessionRecord, storedEntry, type Outbox, type StoredEntry, type StoredPayment } from './payment-outbox.js';
-import { entriesOf, storedSessionRecord, upsertSessionRecords } from './session-records.js';
+import { createOutbox, isPayment, isRefusedTopUp, isSessionRecord, storedEntry, type Outbox, type StoredEntry } from './payment-outbox.js';
+import { entriesOf, insertRefusedTopUps, storedRefusedTopUp, storedSessionRecord, upsertSessionRecords } from './session-records.js';
 import type { FlushResult, PaymentLogEntry } from './payment-log-types.js';
 
 export type { FlushResult, PaymentLogEntry } from './payment-log-types.js';
@@ -143,8 +143,12 @@ export function createPaymentLog(options: PaymentLogOptions): PaymentLog {
     onSession(observation) {
       let entries: StoredEntry[];
       try {
-        const { payments, session } = entriesOf(observation);
-        entries = [...payments.map(storedEntry), ...(session ? [storedSessionRecord(session)] : [])];
+        const { payments, session, refusedTopUp } = entriesOf(observation);
+        entries = [
+          ...payments.map(storedEntry),
+          ...(session ? [storedSessionRecord(session)] : []),
+          ...(refusedTopUp ? [storedRefusedTopUp(refusedTopUp)] : []),
+        ];
       } catch (error) {
         log(`[payment-log] session ${safeHash(observation?.sessionId)} not logged: ${describeError(error)}`);
         return;
@@ -203,9 +207,9 @@ function createDatabaseWriter(database: () => Promise<Database>, timing: WriteTi
   };
 }
 
-/** One INSERT for the payments (a payment hash already there is left as it is), then the session rows, merged. */
+/** One INSERT for the payments (a payment hash already there is left as it is), then the session rows, merged, and the refused top-ups. */
 async function insertPayments(database: () => Promise<Database>, entries: readonly StoredEntry[]): Promise<void> {
-  const payments = entries.filter((e): e is StoredPayment => !isSessionRecord(e));
+  const payments = entries.filter(isPayment);
   const sessions = entries.filter(isSessionRecord);
   const db = await database();
   if (payments.length > 0) {
@@ -222,6 +226,7 @@ async function insertPayments(database: () => Promise<Database>, entries: readon
     );
   }
   await upsertSessionRecords(db, sessions);
+  await insertRefusedTopUps(db, entries.filter(isRefusedTopUp));
 }
 
 /**

@@ -17,7 +17,7 @@
 import type { KeyValueStore } from '../../store/types.js';
 import { describeError } from '../../util/describe-error.js';
 import type { FlushResult, PaymentLogEntry } from './payment-log-types.js';
-import { storedSessionRecord, type SessionRecordEntry } from './session-records.js';
+import { storedRefusedTopUp, storedSessionRecord, type RefusedTopUpEntry, type SessionRecordEntry } from './session-records.js';
 
 const DONE = 'done';
 const MAX_SLOT = Number.MAX_SAFE_INTEGER;
@@ -46,10 +46,12 @@ export interface StoredPayment {
   sessionId?: string;
 }
 
-/** What the outbox keeps: a payment, or a prepaid session's row (session-records.ts). Payments carry no kind, as before sessions. */
-export type StoredEntry = StoredPayment | SessionRecordEntry;
+/** What the outbox keeps: a payment, a prepaid session's row, or a top-up it refused (session-records.ts). Payments carry no kind, as before sessions. */
+export type StoredEntry = StoredPayment | SessionRecordEntry | RefusedTopUpEntry;
 
 export const isSessionRecord = (entry: StoredEntry): entry is SessionRecordEntry => (entry as SessionRecordEntry).kind === 'session';
+export const isRefusedTopUp = (entry: StoredEntry): entry is RefusedTopUpEntry => (entry as RefusedTopUpEntry).kind === 'topup-refused';
+export const isPayment = (entry: StoredEntry): entry is StoredPayment => !('kind' in entry);
 
 /** Checks an entry and fixes its time (default now); throws TypeError naming what is wrong. */
 export function storedEntry(input: PaymentLogEntry): StoredPayment {
@@ -78,8 +80,10 @@ export function storedEntry(input: PaymentLogEntry): StoredPayment {
 /** A slot's JSON, checked as a new entry is; undefined when it is not one. */
 function parseStoredEntry(value: string): StoredEntry | undefined {
   try {
-    const parsed = JSON.parse(value) as PaymentLogEntry | SessionRecordEntry;
-    return (parsed as SessionRecordEntry).kind === 'session' ? storedSessionRecord(parsed as SessionRecordEntry) : storedEntry(parsed as PaymentLogEntry);
+    const parsed = JSON.parse(value) as PaymentLogEntry | SessionRecordEntry | RefusedTopUpEntry;
+    if ((parsed as SessionRecordEntry).kind === 'session') return storedSessionRecord(parsed as SessionRecordEntry);
+    if ((parsed as RefusedTopUpEntry).kind === 'topup-refused') return storedRefusedTopUp(parsed as RefusedTopUpEntry);
+    return storedEntry(parsed as PaymentLogEntry);
   } catch {
     return undefined;
   }

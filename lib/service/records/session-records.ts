@@ -4,6 +4,7 @@
 //
 //   opened     the deposit: a payment (by its payment hash, the session's id), and the session's row
 //   topped-up  the top-up: a payment of the session
+//   topup-refused  the top-up refused (its session's refund had started): a row of session_refused_topups, not a payment
 //   spent      the session's row: spent and paid totals (a batch of units, not a payment)
 //   closed     the session's row: why, when, and the refund due
 //   refunded   the session's row: the refund's state, attempts, error or reason
@@ -12,7 +13,8 @@
 // and a session's row is merged so that entries applied late, out of order or
 // twice leave the same row: totals only grow (GREATEST), the close is kept
 // once set, and the refund keeps its furthest state (paid and given up are
-// final; otherwise the later attempt wins).
+// final; otherwise the later attempt wins). A refused top-up is keyed on its
+// payment hash, inserted once.
 import type { SessionObservation } from 'l402-paywall/lightning';
 import type { Queryable } from '../../db/types.js';
 import type { PaymentLogEntry } from './payment-log-types.js';
@@ -39,8 +41,21 @@ export interface SessionRecordEntry {
   refundSettledAt?: string;
 }
 
-/** What the payment log writes for one observation: payments (deposit, top-up) and the session's row. */
-export function entriesOf(observation: SessionObservation): { payments: PaymentLogEntry[]; session?: SessionRecordEntry } {
+/** A top-up refused because its session's refund had started (migration 008): not taken, so not a payment. */
+export interface RefusedTopUpEntry {
+  kind: 'topup-refused';
+  paymentHash: string;
+  sessionId: string;
+  endpoint?: string;
+  amountMsat: number;
+  refundState: RefusedTopUpRefundState;
+  refusedAt: string;
+}
+
+export type RefusedTopUpRefundState = 'paying' | 'paid' | 'given-up';
+
+/** What the payment log writes for one observation: payments (deposit, top-up), the session's row, or a refused top-up. */
+export function entriesOf(observation: SessionObservation): { payments: PaymentLogEntry[]; session?: SessionRecordEntry; refusedTopUp?: RefusedTopUpEntry } {
   const at = new Date(observation.at).toISOString();
   const row = { kind: 'session' as const, sessionId: observation.sessionId };
   switch (observation.type) {
@@ -74,6 +89,19 @@ export function entriesOf(observation: SessionObservation): { payments: PaymentL
             paidAt: at,
           },
         ],
+      };
+    case 'topup-refused':
+      return {
+        payments: [],
+        refusedTopUp: {
+          kind: 'topup-refused',
+          paymentHash: observation.paymentHash,
+          sessionId: observation.sessionId,
+          endpoint: observation.route,
+          amountMsat: observation.amountMsat,
+          refundState: observation.refundState,
+          refusedAt: at,
+        },
       };
     case 'spent':
       return { payments: [], session: { ...row, endpoint: observation.route, paidMsat: observation.paidMsat, spentMsat: observation.spentMsat } };
@@ -154,6 +182,46 @@ export function storedSessionRecord(input: SessionRecordEntry): SessionRecordEnt
   if (input.refundError !== undefined) out.refundError = text(input.refundError, MAX_TEXT, 'refundError', fail, true);
   if (input.refundReason !== undefined) out.refundReason = text(input.refundReason, MAX_TEXT, 'refundReason', fail, true);
   return out;
+}
+
+const REFUSED_STATES: readonly RefusedTopUpRefundState[] = ['paying', 'paid', 'given-up'];
+
+/** Checks a refused top-up (from an observation, or read back from the outbox); throws TypeError naming what is wrong. */
+export function storedRefusedTopUp(input: RefusedTopUpEntry): RefusedTopUpEntry {
+  const fail = (what: string): never => {
+    throw new TypeError(`refused top-up: ${what}`);
+  };
+  if (input?.kind !== 'topup-refused') fail('not a refused top-up');
+  const hash = (value: unknown, name: string) => {
+    const lower = typeof value === 'string' ? value.toLowerCase() : '';
+    return HASH.test(lower) ? lower : fail(`${name} must be 64 hex characters`);
+  };
+  const paymentHash = hash(input.paymentHash, 'paymentHash');
+  const sessionId = hash(input.sessionId, 'sessionId');
+  if (!Number.isSafeInteger(input.amountMsat) || input.amountMsat <= 0) fail('amountMsat must be a whole number above 0');
+  if (!REFUSED_STATES.includes(input.refundState)) fail(`refundState must be one of ${REFUSED_STATES.join(', ')}`);
+  const refusedAt = new Date(input.refusedAt);
+  if (typeof input.refusedAt !== 'string' || Number.isNaN(refusedAt.getTime())) fail('refusedAt must be a date');
+  return {
+    kind: 'topup-refused',
+    paymentHash,
+    sessionId,
+    ...(input.endpoint !== undefined && { endpoint: text(input.endpoint, 2048, 'endpoint', fail, false) }),
+    amountMsat: input.amountMsat,
+    refundState: input.refundState,
+    refusedAt: refusedAt.toISOString(),
+  };
+}
+
+/** Writes refused top-ups, keyed on their payment hash: one written twice (a retry, the outbox) is left as it is. */
+export async function insertRefusedTopUps(db: Queryable, entries: readonly RefusedTopUpEntry[]): Promise<void> {
+  for (const e of entries) {
+    await db.query(
+      `INSERT INTO session_refused_topups (payment_hash, session_id, endpoint, amount_msat, refund_state, refused_at)
+       VALUES ($1, $2, $3, $4, $5, $6::timestamptz) ON CONFLICT (payment_hash) DO NOTHING`,
+      [e.paymentHash, e.sessionId, e.endpoint ?? null, e.amountMsat, e.refundState, e.refusedAt],
+    );
+  }
 }
 
 function text(value: unknown, max: number, name: string, fail: (what: string) => never, cut: boolean): string {

@@ -16,7 +16,9 @@
 // payments; what it spent is not. Revenue is what was kept: a refund paid
 // back is taken off totalSats, byDay, byOwner and the trend, in the cell (day,
 // owner) of the session's deposit, a fraction of a sat counting as a whole one.
-// `sessions` shows the sessions, their spending and their refunds.
+// `sessions` shows the sessions, their spending and their refunds, and the
+// top-ups they refused (migration 008: paid after the refund had started, not
+// taken, so not payments).
 import type { Queryable } from '../../db/types.js';
 
 export const TREND_DAYS = 7;
@@ -68,6 +70,15 @@ export interface SessionStats {
   owed: CountAndSats;
   /** Refunds given up: owed, the operator's to settle by hand. */
   givenUp: CountAndSats;
+  /**
+   * Top-ups refused because their session's refund had started (migration 008):
+   * paid to the node but not taken, their payments left to the clients to open
+   * a session with. Not in the totals (not payments, unless a client used one).
+   */
+  topUpsRefused: CountAndSats & {
+    /** Of those, the ones no session has used since (no payment with their hash): received, and nothing given for them. */
+    unused: CountAndSats;
+  };
 }
 
 /** Which payments a caller sees. */
@@ -83,11 +94,12 @@ export interface StatsScope {
 export async function paymentStats(db: Queryable, scope: StatsScope): Promise<PaymentStats> {
   const trendSince = new Date(scope.now.getTime() - TREND_DAYS * DAY_MS);
   const trendIsWindow = scope.since !== null && scope.since.getTime() === trendSince.getTime();
-  const [received, receivedTrend, recent, sessionCells] = await Promise.all([
+  const [received, receivedTrend, recent, sessionCells, topUpsRefused] = await Promise.all([
     groupedTotals(db, scope),
     trendIsWindow ? null : windowTotals(db, { ...scope, since: trendSince }),
     recentPayments(db, scope, RECENT_LIMIT),
     sessionTotals(db, scope, trendSince),
+    refusedTopUps(db, scope),
   ]);
   const kept = keptRevenue(received, sessionCells);
   const trend = receivedTrend ?? { payments7d: received.totalPayments, sats7d: received.totalSats };
@@ -96,7 +108,7 @@ export async function paymentStats(db: Queryable, scope: StatsScope): Promise<Pa
     ...kept,
     trend: { payments7d: trend.payments7d, sats7d: trend.sats7d - refundedThisWeek },
     recent,
-    sessions: sessionSummary(sessionCells),
+    sessions: { ...sessionSummary(sessionCells), topUpsRefused },
   };
 }
 
@@ -151,6 +163,27 @@ async function sessionTotals(db: Queryable, scope: StatsScope, trendSince: Date)
   }));
 }
 
+/** The top-ups refused by the sessions whose deposit is among the scope's payments, and those of them no session has used since. */
+async function refusedTopUps(db: Queryable, scope: StatsScope): Promise<SessionStats['topUpsRefused']> {
+  const params: unknown[] = [];
+  const conditions: string[] = [];
+  if (scope.addresses !== 'all') conditions.push(`p.owner_address = ANY(${param(params, scope.addresses)}::text[])`);
+  if (scope.since !== null) conditions.push(`p.paid_at >= ${param(params, scope.since)}`);
+  const unused = 'NOT EXISTS (SELECT 1 FROM payments u WHERE u.payment_hash = r.payment_hash)';
+  const [row] = await db.query(
+    `SELECT count(*)::int8 AS count, coalesce(sum(r.amount_msat), 0)::int8 AS msat,
+            count(*) FILTER (WHERE ${unused})::int8 AS unused, coalesce(sum(r.amount_msat) FILTER (WHERE ${unused}), 0)::int8 AS unused_msat
+     FROM session_refused_topups r JOIN payments p ON p.payment_hash = r.session_id
+     ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''}`,
+    params,
+  );
+  return {
+    count: int(row?.count),
+    sats: refundSats(int(row?.msat)),
+    unused: { count: int(row?.unused), sats: refundSats(int(row?.unused_msat)) },
+  };
+}
+
 const refundSats = (msat: number) => Math.ceil(msat / 1000);
 
 type Grouped = Pick<PaymentStats, 'totalPayments' | 'totalSats' | 'serviceFee' | 'byOwner' | 'byDay'>;
@@ -172,7 +205,7 @@ function keptRevenue(received: Grouped, cells: SessionCell[]): Grouped {
   return { ...received, byDay, byOwner, totalSats: received.totalSats - refundSats(refundedMsat) };
 }
 
-function sessionSummary(cells: SessionCell[]): SessionStats {
+function sessionSummary(cells: SessionCell[]): Omit<SessionStats, 'topUpsRefused'> {
   const total = (pick: (cell: SessionCell) => number) => cells.reduce((sum, cell) => sum + pick(cell), 0);
   return {
     count: total((c) => c.sessions),

@@ -38,6 +38,7 @@ export type {
   SessionRefunded,
   SessionSpent,
   SessionToppedUp,
+  SessionTopUpRefused,
 } from './sessions/observer.js';
 export { scriptedSessionLedger } from './sessions/ledger-scripts.js';
 export { memorySessionLedger } from './sessions/ledger.js';

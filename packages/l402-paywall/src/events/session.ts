@@ -1,5 +1,5 @@
 // The prepaid sessions' audit events (docs/events.md "Prepaid sessions"):
-// session.opened, topped-up, spent, closed and refunded, one per observation
+// session.opened, topped-up, topup-refused, spent, closed and refunded, one per observation
 // that lightningSessions and the refunds tell their onSession
 // (sessions/observer.ts). Apart from events/server.ts, so the paywall's lazily
 // loaded builder does not carry them.
@@ -20,6 +20,8 @@ export function sessionEventId(observation: SessionObservation): string {
       return `${base}-opened`;
     case 'topped-up':
       return `${base}-topped-up-${observation.paymentHash}`;
+    case 'topup-refused':
+      return `${base}-topup-refused-${observation.paymentHash}`;
     case 'spent':
       return `${base}-spent-${observation.spentMsat}`;
     case 'closed':
@@ -32,6 +34,7 @@ export function sessionEventId(observation: SessionObservation): string {
 const SESSION_EVENT_TYPES: Record<SessionObservation['type'], L402EventType> = {
   opened: EVENT_TYPES.sessionOpened,
   'topped-up': EVENT_TYPES.sessionToppedUp,
+  'topup-refused': EVENT_TYPES.sessionTopUpRefused,
   spent: EVENT_TYPES.sessionSpent,
   closed: EVENT_TYPES.sessionClosed,
   refunded: EVENT_TYPES.sessionRefunded,
@@ -44,6 +47,11 @@ function prepaidFacts(observation: SessionObservation): { facts: PrepaidSessionF
       return { facts: { unitPriceMsat: observation.unitPriceMsat }, payment: { paymentHash: observation.sessionId, amountMsat: observation.depositMsat } };
     case 'topped-up':
       return { facts: { closedBeforehand: observation.closed }, payment: { paymentHash: observation.paymentHash, amountMsat: observation.amountMsat } };
+    case 'topup-refused':
+      return {
+        facts: { refundState: observation.refundState },
+        payment: { paymentHash: observation.paymentHash, amountMsat: observation.amountMsat },
+      };
     case 'spent':
       return { facts: { units: observation.units, amountMsat: observation.amountMsat, paidMsat: observation.paidMsat, spentMsat: observation.spentMsat } };
     case 'closed':

@@ -23,6 +23,8 @@ export const EVENT_TYPES = {
   sessionOpened: `${EVENT_TYPE_PREFIX}.server.session.opened`,
   /** Server: a session's top-up was paid (`data.payment`). */
   sessionToppedUp: `${EVENT_TYPE_PREFIX}.server.session.topped-up`,
+  /** Server: a top-up came after its session's refund had started: not taken, its payment still the client's (`data.payment`, `data.prepaid.refundState`). */
+  sessionTopUpRefused: `${EVENT_TYPE_PREFIX}.server.session.topup-refused`,
   /** Server: a batch of a session's units was spent (`data.prepaid.units`), never one event per unit. */
   sessionSpent: `${EVENT_TYPE_PREFIX}.server.session.spent`,
   /** Server: a session closed (`data.prepaid.because`: client or idle) with what it was paid, spent and refunds. */
@@ -146,6 +148,8 @@ export interface PrepaidSessionFacts {
   unitPriceMsat?: number;
   /** topped-up: the session had closed when it was paid; the amount goes back with the refund. */
   closedBeforehand?: boolean;
+  /** topup-refused: where the session's refund stood (paying, paid, given-up); the top-up was not taken. */
+  refundState?: 'paying' | 'paid' | 'given-up';
   /** spent: units and msat in this batch. */
   units?: number;
   amountMsat?: number;

@@ -52,7 +52,7 @@ local function idlePast() return now >= num('last') + num('idle') end
 
 if action == 'open' then
   if redis.call('EXISTS', key) == 1 then return reply('exists') end
-  redis.call('HSET', key, 'id', id, 'st', 'open', 'paid', ARGV[5], 'spent', '0', 'ret', ARGV[6], 'idle', ARGV[7], 'last', int(now), 'str', '0', 'c:' .. id, ARGV[5])
+  redis.call('HSET', key, 'id', id, 'st', 'open', 'paid', ARGV[5], 'spent', '0', 'ret', ARGV[6], 'idle', ARGV[7], 'last', int(now), 'c:' .. id, ARGV[5])
   redis.call('ZADD', idleKey, now + tonumber(ARGV[7]), id)
   return reply('ok')
 end
@@ -73,23 +73,22 @@ end
 if action == 'topUp' then
   local credit = 'c:' .. ARGV[5]
   if redis.call('HEXISTS', key, credit) == 1 then return reply('duplicate') end
-  redis.call('HSET', key, credit, ARGV[6])
   if open and idlePast() then close('idle') open = false end
   if open then
+    redis.call('HSET', key, credit, ARGV[6])
     redis.call('HINCRBY', key, 'paid', ARGV[6])
     redis.call('HSET', key, 'last', int(now))
     redis.call('ZADD', idleKey, now + num('idle'), id)
     return reply('ok')
   end
   local state = redis.call('HGET', key, 'rs')
-  if state == 'due' or state == 'failed' or state == 'none' then
-    redis.call('HINCRBY', key, 'paid', ARGV[6])
-    redis.call('HINCRBY', key, 'ra', ARGV[6])
-    if state == 'none' then redis.call('HSET', key, 'rs', 'due', 'rx', int(now)) redis.call('PERSIST', key) end
-    indexRefund()
-  else
-    redis.call('HINCRBY', key, 'str', ARGV[6])
-  end
+  -- The refund is being paid, paid or given up: not taken (no credit written), the payment stays the client's.
+  if not (state == 'due' or state == 'failed' or state == 'none') then return reply('refund-started') end
+  redis.call('HSET', key, credit, ARGV[6])
+  redis.call('HINCRBY', key, 'paid', ARGV[6])
+  redis.call('HINCRBY', key, 'ra', ARGV[6])
+  if state == 'none' then redis.call('HSET', key, 'rs', 'due', 'rx', int(now)) redis.call('PERSIST', key) end
+  indexRefund()
   return reply('closed')
 end
 
@@ -145,7 +144,6 @@ export function readSessionHash(flat: readonly unknown[]): SessionRecord | undef
     returnInvoice: text('ret') ?? '',
     idleTimeoutMs: whole('idle'),
     lastActiveAt: whole('last'),
-    strandedMsat: whole('str'),
   };
   if (record.status === 'closed') {
     record.closedAt = whole('cat');

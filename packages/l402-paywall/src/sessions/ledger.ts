@@ -57,8 +57,6 @@ export interface SessionRecord {
   closedBecause?: 'client' | 'idle';
   /** Set once closed. */
   refund?: SessionRefund;
-  /** Top-ups paid after the refund had started: owed to the client, settled by the operator. */
-  strandedMsat: number;
 }
 
 export type SessionAnswer =
@@ -69,9 +67,11 @@ export type SessionAnswer =
  * Why an action was refused: `unknown` (no such session), `exists` (open
  * replayed), `closed` (closed before), `idle` (closed now, having been idle
  * too long), `insufficient` (balance below the amount), `duplicate` (this
- * top-up was credited before), `not-due` / `stale` (refund bookkeeping).
+ * top-up was credited before), `refund-started` (a top-up for a closed session
+ * whose refund is being paid, paid or given up: not taken, so its payment is
+ * still the client's to use), `not-due` / `stale` (refund bookkeeping).
  */
-export type SessionRefusal = 'unknown' | 'exists' | 'closed' | 'idle' | 'insufficient' | 'duplicate' | 'not-due' | 'stale';
+export type SessionRefusal = 'unknown' | 'exists' | 'closed' | 'idle' | 'insufficient' | 'duplicate' | 'refund-started' | 'not-due' | 'stale';
 
 export interface OpenSession {
   id: string;
@@ -100,7 +100,11 @@ export interface SessionLedger {
   open(session: OpenSession, now: number): Promise<SessionAnswer>;
   /** Deducts `amountMsat` if the balance covers it; closes an idle session instead. */
   spend(id: string, amountMsat: number, now: number): Promise<SessionAnswer>;
-  /** Credits a paid top-up once per `creditId` (its payment hash). */
+  /**
+   * Credits a paid top-up once per `creditId` (its payment hash). On a closed
+   * session it is folded into the refund while that has not started, else
+   * refused (`refund-started`) without being taken.
+   */
   topUp(id: string, creditId: string, amountMsat: number, now: number): Promise<SessionAnswer>;
   /** Closes the session, making what is left a refund due; `idle` closes only a session idle past its timeout. */
   close(id: string, because: 'client' | 'idle', now: number): Promise<SessionAnswer>;
@@ -166,7 +170,7 @@ export function applySession(entry: LedgerEntry | undefined, action: SessionActi
   if (action.kind === 'open') {
     if (entry) return { entry, transition: { answer: refuse('exists', entry.record) } };
     const { id, depositMsat, returnInvoice, idleTimeoutMs } = action.session;
-    const record: SessionRecord = { id, status: 'open', paidMsat: depositMsat, spentMsat: 0, returnInvoice, idleTimeoutMs, lastActiveAt: now, strandedMsat: 0 };
+    const record: SessionRecord = { id, status: 'open', paidMsat: depositMsat, spentMsat: 0, returnInvoice, idleTimeoutMs, lastActiveAt: now };
     // The deposit is a credit like a top-up, so its payment hash can never be credited again.
     const created = { record, credits: new Set([id]) };
     return { entry: created, transition: { answer: answer(record) } };
@@ -187,24 +191,24 @@ export function applySession(entry: LedgerEntry | undefined, action: SessionActi
     }
     case 'topUp': {
       if (entry.credits.has(action.creditId)) return { entry, transition: { answer: refuse('duplicate', record) } };
-      entry.credits.add(action.creditId);
       if (record.status === 'open' && idlePast(record, now)) closeRecord(record, 'idle', now);
       if (record.status === 'open') {
+        entry.credits.add(action.creditId);
         record.paidMsat += action.amountMsat;
         record.lastActiveAt = now;
         return { entry, transition: { answer: answer(record) } };
       }
-      // Paid after the close: never kept. Folded into the refund while it has not started, else owed by hand.
+      // Paid after the close: never kept. Folded into the refund while it has not started; once the refund is
+      // being paid, paid or given up, not taken at all (no credit recorded), so the payment stays the client's.
       const refund = record.refund!;
-      if (refund.state === 'due' || refund.state === 'failed' || refund.state === 'none') {
-        record.paidMsat += action.amountMsat;
-        refund.amountMsat += action.amountMsat;
-        if (refund.state === 'none') {
-          refund.state = 'due';
-          refund.nextAttemptAt = now;
-        }
-      } else {
-        record.strandedMsat += action.amountMsat;
+      if (refund.state !== 'due' && refund.state !== 'failed' && refund.state !== 'none')
+        return { entry, transition: { answer: refuse('refund-started', record) } };
+      entry.credits.add(action.creditId);
+      record.paidMsat += action.amountMsat;
+      refund.amountMsat += action.amountMsat;
+      if (refund.state === 'none') {
+        refund.state = 'due';
+        refund.nextAttemptAt = now;
       }
       return { entry, transition: { answer: refuse('closed', record) } };
     }

@@ -1,11 +1,12 @@
 // What happens to a session's money, told to the operator as it happens
 // (`onSession` of lightningSessions and of RefundOptions): a deposit and each
-// top-up received, units spent (in batches), the close, and each refund
-// attempt's outcome. The payment log and the audit events are built from these
+// top-up received, a top-up refused (its session's refund had started), units
+// spent (in batches), the close, and each refund attempt's outcome. The payment log and the audit events are built from these
 // (docs/sessions.md "Watching sessions"). No preimage and no secret is ever in
 // an observation: the session's id is the deposit's payment hash, public.
 //
 // Amounts are integer millisatoshis; `at` is unix milliseconds.
+import type { RefundState } from './ledger.js';
 
 /** A deposit paid and a session opened with it. */
 export interface SessionOpened {
@@ -18,7 +19,7 @@ export interface SessionOpened {
   at: number;
 }
 
-/** A top-up paid. Credited to the session, or (`closed`) folded into the refund of a session closed meanwhile, or owed by hand. */
+/** A top-up paid. Credited to the session, or (`closed`) folded into the refund of a session closed meanwhile. */
 export interface SessionToppedUp {
   type: 'topped-up';
   sessionId: string;
@@ -28,6 +29,26 @@ export interface SessionToppedUp {
   amountMsat: number;
   /** The session was closed when it was paid: the amount goes back with the refund. */
   closed: boolean;
+  at: number;
+}
+
+/**
+ * A top-up paid for a session whose refund had already started (being paid,
+ * paid, or given up): refused and not taken. The ledger recorded nothing and
+ * the payment's replay claim was given back, so the payment is still the
+ * client's: it can open a session (or top up another) with it while its
+ * challenge lasts. Not revenue; told so the operator sees the client was
+ * turned away, and can settle by hand a payment that is never used.
+ */
+export interface SessionTopUpRefused {
+  type: 'topup-refused';
+  sessionId: string;
+  route: string;
+  /** The top-up invoice's payment hash. */
+  paymentHash: string;
+  amountMsat: number;
+  /** Where the session's refund stood: `paying`, `paid` or `given-up`. */
+  refundState: Extract<RefundState, 'paying' | 'paid' | 'given-up'>;
   at: number;
 }
 
@@ -82,7 +103,7 @@ export interface SessionRefunded {
   at: number;
 }
 
-export type SessionObservation = SessionOpened | SessionToppedUp | SessionSpent | SessionClosed | SessionRefunded;
+export type SessionObservation = SessionOpened | SessionToppedUp | SessionTopUpRefused | SessionSpent | SessionClosed | SessionRefunded;
 
 /** Told of each observation; never awaited (a promise it returns is only watched for failure). */
 export type SessionObserver = (observation: SessionObservation) => unknown;

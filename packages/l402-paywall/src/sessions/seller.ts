@@ -86,10 +86,10 @@ function checkSessionOptions(options: LightningSessionsOptions): Checked {
   return { unitPriceSats, depositUnits, idleTimeoutSeconds, ledger, unitType, ...(maxRefundFeeMsat && { maxRefundFeeMsat }), ...(onSession && { onSession }) };
 }
 
-const refused = (code: RejectionCode, extra?: Record<string, unknown>): SessionStep => ({
+const refused = (code: RejectionCode, extra?: Record<string, unknown>, message: string = REJECTIONS[code]): SessionStep => ({
   kind: 'refuse',
   code,
-  message: REJECTIONS[code],
+  message,
   ...(extra && { extra }),
 });
 
@@ -236,6 +236,7 @@ class LightningSessions implements SessionSeller {
     if (!credited.ok) {
       // No such session: nothing was recorded, so the payment is given back (it can still open a session). Closed: the ledger folded it into the refund.
       if (credited.reason === 'unknown') await context.replay.release(verified.paidHash!, attempt, verified.expiresAt);
+      if (credited.reason === 'refund-started') return this.#refusedTopUp(context, verified, attempt, credited, nowSeconds);
       // Closed now for idleness, or closed before with this top-up folded into a refund not yet paid: paid at once.
       if (credited.reason === 'closed' || credited.reason === 'idle') {
         // This top-up found the session idle and closed it now: its close is news.
@@ -251,6 +252,46 @@ class LightningSessions implements SessionSeller {
       body: { status: 'ok' },
       receipt: sessionReceipt({ challengeId: verified.challengeId, sessionId: verified.sessionId, at: nowSeconds }),
     };
+  }
+
+  /**
+   * The top-up came after the session's refund had started: the ledger took
+   * nothing, so its payment is given back (its replay claim released) and
+   * stays the client's, to open a session with while its challenge lasts. The
+   * 402 says so, and the operator hears of it (onSession, onError).
+   */
+  async #refusedTopUp(
+    context: SessionContext,
+    verified: VerifiedSessionAction,
+    attempt: string,
+    refusal: SessionAnswer & { ok: false },
+    nowSeconds: number,
+  ): Promise<SessionStep> {
+    const paymentHash = verified.paidHash!;
+    const amountMsat = verified.paidSats! * 1000;
+    const refundState = refusal.session?.refund?.state;
+    await context.replay.release(paymentHash, attempt, verified.expiresAt);
+    if (refundState === 'paying' || refundState === 'paid' || refundState === 'given-up')
+      tell(
+        this.options.onSession,
+        { type: 'topup-refused', sessionId: verified.sessionId, route: context.route, paymentHash, amountMsat, refundState, at: nowSeconds * 1000 },
+        context.onError,
+      );
+    context.onError(
+      new Error(
+        `session ${verified.sessionId}: a top-up of ${verified.paidSats} sats (payment hash ${paymentHash}) came after its refund started (${refundState}); not taken, the client can open a session with it`,
+      ),
+      'a session top-up was refused',
+    );
+    const openBefore = new Date(verified.expiresAt * 1000).toISOString();
+    return refused(
+      'SESSION_CLOSED',
+      {
+        sessionId: verified.sessionId,
+        topUp: { paymentHash, amountSats: verified.paidSats, taken: false, openBefore },
+      },
+      `The session is closed and its refund has already started: this top-up was not taken. Its payment is still yours: open a new session with it (action "open" with the same challenge and preimage, and a return invoice) before ${openBefore}`,
+    );
   }
 
   #tellClosed(context: SessionContext, record: SessionRecord): void {
