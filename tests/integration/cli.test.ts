@@ -12,6 +12,7 @@ import { withL402 } from 'l402-paywall';
 import { createDevNode, createDevPayHandler } from 'l402-paywall/backends';
 import { useDevServer } from '../support/server.js';
 import { closedPort } from '../support/postgres.js';
+import { L402_MCP_BIN } from '../support/bins.js';
 
 const BIN = fileURLToPath(new URL('../../packages/l402-paywall/src/bin.ts', import.meta.url));
 const server = useDevServer(() => ({ DEMO_PRICE_SATS: '2' }));
@@ -27,6 +28,15 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   for (const [k, v] of Object.entries(process.env))
     if (v !== undefined && !/^(NWC_URL|LNBITS_|PHOENIXD_|LND_|CLN_|BLINK_|LIGHTNING_NETWORK)/.test(k)) env[k] = v;
   return { ...env, ...extra };
+}
+
+/** The l402-mcp package's bin (the MCP server), run to its end: for its usage errors, which end it before it reads stdin. */
+function runMcpBin(args: string[], env = cleanEnv()): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', L402_MCP_BIN, ...args], { env, timeout: 30_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? -1) : 0, stdout, stderr });
+    });
+  });
 }
 
 export function runBin(args: string[], env = cleanEnv()): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -64,10 +74,52 @@ describe('l402-paywall <url>', () => {
     expect(wrongMethod.stdout).toContain('"code":"METHOD_NOT_ALLOWED"');
   });
 
-  it('payment failed (the dev wallet cannot be reached): exit 4', async () => {
-    const { code, stderr } = await runBin([`${server.url}/api/demo/btc-price`, '--dev', `http://127.0.0.1:${await closedPort()}`, '--max-sats', '5']);
-    expect(code).toBe(4);
-    expect(stderr).toContain('[PAYMENT_OUTCOME_UNKNOWN]');
+  it('payment failed (nothing listens at the dev wallet: nothing was paid): exit 4, PAYMENT_FAILED saying so, not an unknown outcome', async () => {
+    const wallet = `http://127.0.0.1:${await closedPort()}`;
+    const { code, stdout, stderr } = await runBin([`${server.url}/api/demo/btc-price`, '--dev', wallet, '--max-sats', '5']);
+    expect({ code, stdout }).toEqual({ code: 4, stdout: '' });
+    expect(stderr).toBe(
+      `l402-paywall: The wallet did not pay: could not connect to the dev wallet at ${wallet}/api/dev/pay (ECONNREFUSED), so nothing was paid: is the service running there? [PAYMENT_FAILED]\n`,
+    );
+  });
+
+  it('a URL option without its scheme (--dev localhost:3000): exit 2 before any request, naming the option and what it expects', async () => {
+    const asked: string[] = [];
+    const { url, server: app } = await startApp({
+      '/api/hello': (request) => {
+        asked.push(new URL(request.url).pathname);
+        return new Response('{}', { status: 402 });
+      },
+    });
+    try {
+      const host = new URL(url).host;
+      const [noScheme, ftp] = await Promise.all([runBin([`${url}/api/hello`, '--dev', host]), runBin([`${url}/api/hello`, '--dev', 'ftp://127.0.0.1/'])]);
+      expect(noScheme).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `l402-paywall: --dev must be an http(s) URL of the local service (npm start) or your app with the dev wallet route, such as http://127.0.0.1:3000, got "${host}" (did you mean http://${host}?)\n`,
+      });
+      expect(ftp.code).toBe(2);
+      expect(ftp.stderr).toMatch(/^l402-paywall: --dev must be an http\(s\) URL .* got "ftp:\/\/127\.0\.0\.1\/"\n$/);
+      expect(asked).toEqual([]);
+    } finally {
+      await new Promise((resolve) => app.close(resolve));
+    }
+  });
+
+  it('l402-mcp checks --dev, --directory and L402_DIRECTORY_URL before it starts: exit 2, naming the option', async () => {
+    const host = 'localhost:3000';
+    const runs = await Promise.all(
+      [
+        { args: ['--dev', host], env: cleanEnv(), named: '--dev' },
+        { args: ['--dev', server.url, '--directory', host], env: cleanEnv(), named: '--directory' },
+        { args: [], env: cleanEnv({ L402_DIRECTORY_URL: host }), named: 'L402_DIRECTORY_URL' },
+      ].map(async ({ args, env, named }) => ({ named, ...(await runMcpBin(args, env)) })),
+    );
+    for (const { named, code, stdout, stderr } of runs) {
+      expect({ code, stdout }, named).toEqual({ code: 2, stdout: '' });
+      expect(stderr).toMatch(new RegExp(`^l402-mcp: ${named} must be an http\\(s\\) URL .*, got "${host}" \\(did you mean http://${host}\\?\\)\n$`));
+    }
   });
 
   it('usage errors and a missing wallet: exit 2; an unreachable URL: exit 5', async () => {
@@ -137,8 +189,8 @@ describe('an app with its own dev node (l402-paywall --dev <the app>)', () => {
 describe("the command line's own surface", () => {
   const version = (JSON.parse(readFileSync(new URL('../../packages/l402-paywall/package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-  it("--version prints the package's version, for the command line and the MCP server", async () => {
-    for (const args of [['--version'], ['mcp', '--version']]) {
+  it("--version (and -V) prints the package's version, for the command line and the MCP server", async () => {
+    for (const args of [['--version'], ['mcp', '--version'], ['-V'], ['mcp', '-V']]) {
       const { code, stdout, stderr } = await runBin(args);
       expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
     }
