@@ -13,6 +13,7 @@ import { createDevNode, createDevPayHandler } from 'l402-paywall/backends';
 import { useDevServer } from '../support/server.js';
 import { closedPort } from '../support/postgres.js';
 import { L402_MCP_BIN } from '../support/bins.js';
+import { codeBlocks } from '../support/markdown.js';
 
 const BIN = fileURLToPath(new URL('../../packages/l402-paywall/src/bin.ts', import.meta.url));
 const server = useDevServer(() => ({ DEMO_PRICE_SATS: '2' }));
@@ -139,6 +140,19 @@ describe('l402-paywall <url>', () => {
   });
 });
 
+/** The long options a --help text lists under "Options:" (`  -X, --request M  ...`), sorted. */
+function optionsOfHelp(usage: string): string[] {
+  const options = usage.slice(usage.indexOf('\nOptions:\n'));
+  return [...new Set([...options.matchAll(/^ {2}(?:-[A-Za-z], )?(--[a-z][a-z-]*)/gm)].map((m) => m[1]!))].sort();
+}
+
+/** The options a documented usage block names besides its command's own words (`-X METHOD` counted as --request, as --help pairs them), as long options, sorted. */
+function optionsOfUsageLines(code: string, command: string, usage: string): string[] {
+  const longOf = new Map([...usage.matchAll(/^ {2}(-[A-Za-z]), (--[a-z][a-z-]*)/gm)].map((m) => [m[1]!, m[2]!]));
+  const named = [...code.replaceAll(command, '').matchAll(/(?<![\w-])(--[a-z][a-z-]*|-[A-Za-z])(?![\w-])/g)].map((m) => longOf.get(m[1]!) ?? m[1]!);
+  return [...new Set(named)].sort();
+}
+
 /** An app of the reader's own on loopback: routes by path, each a Web handler. */
 async function startApp(routes: Record<string, (request: Request) => Response | Promise<Response>>): Promise<{ url: string; server: Server }> {
   const server = createServer(
@@ -206,6 +220,26 @@ describe("the command line's own surface", () => {
     expect(mcpHelp.stdout).toContain('npx -y l402-mcp');
     for (const option of ['--max-sats', '--budget-sats', '--max-fee-sats', '--dev', '--directory', '--help', '--version'])
       expect(mcpHelp.stdout).toContain(option);
+  });
+
+  it('the usage lines of the package README and docs/agents.md name exactly the options --help lists, for both commands', async () => {
+    const [help, mcpHelp] = await Promise.all([runBin(['--help']), runMcpBin(['--help'])]);
+    const documents = ['../../packages/l402-paywall/README.md', '../../docs/agents.md'].map((path) => ({
+      path,
+      blocks: codeBlocks(readFileSync(new URL(path, import.meta.url), 'utf8')),
+    }));
+    for (const { command, usage } of [
+      { command: 'l402-paywall <url>', usage: help.stdout },
+      { command: 'npx -y l402-mcp', usage: mcpHelp.stdout },
+    ]) {
+      const listed = optionsOfHelp(usage);
+      expect(listed.length, command).toBeGreaterThan(10);
+      for (const { path, blocks } of documents) {
+        const block = blocks.find((b) => b.code.startsWith(command));
+        expect(block, `${path}: a usage block starting "${command}"`).toBeDefined();
+        expect(optionsOfUsageLines(block!.code, command, usage), `${path}, line ${block!.line}`).toEqual(listed);
+      }
+    }
   });
 
   it('an unknown option: exit 2, one line naming it, quotes balanced', async () => {
