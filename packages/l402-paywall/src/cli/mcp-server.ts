@@ -148,7 +148,7 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
       title: 'List paid APIs',
       description:
         'Lists the pay-per-request APIs (L402, paid in Lightning sats) a directory service knows: url, name, description, price in sats, category ' +
-        "(and demo: true on the service's own demo). " +
+        "(and demo: true on the service's own demo entries; an API sold by prepaid session only says so in its description). " +
         'The service describes its own REST interface at /api/openapi.json.',
       inputSchema: {
         category: z.enum(CATEGORIES).optional().describe('only APIs of this category'),
