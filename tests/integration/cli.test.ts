@@ -204,10 +204,10 @@ describe("the command line's own surface", () => {
   const version = (JSON.parse(readFileSync(new URL('../../packages/l402-paywall/package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
   it("--version (and -V) prints the package's version, for the command line and the MCP server", async () => {
-    for (const args of [['--version'], ['mcp', '--version'], ['-V'], ['mcp', '-V']]) {
-      const { code, stdout, stderr } = await runBin(args);
-      expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
-    }
+    const variants = [['--version'], ['mcp', '--version'], ['-V'], ['mcp', '-V']];
+    const runs = await Promise.all(variants.map((args) => runBin(args)));
+    for (const [index, { code, stdout, stderr }] of runs.entries())
+      expect({ code, stdout, stderr }, variants[index]!.join(' ')).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
   });
 
   it('--help names every option the command takes; mcp --help goes to stdout with exit 0', async () => {
