@@ -34,6 +34,7 @@ const SLOW = [
   'tests/integration/session-stream-processes.test.ts',
   'tests/integration/client-mpp.test.ts',
   'tests/integration/mcp.test.ts',
+  'tests/integration/mcp-host-gone.test.ts',
   // Every database driver (PGlite, node-postgres, Neon's) migrating fresh databases from nothing.
   'tests/integration/db.test.ts',
 ];
@@ -57,6 +58,11 @@ const SERVICES = 'tests/support/services-setup.ts';
 // so use every core. VITEST_MAX_WORKERS or --maxWorkers overrides this.
 const maxWorkers = Math.max(2, availableParallelism());
 
+// Many tests take a webhook receiver, a provider or a database down on purpose, and the service logs each
+// failure as it would in production: over a thousand lines on a green run, burying the summary. What a test
+// logs is shown only when it fails (vitest's silent: 'passed-only'); L402_TEST_LOGS=1 shows every log as it comes.
+const silent = process.env.L402_TEST_LOGS === '1' ? false : 'passed-only';
+
 export default defineConfig({
   resolve: {
     alias: [
@@ -68,6 +74,7 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     maxWorkers,
+    silent,
     projects: [
       {
         extends: true,

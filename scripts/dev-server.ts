@@ -354,7 +354,7 @@ async function describeDemoListing(deployment: Deployment): Promise<string | und
   const publicUrl = publicBaseUrl(deployment);
   if (!deployment.config().database || !publicUrl) return undefined;
   try {
-    return `directory: lists the demo at ${await listDemo(deployment.context(), publicUrl)}`;
+    return `directory: lists the demo at ${(await listDemo(deployment.context(), publicUrl)).join(' and ')}`;
   } catch (err) {
     return `directory: could not list the demo (${describeError(err)})`;
   }

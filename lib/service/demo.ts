@@ -115,9 +115,14 @@ function demoProvider(ctx: ServiceContext): InvoiceProvider & Pick<LightningProv
   };
 }
 
+/** Whether the demo sells prepaid sessions (and so its stream): only on a backend that can refund them. */
+export function demoSellsSessions(ctx: ServiceContext): boolean {
+  return canRefund(ctx.provider);
+}
+
 /** The demo's sessions: one unit = DEMO_PRICE_SATS; none (said once) on a backend that cannot refund. */
 function demoSessions(ctx: ServiceContext, provider: InvoiceProvider): SessionSeller | undefined {
-  if (!canRefund(ctx.provider)) {
+  if (!demoSellsSessions(ctx)) {
     console.warn(`[demo] prepaid sessions are off: the ${ctx.provider.name} backend cannot pay invoices without an amount (refunds)`);
     return undefined;
   }

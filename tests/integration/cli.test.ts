@@ -12,6 +12,8 @@ import { withL402 } from 'l402-paywall';
 import { createDevNode, createDevPayHandler } from 'l402-paywall/backends';
 import { useDevServer } from '../support/server.js';
 import { closedPort } from '../support/postgres.js';
+import { L402_MCP_BIN } from '../support/bins.js';
+import { codeBlocks } from '../support/markdown.js';
 
 const BIN = fileURLToPath(new URL('../../packages/l402-paywall/src/bin.ts', import.meta.url));
 const server = useDevServer(() => ({ DEMO_PRICE_SATS: '2' }));
@@ -27,6 +29,15 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   for (const [k, v] of Object.entries(process.env))
     if (v !== undefined && !/^(NWC_URL|LNBITS_|PHOENIXD_|LND_|CLN_|BLINK_|LIGHTNING_NETWORK)/.test(k)) env[k] = v;
   return { ...env, ...extra };
+}
+
+/** The l402-mcp package's bin (the MCP server), run to its end: for its usage errors, which end it before it reads stdin. */
+function runMcpBin(args: string[], env = cleanEnv()): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', L402_MCP_BIN, ...args], { env, timeout: 30_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? -1) : 0, stdout, stderr });
+    });
+  });
 }
 
 export function runBin(args: string[], env = cleanEnv()): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -64,10 +75,52 @@ describe('l402-paywall <url>', () => {
     expect(wrongMethod.stdout).toContain('"code":"METHOD_NOT_ALLOWED"');
   });
 
-  it('payment failed (the dev wallet cannot be reached): exit 4', async () => {
-    const { code, stderr } = await runBin([`${server.url}/api/demo/btc-price`, '--dev', `http://127.0.0.1:${await closedPort()}`, '--max-sats', '5']);
-    expect(code).toBe(4);
-    expect(stderr).toContain('[PAYMENT_OUTCOME_UNKNOWN]');
+  it('payment failed (nothing listens at the dev wallet: nothing was paid): exit 4, PAYMENT_FAILED saying so, not an unknown outcome', async () => {
+    const wallet = `http://127.0.0.1:${await closedPort()}`;
+    const { code, stdout, stderr } = await runBin([`${server.url}/api/demo/btc-price`, '--dev', wallet, '--max-sats', '5']);
+    expect({ code, stdout }).toEqual({ code: 4, stdout: '' });
+    expect(stderr).toBe(
+      `l402-paywall: The wallet did not pay: could not connect to the dev wallet at ${wallet}/api/dev/pay (ECONNREFUSED), so nothing was paid: is the service running there? [PAYMENT_FAILED]\n`,
+    );
+  });
+
+  it('a URL option without its scheme (--dev localhost:3000): exit 2 before any request, naming the option and what it expects', async () => {
+    const asked: string[] = [];
+    const { url, server: app } = await startApp({
+      '/api/hello': (request) => {
+        asked.push(new URL(request.url).pathname);
+        return new Response('{}', { status: 402 });
+      },
+    });
+    try {
+      const host = new URL(url).host;
+      const [noScheme, ftp] = await Promise.all([runBin([`${url}/api/hello`, '--dev', host]), runBin([`${url}/api/hello`, '--dev', 'ftp://127.0.0.1/'])]);
+      expect(noScheme).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `l402-paywall: --dev must be an http(s) URL of the local service (npm start) or your app with the dev wallet route, such as http://127.0.0.1:3000, got "${host}" (did you mean http://${host}?)\n`,
+      });
+      expect(ftp.code).toBe(2);
+      expect(ftp.stderr).toMatch(/^l402-paywall: --dev must be an http\(s\) URL .* got "ftp:\/\/127\.0\.0\.1\/"\n$/);
+      expect(asked).toEqual([]);
+    } finally {
+      await new Promise((resolve) => app.close(resolve));
+    }
+  });
+
+  it('l402-mcp checks --dev, --directory and L402_DIRECTORY_URL before it starts: exit 2, naming the option', async () => {
+    const host = 'localhost:3000';
+    const runs = await Promise.all(
+      [
+        { args: ['--dev', host], env: cleanEnv(), named: '--dev' },
+        { args: ['--dev', server.url, '--directory', host], env: cleanEnv(), named: '--directory' },
+        { args: [], env: cleanEnv({ L402_DIRECTORY_URL: host }), named: 'L402_DIRECTORY_URL' },
+      ].map(async ({ args, env, named }) => ({ named, ...(await runMcpBin(args, env)) })),
+    );
+    for (const { named, code, stdout, stderr } of runs) {
+      expect({ code, stdout }, named).toEqual({ code: 2, stdout: '' });
+      expect(stderr).toMatch(new RegExp(`^l402-mcp: ${named} must be an http\\(s\\) URL .*, got "${host}" \\(did you mean http://${host}\\?\\)\n$`));
+    }
   });
 
   it('usage errors and a missing wallet: exit 2; an unreachable URL: exit 5', async () => {
@@ -86,6 +139,19 @@ describe('l402-paywall <url>', () => {
     expect(help.stdout).toContain('Exit codes:');
   });
 });
+
+/** The long options a --help text lists under "Options:" (`  -X, --request M  ...`), sorted. */
+function optionsOfHelp(usage: string): string[] {
+  const options = usage.slice(usage.indexOf('\nOptions:\n'));
+  return [...new Set([...options.matchAll(/^ {2}(?:-[A-Za-z], )?(--[a-z][a-z-]*)/gm)].map((m) => m[1]!))].sort();
+}
+
+/** The options a documented usage block names besides its command's own words (`-X METHOD` counted as --request, as --help pairs them), as long options, sorted. */
+function optionsOfUsageLines(code: string, command: string, usage: string): string[] {
+  const longOf = new Map([...usage.matchAll(/^ {2}(-[A-Za-z]), (--[a-z][a-z-]*)/gm)].map((m) => [m[1]!, m[2]!]));
+  const named = [...code.replaceAll(command, '').matchAll(/(?<![\w-])(--[a-z][a-z-]*|-[A-Za-z])(?![\w-])/g)].map((m) => longOf.get(m[1]!) ?? m[1]!);
+  return [...new Set(named)].sort();
+}
 
 /** An app of the reader's own on loopback: routes by path, each a Web handler. */
 async function startApp(routes: Record<string, (request: Request) => Response | Promise<Response>>): Promise<{ url: string; server: Server }> {
@@ -137,11 +203,11 @@ describe('an app with its own dev node (l402-paywall --dev <the app>)', () => {
 describe("the command line's own surface", () => {
   const version = (JSON.parse(readFileSync(new URL('../../packages/l402-paywall/package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-  it("--version prints the package's version, for the command line and the MCP server", async () => {
-    for (const args of [['--version'], ['mcp', '--version']]) {
-      const { code, stdout, stderr } = await runBin(args);
-      expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
-    }
+  it("--version (and -V) prints the package's version, for the command line and the MCP server", async () => {
+    const variants = [['--version'], ['mcp', '--version'], ['-V'], ['mcp', '-V']];
+    const runs = await Promise.all(variants.map((args) => runBin(args)));
+    for (const [index, { code, stdout, stderr }] of runs.entries())
+      expect({ code, stdout, stderr }, variants[index]!.join(' ')).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
   });
 
   it('--help names every option the command takes; mcp --help goes to stdout with exit 0', async () => {
@@ -154,6 +220,26 @@ describe("the command line's own surface", () => {
     expect(mcpHelp.stdout).toContain('npx -y l402-mcp');
     for (const option of ['--max-sats', '--budget-sats', '--max-fee-sats', '--dev', '--directory', '--help', '--version'])
       expect(mcpHelp.stdout).toContain(option);
+  });
+
+  it('the usage lines of the package README and docs/agents.md name exactly the options --help lists, for both commands', async () => {
+    const [help, mcpHelp] = await Promise.all([runBin(['--help']), runMcpBin(['--help'])]);
+    const documents = ['../../packages/l402-paywall/README.md', '../../docs/agents.md'].map((path) => ({
+      path,
+      blocks: codeBlocks(readFileSync(new URL(path, import.meta.url), 'utf8')),
+    }));
+    for (const { command, usage } of [
+      { command: 'l402-paywall <url>', usage: help.stdout },
+      { command: 'npx -y l402-mcp', usage: mcpHelp.stdout },
+    ]) {
+      const listed = optionsOfHelp(usage);
+      expect(listed.length, command).toBeGreaterThan(10);
+      for (const { path, blocks } of documents) {
+        const block = blocks.find((b) => b.code.startsWith(command));
+        expect(block, `${path}: a usage block starting "${command}"`).toBeDefined();
+        expect(optionsOfUsageLines(block!.code, command, usage), `${path}, line ${block!.line}`).toEqual(listed);
+      }
+    }
   });
 
   it('an unknown option: exit 2, one line naming it, quotes balanced', async () => {

@@ -11,6 +11,7 @@ import { encodeInvoice } from 'l402-paywall/lightning';
 import { Keyring, mintToken } from 'l402-paywall';
 import { createBudget, createTokenStore, devWallet, fetchWithL402, getL402Receipt, L402ClientError, type TokenStore } from 'l402-paywall/client';
 import { useDevServer } from '../support/server.js';
+import { closedPort } from '../support/postgres.js';
 import { apertureStandIn, recordingWallet, startExpressApp, startHonoApp, startStandIn, type RecordingWallet, type StandIn } from '../support/paid-apps.js';
 
 const server = useDevServer();
@@ -298,6 +299,24 @@ describe('budget', () => {
     wallet.failing = false;
     expect((await fetchWithL402(`${honoApp.url}/paid`, undefined, { wallet, maxPriceSats: 1, budget, tokens: false })).status).toBe(200);
     expect(budget.spent().totalMsat).toBe(1000);
+  });
+
+  it('the dev wallet with nothing listening at its URL surely did not pay: PAYMENT_FAILED, the budget given back', async () => {
+    const budget = createBudget({ totalSats: 2 });
+    const nobody = devWallet({ serviceUrl: `http://127.0.0.1:${await closedPort()}` });
+    const error = await refusal(fetchWithL402(`${server.url}/api/demo/btc-price`, undefined, { wallet: nobody, maxPriceSats: 2, budget, tokens: false }));
+    expect(error.code).toBe('PAYMENT_FAILED');
+    expect((error.cause as { code?: string }).code).toBe('DEV_WALLET_UNREACHABLE');
+    expect(error.message).toMatch(/\(ECONNREFUSED\), so nothing was paid/);
+    expect(budget.remainingMsat()).toBe(2000);
+    // The budget can still pay the call once the wallet is there.
+    const paid = await fetchWithL402(`${server.url}/api/demo/btc-price`, undefined, {
+      wallet: devWallet({ serviceUrl: server.url }),
+      maxPriceSats: 2,
+      budget,
+      tokens: false,
+    });
+    expect(paid.status).toBe(200);
   });
 
   it('a wallet that cannot tell whether it paid keeps the budget charged and the invoice is not paid again', async () => {

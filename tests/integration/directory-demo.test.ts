@@ -1,6 +1,7 @@
-// The service lists its own demo (GET /api/demo/btc-price) in its directory,
-// so that an agent's first list_paid_apis finds something to call: marked
-// `demo: true`, once, at the service's public URL from configuration. Here, on
+// The service lists its own demo (GET /api/demo/btc-price, and where it sells
+// prepaid sessions its metered stream) in its directory, so that an agent's
+// first list_paid_apis finds something to call: marked `demo: true`, once, at
+// the service's public URL from configuration. Here, on
 // the real local server and real PostgreSQL, a production deployment (where
 // nothing runs at start-up, so the first listing does it); `npm start`'s own
 // listing at start-up is tested in tests/integration/npm-start.test.ts.
@@ -97,6 +98,42 @@ describe.skipIf(postgres.skip)("the demo in the service's own directory, in prod
         expect(answer.apis.map((a) => a.url)).not.toContain(`http://${host}/api/demo/btc-price`);
       }
       expect(await demoRows()).toEqual([]);
+    } finally {
+      server.restore();
+    }
+  });
+});
+
+describe.skipIf(postgres.skip)('the demo stream in the directory where the demo sells prepaid sessions (the dev node, local server, PostgreSQL)', () => {
+  // The dev node refunds, so the demo sells sessions and its stream; LNbits (above) cannot, and the stream is not listed there.
+  const server = useDevServerOn(postgres, () => ({ PUBLIC_URL: 'https://l402.example' }));
+
+  it('lists the stream beside the BTC price, both demo: true, the stream saying it is sold by the session only; once each, whatever the instance', async () => {
+    const listing = async () => {
+      const answer = await fetch(`${server.url}/api/apis.json`);
+      expect(answer.status).toBe(200);
+      return (await answer.json()) as Listing;
+    };
+    const first = await listing();
+    expect(first.apis.map((a) => [a.url, a.demo])).toEqual(
+      expect.arrayContaining([
+        ['https://l402.example/api/demo/btc-price', true],
+        ['https://l402.example/api/demo/stream', true],
+      ]),
+    );
+    expect(first.count).toBe(2);
+    expect(first.apis.find((a) => a.url === 'https://l402.example/api/demo/stream')).toEqual({
+      url: 'https://l402.example/api/demo/stream',
+      name: 'L402 demo: metered stream',
+      description: expect.stringMatching(/prepaid session .*sold by the session only/),
+      price_sats: 1,
+      category: 'data',
+      created_at: expect.any(String),
+      demo: true,
+    });
+    server.redeploy(server.config(), { database: () => Promise.resolve(server.db) });
+    try {
+      expect(await listing()).toEqual(first);
     } finally {
       server.restore();
     }

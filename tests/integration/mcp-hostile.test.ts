@@ -76,6 +76,19 @@ describe('l402-paywall mcp: destinations', () => {
     expect(internal.requests).toEqual([]);
   });
 
+  it('refuses the --dev service under another host name (localhost for 127.0.0.1), saying that the host differs and how to fix it', async () => {
+    const dev = new URL(server.url);
+    expect(dev.hostname).toBe('127.0.0.1');
+    const asLocalhost = `http://localhost:${dev.port}/api/demo/btc-price`;
+    const answer = await agent.call('call_paid_api', { url: asLocalhost });
+    expect(answer).toMatchObject({ isError: true, code: 'DESTINATION_REFUSED', address_kind: 'loopback', url: asLocalhost });
+    expect(answer.error).toBe(
+      `Refused http://localhost:${dev.port}: localhost is a loopback address, not a public one (localhost:${dev.port} is not the host of --dev ${dev.origin} ` +
+        '(the services named at start are allowed by their exact origin, and localhost and 127.0.0.1 are different names even when they reach the same machine): ' +
+        `call ${dev.origin}/api/demo/btc-price, or start l402-paywall mcp with --dev http://localhost:${dev.port})`,
+    );
+  });
+
   it('refuses a redirect from an allowed service into the private network', async () => {
     const answer = await agent.call('call_paid_api', { url: `${directory.url}/redirect?to=${encodeURIComponent(`${internal.url}/secret`)}` });
     expect(answer).toMatchObject({ isError: true, code: 'DESTINATION_REFUSED', redirected: true, url: `${internal.url}/secret` });

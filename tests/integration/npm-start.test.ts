@@ -153,8 +153,16 @@ describe('npm start', () => {
       for (let start = 0; start < 2; start++) {
         const server = await npmStart({ DATA_DIR: dir, BTC_PRICE_SOURCES: 'none' });
         const demo = `${server.url}/api/demo/btc-price`;
-        await vi.waitFor(() => expect(server.output().stdout).toContain(`  directory: lists the demo at ${demo}\n`));
-        expect(await listed(server.url)).toMatchObject({ count: 1, apis: [{ url: demo, price_sats: 1, category: 'finance', demo: true }] });
+        const stream = `${server.url}/api/demo/stream`; // the dev node refunds, so the demo sells sessions and its stream
+        await vi.waitFor(() => expect(server.output().stdout).toContain(`  directory: lists the demo at ${demo} and ${stream}\n`));
+        const listing = await listed(server.url);
+        expect(listing.count).toBe(2);
+        expect(listing.apis).toEqual(
+          expect.arrayContaining([
+            expect.objectContaining({ url: demo, price_sats: 1, category: 'finance', demo: true }),
+            expect.objectContaining({ url: stream, price_sats: 1, category: 'data', demo: true }),
+          ]),
+        );
         await stop(server);
       }
     },

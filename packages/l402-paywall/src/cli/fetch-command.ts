@@ -58,7 +58,7 @@ Options:
   -i, --include       print the status line and headers before the body (to stdout)
   --timeout-seconds N the most one request may take, its answer included (default 60)
   -h, --help          this help
-  --version           the version
+  -V, --version       the version
 
 Wallet (needed only when a payment is due; without --dev, the first one set): NWC_URL; LNBITS_URL + LNBITS_ADMIN_KEY;
 PHOENIXD_URL + PHOENIXD_PASSWORD; LND_REST_URL + LND_MACAROON [+ LND_TLS_CERT];

@@ -26,6 +26,7 @@ import {
   DEFAULT_BUDGET_SATS,
   DEFAULT_TIMEOUT_SECONDS,
   EXIT,
+  httpUrlFlag,
   parse,
   sats,
   SESSION_OPTIONS,
@@ -42,6 +43,8 @@ import { VERSION, printedHelpOrVersion } from './version.js';
 const DEFAULT_MAX_BODY_BYTES = 100_000;
 /** A directory listing larger than this is refused: it is parsed whole. */
 const MAX_DIRECTORY_BYTES = 8 * 1024 * 1024;
+/** What --directory names, for its usage error. */
+const DIRECTORY_SERVICE = 'a directory service (its listing is at /api/apis.json)';
 
 export const MCP_USAGE = `Usage: npx -y l402-mcp [options]
        l402-paywall mcp [options]     (the same; needs @modelcontextprotocol/sdk installed beside it)
@@ -71,7 +74,7 @@ Options:
   --timeout-seconds N the most one request may take, answer included (default ${DEFAULT_TIMEOUT_SECONDS})
   --max-body-bytes N  the most of an answer's body call_paid_api returns; the rest is cut (default ${DEFAULT_MAX_BODY_BYTES})
   -h, --help          this help
-  --version           the version
+  -V, --version       the version
 The wallet comes from the environment as for l402-paywall <url> (l402-paywall --help).
 `;
 const CATEGORIES = ['data', 'ai', 'finance', 'weather', 'compute', 'storage', 'other'] as const;
@@ -118,8 +121,12 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
   if (printedHelpOrVersion(values, MCP_USAGE, io.stdout)) return EXIT.SERVED;
   const flags = sessionFlags(values, DEFAULT_BUDGET_SATS);
   const maxBodyBytes = wholeNumber(values['max-body-bytes'], '--max-body-bytes', DEFAULT_MAX_BODY_BYTES, 1, 'bytes');
-  const directory = values.directory ?? flags.dev ?? io.env.L402_DIRECTORY_URL;
-  if (directory !== undefined && !URL.canParse(directory)) throw new UsageError(`--directory must be a URL, got "${directory}"`);
+  // Checked here, before any request: a URL without its scheme ("localhost:3000") would otherwise fail at the first call.
+  const directorySetting = io.env.L402_DIRECTORY_URL?.trim() || undefined;
+  const directory =
+    values.directory !== undefined
+      ? httpUrlFlag(values.directory, '--directory', DIRECTORY_SERVICE)
+      : (flags.dev ?? (directorySetting && httpUrlFlag(directorySetting, 'L402_DIRECTORY_URL', DIRECTORY_SERVICE)));
   const { wallet, description } = await walletFromEnvironment(io.env, flags.dev);
   const budget = sessionBudget(flags);
   if (values['max-deposit-sats'] !== undefined && !values.sessions) throw new UsageError('--max-deposit-sats goes with --sessions');
@@ -127,8 +134,11 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
     ? createSessions({ maxDepositSats: wholeNumber(values['max-deposit-sats'], '--max-deposit-sats', flags.maxSats * 20) })
     : undefined;
   // The services the operator named may be local (npm start); anything else the model or a directory names must be public.
-  const named = [flags.dev, directory].filter((url): url is string => url !== undefined).map((url) => new URL(url).origin);
-  const destinations = nodeDestinations({ allowPrivate: values['allow-private'] === true || named });
+  const namedServices = [
+    ...(flags.dev !== undefined ? [{ option: '--dev', origin: new URL(flags.dev).origin }] : []),
+    ...(directory !== undefined && directory !== flags.dev ? [{ option: '--directory', origin: new URL(directory).origin }] : []),
+  ];
+  const destinations = nodeDestinations({ allowPrivate: values['allow-private'] === true || namedServices.map((service) => service.origin) });
 
   const server = new McpServer({ name: 'l402-paywall', version: VERSION });
 
@@ -138,7 +148,7 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
       title: 'List paid APIs',
       description:
         'Lists the pay-per-request APIs (L402, paid in Lightning sats) a directory service knows: url, name, description, price in sats, category ' +
-        "(and demo: true on the service's own demo). " +
+        "(and demo: true on the service's own demo entries; an API sold by prepaid session only says so in its description). " +
         'The service describes its own REST interface at /api/openapi.json.',
       inputSchema: {
         category: z.enum(CATEGORIES).optional().describe('only APIs of this category'),
@@ -282,7 +292,7 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
   /** A tool error for a request that got no (complete) answer, saying why: refused destination, timeout, or the network's reason. */
   function requestFailed(error: unknown, url: URL, code: string, failed: string, facts: Record<string, unknown> = {}) {
     if (error instanceof DestinationRefused) {
-      const hint = `${name} reaches only public addresses unless started with --allow-private`;
+      const hint = otherHostOfNamedService(error.url, namedServices, name) ?? `${name} reaches only public addresses unless started with --allow-private`;
       return toolError(error.code, `${error.message} (${hint})`, { url: error.url, address_kind: error.addressKind, redirected: error.redirected, ...facts });
     }
     if (timedOut(error)) return toolError('TIMEOUT', `${failed}: no complete answer within ${flags.timeoutMs / 1000} s (--timeout-seconds)`, facts);
@@ -295,6 +305,11 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
     process.stdin.once('end', () => resolve());
+    // A host that goes away may close its end of our stdout before our stdin: the next answer then fails (EPIPE). Nobody
+    // reads them any more, so the server stops as at the end of its stdin, its sessions closed, instead of dying on the
+    // unhandled error with a stack trace. Its stderr may be gone too: what it would say there is then left unsaid.
+    process.stdout.on('error', () => resolve());
+    process.stderr.on('error', () => {});
     // A client may stop its server with a signal rather than by closing stdin: the sessions are closed (refunded) all the same.
     if (sessions) for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve());
   });
@@ -312,6 +327,27 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
   wallet.close?.();
   await server.close();
   return EXIT.SERVED;
+}
+
+/**
+ * When a refused URL is one of the services named at start under another host
+ * name (`next dev` prints http://localhost:3000, the operator passed
+ * --dev http://127.0.0.1:3000): the hint says so and how to fix it, since
+ * those services are allowed by their exact origin only.
+ */
+function otherHostOfNamedService(refused: string, named: { option: string; origin: string }[], name: string): string | undefined {
+  const url = new URL(refused);
+  for (const { option, origin } of named) {
+    const service = new URL(origin);
+    if (service.protocol !== url.protocol || service.port !== url.port || service.hostname === url.hostname) continue;
+    const asNamed = new URL(url.pathname + url.search, origin).href;
+    return (
+      `${url.host} is not the host of ${option} ${origin} (the services named at start are allowed by their exact origin, ` +
+      `and ${url.hostname} and ${service.hostname} are different names even when they reach the same machine): call ${asNamed}, ` +
+      `or start ${name} with ${option} ${url.origin}`
+    );
+  }
+  return undefined;
 }
 
 /** What a call paid, for its answer. */

@@ -55,7 +55,7 @@ export const SESSION_OPTIONS = {
   dev: { type: 'string' },
   scheme: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
-  version: { type: 'boolean' },
+  version: { type: 'boolean', short: 'V' },
 } as const;
 
 export function wholeNumber(value: string | undefined, flag: string, fallback: number, min = 1, unit = 'satoshis'): number {
@@ -78,9 +78,28 @@ export function sessionFlags(
     budgetSats: wholeNumber(values['budget-sats'], '--budget-sats', Math.max(defaultBudget, maxSats)),
     maxFeeSats: wholeNumber(values['max-fee-sats'], '--max-fee-sats', DEFAULT_MAX_FEE_SATS, 0),
     timeoutMs: timeoutSeconds * 1000,
-    ...(values.dev !== undefined && { dev: values.dev }),
+    ...(values.dev !== undefined && { dev: httpUrlFlag(values.dev, '--dev', DEV_SERVICE) }),
     ...(values.scheme !== undefined && { scheme: schemeFlag(values.scheme) }),
   };
+}
+
+/** What --dev names, for its usage error. */
+const DEV_SERVICE = 'the local service (npm start) or your app with the dev wallet route';
+
+/**
+ * An option that names a service: an absolute http(s) URL, checked before any
+ * request goes out. `localhost:3000` parses as a URL of scheme "localhost:",
+ * which would fail only once a payment is due, as a payment failure.
+ */
+export function httpUrlFlag(value: string, flag: string, what: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {}
+  if (url?.protocol === 'http:' || url?.protocol === 'https:') return value;
+  const withScheme = `http://${value}`;
+  const hint = URL.canParse(withScheme) && !/^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? ` (did you mean ${withScheme}?)` : '';
+  throw new UsageError(`${flag} must be an http(s) URL of ${what}, such as http://127.0.0.1:3000, got "${value}"${hint}`);
 }
 
 /** --scheme l402|payment (any case). */
@@ -147,12 +166,7 @@ export function walletWhenNeeded(
 export async function walletFromEnvironment(env: Record<string, string | undefined>, dev: string | undefined): Promise<ChosenWallet> {
   const set = (name: string) => (env[name]?.trim() ? env[name]!.trim() : undefined);
   if (dev !== undefined) {
-    let url: URL;
-    try {
-      url = new URL(dev);
-    } catch {
-      throw new UsageError(`--dev must be the URL of a local service (npm start), e.g. http://127.0.0.1:3000, got "${dev}"`);
-    }
+    const url = new URL(httpUrlFlag(dev, '--dev', DEV_SERVICE));
     return { wallet: devWallet({ serviceUrl: url.href }), description: `dev wallet of ${url.origin}` };
   }
   const network = walletNetwork(env, dev);

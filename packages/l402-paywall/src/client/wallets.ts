@@ -14,6 +14,7 @@ import { createClnProvider, type ClnOptions } from '../lightning/providers/cln.j
 import { createLnbitsProvider } from '../lightning/providers/lnbits.js';
 import { createLndProvider, type LndOptions } from '../lightning/providers/lnd.js';
 import { createPhoenixdProvider, type PhoenixdOptions } from '../lightning/providers/phoenixd.js';
+import { neverConnected } from '../http/never-connected.js';
 import { AmountlessInvoiceUnsupported } from './errors.js';
 import type { Fetch, PayInvoiceArgs, Wallet } from './fetch.js';
 
@@ -118,7 +119,10 @@ export interface DevWalletOptions {
  * embedded dev node (regtest, fake money). For trying things out against
  * `npm start`, or an app of your own that mounts createDevPayHandler(devNode)
  * (l402-paywall/backends) at /api/dev/pay. When nothing there answers like a
- * dev wallet, the error's `code` is NO_DEV_WALLET and its message says so.
+ * dev wallet, the error's `code` is NO_DEV_WALLET and its message says so;
+ * when no connection could be made at all (nothing listening, a name that does
+ * not resolve), DEV_WALLET_UNREACHABLE: either way nothing was paid, so
+ * fetchWithL402 answers PAYMENT_FAILED and gives the budget back.
  */
 export function devWallet(options: DevWalletOptions): Wallet {
   const endpoint = new URL('/api/dev/pay', options.serviceUrl).href;
@@ -137,6 +141,16 @@ export function devWallet(options: DevWalletOptions): Wallet {
           signal: AbortSignal.timeout(timeoutMs),
         });
       } catch (error) {
+        // Never connected (nothing listening, a name that does not resolve): the request was not sent, so nothing was paid.
+        const code = neverConnected(error);
+        if (code)
+          throw Object.assign(
+            new Error(`could not connect to the dev wallet at ${endpoint} (${code}), so nothing was paid: is the service running there?`, { cause: error }),
+            {
+              outcomeUnknown: false,
+              code: 'DEV_WALLET_UNREACHABLE',
+            },
+          );
         throw Object.assign(new Error(`the dev wallet at ${endpoint} did not answer`, { cause: error }), { outcomeUnknown: true });
       }
       const body = (await answer.json().catch(() => undefined)) as { preimage?: unknown; code?: unknown; error?: unknown } | undefined;
