@@ -29,7 +29,7 @@ import {
 import { codeOfProblem } from '../l402/payment-scheme.js';
 import { REJECTIONS } from '../l402/reasons.js';
 import type { SessionAnswer, SessionLedger, SessionRecord } from './ledger.js';
-import { closedObservation, refundSession } from './refunds.js';
+import { closedObservation, refundPayment, refundSession } from './refunds.js';
 import { SPENT_BATCH_UNITS, tell, type SessionObserver } from './observer.js';
 import type { LightningProvider } from '../lightning/provider.js';
 
@@ -292,7 +292,10 @@ class LightningSessions implements SessionSeller {
       await this.#refund(context, verified.sessionId);
       record = (await ledger.get(verified.sessionId).catch(() => null)) ?? record;
     }
-    const refund = closeRefund(record);
+    const refund = closeRefund(
+      record,
+      (amountMsat) => refundPayment(context.provider as LightningProvider, amountMsat, this.options.maxRefundFeeMsat).sendMsat,
+    );
     return {
       kind: 'answer',
       body: { status: 'closed', ...refund.wire, refund: refund.detail },
@@ -323,17 +326,24 @@ function ledgerRefusal(answer: SessionAnswer & { ok: false }): SessionStep {
  * A closed session's refund in the draft's words (refundSats; refundStatus
  * succeeded, skipped, or failed: not paid, whether it is retried or given
  * up) and in ours (state, millisatoshis, attempts, the last error, the reason
- * it was given up): a failed refund stays due and visible.
+ * it was given up): a failed refund stays due and visible. refundSats is what
+ * the return invoice is sent (`sending`: the refund less the routing fee
+ * limit charged to it, refunds.ts); `amountMsat` the refund due.
  */
-function closeRefund(record: SessionRecord | null): { wire: { refundSats: number; refundStatus: RefundStatus }; detail: Record<string, unknown> } {
+function closeRefund(
+  record: SessionRecord | null,
+  sending: (amountMsat: number) => number,
+): { wire: { refundSats: number; refundStatus: RefundStatus }; detail: Record<string, unknown> } {
   const refund = record?.refund;
   const amountMsat = refund?.amountMsat ?? 0;
+  const sentMsat = amountMsat > 0 ? sending(amountMsat) : 0;
   const refundStatus: RefundStatus = !refund || refund.state === 'none' ? 'skipped' : refund.state === 'paid' ? 'succeeded' : 'failed';
   return {
-    wire: { refundSats: amountMsat / 1000, refundStatus },
+    wire: { refundSats: sentMsat / 1000, refundStatus },
     detail: {
       state: refund?.state ?? 'none',
       amountMsat,
+      sentMsat,
       attempts: refund?.attempts ?? 0,
       ...(refund?.lastError !== undefined && { lastError: refund.lastError }),
       ...(refund?.reason !== undefined && { reason: refund.reason }),
