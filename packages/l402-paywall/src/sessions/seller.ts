@@ -32,6 +32,7 @@ import type { SessionAnswer, SessionLedger, SessionRecord } from './ledger.js';
 import { closedObservation, refundPayment, refundSession } from './refunds.js';
 import { SPENT_BATCH_UNITS, tell, type SessionObserver } from './observer.js';
 import type { LightningProvider } from '../lightning/provider.js';
+import { sha256OfText } from '../lightning/providers/checks.js';
 
 export interface LightningSessionsOptions {
   /** Whole satoshis per unit: one request (or, through Payment.session.spend, one chunk of a streamed answer). */
@@ -304,6 +305,9 @@ class LightningSessions implements SessionSeller {
   }
 }
 
+/** The replay store's key for a session's held stream: a hash of its own, never a payment's. */
+const topUpWaitMark = (sessionId: string) => sha256OfText(`l402-paywall held stream ${sessionId}`);
+
 /** Why the ledger refused a session action, as a 402's reason (with the balance, for a short one). */
 function ledgerRefusal(answer: SessionAnswer & { ok: false }): SessionStep {
   switch (answer.reason) {
@@ -396,6 +400,7 @@ class SessionPaid implements Paid {
       unitPriceSats: options.unitPriceSats,
       spend: (units: number) => this.#spend(units),
       hold: () => this.#hold(),
+      claimTopUpWait: (untilMs: number) => this.#claimTopUpWait(untilMs),
     };
     return (this.#payment ??= {
       paymentHash: verified.sessionId,
@@ -438,6 +443,28 @@ class SessionPaid implements Paid {
     if (answer.reason === 'idle' && answer.session)
       tell(options.onSession, { ...closedObservation(answer.session), route: this.context.route }, this.context.onError);
     return answer;
+  }
+
+  /**
+   * The session's one held stream, marked in the replay store (shared by the
+   * instances, with an expiry, so a mark whose instance died goes by itself):
+   * the ledger stays as it is, and a hold costs one claim and one release.
+   */
+  async #claimTopUpWait(untilMs: number): Promise<(() => Promise<void>) | undefined> {
+    const { replay, onError } = this.context;
+    const mark = topUpWaitMark(this.verified.sessionId);
+    const attempt = this.context.attempt();
+    const expiresAt = Math.ceil(untilMs / 1000);
+    const release = () => replay.release(mark, attempt, expiresAt);
+    try {
+      if (!(await replay.claim(mark, 1, expiresAt, attempt))) return undefined;
+    } catch (error) {
+      onError(error, 'the replay store could not mark a held stream; it ends instead of holding');
+      // The claim may have landed before its answer was lost: given back (a release bars the attempt either way).
+      await release().catch(() => {});
+      return undefined;
+    }
+    return () => release().catch((error: unknown) => onError(error, "giving back a held stream's mark failed; it expires by itself"));
   }
 
   #hold(): () => void {
