@@ -8,7 +8,7 @@
 // unpaid. Real paywalls, real dev Lightning nodes, the real redis-server.
 import { describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
-import { getPayment, withL402 } from 'l402-paywall';
+import { getPayment, withL402, type SessionUse } from 'l402-paywall';
 import { EVENT_STREAM_HEADERS, lightningSessions, memorySessionLedger, meteredEventStream } from 'l402-paywall/lightning';
 import {
   formatSessionCredential,
@@ -255,7 +255,33 @@ describe('meteredEventStream on its own', () => {
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect((await ledger.get(third))?.spentMsat).toBe(0); // 'first' rode on the request's own unit
 
+    // Hung up while held: the wait is cut short and the session's hold given back at once, not at the next try.
+    const fourth = 'f'.repeat(64);
+    await ledger.open({ id: fourth, depositMsat: SAT, returnInvoice: 'lnbcrt1return', idleTimeoutMs: 600_000 }, Date.now());
+    await ledger.spend(fourth, SAT, Date.now());
+    const marks: string[] = [];
+    const holding: SessionUse = {
+      id: fourth,
+      unitPriceSats: 1,
+      spend: (units) => ledger.spend(fourth, units * SAT, Date.now()),
+      claimTopUpWait: async () => {
+        marks.push('claimed');
+        return async () => {
+          marks.push('released');
+        };
+      },
+    };
+    const held = meteredEventStream(holding, ['a', 'b'], { pollMs: 60_000, topUpTimeoutMs: 60_000 }).getReader();
+    await held.read(); // 'a', on the request's own unit
+    expect(new TextDecoder().decode((await held.read()).value)).toContain('event: payment-need-topup');
+    const hungUpAt = Date.now();
+    await held.cancel();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(marks).toEqual(['claimed', 'released']);
+    expect(Date.now() - hungUpAt).toBeLessThan(5_000);
+
     expect(() => meteredEventStream(undefined as never, [])).toThrow(TypeError);
     expect(() => meteredEventStream(session, [], { unitsPerChunk: 0 })).toThrow(RangeError);
+    expect(() => meteredEventStream(session, [], { maxPollMs: Number.NaN })).toThrow(RangeError);
   });
 });
