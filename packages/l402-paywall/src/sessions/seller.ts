@@ -283,6 +283,15 @@ class LightningSessions implements SessionSeller {
     }
   }
 
+  /** What a refund of `amountMsat` sends (refundPayment); the amount due itself when the operator's fee limit is unusable (the refund attempt has told onError). */
+  #sending(context: SessionContext, amountMsat: number): number {
+    try {
+      return refundPayment(context.provider as LightningProvider, amountMsat, this.options.maxRefundFeeMsat).sendMsat;
+    } catch {
+      return amountMsat;
+    }
+  }
+
   async #close(context: SessionContext, verified: VerifiedSessionAction, nowSeconds: number): Promise<SessionStep> {
     const { ledger } = this.options;
     const closed = await ledger.close(verified.sessionId, 'client', nowSeconds * 1000);
@@ -293,10 +302,7 @@ class LightningSessions implements SessionSeller {
       await this.#refund(context, verified.sessionId);
       record = (await ledger.get(verified.sessionId).catch(() => null)) ?? record;
     }
-    const refund = closeRefund(
-      record,
-      (amountMsat) => refundPayment(context.provider as LightningProvider, amountMsat, this.options.maxRefundFeeMsat).sendMsat,
-    );
+    const refund = closeRefund(record, (amountMsat) => this.#sending(context, amountMsat));
     return {
       kind: 'answer',
       body: { status: 'closed', ...refund.wire, refund: refund.detail },
