@@ -32,7 +32,8 @@ import type { SessionAnswer, SessionLedger, SessionRecord } from './ledger.js';
 import { closedObservation, refundPayment, refundSession } from './refunds.js';
 import { SPENT_BATCH_UNITS, tell, type SessionObserver } from './observer.js';
 import type { LightningProvider } from '../lightning/provider.js';
-import { sha256OfText } from '../lightning/providers/checks.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 
 export interface LightningSessionsOptions {
   /** Whole satoshis per unit: one request (or, through Payment.session.spend, one chunk of a streamed answer). */
@@ -312,7 +313,7 @@ class LightningSessions implements SessionSeller {
 }
 
 /** The replay store's key for a session's held stream: a hash of its own, never a payment's. */
-const topUpWaitMark = (sessionId: string) => sha256OfText(`l402-paywall held stream ${sessionId}`);
+const topUpWaitMark = (sessionId: string) => bytesToHex(sha256(utf8ToBytes(`l402-paywall held stream ${sessionId}`)));
 
 /** Why the ledger refused a session action, as a 402's reason (with the balance, for a short one). */
 function ledgerRefusal(answer: SessionAnswer & { ok: false }): SessionStep {
