@@ -117,6 +117,5 @@ describe('the demo stream: one held stream per session', () => {
     expect(await held()).toMatchObject({ event: 'session-closed' });
     expect(await held()).toBeUndefined();
     expect(calls.release).toBe(1);
-    console.log(`[demo-stream-hold] ledger spends during 6 s of the hold: ${spentInHold}; claims of the hold: ${calls.claim - claimsBefore}, releases: ${calls.release}`);
   }, 60_000);
 });
