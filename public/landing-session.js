@@ -270,7 +270,7 @@ export function prepaidSessionDemo(demo) {
           text(
             'session-topup-reason',
             `The server sent payment-need-topup: ${sats(Number(balanceSpent) || 0)} spent, ${sats(Number(balanceRequired) || 0)} needed for the next chunk. ` +
-              'It holds the stream for up to a minute; pay a fresh deposit and it goes on by itself.',
+              'It holds the stream for up to 30 seconds; pay a fresh deposit and it goes on by itself.',
           );
           step('topup').hidden = false;
           byId('session-topup-done').hidden = true;

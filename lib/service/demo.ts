@@ -101,10 +101,12 @@ const streamUnavailable = (ctx: ServiceContext) => async (): Promise<Response> =
  * preimage could not open its session otherwise), and still paying
  * amountless invoices for the sessions' refunds.
  */
-function demoProvider(ctx: ServiceContext): InvoiceProvider & Pick<LightningProvider, 'name' | 'lookupPayment' | 'payAmountlessInvoice'> {
+function demoProvider(ctx: ServiceContext): InvoiceProvider & Pick<LightningProvider, 'name' | 'lookupPayment' | 'payAmountlessInvoice' | 'noRoutingFee'> {
   const backend = ctx.provider;
   return {
     name: backend.name,
+    // The dev node routes nothing: its refunds are paid whole (a fee-charging backend's are paid less the fee limit).
+    ...(backend.noRoutingFee === true && { noRoutingFee: true }),
     async createInvoice(request) {
       const created = await backend.createInvoice(request);
       await ctx.store.set(demoInvoiceKey(created.paymentHash), '1', { ttlMs: ((request.expirySeconds ?? 3600) + 86_400) * 1000 });

@@ -222,7 +222,7 @@ describe.each(Object.keys(MAKES_AMOUNTLESS))('%s wallet makes invoices', (name) 
 describe('prepaid sessions with the backend wallets', () => {
   // A seller on Core Lightning (its own fake node on the network) selling 1-sat calls through 20-sat sessions, refunding what is left on close.
   const sellerNode = new FakeNode();
-  sellerNode.routingFeeMsat = 0; // a refund's routing fee is the seller's, at most 1% (1 sat): this node's routes are free
+  sellerNode.routingFeeMsat = 0; // this node's routes are free (and the seller reserves no fee for its refunds, below)
   const issue = sellerNode.createInvoice.bind(sellerNode);
   sellerNode.createInvoice = (input) => {
     const issued = issue(input);
@@ -240,7 +240,8 @@ describe('prepaid sessions with the backend wallets', () => {
       onError: () => {},
       provider: createClnProvider({ url: cln.url, rune: cln.rune, network: 'regtest', timeoutMs: 5_000 }),
       replayStore: memoryReplayStore(),
-      session: lightningSessions({ unitPriceSats: 1, depositUnits: 20, ledger: memorySessionLedger(), idleTimeoutSeconds: 600 }),
+      // This node's routes are free, and its operator reserves no fee: the refund is paid whole.
+      session: lightningSessions({ unitPriceSats: 1, depositUnits: 20, ledger: memorySessionLedger(), idleTimeoutSeconds: 600, maxRefundFeeMsat: () => 0 }),
     });
     shopFetch = (input, init) => shop(input instanceof Request ? input : new Request(input, init));
   });

@@ -112,7 +112,7 @@ describe.each(ledgers)('%s', (_name, makeLedger, needsRedis) => {
     await ledger.close(id, 'client', T0 + 2);
     const claims = await Promise.all(Array.from({ length: 10 }, () => ledger.claimRefund(id, T0 + 3, 30_000)));
     const taken = claims.filter((c) => c !== null);
-    expect(taken).toEqual([{ id, returnInvoice: `lnbcrt1return${id.slice(0, 8)}`, amountMsat: 16 * SAT, attempt: 1, uncertain: false }]);
+    expect(taken).toEqual([{ id, returnInvoice: `lnbcrt1return${id.slice(0, 8)}`, amountMsat: 16 * SAT, attempt: 1, uncertain: false, inFlightChecks: 0 }]);
     expect(await ledger.refundsDue(T0 + 4, 10)).toEqual([]);
     // The first attempt fails: retried from retryAt, not before.
     expect(await ledger.settleRefund(id, 1, { paid: false, error: 'no route', retryAt: T0 + 60_000 }, T0 + 5)).toMatchObject({
@@ -179,6 +179,23 @@ describe.each(ledgers)('%s', (_name, makeLedger, needsRedis) => {
     expect(await ledger.refundsDue(T0 + 10 * HOUR, 10)).toEqual([]);
   });
 
+  run('an attempt that found the payment in flight is counted apart, for the next claim to leave out of giving up', async () => {
+    const ledger = makeLedger();
+    const { id } = await open(ledger);
+    await ledger.close(id, 'client', T0 + 1);
+    let at = T0 + 2;
+    for (const attempt of [1, 2, 3]) {
+      expect(await ledger.claimRefund(id, at, 1_000)).toMatchObject({ attempt, inFlightChecks: attempt - 1 });
+      await ledger.settleRefund(id, attempt, { paid: false, error: 'an earlier attempt is still in flight', retryAt: at + 10, inFlight: true }, at + 1);
+      at += 10;
+    }
+    expect(await ledger.get(id)).toMatchObject({ refund: { state: 'failed', attempts: 3, inFlightChecks: 3 } });
+    // A failure that is not an in-flight check leaves the count as it was.
+    expect(await ledger.claimRefund(id, at, 1_000)).toMatchObject({ attempt: 4, inFlightChecks: 3 });
+    await ledger.settleRefund(id, 4, { paid: false, error: 'no route', retryAt: at + 10 }, at + 1);
+    expect(await ledger.claimRefund(id, at + 10, 1_000)).toMatchObject({ attempt: 5, inFlightChecks: 3 });
+  });
+
   run('an idle session is closed on its next touch or by the sweeper, and refunded', async () => {
     const ledger = makeLedger();
     const { id } = await open(ledger, 20, 60_000);
@@ -214,7 +231,7 @@ describe.skipIf(!redisUp)('random action sequences: the Lua ledger answers as th
     fc.record({ kind: fc.constant('topUp' as const), session: fc.nat(2), credit: fc.nat(4), units: fc.integer({ min: 1, max: 8 }), dt: fc.nat(40_000) }),
     fc.record({ kind: fc.constant('close' as const), session: fc.nat(2), idle: fc.boolean(), dt: fc.nat(40_000) }),
     fc.record({ kind: fc.constant('claim' as const), session: fc.nat(2), dt: fc.nat(40_000) }),
-    fc.record({ kind: fc.constant('settle' as const), session: fc.nat(2), attempt: fc.integer({ min: 1, max: 3 }), paid: fc.nat(2), dt: fc.nat(40_000) }),
+    fc.record({ kind: fc.constant('settle' as const), session: fc.nat(2), attempt: fc.integer({ min: 1, max: 3 }), paid: fc.nat(3), dt: fc.nat(40_000) }),
   );
   it.each(ledgers.filter(([, , redis]) => redis))(
     '%s',
@@ -244,6 +261,7 @@ describe.skipIf(!redisUp)('random action sequences: the Lua ledger answers as th
                 { paid: true as const },
                 { paid: false as const, error: 'no route', retryAt: now + 10_000 },
                 { paid: false as const, givenUp: 'expired' },
+                { paid: false as const, error: 'in flight', retryAt: now + 10_000, inFlight: true },
               ];
               pair = await both((l) => l.settleRefund(id, step.attempt, outcomes[step.paid]!, now));
             }

@@ -15,7 +15,7 @@ import { l402Middleware } from 'l402-paywall/express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
 import { getPayment, withL402, type L402Options, type SessionUse } from 'l402-paywall';
-import { PaymentFailed, lightningSessions, memorySessionLedger } from 'l402-paywall/lightning';
+import { PaymentFailed, lightningSessions, memorySessionLedger, type LightningProvider } from 'l402-paywall/lightning';
 import {
   formatCredential,
   formatSessionCredential,
@@ -270,6 +270,52 @@ describe('withL402 with sessions: the wire', () => {
     const closed = await act(o, { action: 'close', sessionId, preimage });
     expect(await closed.json()).toMatchObject({ refundSats: 28 - 0.333, refund: { amountMsat: 28 * SAT - 333, state: 'paid' } });
     expect(await wallet.lookupInvoice(returnHash)).toMatchObject({ settled: true, amountMsat: 28 * SAT - 333 });
+  });
+
+  it("the refund's routing fee is charged to it: on a backend whose route pays the client the whole fee limit, the service pays out exactly what it owes and the close answer says what was sent", async () => {
+    const net = memoryDevNodeStore();
+    const node = createDevNode({ store: net });
+    const wallet = createDevNode({ store: net });
+    const ledger = memorySessionLedger();
+    const fees: number[] = [];
+    // As LND would pay through a route whose last hop is the client's own channel: the client collects the fee too.
+    const provider: LightningProvider = {
+      ...node,
+      name: 'lnd',
+      noRoutingFee: false,
+      payAmountlessInvoice: async (request) => {
+        const paid = await node.payAmountlessInvoice({ ...request, maxFeeMsat: 0 });
+        fees.push(request.maxFeeMsat);
+        await node.payInvoice({ invoice: (await wallet.createInvoice({ amountMsat: request.maxFeeMsat })).invoice, maxFeeMsat: 0 });
+        return { ...paid, feeMsat: request.maxFeeMsat };
+      },
+    };
+    const handler = withL402(() => Response.json({ ok: true }), {
+      priceSats: 21,
+      provider,
+      secret: SECRET,
+      onError: () => {},
+      session: lightningSessions({ unitPriceSats: 2, ledger, maxRefundFeeMsat: () => 2 * SAT }),
+    });
+    const get = (authorization?: string) => handler(new Request(`${BASE}/generate`, { headers: authorization ? { authorization } : {} }));
+    const challenge = parsePaymentChallenges((await get()).headers.get('www-authenticate')).challenges.find((c) => c.intent === 'session')!;
+    const read = readLightningSession(challenge);
+    if (!read.ok) throw new Error(read.detail);
+    const { preimage } = await wallet.pay(read.session.depositInvoice);
+    const returned = await wallet.createAmountlessInvoice({});
+    const sessionId = read.session.paymentHash;
+    expect((await get(formatSessionCredential(challenge, { action: 'open', preimage, returnInvoice: returned.invoice }))).status).toBe(200);
+    const before = (await node.balance()).balanceMsat;
+    const closed = await get(formatSessionCredential(challenge, { action: 'close', sessionId, preimage }));
+    expect(await closed.json()).toMatchObject({
+      refundSats: 36,
+      refundStatus: 'succeeded',
+      refund: { state: 'paid', amountMsat: 38 * SAT, sentMsat: 36 * SAT },
+    });
+    expect(receiptOf(closed)).toMatchObject({ refundSats: 36, refundStatus: 'succeeded' });
+    expect(fees).toEqual([2 * SAT]); // the operator's limit, the fee the route took
+    expect(await wallet.lookupInvoice(returned.paymentHash)).toMatchObject({ settled: true, amountMsat: 36 * SAT });
+    expect(before - (await node.balance()).balanceMsat).toBe(38 * SAT); // the refund due, fee included: never more
   });
 
   it('a refund that fails says so in the close answer and stays due; the operator hears of it', async () => {

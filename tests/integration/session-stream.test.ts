@@ -8,7 +8,7 @@
 // unpaid. Real paywalls, real dev Lightning nodes, the real redis-server.
 import { describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
-import { getPayment, withL402 } from 'l402-paywall';
+import { getPayment, withL402, type SessionUse } from 'l402-paywall';
 import { EVENT_STREAM_HEADERS, lightningSessions, memorySessionLedger, meteredEventStream } from 'l402-paywall/lightning';
 import {
   formatSessionCredential,
@@ -131,6 +131,80 @@ describe.each([
   });
 });
 
+describe.each([
+  ['the in-process stores', memory, false],
+  ['the Lua ledger and the replay store on the real redis-server, two paywall instances', onRedis, true],
+] as const)('one held stream per session, %s', (_name, shared, needsRedis) => {
+  const run = needsRedis && !redisUp ? it.skip : it;
+
+  run(
+    'another stream that runs dry while one is held ends at once with session-timeout, on either instance; with units left the hold is the long one, empty the short one',
+    async () => {
+      const stores = shared();
+      const net = memoryDevNodeStore();
+      const server = createDevNode({ store: net });
+      const wallet = createDevNode({ store: net });
+      // Chunks of 4 units on a 10-unit deposit: a stream runs dry with units left, and a bearer request can still start another.
+      const instance = () =>
+        withL402(
+          (request: Request) =>
+            new Response(
+              meteredEventStream(getPayment(request)!.session!, ['a', 'b', 'c', 'd'], {
+                unitsPerChunk: 4,
+                topUpTimeoutMs: 3_000,
+                emptyTopUpTimeoutMs: 200,
+                pollMs: 20,
+              }),
+              { headers: EVENT_STREAM_HEADERS },
+            ),
+          {
+            priceSats: 50,
+            provider: server,
+            secret: SECRET,
+            replayStore: stores.replayStore(),
+            onError: () => {},
+            session: lightningSessions({ unitPriceSats: 1, depositUnits: 10, idleTimeoutSeconds: 600, ledger: stores.ledger() }),
+          },
+        );
+      const [first, second] = [instance(), instance()];
+      const call = (handler: (r: Request) => Promise<Response>, authorization: string) => handler(new Request(URL_STREAM, { headers: { authorization } }));
+      const offered = await first(new Request(URL_STREAM));
+      const challenge = parsePaymentChallenges(offered.headers.get('www-authenticate')).challenges.find((c) => c.intent === 'session')!;
+      const read = readLightningSession(challenge);
+      if (!read.ok) throw new Error(read.detail);
+      const { preimage } = await wallet.pay(read.session.depositInvoice);
+      const returned = await wallet.createAmountlessInvoice({});
+      const sessionId = read.session.paymentHash;
+      const bearer = formatSessionCredential(challenge, { action: 'bearer', sessionId, preimage });
+      /** A stream's events up to its end, each with when it came. */
+      const all = async (response: Response) => {
+        const next = events(response.body!);
+        const seen: { event: string; at: number }[] = [];
+        for (let event = await next(); event; event = await next()) seen.push({ event: event.event === 'message' ? 'chunk' : event.event, at: Date.now() });
+        return seen;
+      };
+
+      // A, on the first instance: 'a' and 'b' (1 + 3 + 4 units), then 2 units left, short of 'c': held for the long wait.
+      const a = events((await call(first, formatSessionCredential(challenge, { action: 'open', preimage, returnInvoice: returned.invoice }))).body!);
+      expect([(await a())?.event, (await a())?.event, (await a())?.event]).toEqual(['message', 'message', 'payment-need-topup']);
+      const heldAt = Date.now();
+      // B, on the second instance, while A is held: its own unit, then short of its first chunk: it ends at once, nothing sent.
+      const b = await all(await call(second, bearer));
+      expect(b.map((e) => e.event)).toEqual(['session-timeout']);
+      expect(b[0]!.at - heldAt).toBeLessThan(2_000);
+      // A holds on for its whole wait (units were left), then ends, giving the hold back.
+      expect(await a()).toMatchObject({ event: 'session-timeout' });
+      expect(Date.now() - heldAt).toBeGreaterThanOrEqual(2_900);
+      expect(await a()).toBeUndefined();
+      // C, on the second instance: the last unit, and now the balance is empty: it holds (the mark was given back), for the short wait.
+      const c = await all(await call(second, bearer));
+      expect(c.map((e) => e.event)).toEqual(['payment-need-topup', 'session-timeout']);
+      expect(c[1]!.at - c[0]!.at).toBeLessThan(2_000);
+      expect(await stores.ledger().get(sessionId)).toMatchObject({ paidMsat: 10 * SAT, spentMsat: 10 * SAT, status: 'open' });
+    },
+  );
+});
+
 describe('meteredEventStream on its own', () => {
   it('a session closed while held ends the stream with session-closed; a client that hangs up stops the source and pays nothing for the chunk under way', async () => {
     const ledger = memorySessionLedger();
@@ -181,7 +255,33 @@ describe('meteredEventStream on its own', () => {
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect((await ledger.get(third))?.spentMsat).toBe(0); // 'first' rode on the request's own unit
 
+    // Hung up while held: the wait is cut short and the session's hold given back at once, not at the next try.
+    const fourth = 'f'.repeat(64);
+    await ledger.open({ id: fourth, depositMsat: SAT, returnInvoice: 'lnbcrt1return', idleTimeoutMs: 600_000 }, Date.now());
+    await ledger.spend(fourth, SAT, Date.now());
+    const marks: string[] = [];
+    const holding: SessionUse = {
+      id: fourth,
+      unitPriceSats: 1,
+      spend: (units) => ledger.spend(fourth, units * SAT, Date.now()),
+      claimTopUpWait: async () => {
+        marks.push('claimed');
+        return async () => {
+          marks.push('released');
+        };
+      },
+    };
+    const held = meteredEventStream(holding, ['a', 'b'], { pollMs: 60_000, topUpTimeoutMs: 60_000 }).getReader();
+    await held.read(); // 'a', on the request's own unit
+    expect(new TextDecoder().decode((await held.read()).value)).toContain('event: payment-need-topup');
+    const hungUpAt = Date.now();
+    await held.cancel();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(marks).toEqual(['claimed', 'released']);
+    expect(Date.now() - hungUpAt).toBeLessThan(5_000);
+
     expect(() => meteredEventStream(undefined as never, [])).toThrow(TypeError);
     expect(() => meteredEventStream(session, [], { unitsPerChunk: 0 })).toThrow(RangeError);
+    expect(() => meteredEventStream(session, [], { maxPollMs: Number.NaN })).toThrow(RangeError);
   });
 });

@@ -19,7 +19,7 @@ export const contract = routeContract('/api/demo/stream', {
   GET: {
     summary: 'Metered stream (prepaid session)',
     description:
-      'Server-Sent Events, one chunk per DEMO_PRICE_SATS (1 by default) spent from a prepaid session: sold by the session only. When the balance runs out the stream sends `payment-need-topup` and holds up to 60 s for a top-up (`session-timeout` without one); it ends with `payment-receipt` and `data: [DONE]` (docs/sessions.md).',
+      'Server-Sent Events, one chunk per DEMO_PRICE_SATS (1 by default) spent from a prepaid session: sold by the session only. When the balance runs out the stream sends `payment-need-topup` and holds up to 30 s for a top-up (`session-timeout` without one; one held stream per session, another that runs dry meanwhile ends at once with `session-timeout`); it ends with `payment-receipt` and `data: [DONE]` (docs/sessions.md).',
     tags: ['demo'],
     session: true,
     query: StreamQuery,

@@ -27,8 +27,8 @@ export { lightningSessions } from './sessions/seller.js';
 export { EVENT_STREAM_HEADERS, meteredEventStream } from './sessions/meter.js';
 export type { MeteredStreamOptions } from './sessions/meter.js';
 export type { LightningSessionsOptions } from './sessions/seller.js';
-export { canRefund, closeIdleSessions, refundDue, refundSession } from './sessions/refunds.js';
-export type { RefundOptions, RefundReport } from './sessions/refunds.js';
+export { canRefund, closeIdleSessions, refundDue, refundPayment, refundSession } from './sessions/refunds.js';
+export type { RefundOptions, RefundPayment, RefundReport } from './sessions/refunds.js';
 export { SPENT_BATCH_UNITS } from './sessions/observer.js';
 export type {
   SessionClosed,

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore, type DevNode } from 'l402-paywall/backends';
 import { PaymentFailed, ProviderUnavailable, type LightningProvider } from 'l402-paywall/lightning';
 import { memorySessionLedger } from '../src/sessions/ledger.js';
-import { canRefund, closeIdleSessions, refundDue, refundSession, type RefundOptions } from '../src/sessions/refunds.js';
+import { canRefund, closeIdleSessions, refundDue, refundPayment, refundSession, type RefundOptions } from '../src/sessions/refunds.js';
 
 const SAT = 1000;
 
@@ -149,6 +149,148 @@ describe('refunds of closed sessions', () => {
     await expect(refundSession({ ledger, provider: limited }, id)).rejects.toThrow(
       'The dev backend cannot pay invoices without an amount, so it cannot refund sessions',
     );
+  });
+});
+
+/**
+ * A backend that routes the refund through the client's own channel, which
+ * collects the whole fee limit: the refund is paid by the server's dev node,
+ * and the fee moves from the server's node to the client's (the earner).
+ */
+function feeTakingBackend(server: DevNode, earner: DevNode) {
+  const fees: number[] = [];
+  const provider: LightningProvider = {
+    ...server,
+    name: 'lnd',
+    noRoutingFee: false,
+    payAmountlessInvoice: async (request) => {
+      const paid = await server.payAmountlessInvoice({ ...request, maxFeeMsat: 0 });
+      fees.push(request.maxFeeMsat);
+      if (request.maxFeeMsat > 0) await server.payInvoice({ invoice: (await earner.createInvoice({ amountMsat: request.maxFeeMsat })).invoice, maxFeeMsat: 0 });
+      return { ...paid, feeMsat: request.maxFeeMsat };
+    },
+  };
+  return { provider, fees };
+}
+
+describe('the routing fee is charged to the refund', () => {
+  it('a backend that takes the whole fee limit: the service pays out exactly the refund due, the client receives the refund less the fee', async () => {
+    const { server, wallet, ledger, id, returnHash, now } = await paidSession();
+    await ledger.spend(id, 5 * SAT, now + 1);
+    await ledger.close(id, 'client', now + 2);
+    const { provider, fees } = feeTakingBackend(server, wallet);
+    const before = (await server.balance()).balanceMsat; // the 20-sat deposit
+    expect(await refundSession({ ledger, provider, now: () => now + 10 }, id)).toEqual({ id, result: 'paid', amountMsat: 15 * SAT, sentMsat: 14 * SAT });
+    expect(fees).toEqual([SAT]); // the default: 1% rounded up to a whole sat, at least 1 sat
+    expect(await received(wallet, returnHash)).toBe(14 * SAT);
+    // The service's whole outlay (the payment and its fee) is the refund due, never more.
+    expect(before - (await server.balance()).balanceMsat).toBe(15 * SAT);
+    expect((await ledger.get(id))?.refund).toMatchObject({ state: 'paid', amountMsat: 15 * SAT });
+  });
+
+  it("the operator's fee limit is the one charged; a refund that does not cover it is given up, nothing sent; the dev node keeps nothing back", async () => {
+    const large = await paidSession();
+    await large.ledger.close(large.id, 'client', large.now);
+    const { provider, fees } = feeTakingBackend(large.server, large.wallet);
+    const maxFeeMsat = (amountMsat: number) => Math.floor(amountMsat / 4) + 250; // 5,250 msat of a 20-sat refund: kept back as 6 whole sats
+    expect(await refundSession({ ledger: large.ledger, provider, maxFeeMsat, now: () => large.now + 1 }, large.id)).toMatchObject({
+      result: 'paid',
+      sentMsat: 14 * SAT,
+    });
+    expect(fees).toEqual([5_250]);
+    expect(await received(large.wallet, large.returnHash)).toBe(14 * SAT);
+    expect((await large.server.balance()).balanceMsat).toBe(750); // 20 - 14 - 5.25 sats: never less than 0
+
+    const dust = await paidSession();
+    await dust.ledger.spend(dust.id, 19 * SAT, dust.now);
+    await dust.ledger.close(dust.id, 'client', dust.now + 1);
+    const taking = feeTakingBackend(dust.server, dust.wallet);
+    expect(await refundSession({ ledger: dust.ledger, provider: taking.provider, now: () => dust.now + 2 }, dust.id)).toMatchObject({
+      result: 'given-up',
+      sentMsat: 0,
+      detail: 'the refund (1000 msat) does not cover the routing fee limit charged to it (1000 msat): nothing is left to send',
+    });
+    expect(taking.fees).toEqual([]);
+
+    expect(refundPayment(dust.server, 15 * SAT)).toEqual({ sendMsat: 15 * SAT, maxFeeMsat: 0 });
+    expect(refundPayment({}, 250 * SAT)).toEqual({ sendMsat: 247 * SAT, maxFeeMsat: 3 * SAT });
+    expect(refundPayment({}, 15 * SAT, () => 0)).toEqual({ sendMsat: 15 * SAT, maxFeeMsat: 0 });
+    expect(() => refundPayment({}, 15 * SAT, () => -1)).toThrow(RangeError);
+  });
+});
+
+describe('a payment in flight', () => {
+  /** The server's node, whose first payment pays but loses its answer, and whose look-ups then say `pending` as long as `pending` says. */
+  function inFlightBackend(server: DevNode, lookups: Array<'pending' | 'failed' | 'real'>, pays: 'lost' | 'fail') {
+    let payments = 0;
+    const provider: LightningProvider = {
+      ...server,
+      payAmountlessInvoice: async (request) => {
+        payments += 1;
+        if (pays === 'fail' && payments > 1) throw new PaymentFailed('no route');
+        if (pays === 'lost') await server.payAmountlessInvoice(request);
+        throw new ProviderUnavailable('timed out');
+      },
+      lookupPayment: async (hash) => {
+        const next = lookups.shift() ?? 'real';
+        if (next === 'real') return server.lookupPayment(hash);
+        return { paymentHash: hash, state: next };
+      },
+    };
+    return { provider, payments: () => payments };
+  }
+
+  it('looked up as pending 20 times, then succeeded: recorded paid, never given up, paid once (the in-flight checks do not count toward the 3 attempts)', async () => {
+    const { server, wallet, ledger, id, returnHash, now } = await paidSession();
+    await ledger.close(id, 'client', now);
+    const backend = inFlightBackend(server, Array(20).fill('pending'), 'lost');
+    let clock = now;
+    const options: RefundOptions = { ledger, provider: backend.provider, now: () => clock, backoffMs: () => 1_000, maxAttempts: 3 };
+    const results: string[] = [];
+    for (let i = 0; i < 22; i++) {
+      clock += 1_000;
+      results.push((await refundSession(options, id)).result);
+    }
+    expect(results).toEqual(['failed', ...Array(20).fill('failed'), 'found-paid']);
+    expect(backend.payments()).toBe(1);
+    expect(await received(wallet, returnHash)).toBe(20 * SAT);
+    expect((await ledger.get(id))?.refund).toMatchObject({ state: 'paid', attempts: 22, inFlightChecks: 20 });
+  });
+
+  it('in flight, then failed for good: given up only after 3 attempts that could pay; an unknown outcome is never given up', async () => {
+    const { server, ledger, id, now } = await paidSession();
+    await ledger.close(id, 'client', now);
+    const backend = inFlightBackend(server, [...Array(5).fill('pending'), 'failed', 'failed'], 'fail');
+    let clock = now;
+    const options: RefundOptions = { ledger, provider: backend.provider, now: () => clock, backoffMs: () => 1_000, maxAttempts: 3 };
+    const results: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      clock += 1_000;
+      results.push((await refundSession(options, id)).result);
+    }
+    // 1: outcome unknown; 2-6: in flight; 7: failed (2 counted); 8: failed, the 3rd counted: given up.
+    expect(results).toEqual([...Array(7).fill('failed'), 'given-up']);
+    expect((await ledger.get(id))?.refund).toMatchObject({ state: 'given-up', reason: 'not paid after 3 attempts; the last: no route' });
+
+    const dark = await paidSession();
+    await dark.ledger.close(dark.id, 'client', dark.now);
+    const unreachable: LightningProvider = {
+      ...dark.server,
+      payAmountlessInvoice: async () => {
+        throw new ProviderUnavailable('timed out');
+      },
+      lookupPayment: async () => {
+        throw new ProviderUnavailable('timed out');
+      },
+    };
+    let at = dark.now;
+    for (let i = 0; i < 10; i++) {
+      at += 1_000;
+      expect((await refundSession({ ledger: dark.ledger, provider: unreachable, now: () => at, backoffMs: () => 1_000, maxAttempts: 3 }, dark.id)).result).toBe(
+        'failed',
+      );
+    }
+    expect((await dark.ledger.get(dark.id))?.refund).toMatchObject({ state: 'failed', attempts: 10 });
   });
 });
 

@@ -90,6 +90,14 @@ export interface SessionUse {
    * the answer leaves.
    */
   hold?(): () => void;
+  /**
+   * For a metered stream that runs dry: claims the session's one wait for a
+   * top-up until `untilMs` (unix ms), marked in the paywall's replay store so
+   * that one stream per session is held across every instance sharing it.
+   * Answers what gives the mark back, or undefined when another stream holds
+   * it (or the store could not say: onError is told, and nothing is held).
+   */
+  claimTopUpWait?(untilMs: number): Promise<(() => Promise<void>) | undefined>;
 }
 
 type MaybePromise<T> = T | Promise<T>;

@@ -80,6 +80,13 @@ export interface WebhookDelivery {
 
 export interface LightningProvider {
   readonly name: string;
+  /**
+   * True when a payment through this backend never costs a routing fee (the
+   * embedded dev node settles internally). A session refund then keeps no
+   * fee back and is paid whole; on any other backend the refund is paid less
+   * its routing fee limit, which is charged to it (sessions/refunds.ts).
+   */
+  readonly noRoutingFee?: boolean;
   createInvoice(request: CreateInvoiceRequest): Promise<CreatedInvoice>;
   /**
    * Makes an invoice that names no amount, checked as createInvoice's are

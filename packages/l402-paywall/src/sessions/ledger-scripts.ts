@@ -117,6 +117,7 @@ if action == 'settleRefund' then
     redis.call('HSET', key, 'rs', 'given-up', 'rr', ARGV[7])
   else
     redis.call('HSET', key, 'rs', 'failed', 're', ARGV[7], 'rx', ARGV[8])
+    if ARGV[9] == '1' then redis.call('HINCRBY', key, 'rc', 1) end
   end
   indexRefund()
   return reply('ok')
@@ -152,6 +153,7 @@ export function readSessionHash(flat: readonly unknown[]): SessionRecord | undef
     if (fields.has('re')) record.refund.lastError = text('re');
     if (fields.has('rr')) record.refund.reason = text('rr');
     if (fields.has('rp')) record.refund.paidAt = whole('rp');
+    if (fields.has('rc')) record.refund.inFlightChecks = whole('rc');
   }
   return record;
 }
@@ -210,6 +212,7 @@ export function scriptedSessionLedger(run: ScriptRunner, prefix = DEFAULT_SESSIO
         amountMsat: session.refund!.amountMsat,
         attempt: session.refund!.attempts,
         uncertain: extra === '1',
+        inFlightChecks: session.refund!.inFlightChecks ?? 0,
       };
       return claim;
     },
@@ -218,7 +221,7 @@ export function scriptedSessionLedger(run: ScriptRunner, prefix = DEFAULT_SESSIO
         ? ['paid']
         : 'givenUp' in outcome
           ? ['given-up', outcome.givenUp]
-          : ['failed', outcome.error, String(Math.floor(outcome.retryAt))];
+          : ['failed', outcome.error, String(Math.floor(outcome.retryAt)), outcome.inFlight ? '1' : '0'];
       return (await call('settleRefund', id, now, [String(attempt), ...args])).answer;
     },
     refundsDue: (now, limit) => ids(refundKey, now, limit),

@@ -39,6 +39,8 @@ export interface SessionRefund {
   /** Why it was given up. */
   reason?: string;
   paidAt?: number;
+  /** Attempts that found an earlier payment still in flight and paid nothing: they do not count toward giving up. Absent while none has. */
+  inFlightChecks?: number;
 }
 
 export interface SessionRecord {
@@ -81,7 +83,11 @@ export interface OpenSession {
 }
 
 /** How a refund attempt ended. */
-export type RefundOutcome = { paid: true } | { paid: false; error: string; retryAt: number } | { paid: false; givenUp: string };
+export type RefundOutcome =
+  | { paid: true }
+  /** `inFlight`: the attempt found an earlier payment still in flight and paid nothing (counted apart: refunds.ts does not give up for it). */
+  | { paid: false; error: string; retryAt: number; inFlight?: boolean }
+  | { paid: false; givenUp: string };
 
 /** A refund an instance now holds the right to pay. */
 export interface RefundClaim {
@@ -94,6 +100,8 @@ export interface RefundClaim {
    * Look the payment up (by the return invoice's payment hash) before paying.
    */
   uncertain: boolean;
+  /** Earlier attempts that found a payment in flight (SessionRefund.inFlightChecks): attempt minus these is what counts toward giving up. */
+  inFlightChecks: number;
 }
 
 export interface SessionLedger {
@@ -226,7 +234,14 @@ export function applySession(entry: LedgerEntry | undefined, action: SessionActi
       refund.state = 'paying';
       refund.attempts += 1;
       refund.nextAttemptAt = now + action.leaseMs;
-      const claim: RefundClaim = { id: record.id, returnInvoice: record.returnInvoice, amountMsat: refund.amountMsat, attempt: refund.attempts, uncertain };
+      const claim: RefundClaim = {
+        id: record.id,
+        returnInvoice: record.returnInvoice,
+        amountMsat: refund.amountMsat,
+        attempt: refund.attempts,
+        uncertain,
+        inFlightChecks: refund.inFlightChecks ?? 0,
+      };
       return { entry, transition: { answer: answer(record), claim } };
     }
     case 'settleRefund': {
@@ -243,6 +258,7 @@ export function applySession(entry: LedgerEntry | undefined, action: SessionActi
         refund.state = 'failed';
         refund.lastError = outcome.error;
         refund.nextAttemptAt = outcome.retryAt;
+        if (outcome.inFlight) refund.inFlightChecks = (refund.inFlightChecks ?? 0) + 1;
       }
       return { entry, transition: { answer: answer(record) } };
     }

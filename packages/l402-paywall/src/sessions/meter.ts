@@ -2,20 +2,37 @@
 // (draft-lightning-session-00, "Streaming"): each chunk is sent as a
 // Server-Sent Event once its units are spent from the session, in one atomic
 // step of the ledger. When the balance runs out the stream sends
-// `payment-need-topup` and holds, trying again until a top-up lands (on any
-// instance sharing the ledger) or the wait runs out (`session-timeout`, then
-// the stream ends). A finished stream ends with `payment-receipt` (what this
-// stream spent) and `data: [DONE]`. Web streams only: Node, edge runtimes and
-// Express (through its adapter) alike.
+// `payment-need-topup` and holds, trying again (less and less often) until a
+// top-up lands (on any instance sharing the ledger) or the wait runs out
+// (`session-timeout`, then the stream ends). One stream per session is held
+// at a time, marked in the paywall's replay store (SessionUse.claimTopUpWait):
+// another that runs dry meanwhile ends at once with `session-timeout`. A
+// finished stream ends with `payment-receipt` (what this stream spent) and
+// `data: [DONE]`. Web streams only: Node, edge runtimes and Express (through
+// its adapter) alike.
 import type { SessionUse } from '../l402/paywall.js';
 
 export interface MeteredStreamOptions {
   /** Units spent per chunk; default 1. */
   unitsPerChunk?: number;
-  /** How long the stream holds for a top-up before it ends with `session-timeout`; default 60 s (the draft's recommendation). */
+  /**
+   * How long the stream holds for a top-up when the session still has some
+   * balance, short of the chunk (chunks of several units), before it ends
+   * with `session-timeout`; default 60 s (the draft's recommendation).
+   */
   topUpTimeoutMs?: number;
-  /** How often a held stream tries to spend again; default 250 ms. */
+  /**
+   * How long it holds when the balance is empty (less than one unit left,
+   * which is how a stream of one-unit chunks always runs dry); default 30 s,
+   * or `topUpTimeoutMs` if that is shorter:
+   * a paying client tops up at once (a 402, one payment, one request), and a
+   * person paying a QR code from a phone wallet has time to.
+   */
+  emptyTopUpTimeoutMs?: number;
+  /** The first wait of a held stream before it tries to spend again; default 250 ms, doubling after each try up to `maxPollMs`. */
   pollMs?: number;
+  /** The longest wait between tries; default 2 s: a top-up is seen within 2 s, and a 30 s hold costs about 17 tries, not 120. */
+  maxPollMs?: number;
 }
 
 /** The headers of a metered stream's answer. */
@@ -52,10 +69,25 @@ export function meteredEventStream(
   const units = options.unitsPerChunk ?? 1;
   if (!Number.isSafeInteger(units) || units <= 0) throw new RangeError('unitsPerChunk must be a positive whole number');
   const timeoutMs = options.topUpTimeoutMs ?? 60_000;
+  // Never longer than the hold with a balance left, unless asked for.
+  const emptyTimeoutMs = options.emptyTopUpTimeoutMs ?? Math.min(30_000, timeoutMs);
   const pollMs = options.pollMs ?? 250;
+  const maxPollMs = Math.max(pollMs, options.maxPollMs ?? 2_000);
+  for (const [name, value] of Object.entries({ topUpTimeoutMs: timeoutMs, emptyTopUpTimeoutMs: emptyTimeoutMs, pollMs, maxPollMs }))
+    if (!Number.isFinite(value) || value < 0) throw new RangeError(`${name} must be a number of milliseconds, 0 or more`);
   const iterator = Symbol.asyncIterator in chunks ? chunks[Symbol.asyncIterator]() : (chunks as Iterable<string>)[Symbol.iterator]();
   let sentChunks = 0;
   let hungUp = false;
+  // A held stream's wait between tries, cut short when the client hangs up.
+  let wake: (() => void) | undefined;
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   // What this stream spends is reported once it is done, not when its answer's head goes out.
   const done = session.hold?.() ?? (() => {});
   // The unit the request itself spent (open or bearer) pays for the first chunk's first unit.
@@ -78,14 +110,29 @@ export function meteredEventStream(
     let answer = await session.spend(need);
     if (answer.ok) return true;
     if (answer.reason === 'insufficient') {
-      controller.enqueue(sseEvent('payment-need-topup', balance(answer.session?.spentMsat, need)));
-      const deadline = Date.now() + timeoutMs;
-      while (!hungUp && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, Math.max(0, deadline - Date.now()))));
-        if (hungUp) return false;
-        answer = await session.spend(need);
-        if (answer.ok) return true;
-        if (answer.reason !== 'insufficient') break;
+      const empty = answer.balanceMsat < session.unitPriceSats * 1000;
+      const deadline = Date.now() + (empty ? emptyTimeoutMs : timeoutMs);
+      // One held stream per session: another already waits for the top-up (here or on another instance), so this one ends now.
+      const release = session.claimTopUpWait ? await session.claimTopUpWait(deadline) : async () => {};
+      if (hungUp) {
+        await release?.();
+        return false;
+      }
+      if (!release) {
+        controller.enqueue(sseEvent('session-timeout', balance(answer.session?.spentMsat, need)));
+        return false;
+      }
+      try {
+        controller.enqueue(sseEvent('payment-need-topup', balance(answer.session?.spentMsat, need)));
+        for (let wait = pollMs; !hungUp && Date.now() < deadline; wait = Math.min(wait * 2, maxPollMs)) {
+          await sleep(Math.min(wait, Math.max(0, deadline - Date.now())));
+          if (hungUp) return false;
+          answer = await session.spend(need);
+          if (answer.ok) return true;
+          if (answer.reason !== 'insufficient') break;
+        }
+      } finally {
+        await release();
       }
       if (hungUp) return false;
       if (answer.reason === 'insufficient') {
@@ -136,6 +183,7 @@ export function meteredEventStream(
     },
     async cancel() {
       hungUp = true;
+      wake?.();
       done();
       await stopSource();
     },

@@ -91,7 +91,10 @@ export interface SessionRefunded {
   /** As for SessionClosed: absent when the cron paid it. */
   route?: string;
   state: 'paid' | 'failed' | 'given-up';
+  /** The refund due. */
   amountMsat: number;
+  /** What the return invoice is paid, when less than amountMsat: the refund less the routing fee limit charged to it (refunds.ts). Absent when the whole refund is sent (a backend with no routing fee). */
+  sentMsat?: number;
   /** Which attempt this was (1 for the first). */
   attempt: number;
   /** failed: when the next attempt may start. */

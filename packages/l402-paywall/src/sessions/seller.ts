@@ -29,9 +29,11 @@ import {
 import { codeOfProblem } from '../l402/payment-scheme.js';
 import { REJECTIONS } from '../l402/reasons.js';
 import type { SessionAnswer, SessionLedger, SessionRecord } from './ledger.js';
-import { closedObservation, refundSession } from './refunds.js';
+import { closedObservation, refundPayment, refundSession } from './refunds.js';
 import { SPENT_BATCH_UNITS, tell, type SessionObserver } from './observer.js';
 import type { LightningProvider } from '../lightning/provider.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 
 export interface LightningSessionsOptions {
   /** Whole satoshis per unit: one request (or, through Payment.session.spend, one chunk of a streamed answer). */
@@ -323,6 +325,15 @@ class LightningSessions implements SessionSeller {
     }
   }
 
+  /** What a refund of `amountMsat` sends (refundPayment); the amount due itself when the operator's fee limit is unusable (the refund attempt has told onError). */
+  #sending(context: SessionContext, amountMsat: number): number {
+    try {
+      return refundPayment(context.provider as LightningProvider, amountMsat, this.options.maxRefundFeeMsat).sendMsat;
+    } catch {
+      return amountMsat;
+    }
+  }
+
   async #close(context: SessionContext, verified: VerifiedSessionAction, nowSeconds: number): Promise<SessionStep> {
     const { ledger } = this.options;
     const closed = await ledger.close(verified.sessionId, 'client', nowSeconds * 1000);
@@ -333,7 +344,7 @@ class LightningSessions implements SessionSeller {
       await this.#refund(context, verified.sessionId);
       record = (await ledger.get(verified.sessionId).catch(() => null)) ?? record;
     }
-    const refund = closeRefund(record);
+    const refund = closeRefund(record, (amountMsat) => this.#sending(context, amountMsat));
     return {
       kind: 'answer',
       body: { status: 'closed', ...refund.wire, refund: refund.detail },
@@ -341,6 +352,9 @@ class LightningSessions implements SessionSeller {
     };
   }
 }
+
+/** The replay store's key for a session's held stream: a hash of its own, never a payment's. */
+const topUpWaitMark = (sessionId: string) => bytesToHex(sha256(utf8ToBytes(`l402-paywall held stream ${sessionId}`)));
 
 /** Why the ledger refused a session action, as a 402's reason (with the balance, for a short one). */
 function ledgerRefusal(answer: SessionAnswer & { ok: false }): SessionStep {
@@ -364,17 +378,24 @@ function ledgerRefusal(answer: SessionAnswer & { ok: false }): SessionStep {
  * A closed session's refund in the draft's words (refundSats; refundStatus
  * succeeded, skipped, or failed: not paid, whether it is retried or given
  * up) and in ours (state, millisatoshis, attempts, the last error, the reason
- * it was given up): a failed refund stays due and visible.
+ * it was given up): a failed refund stays due and visible. refundSats is what
+ * the return invoice is sent (`sending`: the refund less the routing fee
+ * limit charged to it, refunds.ts); `amountMsat` the refund due.
  */
-function closeRefund(record: SessionRecord | null): { wire: { refundSats: number; refundStatus: RefundStatus }; detail: Record<string, unknown> } {
+function closeRefund(
+  record: SessionRecord | null,
+  sending: (amountMsat: number) => number,
+): { wire: { refundSats: number; refundStatus: RefundStatus }; detail: Record<string, unknown> } {
   const refund = record?.refund;
   const amountMsat = refund?.amountMsat ?? 0;
+  const sentMsat = amountMsat > 0 ? sending(amountMsat) : 0;
   const refundStatus: RefundStatus = !refund || refund.state === 'none' ? 'skipped' : refund.state === 'paid' ? 'succeeded' : 'failed';
   return {
-    wire: { refundSats: amountMsat / 1000, refundStatus },
+    wire: { refundSats: sentMsat / 1000, refundStatus },
     detail: {
       state: refund?.state ?? 'none',
       amountMsat,
+      sentMsat,
       attempts: refund?.attempts ?? 0,
       ...(refund?.lastError !== undefined && { lastError: refund.lastError }),
       ...(refund?.reason !== undefined && { reason: refund.reason }),
@@ -427,6 +448,7 @@ class SessionPaid implements Paid {
       unitPriceSats: options.unitPriceSats,
       spend: (units: number) => this.#spend(units),
       hold: () => this.#hold(),
+      claimTopUpWait: (untilMs: number) => this.#claimTopUpWait(untilMs),
     };
     return (this.#payment ??= {
       paymentHash: verified.sessionId,
@@ -469,6 +491,28 @@ class SessionPaid implements Paid {
     if (answer.reason === 'idle' && answer.session)
       tell(options.onSession, { ...closedObservation(answer.session), route: this.context.route }, this.context.onError);
     return answer;
+  }
+
+  /**
+   * The session's one held stream, marked in the replay store (shared by the
+   * instances, with an expiry, so a mark whose instance died goes by itself):
+   * the ledger stays as it is, and a hold costs one claim and one release.
+   */
+  async #claimTopUpWait(untilMs: number): Promise<(() => Promise<void>) | undefined> {
+    const { replay, onError } = this.context;
+    const mark = topUpWaitMark(this.verified.sessionId);
+    const attempt = this.context.attempt();
+    const expiresAt = Math.ceil(untilMs / 1000);
+    const release = () => replay.release(mark, attempt, expiresAt);
+    try {
+      if (!(await replay.claim(mark, 1, expiresAt, attempt))) return undefined;
+    } catch (error) {
+      onError(error, 'the replay store could not mark a held stream; it ends instead of holding');
+      // The claim may have landed before its answer was lost: given back (a release bars the attempt either way).
+      await release().catch(() => {});
+      return undefined;
+    }
+    return () => release().catch((error: unknown) => onError(error, "giving back a held stream's mark failed; it expires by itself"));
   }
 
   #hold(): () => void {

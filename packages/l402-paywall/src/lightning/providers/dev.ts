@@ -277,6 +277,8 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
   return {
     name: 'dev',
     nodeKey,
+    // Settled in the store, never routed: a payment costs no fee (feeMsat 0), so refunds keep nothing back.
+    noRoutingFee: true,
 
     async createInvoice(request: CreateInvoiceRequest): Promise<CreatedInvoice> {
       if (!Number.isSafeInteger(request.amountMsat) || request.amountMsat <= 0) throw new RangeError('amountMsat must be a positive integer');
