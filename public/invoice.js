@@ -3,11 +3,14 @@
 // session's deposit and its top-ups): the QR code (uqr, vendored, loaded on
 // first use), a link for a wallet on this device, the text to copy, the dev
 // wallet's button where the server has one, a browser wallet (WebLN) where the
-// visitor has one, and /api/demo/preimage polled for any other wallet, which
-// may not show the proof. Whoever notices the payment first hands over the
-// preimage, once per invoice.
+// visitor has one, and for any other wallet /api/demo/preimage polled (the
+// charge: some wallets do not show the proof) or the preimage pasted from the
+// wallet (a session's deposit and top-ups, whose preimage the server never
+// hands out: the session id is public, and the preimage is part of its key).
+// Whoever notices the payment first hands over the preimage, once per invoice.
 import { byId } from './dom.js';
 import { fields } from './json-answer.js';
+import { preimageProblem } from './prepaid-session.js';
 import { postJson, request } from './request.js';
 
 /** A browser wallet (WebLN), when the visitor has one. */
@@ -28,11 +31,13 @@ const POLL_MS = 1000;
 /**
  * The invoice box whose elements are `<prefix>-invoice`, `-qr`, `-open`, `-bolt11`, `-amount`, `-expiry`,
  * `-devpay`, `-webln`, `-copy` and `-waiting`: paid calls `onPaid` once per invoice, a failure `onError`.
+ * With `pastePreimage`, the server is not asked for the preimage: the box's form `-proof` (its field
+ * `-preimage`, its problem line `-preimage-problem`) takes the one the visitor's wallet shows.
  * @param {string} prefix
- * @param {{ onPaid(preimage: string, offer: InvoiceOffer): void, onError(message: string): void }} handlers
+ * @param {{ onPaid(preimage: string, offer: InvoiceOffer): void, onError(message: string): void, pastePreimage?: boolean }} handlers
  * @returns {InvoiceBox}
  */
-export function invoiceBox(prefix, { onPaid, onError }) {
+export function invoiceBox(prefix, { onPaid, onError, pastePreimage = false }) {
   const part = (/** @type {string} */ name) => byId(`${prefix}-${name}`);
   const devPay = byId(`${prefix}-devpay`, HTMLButtonElement);
   const text = byId(`${prefix}-bolt11`, HTMLTextAreaElement);
@@ -70,8 +75,8 @@ export function invoiceBox(prefix, { onPaid, onError }) {
       await wallet.enable();
       const { preimage } = fields(await wallet.sendPayment(offer.invoice));
       if (typeof preimage === 'string') return paid(offer, preimage);
-      // The payment went through: the server hands the preimage over while polled.
-      say('Paid. Waiting for the server to confirm it…');
+      // The payment went through: the server hands a charge's preimage over while polled; a deposit's is pasted.
+      say(pastePreimage ? 'Paid. Paste the preimage your wallet shows for it below.' : 'Paid. Waiting for the server to confirm it…');
     } catch (error) {
       onError(`The browser wallet did not pay: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -86,6 +91,26 @@ export function invoiceBox(prefix, { onPaid, onError }) {
       text.select();
     }
   });
+
+  if (pastePreimage) {
+    const field = byId(`${prefix}-preimage`, HTMLInputElement);
+    const problemLine = byId(`${prefix}-preimage-problem`);
+    field.addEventListener('input', () => {
+      problemLine.hidden = true;
+      field.removeAttribute('aria-invalid');
+    });
+    byId(`${prefix}-proof`).addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const offer = current;
+      if (!offer) return;
+      const problem = await preimageProblem(field.value, offer.paymentHash);
+      problemLine.textContent = problem;
+      problemLine.hidden = problem === '';
+      field.setAttribute('aria-invalid', String(problem !== ''));
+      if (problem) return field.focus();
+      paid(offer, field.value.trim().toLowerCase());
+    });
+  }
 
   /** Polls /api/demo/preimage until the invoice is paid: the proof for wallets that do not show it. @param {InvoiceOffer} offer */
   const poll = (offer) => {
@@ -127,9 +152,14 @@ export function invoiceBox(prefix, { onPaid, onError }) {
       devPay.hidden = !offer.devWallet;
       devPay.disabled = false;
       byId(`${prefix}-webln`).hidden = browserWallet() === undefined;
-      say('Waiting for the payment…');
+      say(pastePreimage ? 'Waiting for the payment: then paste the preimage your wallet shows for it below.' : 'Waiting for the payment…');
       part('invoice').hidden = false;
-      poll(offer);
+      if (pastePreimage) {
+        const field = byId(`${prefix}-preimage`, HTMLInputElement);
+        field.value = '';
+        field.removeAttribute('aria-invalid');
+        byId(`${prefix}-preimage-problem`).hidden = true;
+      } else poll(offer);
     },
     say,
     stop() {

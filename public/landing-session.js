@@ -51,8 +51,9 @@ export function prepaidSessionDemo(demo) {
   let topUpOffer;
   let topUpsPaid = 0;
 
-  const deposit = invoiceBox('deposit', { onPaid: depositPaid, onError: showError });
-  const topUp = invoiceBox('topup', { onPaid: topUpPaid, onError: showError });
+  // A deposit's preimage (and a top-up's) is never handed out by the server: the dev wallet, a browser wallet or the visitor gives it.
+  const deposit = invoiceBox('deposit', { onPaid: depositPaid, onError: showError, pastePreimage: true });
+  const topUp = invoiceBox('topup', { onPaid: topUpPaid, onError: showError, pastePreimage: true });
 
   /** @param {string} message @param {string} [code] */
   function showError(message, code = '') {

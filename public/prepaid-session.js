@@ -4,9 +4,11 @@
 // without the library's code (the page has no bundler). It reads the session
 // challenge of a 402's WWW-Authenticate, writes the four credentials (open,
 // bearer, topUp, close), checks a pasted return invoice as the server will,
-// and reads a metered Server-Sent Events body as it arrives (fetch and a
-// reader: EventSource cannot send Authorization). No DOM here: the section's
-// own script (landing-session.js) shows what this one reads.
+// checks a preimage the visitor pastes from their wallet (the server never
+// hands a deposit's preimage out), and reads a metered Server-Sent Events body
+// as it arrives (fetch and a reader: EventSource cannot send Authorization).
+// No DOM here: the section's own script (landing-session.js) shows what this
+// one reads.
 
 /** @typedef {import('../packages/l402-paywall/src/mpp/index.js').PaymentChallenge} PaymentChallenge */
 /** @typedef {import('../packages/l402-paywall/src/mpp/index.js').SessionPayload} SessionPayload */
@@ -120,6 +122,24 @@ export function returnInvoiceProblem(invoice, depositInvoice) {
   if (hrp[1] !== network) return `This invoice is for another network than the deposit's (${network ?? 'unknown'}).`;
   if (hrp[2] !== '' && !/^0+[munp]?$/.test(hrp[2] ?? '')) return 'This invoice names an amount: the refund needs one without (the server chooses the amount).';
   return '';
+}
+
+/**
+ * Why a preimage pasted from a wallet is not the proof of payment of the
+ * invoice with this payment hash, or '' when it is: 64 hex digits (spaces
+ * around them and upper case are forgiven) whose SHA-256 is the payment hash.
+ * @param {string} preimage
+ * @param {string} paymentHash
+ * @returns {Promise<string>}
+ */
+export async function preimageProblem(preimage, paymentHash) {
+  const text = preimage.trim().toLowerCase();
+  if (text === '') return 'Paste the preimage your wallet shows for this payment (some wallets call it the proof of payment).';
+  if (!HASH.test(text)) return 'A preimage is 64 hexadecimal digits (0 to 9, a to f).';
+  const bytes = Uint8Array.from(text.match(/../g) ?? [], (pair) => parseInt(pair, 16));
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+  const hash = Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return hash === paymentHash.toLowerCase() ? '' : "This is not this invoice's preimage: its SHA-256 is not the invoice's payment hash.";
 }
 
 /**

@@ -1,7 +1,8 @@
 // The live demo: a 1-sat paywalled BTC price, sold by the request and by the
 // prepaid session (docs/sessions.md), a stream metered per chunk on a session,
-// and the preimage hand-back for payers whose wallet does not show it
-// (GET /api/demo/preimage).
+// and the preimage hand-back for payers of the 1-sat charge whose wallet does
+// not show it (GET /api/demo/preimage); never a session deposit's or top-up's
+// preimage, which with the session's opening challenge is the session's key.
 import { HttpError, json } from '../http/errors.js';
 import { waitUntil as vercelWaitUntil } from '@vercel/functions';
 import { getPayment, withL402, type InvoiceProvider, type L402Options, type SessionSeller } from 'l402-paywall';
@@ -19,6 +20,10 @@ import type { ServiceContext } from './context.js';
 export const DEMO_ROUTE = '/api/demo/btc-price';
 export const DEMO_STREAM_ROUTE = '/api/demo/stream';
 const demoInvoiceKey = (hash: string) => `demo:invoice:${hash}`;
+/** The memo of the demo's 1-sat charge invoices: the only ones whose preimage is handed back (a session's deposit memo says so). */
+const DEMO_CHARGE_MEMO = 'L402 demo: live BTC price';
+/** What an invoice the demo made is, in its record: only a charge's preimage is handed back. */
+type DemoInvoiceKind = 'charge' | 'deposit';
 
 const handlers = new WeakMap<ServiceContext, DemoHandlers>();
 
@@ -62,7 +67,7 @@ function demoHandlers(ctx: ServiceContext): DemoHandlers {
     const session = demoSessions(ctx, provider);
     built = {
       btcPrice: withL402(async () => json(await feed.current()), {
-        ...sold(DEMO_ROUTE, 'L402 demo: live BTC price'),
+        ...sold(DEMO_ROUTE, DEMO_CHARGE_MEMO),
         priceSats: ctx.config.demo.priceSats,
         ...(session && { session }),
       }),
@@ -96,10 +101,15 @@ const streamUnavailable = (ctx: ServiceContext) => async (): Promise<Response> =
 };
 
 /**
- * The service's provider, remembering which invoices are the demo's so only
- * those preimages are handed back (deposits too: a wallet that hides the
- * preimage could not open its session otherwise), and still paying
- * amountless invoices for the sessions' refunds.
+ * The service's provider, remembering which invoices are the demo's and
+ * which of those are the 1-sat charge's, so only those preimages are handed
+ * back; and still paying amountless invoices for the sessions' refunds. A
+ * session's deposits and top-ups are made with the seller's own memo (never
+ * the charge's) and recorded apart: their preimages are never handed out,
+ * since the session id is public and, were the binding to the opening
+ * challenge ever lost, the preimage would be all a stranger needs
+ * (docs/sessions.md). A visitor whose wallet hides the preimage pays the
+ * charge, not a session.
  */
 function demoProvider(ctx: ServiceContext): InvoiceProvider & Pick<LightningProvider, 'name' | 'lookupPayment' | 'payAmountlessInvoice' | 'noRoutingFee'> {
   const backend = ctx.provider;
@@ -109,7 +119,8 @@ function demoProvider(ctx: ServiceContext): InvoiceProvider & Pick<LightningProv
     ...(backend.noRoutingFee === true && { noRoutingFee: true }),
     async createInvoice(request) {
       const created = await backend.createInvoice(request);
-      await ctx.store.set(demoInvoiceKey(created.paymentHash), '1', { ttlMs: ((request.expirySeconds ?? 3600) + 86_400) * 1000 });
+      const kind: DemoInvoiceKind = request.memo === DEMO_CHARGE_MEMO ? 'charge' : 'deposit';
+      await ctx.store.set(demoInvoiceKey(created.paymentHash), kind, { ttlMs: ((request.expirySeconds ?? 3600) + 86_400) * 1000 });
       return created;
     },
     lookupPayment: (paymentHash) => backend.lookupPayment(paymentHash),
@@ -151,9 +162,15 @@ const STREAM_WORDS =
   'Pay once, then spend a satoshi per chunk of this stream; top up when it runs dry, and get back what you did not spend when you close.'.split(' ');
 
 export async function demoPreimage(ctx: ServiceContext, paymentHash: string): Promise<Response> {
-  if ((await ctx.store.get(demoInvoiceKey(paymentHash))) === null) {
-    throw new HttpError(404, 'UNKNOWN_INVOICE', 'No demo invoice has this payment hash');
-  }
+  const kind = await ctx.store.get(demoInvoiceKey(paymentHash));
+  if (kind === 'deposit')
+    throw new HttpError(
+      403,
+      'SESSION_DEPOSIT',
+      "A prepaid session's deposit or top-up: its preimage is never handed out here (it is part of the session's key); your wallet shows it once paid",
+    );
+  // Only a charge's record: one kept by an older version (any other value) may be a deposit's.
+  if (kind !== 'charge') throw new HttpError(404, 'UNKNOWN_INVOICE', 'No demo invoice has this payment hash');
   let status;
   try {
     status = await ctx.provider.lookupInvoice(paymentHash);

@@ -246,7 +246,7 @@ describe('the prepaid session demo on the landing page, in Chromium', () => {
   );
 
   it(
-    "without the dev wallet (as in production): any wallet pays, the page finds the preimage itself, and the visitor's own return invoice is refunded",
+    "without the dev wallet (as in production): any wallet pays, the visitor pastes the preimage it shows (the server never hands a deposit's out), and the visitor's own return invoice is refunded",
     TIMEOUT,
     async () => {
       const page = await browser.context.newPage();
@@ -280,14 +280,30 @@ describe('the prepaid session demo on the landing page, in Chromium', () => {
       await page.locator('#deposit-invoice').waitFor({ state: 'visible' });
       expect(await page.isHidden('#session-error')).toBe(true);
       expect(await page.isHidden('#deposit-devpay')).toBe(true);
-      // Another wallet pays it (the dev node, from outside the page); the page polls /api/demo/preimage for the proof.
+      // Another wallet pays it (the dev node, from outside the page), and shows its preimage.
+      const askedForPreimages: string[] = [];
+      page.on('request', (request) => {
+        if (request.url().includes('/api/demo/preimage')) askedForPreimages.push(request.url());
+      });
       const paid = await fetch(`${running.url}/api/dev/pay`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ invoice: await page.inputValue('#deposit-bolt11') }),
       });
       expect(paid.status).toBe(200);
+      const { preimage, paymentHash } = (await paid.json()) as { preimage: string; paymentHash: string };
+      // The server will not hand it over: the page asks the visitor, and checks what is pasted.
+      expect((await fetch(`${running.url}/api/demo/preimage?hash=${paymentHash}`)).status).toBe(403);
+      expect(await page.isVisible('#deposit-preimage')).toBe(true);
+      await page.fill('#deposit-preimage', 'ab'.repeat(32));
+      await page.click('#deposit-preimage-use');
+      await page.locator('#deposit-preimage-problem').waitFor({ state: 'visible' });
+      expect(await page.textContent('#deposit-preimage-problem')).toMatch(/^This is not this invoice's preimage/);
+      expect(await page.isHidden('#session-step-open')).toBe(true);
+      await page.fill('#deposit-preimage', ` ${preimage.toUpperCase()} `);
+      await page.click('#deposit-preimage-use');
       await page.locator('#session-step-open').waitFor({ state: 'visible' });
+      expect(askedForPreimages).toEqual([]);
       expect(await page.inputValue('#session-return')).toBe('');
       expect(await page.textContent('#session-return-note')).toMatch(/^From your wallet/);
       await page.click('#session-open');

@@ -74,6 +74,8 @@ describe('the command line on the demo: --session', () => {
     try {
       const run = await runBin([`${server.url}/api/demo/stream?chunks=50`, '--dev', wallet.url, '--session', '--max-sats', '1', '--budget-sats', '100']);
       expect(run.stderr).toMatch(/paid 20 sats .* scheme Payment/);
+      // The opening challenge's id binds the session to this client: not printed.
+      expect(run.stderr).toContain('challenge id withheld (it binds the session); Payment-Receipt: challenge withheld (it binds the session),');
       expect(run.code).toBe(0);
       const chunks = run.stdout
         .split('\n\n')

@@ -54,6 +54,11 @@ describe('the MCP server (l402-mcp) on the demo: --sessions', () => {
       expect(results.every((r) => r.status === 200 && (JSON.parse(r.body as string) as { usd: number }).usd > 0)).toBe(true);
       const deposits = results.flatMap((r, i) => (r.sats_paid === 0 ? [] : [`${i + 1}:${sessionOf(r)?.action}:${r.sats_paid}`]));
       expect(deposits).toEqual(['1:open:20', '21:topUp:20', '41:topUp:20']);
+      // The opening challenge's id binds the session to this client: never in a tool result (a top-up's is shown).
+      expect(results[0]).not.toHaveProperty('challenge_id');
+      expect(results[0]).toHaveProperty('receipt.payment_hash');
+      expect(results[0]).not.toHaveProperty('receipt.challenge_id');
+      expect(results[20]).toHaveProperty('challenge_id');
       const sessionIds = new Set(results.flatMap((r) => sessionOf(r)?.session_id ?? []));
       expect(sessionIds.size).toBe(1);
       const [sessionId] = [...sessionIds];

@@ -2,11 +2,13 @@
 // run with the test's own deployment: fetchWith, lib/service/deployment.ts),
 // with fast-check and a fixed seed printed at the start: methods, query
 // strings, headers (Authorization in every scheme, Payment credentials random
-// and mutated among them, signatures, content types,
+// and mutated among them, prepaid-session credentials of every action with
+// guessed, reused and foreign secrets, signatures, content types,
 // client addresses) and bodies, random and near-valid. At least 100,000
 // requests per run in all. Every answer is < 500; every 4xx is JSON
-// {error, code}; every 429/503 would carry Retry-After. A failure prints the
-// seed and the path to replay it:
+// {error, code}; every 429/503 would carry Retry-After; a session credential
+// that is not its opener's own is never served, and no session is spent past
+// what was paid into it. A failure prints the seed and the path to replay it:
 //   FUZZ_SEED=<seed> npx vitest run tests/integration/fuzz-api.test.ts
 // The service runs on the in-memory store, the embedded dev node and PGlite in
 // memory, with every secret configured so requests reach past the gates, and
@@ -26,7 +28,16 @@ import { loadConfig } from '../../lib/config.js';
 import { createDeployment, type Deployment } from '../../lib/service/deployment.js';
 import { DEV_WEBHOOK_SIGNATURE_HEADER } from 'l402-paywall/backends';
 import { startOwnerServer, type OwnerServer } from '../support/owner-server.js';
-import { formatCredential, parsePaymentChallenges } from '../../packages/l402-paywall/src/mpp/index.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import {
+  formatCredential,
+  formatSessionCredential,
+  parsePaymentChallenges,
+  readLightningSession,
+  type PaymentChallenge,
+  type SessionPayload,
+} from '../../packages/l402-paywall/src/mpp/index.js';
+import type { ServiceContext } from '../../lib/service/context.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_125);
 // Functions that do real work per request (QR codes, signatures, queries) get fewer runs; 104,160 in all.
@@ -95,6 +106,42 @@ let realInvoice = 'lnbcrt1';
 let realPayment = 'Payment not-yet';
 let realPaymentJson: Record<string, unknown> = {};
 
+/**
+ * Prepaid sessions on the demo (docs/sessions.md), made in beforeAll. `reused`
+ * (on /api/demo/btc-price) has its own credentials replayed as they are: its
+ * open and its top-up (refused: already used), its bearer (served from its
+ * balance, never past it) and its close. `victim` (on /api/demo/stream) is
+ * attacked only with what a stranger could hold: its id, its preimage (as a
+ * routing node of its deposit learns it), challenges of the stranger's own
+ * 402s, of another route, a charge's, and ones written by hand.
+ */
+interface FuzzSession {
+  route: string;
+  opening: PaymentChallenge;
+  sessionId: string;
+  preimage: string;
+  open: string;
+  bearer: string;
+  close: string;
+  topUp: string;
+}
+const NO_SESSION: FuzzSession = { route: '', opening: {} as PaymentChallenge, sessionId: '', preimage: '', open: '', bearer: '', close: '', topUp: '' };
+let reused = NO_SESSION;
+let victim = NO_SESSION;
+/** Unused session challenges of fresh 402s (both demo routes, not paid), and a charge challenge, to echo. */
+let freshChallenges: PaymentChallenge[] = [];
+let chargeChallenge = {} as PaymentChallenge;
+/** Session credentials that must never be served: guessed, foreign (every one generated is recorded here). */
+const neverServed = new Set<string>();
+/** The api/ files behind the paywall, which sell by the session. */
+const PAYWALLED = new Set(['demo/btc-price.ts', 'demo/stream.ts']);
+/** Every victim and reused session opened (afresh before each paywalled route is fuzzed: the cron's idle sweep closes older ones). */
+const victims: FuzzSession[] = [];
+/** Each reused session by its bearer credential, and how many requests that credential was served. */
+const reusedServed = new Map<string, { session: FuzzSession; served: number }>();
+/** The statuses the paywalled routes answered strangers' session credentials with. */
+const strangerRefusals: number[] = [];
+
 const owner = () => fc.constant('').map(() => loopbackOwner);
 const addresses = () =>
   fc.oneof(
@@ -121,9 +168,94 @@ const mutate = (text: () => string) =>
     if (op === 'replace') return value.slice(0, at) + ch + value.slice(at + 1);
     return value.slice(0, at) + ch + value.slice(at);
   });
-/** Payment credentials: random text, random JSON, the real one mutated as text, and as JSON with a field replaced or dropped. */
+const lowerHex = (n: number) => fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: n, maxLength: n });
+const hashOf = (preimage: string) => bytesToHex(sha256(Buffer.from(preimage, 'hex')));
+const sessionCredential = (challenge: PaymentChallenge, payload: SessionPayload) => formatSessionCredential(challenge, payload);
+/** A credential that must not be served: recorded as such. */
+const stranger = (authorization: string) => {
+  neverServed.add(authorization);
+  return authorization;
+};
+/** A challenge a stranger holds: a fresh 402's session challenge (either route), the charge's, the other session's opening. */
+const strangersChallenge = () =>
+  fc.oneof(
+    fc.nat().map((i) => freshChallenges[i % freshChallenges.length]!),
+    fc.constant(0).map(() => chargeChallenge),
+    fc.constant(0).map(() => reused.opening),
+  );
+/** Guessed: random preimages and ids, with real challenges and with challenges rewritten by hand (their ids are then not ours). */
+const guessedSessionCredential = () =>
+  fc.oneof(
+    fc
+      .tuple(strangersChallenge(), fc.constantFrom('bearer', 'close'), lowerHex(64), lowerHex(64))
+      .map(([challenge, action, sessionId, preimage]) => stranger(sessionCredential(challenge, { action, sessionId, preimage } as SessionPayload))),
+    // A preimage and its own hash as the id: consistent, but no challenge of ours names that deposit.
+    fc
+      .tuple(strangersChallenge(), fc.constantFrom('bearer', 'close'), lowerHex(64))
+      .map(([challenge, action, preimage]) => stranger(sessionCredential(challenge, { action, sessionId: hashOf(preimage), preimage } as SessionPayload))),
+    fc
+      .tuple(strangersChallenge(), lowerHex(64))
+      .map(([challenge, preimage]) => stranger(sessionCredential(challenge, { action: 'open', preimage, returnInvoice: realInvoice }))),
+    fc
+      .tuple(
+        strangersChallenge(),
+        fc.oneof(
+          lowerHex(64),
+          fc.constant(0).map(() => victim.sessionId),
+        ),
+        lowerHex(64),
+      )
+      .map(([challenge, sessionId, topUpPreimage]) => stranger(sessionCredential(challenge, { action: 'topUp', sessionId, topUpPreimage }))),
+    // A challenge written to name a deposit (the victim's, or a guessed one), under a guessed id.
+    fc.tuple(fc.constantFrom('bearer', 'close'), fc.oneof(lowerHex(64), fc.constant('')), fc.boolean()).map(([action, guess, keepId]) => {
+      const base = freshChallenges[0]!;
+      const request = JSON.parse(Buffer.from(base.request, 'base64url').toString()) as Record<string, unknown>;
+      request.paymentHash = victim.sessionId;
+      const challenge = { ...base, request: Buffer.from(JSON.stringify(request)).toString('base64url'), ...(keepId ? {} : { id: guess || base.id }) };
+      return stranger(sessionCredential(challenge, { action, sessionId: victim.sessionId, preimage: victim.preimage } as SessionPayload));
+    }),
+  );
+/** Foreign: the victim's id and preimage (what a routing node of its deposit learns) with any challenge but its opening one; another session's preimage. */
+const foreignSessionCredential = () =>
+  fc.oneof(
+    fc
+      .tuple(strangersChallenge(), fc.constantFrom('bearer', 'close'))
+      .map(([challenge, action]) =>
+        stranger(sessionCredential(challenge, { action, sessionId: victim.sessionId, preimage: victim.preimage } as SessionPayload)),
+      ),
+    // The victim's opening challenge with another session's id or preimage.
+    fc
+      .constantFrom('bearer', 'close')
+      .map((action) => stranger(sessionCredential(victim.opening, { action, sessionId: victim.sessionId, preimage: reused.preimage } as SessionPayload))),
+    fc
+      .constantFrom('bearer', 'close')
+      .map((action) => stranger(sessionCredential(victim.opening, { action, sessionId: reused.sessionId, preimage: reused.preimage } as SessionPayload))),
+    fc
+      .constantFrom('bearer', 'close')
+      .map((action) => stranger(sessionCredential(reused.opening, { action, sessionId: victim.sessionId, preimage: victim.preimage } as SessionPayload))),
+    // The victim's deposit presented again: as an open on another challenge, as a top-up of the other session.
+    strangersChallenge().map((challenge) => stranger(sessionCredential(challenge, { action: 'open', preimage: victim.preimage, returnInvoice: realInvoice }))),
+    strangersChallenge().map((challenge) =>
+      stranger(sessionCredential(challenge, { action: 'topUp', sessionId: reused.sessionId, topUpPreimage: victim.preimage })),
+    ),
+    // The victim's own open, replayed.
+    fc.constant(0).map(() => stranger(victim.open)),
+  );
+/** Reused: the reused session's own credentials, replayed as they are (its bearer may be served, from its balance only). */
+const reusedSessionCredential = () =>
+  fc.oneof(
+    // The close rarely: the bearer is replayed past the balance first.
+    { weight: 30, arbitrary: fc.constant(0).map(() => reused.bearer) },
+    { weight: 4, arbitrary: fc.constant(0).map(() => stranger(reused.open)) },
+    { weight: 4, arbitrary: fc.constant(0).map(() => stranger(reused.topUp)) },
+    { weight: 1, arbitrary: fc.constant(0).map(() => reused.close) },
+  );
+const sessionAuthorization = () => fc.oneof(guessedSessionCredential(), foreignSessionCredential(), reusedSessionCredential());
+
+/** Payment credentials: random text, random JSON, the real one mutated as text, and as JSON with a field replaced or dropped; session credentials. */
 const paymentAuthorization = () =>
   fc.oneof(
+    sessionAuthorization(),
     headerText.map((t) => `Payment ${t}`),
     fc.jsonValue({ maxDepth: 3 }).map((v) => `Payment ${Buffer.from(JSON.stringify(v)).toString('base64url')}`),
     fc.constant('').map(() => realPayment),
@@ -163,6 +295,8 @@ const authorization = () =>
     fc.constant('session').map(() => `Bearer ${validSession}`),
     mutate(() => `Bearer ${validSession}`),
   );
+/** The paywalled routes sell by the session: half their requests carry a session credential or another Payment one. */
+const sessionHeaders = fc.record({ authorization: fc.oneof({ weight: 3, arbitrary: sessionAuthorization() }, paymentAuthorization()) });
 const commonHeaders = fc.record(
   {
     authorization: authorization(),
@@ -382,7 +516,7 @@ const targets: Target[] = [
   },
   { file: 'cron/flush-payments.ts', path: '/api/cron/flush-payments', methods: ['GET'] },
   { file: 'cron/payouts.ts', path: '/api/cron/payouts', methods: ['GET'] },
-  { file: 'demo/btc-price.ts', weight: HEAVY, path: '/api/demo/btc-price', methods: ['GET'] },
+  { file: 'demo/btc-price.ts', weight: HEAVY, path: '/api/demo/btc-price', methods: ['GET'], headers: sessionHeaders },
   { file: 'demo/index.ts', path: '/api/demo', methods: ['GET'] },
   {
     file: 'demo/stream.ts',
@@ -390,6 +524,7 @@ const targets: Target[] = [
     path: '/api/demo/stream',
     methods: ['GET'],
     query: fc.record({ chunks: fc.oneof(fc.integer({ min: -5, max: 300 }).map(String), anyText) }, { requiredKeys: [] }),
+    headers: sessionHeaders,
   },
   { file: 'demo/preimage.ts', path: '/api/demo/preimage', methods: ['GET'], query: fc.record({ hash: fc.oneof(hex(64), anyText) }, { requiredKeys: [] }) },
   {
@@ -500,7 +635,57 @@ describe(`fuzzing every api/ function (seed ${SEED})`, () => {
     const { preimage } = await ctx.devNode!.pay(challenge.invoice);
     realPayment = formatCredential(payment!, preimage);
     realPaymentJson = JSON.parse(Buffer.from(realPayment.slice('Payment '.length), 'base64url').toString());
-  }, 60_000);
+    chargeChallenge = payment!;
+    await openFuzzSessions(ctx);
+  }, 120_000);
+
+  /** The reused and victim sessions, opened and topped up on the demo routes, and fresh challenges to echo. */
+  async function openFuzzSessions(ctx: ServiceContext) {
+    const stream = (await import('../../api/demo/stream.js')).default as Fetchable;
+    const btcPrice = (await import('../../api/demo/btc-price.js')).default as Fetchable;
+    const routes = { '/api/demo/btc-price': btcPrice, '/api/demo/stream': stream };
+    const get = (route: keyof typeof routes, authorization?: string) =>
+      call(routes[route], new Request(`http://localhost${route}`, { headers: authorization ? { authorization } : {} }), deployment);
+    const offer = async (route: keyof typeof routes) => {
+      const answer = await get(route);
+      await answer.body?.cancel();
+      const challenge = parsePaymentChallenges(answer.headers.get('www-authenticate')).challenges.find((c) => c.intent === 'session')!;
+      const read = readLightningSession(challenge);
+      if (!read.ok) throw new Error(read.detail);
+      return read.session;
+    };
+    const open = async (route: keyof typeof routes): Promise<FuzzSession> => {
+      const opening = await offer(route);
+      const { preimage } = await ctx.devNode!.pay(opening.depositInvoice);
+      const { invoice } = await ctx.devNode!.createAmountlessInvoice({ memo: 'fuzz refunds', expirySeconds: 86_400 });
+      const openCredential = sessionCredential(opening.challenge, { action: 'open', preimage, returnInvoice: invoice });
+      const opened = await get(route, openCredential);
+      expect(opened.status).toBe(200);
+      await opened.body?.cancel();
+      const sessionId = opening.paymentHash;
+      const topUpOffer = await offer(route);
+      const { preimage: topUpPreimage } = await ctx.devNode!.pay(topUpOffer.depositInvoice);
+      const topUp = sessionCredential(topUpOffer.challenge, { action: 'topUp', sessionId, topUpPreimage });
+      expect((await get(route, topUp)).status).toBe(200);
+      return {
+        route,
+        opening: opening.challenge,
+        sessionId,
+        preimage,
+        open: openCredential,
+        bearer: sessionCredential(opening.challenge, { action: 'bearer', sessionId, preimage }),
+        close: sessionCredential(opening.challenge, { action: 'close', sessionId, preimage }),
+        topUp,
+      };
+    };
+    reused = await open('/api/demo/btc-price');
+    victim = await open('/api/demo/stream');
+    victims.push(victim);
+    reusedServed.set(reused.bearer, { session: reused, served: 0 });
+    freshChallenges = [];
+    for (const route of ['/api/demo/btc-price', '/api/demo/stream', '/api/demo/btc-price', '/api/demo/stream'] as const)
+      freshChallenges.push((await offer(route)).challenge);
+  }
 
   afterAll(async () => {
     await ownerServer?.close();
@@ -520,6 +705,8 @@ describe(`fuzzing every api/ function (seed ${SEED})`, () => {
     const runs = Math.round(RUNS_PER_FUNCTION * (target.weight ?? 1));
     it(`${target.file}: ${runs} hostile requests, no 5xx, every error {error, code}`, async () => {
       const fn = (await import(`../../api/${target.file.replace(/\.ts$/, '.js')}`)).default as Fetchable;
+      // Sessions of their own, not yet idle: the fuzzing of cron/payouts sweeps the idle ones.
+      if (PAYWALLED.has(target.file)) await openFuzzSessions(deployment.context());
       // A session of its own: another function's fuzzing may have logged the last one out.
       validSession = (await createSession(deployment.context(), bytesToHex(secp256k1.getPublicKey(randomBytes(32), true)))).token;
       const seen = new Map<number, number>();
@@ -539,6 +726,15 @@ describe(`fuzzing every api/ function (seed ${SEED})`, () => {
           const response = await call(fn, new Request(url, { method, headers, ...(hasBody ? { body } : {}) }), deployment);
           const status = response.status;
           seen.set(status, (seen.get(status) ?? 0) + 1);
+          const given = headers.authorization;
+          // (An OPTIONS preflight is answered 204 whatever it carries: it reaches no paywall.)
+          if (given !== undefined && PAYWALLED.has(target.file) && status < 300 && method !== 'OPTIONS') {
+            // Served (or a top-up or close answered) on a session credential only when it is the opener's own.
+            expect(neverServed.has(given), `a stranger's session credential was answered ${status}: ${target.file}`).toBe(false);
+            const own = reusedServed.get(given);
+            if (own && target.path === own.session.route) own.served += 1;
+          }
+          if (given !== undefined && PAYWALLED.has(target.file) && neverServed.has(given)) strangerRefusals.push(status);
           const text = await response.text();
           const where = `${method} ${url.pathname}${url.search} ${JSON.stringify(headers)} body ${JSON.stringify(body).slice(0, 300)} -> ${status} ${text.slice(0, 300)}`;
           expect(status, where).toBeGreaterThanOrEqual(200);
@@ -558,6 +754,28 @@ describe(`fuzzing every api/ function (seed ${SEED})`, () => {
       expect(seen.size, JSON.stringify([...seen])).toBeGreaterThan(1);
     }, 600_000);
   }
+
+  it('no session was spent or closed by a stranger, nor spent past what was paid into it', async () => {
+    const ledger = deployment.context().sessions;
+    for (const { sessionId } of victims) {
+      // Its deposit and top-up, one unit spent (its open), whatever was thrown at it; closed, if at all, by the
+      // cron's idle sweep (the fuzzing of cron/payouts outlasts the idle timeout), never by a client.
+      const record = await ledger.get(sessionId);
+      expect(record, sessionId).toMatchObject({ paidMsat: 40_000, spentMsat: 1_000 });
+      if (record!.status === 'closed') expect(record!.closedBecause, sessionId).toBe('idle');
+    }
+    // Each reused session: served from its balance only (its open, then its own bearer), 40 units paid in.
+    const served: string[] = [];
+    for (const { session, served: count } of reusedServed.values()) {
+      const record = await ledger.get(session.sessionId);
+      expect(record!.paidMsat).toBe(40_000);
+      expect(record!.spentMsat, session.sessionId).toBe((1 + count) * 1_000);
+      served.push(`${count} (${record!.status})`);
+    }
+    console.log(
+      `fuzz-api: sessions: ${victims.length} victims untouched; the reused ones served their own bearer ${served.join(', ')} times; ${strangerRefusals.length} stranger credentials (${neverServed.size} distinct) on the paywalled routes, answered ${JSON.stringify(Object.fromEntries([...new Set(strangerRefusals)].map((status) => [status, strangerRefusals.filter((s) => s === status).length])))}`,
+    );
+  });
 
   it(`ran at least ${MIN_TOTAL.toLocaleString('en')} requests in all`, () => {
     console.log(

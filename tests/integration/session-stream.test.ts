@@ -106,7 +106,8 @@ describe.each([
     expect(await next()).toEqual({ event: 'message', data: '[DONE]' });
     expect(await next()).toBeUndefined();
 
-    const closed = await shop.call(shop.second, formatSessionCredential(more.challenge, { action: 'close', sessionId: opened.paymentHash, preimage }));
+    // close echoes the challenge the session was opened with (docs/sessions.md), not the top-up's.
+    const closed = await shop.call(shop.second, formatSessionCredential(opened.challenge, { action: 'close', sessionId: opened.paymentHash, preimage }));
     expect(closed.status).toBe(200);
     expect(await closed.json()).toMatchObject({ status: 'closed', refundSats: 15, refundStatus: 'succeeded' });
     expect(await shop.wallet.lookupInvoice(returned.paymentHash)).toMatchObject({ settled: true, amountMsat: 15 * SAT });

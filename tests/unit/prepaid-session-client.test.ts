@@ -2,7 +2,8 @@
 // plain browser JavaScript, no library code) read and written as the
 // library reads and writes the same things: the session challenge among a
 // 402's other challenges, the four credentials, the return invoice check,
-// and a metered Server-Sent Events body cut anywhere.
+// a preimage pasted from a wallet checked as the server checks it, and a
+// metered Server-Sent Events body cut anywhere.
 import { createDevNode } from 'l402-paywall/backends';
 import { describe, expect, it } from 'vitest';
 import {
@@ -28,9 +29,10 @@ interface PageSessionClient {
   readSessionOffer(header: string | null): ({ request: string } & Record<string, unknown>) | undefined;
   sessionCredential(challenge: PaymentChallenge, payload: SessionPayload): string;
   returnInvoiceProblem(invoice: string, depositInvoice: string): string;
+  preimageProblem(preimage: string, paymentHash: string): Promise<string>;
   serverSentEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<{ event: string; data: string }>;
 }
-const { parseAuthenticate, readSessionOffer, returnInvoiceProblem, serverSentEvents, sessionCredential } = (await import(
+const { parseAuthenticate, preimageProblem, readSessionOffer, returnInvoiceProblem, serverSentEvents, sessionCredential } = (await import(
   new URL('../../public/prepaid-session.js', import.meta.url).href
 )) as PageSessionClient;
 
@@ -135,6 +137,19 @@ describe("the landing page's session client", () => {
     expect(returnInvoiceProblem('', deposit.invoice)).toMatch(/^Paste an invoice/);
     // The same invoice against a deposit on another network.
     expect(returnInvoiceProblem(amountless, `lnbc1${deposit.invoice.slice('lnbcrt1'.length)}`)).toMatch(/another network/);
+  });
+
+  it("checks a preimage pasted from a wallet as the server will: 64 hex digits whose SHA-256 is the invoice's payment hash", async () => {
+    const { deposit } = await offered();
+    const { preimage } = await node.pay(deposit.invoice);
+    expect(await preimageProblem(preimage, deposit.paymentHash)).toBe('');
+    expect(await preimageProblem(`  ${preimage.toUpperCase()}\n`, deposit.paymentHash)).toBe('');
+    expect(await preimageProblem('', deposit.paymentHash)).toMatch(/^Paste the preimage/);
+    expect(await preimageProblem(preimage.slice(1), deposit.paymentHash)).toMatch(/64 hexadecimal digits/);
+    expect(await preimageProblem(`${preimage.slice(0, -1)}g`, deposit.paymentHash)).toMatch(/64 hexadecimal digits/);
+    // Another payment's preimage, or the payment hash itself pasted by mistake: not this invoice's.
+    expect(await preimageProblem(HASH, deposit.paymentHash)).toMatch(/not this invoice's preimage/);
+    expect(await preimageProblem(deposit.paymentHash, deposit.paymentHash)).toMatch(/not this invoice's preimage/);
   });
 
   it("reads a metered stream's events whatever the network cuts it into, multi-byte characters and CRLF included", async () => {

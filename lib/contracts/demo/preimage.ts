@@ -14,7 +14,7 @@ export const Query = z.object({
 
 export const contract = routeContract('/api/demo/preimage', {
   GET: {
-    summary: 'Preimage of a paid demo invoice',
+    summary: "Preimage of a paid demo charge invoice (never a session deposit's)",
     tags: ['demo'],
     query: Query,
     responses: {
@@ -24,6 +24,11 @@ export const contract = routeContract('/api/demo/preimage', {
         headers: { 'Retry-After': 'seconds' },
         schema: loose({ status: z.literal('pending'), paymentHash: hex64 }),
       },
+      403: {
+        description: "SESSION_DEPOSIT: a prepaid session's deposit or top-up, whose preimage is never handed out (the payer's wallet shows it)",
+        schema: loose({ error: z.string(), code: z.string() }),
+      },
+      404: { description: 'UNKNOWN_INVOICE: no demo charge invoice has this payment hash', schema: loose({ error: z.string(), code: z.string() }) },
     },
   },
 });

@@ -156,14 +156,19 @@ describe('session credentials', () => {
     expect(verifySessionCredential(ring, open(preimage, broken), NOW)).toMatchObject({ ok: false, problem: 'lightning/invalid-return-invoice' });
   });
 
-  it('bearer and close: the preimage of the session id; the challenge may have expired', async () => {
-    const { challenge } = await offered();
-    const session = newPreimage();
+  it('bearer and close: the challenge the session was opened with, and the preimage of the session id; the challenge may have expired', async () => {
+    const { challenge, deposit } = await offered();
+    const { preimage } = await wallet.pay(deposit.invoice);
+    const sessionId = deposit.paymentHash;
+    const later = (await offered()).challenge;
     for (const action of ['bearer', 'close'] as const) {
-      const good = formatSessionCredential(challenge, { action, sessionId: session.hash, preimage: session.preimage });
-      expect(verifySessionCredential(ring, good, NOW + 10_000)).toMatchObject({ ok: true, action, sessionId: session.hash });
-      const bad = formatSessionCredential(challenge, { action, sessionId: session.hash, preimage: newPreimage().preimage });
+      const good = formatSessionCredential(challenge, { action, sessionId, preimage });
+      expect(verifySessionCredential(ring, good, NOW + 10_000)).toMatchObject({ ok: true, action, sessionId });
+      const bad = formatSessionCredential(challenge, { action, sessionId, preimage: newPreimage().preimage });
       expect(verifySessionCredential(ring, bad, NOW)).toMatchObject({ ok: false, problem: 'lightning/invalid-preimage' });
+      // The session's id and preimage (what a routing node of the deposit learns) with any other challenge of ours: refused.
+      const other = formatSessionCredential(later, { action, sessionId, preimage });
+      expect(verifySessionCredential(ring, other, NOW)).toMatchObject({ ok: false, problem: 'invalid-challenge' });
     }
   });
 

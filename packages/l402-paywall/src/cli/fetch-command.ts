@@ -229,10 +229,12 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
 function schemeLine(receipt: PaymentReceipt): string {
   const line = `scheme ${receipt.scheme} (offered: ${receipt.offered.join(', ')})`;
   if (receipt.scheme !== 'Payment') return line;
+  // A session's opening challenge is, with the deposit's preimage, what spends the session: its id is not printed.
+  const challenge = receipt.session?.action === 'open' ? 'withheld (it binds the session)' : receipt.challengeId;
   const server = receipt.serverReceipt
-    ? `Payment-Receipt: challenge ${receipt.serverReceipt.challengeId}, payment hash ${receipt.serverReceipt.reference}, at ${receipt.serverReceipt.timestamp}`
+    ? `Payment-Receipt: challenge ${challenge}, payment hash ${receipt.serverReceipt.reference}, at ${receipt.serverReceipt.timestamp}`
     : `no Payment-Receipt taken (${receipt.serverReceiptProblem ?? 'none sent'})`;
-  return `${line}, challenge id ${receipt.challengeId}; ${server}`;
+  return `${line}, challenge id ${challenge}; ${server}`;
 }
 
 function interrupted(io: Io, signal: unknown): number {

@@ -350,8 +350,14 @@ function otherHostOfNamedService(refused: string, named: { option: string; origi
   return undefined;
 }
 
-/** What a call paid, for its answer. */
+/**
+ * What a call paid, for its answer. A session's opening challenge id is left
+ * out: with the deposit's preimage (which every routing node of the deposit
+ * learns) it is what spends and closes the session, and tool results are read
+ * by more than this client (docs/sessions.md).
+ */
 function paidFacts(receipt: PaymentReceipt | undefined) {
+  const challengeShown = receipt?.session?.action !== 'open';
   return {
     sats_paid: receipt?.paidByThisCall ? receipt.amountMsat / 1000 : 0,
     fee_sats: receipt?.paidByThisCall ? receipt.feeMsat / 1000 : 0,
@@ -359,10 +365,10 @@ function paidFacts(receipt: PaymentReceipt | undefined) {
       payment_hash: receipt.paymentHash,
       scheme: receipt.scheme,
       schemes_offered: receipt.offered,
-      ...(receipt.challengeId !== undefined && { challenge_id: receipt.challengeId }),
+      ...(receipt.challengeId !== undefined && challengeShown && { challenge_id: receipt.challengeId }),
       ...(receipt.serverReceipt && {
         receipt: {
-          challenge_id: receipt.serverReceipt.challengeId,
+          ...(challengeShown && { challenge_id: receipt.serverReceipt.challengeId }),
           payment_hash: receipt.serverReceipt.reference,
           timestamp: receipt.serverReceipt.timestamp,
         },

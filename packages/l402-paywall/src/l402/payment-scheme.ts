@@ -62,6 +62,7 @@ export const PROBLEM_OF: Record<RejectionCode, ProblemCode> = {
   INSUFFICIENT_BALANCE: 'lightning/insufficient-balance',
   INVALID_RETURN_INVOICE: 'lightning/invalid-return-invoice',
   DEPOSIT_ALREADY_USED: 'lightning/unknown-challenge',
+  SESSION_CHALLENGE_MISMATCH: 'invalid-challenge',
 };
 
 /** Our code for a refusal of a Payment credential by mpp/credential.ts. */
@@ -78,9 +79,11 @@ export function codeOfProblem(problem: ProblemCode): RejectionCode {
     case 'lightning/invalid-preimage':
       return 'PREIMAGE_MISMATCH';
     case 'lightning/unknown-challenge':
-    case 'invalid-challenge':
     case 'verification-failed':
       return 'UNKNOWN_CHALLENGE';
+    // Only the session intent says it: a bearer or close that echoes another challenge than the session's opening one.
+    case 'invalid-challenge':
+      return 'SESSION_CHALLENGE_MISMATCH';
     case 'payment-insufficient':
       return 'INSUFFICIENT_PRICE';
     case 'lightning/invalid-return-invoice':

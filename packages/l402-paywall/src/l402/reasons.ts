@@ -24,6 +24,7 @@ export const REJECTIONS = {
   INSUFFICIENT_BALANCE: 'The session balance does not cover this request: top it up with the deposit invoice of the fresh challenge',
   INVALID_RETURN_INVOICE: "The return invoice must be a BOLT 11 invoice without an amount, on the deposit invoice's network",
   DEPOSIT_ALREADY_USED: 'This deposit (or top-up) payment has already been used',
+  SESSION_CHALLENGE_MISMATCH: 'bearer and close echo the challenge the session was opened with (its paymentHash is the session id), not a later one',
 } as const;
 
 export type RejectionCode = keyof typeof REJECTIONS;

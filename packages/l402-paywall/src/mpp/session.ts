@@ -308,8 +308,14 @@ export type SessionVerification = VerifiedSessionAction | Refused;
  *   paid), the preimage (topUpPreimage) hashes to its paymentHash; open's
  *   return invoice names no amount, on the deposit's network, and is a
  *   well-formed bech32 invoice;
- * - bearer, close: the preimage hashes to the sessionId. The challenge may
- *   have expired: the session, not the challenge, is what they act on.
+ * - bearer, close: the echoed challenge is the one the session was opened
+ *   with (its request's paymentHash is the sessionId), and the preimage
+ *   hashes to the sessionId. The challenge may have expired: the session, not
+ *   the challenge, is what they act on. The preimage alone is no proof of
+ *   ownership: every routing node of the deposit learns it with its hash, the
+ *   session's public id; the opening challenge went to the opener alone, and
+ *   its id is an HMAC under the server's secret, which nobody else can make
+ *   (docs/sessions.md, "Where we differ from the draft").
  */
 export function verifySessionCredential(
   keyring: BindingKeyring,
@@ -337,6 +343,12 @@ export function verifySessionCredential(
     ...(source !== undefined && { source }),
   };
   if (payload.action === 'bearer' || payload.action === 'close') {
+    // A later (top-up) challenge names another deposit: whoever paid it, a stranger included, gains no right to spend.
+    if (request.paymentHash !== payload.sessionId)
+      return refuse(
+        'invalid-challenge',
+        `${payload.action} echoes the challenge the session was opened with (its paymentHash is the session id), not a later one`,
+      );
     if (!isPreimageOf(payload.preimage, payload.sessionId))
       return refuse('lightning/invalid-preimage', 'SHA-256 of the preimage is not the session id (the deposit payment hash)');
     return { ...base, sessionId: payload.sessionId };
