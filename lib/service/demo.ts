@@ -48,6 +48,8 @@ function demoHandlers(ctx: ServiceContext): DemoHandlers {
       replayStore: ctx.replay,
       tokenTtlSeconds: ctx.config.l402.tokenTtlSeconds,
       route,
+      // From configuration (the public origin's host name), never from the request's Host header.
+      ...(ctx.realm !== undefined && { realm: ctx.realm }),
       memo: () => memo,
       // Logged after the answer, never delaying it; absent without a database.
       onPaid: servicePaymentLog(ctx)?.onPaid,
