@@ -15,7 +15,7 @@ export type {
   SessionStep,
   SessionOffer,
 } from './paywall.js';
-export { memorySessionLedger } from '../sessions/ledger.js';
+export { memorySessionLedger } from '../sessions/memory-ledger.js';
 export type { SessionLedger, SessionAnswer, SessionRecord, SessionRefund, RefundState } from '../sessions/ledger.js';
 export { Keyring, mintToken, verifyToken, decodeToken, checkCaveats } from './token.js';
 export type { TokenPayload, MintInput, VerifyResult, CaveatExpectations } from './token.js';
