@@ -19,6 +19,9 @@ import type { ServiceContext } from './context.js';
 export const DEMO_ROUTE = '/api/demo/btc-price';
 export const DEMO_STREAM_ROUTE = '/api/demo/stream';
 const demoInvoiceKey = (hash: string) => `demo:invoice:${hash}`;
+// Every 402 makes invoices, most never paid: their marks go soon after they expire, not a day
+// later. A payer has the invoice's life to pay and this long after to fetch the preimage.
+const DEMO_PREIMAGE_GRACE_SECONDS = 600;
 
 const handlers = new WeakMap<ServiceContext, DemoHandlers>();
 
@@ -109,7 +112,7 @@ function demoProvider(ctx: ServiceContext): InvoiceProvider & Pick<LightningProv
     name: backend.name,
     async createInvoice(request) {
       const created = await backend.createInvoice(request);
-      await ctx.store.set(demoInvoiceKey(created.paymentHash), '1', { ttlMs: ((request.expirySeconds ?? 3600) + 86_400) * 1000 });
+      await ctx.store.set(demoInvoiceKey(created.paymentHash), '1', { ttlMs: ((request.expirySeconds ?? 3600) + DEMO_PREIMAGE_GRACE_SECONDS) * 1000 });
       return created;
     },
     lookupPayment: (paymentHash) => backend.lookupPayment(paymentHash),
