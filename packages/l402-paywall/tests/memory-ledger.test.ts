@@ -4,10 +4,12 @@
 // is never forgotten; and the sweeper's queries (idle sessions, refunds due)
 // look at the index entries that are due, not at every session held. Work is
 // counted (index entries visited), not timed.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
 import { MEMORY_SESSION_RETENTION_MS, memorySessionLedger, type MemorySessionLedger } from 'l402-paywall/lightning';
 import { closeIdleSessions, refundDue } from '../src/sessions/refunds.js';
+import { DueIndex } from '../src/util/due-index.js';
 
 const SAT = 1000;
 const MINUTE = 60_000;
@@ -115,5 +117,44 @@ describe('memorySessionLedger: the sweep visits only what is due', () => {
     expect(await refundDue(options)).toEqual([]);
     expect((await wallet.lookupInvoice(returnInvoice.paymentHash))?.amountMsat).toBe(16 * SAT);
     expect(ledger.footprint().sweepVisits - before).toBeLessThanOrEqual(20);
+  });
+});
+
+describe('DueIndex (the indexes behind it)', () => {
+  it('answers as a sorted list would, through random sets, moves, deletes and takes', () => {
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('set' as const), id: fc.nat(30), at: fc.nat(100) }),
+      fc.record({ kind: fc.constant('delete' as const), id: fc.nat(30) }),
+      fc.record({ kind: fc.constant('due' as const), now: fc.nat(100), limit: fc.integer({ min: 1, max: 10 }) }),
+      fc.record({ kind: fc.constant('take' as const), now: fc.nat(100) }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
+        const index = new DueIndex();
+        const model = new Map<string, number>();
+        const sorted = (now: number) =>
+          [...model]
+            .filter(([, at]) => at <= now)
+            .sort(([a, x], [b, y]) => x - y || (a < b ? -1 : 1))
+            .map(([id]) => id);
+        for (const step of ops) {
+          if (step.kind === 'set') {
+            index.set(`s${step.id}`, step.at);
+            model.set(`s${step.id}`, step.at);
+          } else if (step.kind === 'delete') {
+            index.delete(`s${step.id}`);
+            model.delete(`s${step.id}`);
+          } else if (step.kind === 'due') {
+            expect(index.due(step.now, step.limit)).toEqual(sorted(step.now).slice(0, step.limit));
+          } else {
+            const due = sorted(step.now);
+            expect(index.takeDue(step.now)).toEqual(due);
+            for (const id of due) model.delete(id);
+          }
+          expect(index.size).toBe(model.size);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
