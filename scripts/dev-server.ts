@@ -22,8 +22,8 @@
 // (e.g. two WWW-Authenticate challenges) as one comma-joined line; only
 // Set-Cookie keeps one line per value.
 import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { existsSync, realpathSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -51,6 +51,12 @@ export interface DevServerOptions {
   /** ... and its whole request, body included, within this time (default 60 s), alike. */
   requestTimeoutMs?: number;
   /**
+   * A client that stops reading what the server writes (a stream it never
+   * reads) is disconnected once a write has waited this long to drain
+   * (default 30 s): the answer ends there.
+   */
+  stalledWriteTimeoutMs?: number;
+  /**
    * The configuration and service context the service's functions run with
    * (their `fetchWith`); default: the instance's own, from the environment
    * (defaultDeployment()), as on Vercel.
@@ -65,6 +71,11 @@ export interface DevServerOptions {
 const HEADERS_TIMEOUT_MS = 30_000;
 const REQUEST_TIMEOUT_MS = 60_000;
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+// A client reading at any pace drains a write within seconds; one that does not
+// read at all (the kernel's buffers full) would hold the connection, and the
+// stream feeding it, for as long as the answer lasts, or forever once the rest
+// of the answer waits in memory: 30 s without draining ends it.
+const STALLED_WRITE_TIMEOUT_MS = 30_000;
 // Node looks for clients over their time limits only every connectionsCheckingInterval
 // (30 s unless set), so it cuts a client off up to one interval after its limit. Looking
 // this often, with Node's limits set one interval early, cuts it off within the last
@@ -80,7 +91,46 @@ function slowClientLimits(headersMs: number, requestMs: number): { headersTimeou
 
 export interface DevServer {
   url: string;
+  /** The connections open now (Node's count). */
+  connections(): Promise<number>;
   close(): Promise<void>;
+}
+
+/**
+ * Disconnects a client once a write to it has waited `stalledMs` to drain:
+ * a write whose callback has not run is still in memory (the kernel's buffers
+ * full, the client not reading), and each one that completes is progress.
+ * Timed per connection, only while something waits, so a stream that writes
+ * rarely to a client that reads is never cut, nor one that reads slowly.
+ */
+function endStalledWrites(server: Server, stalledMs: number): void {
+  server.on('connection', (socket: Socket) => {
+    let waiting = 0;
+    let stalled: ReturnType<typeof setTimeout> | undefined;
+    const write = socket.write as (...args: unknown[]) => boolean;
+    const written = () => {
+      waiting -= 1;
+      if (waiting > 0) stalled?.refresh();
+      else {
+        clearTimeout(stalled);
+        stalled = undefined;
+      }
+    };
+    socket.write = function (this: Socket, ...args: unknown[]) {
+      // write(chunk, callback?) or write(chunk, encoding, callback?): http passes an undefined callback too.
+      const last = args.length - 1;
+      const slot = last >= 1 && (typeof args[last] === 'function' || args[last] === undefined) ? last : args.length;
+      const callback = args[slot] as ((error?: Error | null) => void) | undefined;
+      args[slot] = (error?: Error | null) => {
+        written();
+        callback?.(error);
+      };
+      waiting += 1;
+      stalled ??= setTimeout(() => socket.destroy(), stalledMs).unref();
+      return write.apply(this, args);
+    } as Socket['write'];
+    socket.on('close', () => clearTimeout(stalled));
+  });
 }
 
 const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -106,6 +156,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   // ECONNRESET. Kept far longer, a client's own idle timeout (the hint minus its
   // margin) always ends the connection first.
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  endStalledWrites(server, options.stalledWriteTimeoutMs ?? STALLED_WRITE_TIMEOUT_MS);
   server.listen(options.port ?? 3000, host);
   await once(server, 'listening'); // rejects on 'error', e.g. EADDRINUSE
   const { port } = server.address() as AddressInfo;
@@ -114,6 +165,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   deployment.localUrl = url;
   return {
     url,
+    connections: () => new Promise<number>((done, fail) => server.getConnections((err, count) => (err ? fail(err) : done(count)))),
     close: () =>
       new Promise<void>((done, fail) => {
         server.close((err) => (err ? fail(err) : done()));

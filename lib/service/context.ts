@@ -34,6 +34,13 @@ export interface ServiceContext {
   database(): Promise<Database>;
   /** Audit events of the paid routes; absent unless EVENTS_WEBHOOK_URL and EVENTS_WEBHOOK_SECRET are set. */
   events?: ServiceEvents;
+  /**
+   * The Payment challenges' realm: the host name of the public origin (PUBLIC_URL,
+   * else Vercel's domain, else where the local server listens), without the port,
+   * as mppx's validator expects it; never a request's Host header. Undefined
+   * (production without a public origin): the library's fixed DEFAULT_REALM.
+   */
+  realm?: string;
 }
 
 /**
@@ -90,6 +97,7 @@ export function createServiceContext(config: Config, { publicUrl }: { publicUrl?
     invoiceLimiter: backend.rateLimiter({ limit: config.invoices.ratePerMinute, windowMs: 60_000, prefix: 'ratelimit:invoice' }),
     registerLimiter: backend.rateLimiter({ limit: config.directory.registerRatePerMinute, windowMs: 60_000, prefix: 'ratelimit:register' }),
     events: createServiceEvents(config, publicUrl),
+    realm: publicUrl === undefined ? undefined : new URL(publicUrl).hostname,
   };
 }
 

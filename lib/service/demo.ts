@@ -24,6 +24,9 @@ const demoInvoiceKey = (hash: string) => `demo:invoice:${hash}`;
 const DEMO_CHARGE_MEMO = 'L402 demo: live BTC price';
 /** What an invoice the demo made is, in its record: only a charge's preimage is handed back. */
 type DemoInvoiceKind = 'charge' | 'deposit';
+// Every 402 makes invoices, most never paid: their marks go soon after they expire, not a day
+// later. A payer has the invoice's life to pay and this long after to fetch the preimage.
+const DEMO_PREIMAGE_GRACE_SECONDS = 600;
 
 const handlers = new WeakMap<ServiceContext, DemoHandlers>();
 
@@ -53,6 +56,8 @@ function demoHandlers(ctx: ServiceContext): DemoHandlers {
       replayStore: ctx.replay,
       tokenTtlSeconds: ctx.config.l402.tokenTtlSeconds,
       route,
+      // From configuration (the public origin's host name), never from the request's Host header.
+      ...(ctx.realm !== undefined && { realm: ctx.realm }),
       memo: () => memo,
       // Logged after the answer, never delaying it; absent without a database.
       onPaid: servicePaymentLog(ctx)?.onPaid,
@@ -120,7 +125,7 @@ function demoProvider(ctx: ServiceContext): InvoiceProvider & Pick<LightningProv
     async createInvoice(request) {
       const created = await backend.createInvoice(request);
       const kind: DemoInvoiceKind = request.memo === DEMO_CHARGE_MEMO ? 'charge' : 'deposit';
-      await ctx.store.set(demoInvoiceKey(created.paymentHash), kind, { ttlMs: ((request.expirySeconds ?? 3600) + 86_400) * 1000 });
+      await ctx.store.set(demoInvoiceKey(created.paymentHash), kind, { ttlMs: ((request.expirySeconds ?? 3600) + DEMO_PREIMAGE_GRACE_SECONDS) * 1000 });
       return created;
     },
     lookupPayment: (paymentHash) => backend.lookupPayment(paymentHash),

@@ -9,7 +9,7 @@
 // keys only, so it does not grow across runs.
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { createMemoryStore, usesKeptUntil } from './memory.js';
+import { EXPIRED_SWEEP_INTERVAL_MS, createMemoryStore, usesKeptUntil } from './memory.js';
 import type { KeyValueStore, SetOptions } from './types.js';
 
 interface JournalLine {
@@ -57,11 +57,21 @@ export function createJournaledStore(file: string, inner: KeyValueStore = create
   writeFileSync(compacted, [...live.values()].map((line) => JSON.stringify(line) + '\n').join(''), { mode: 0o600 });
   renameSync(compacted, file);
 
+  // The copy of an expired key's expiry is forgotten as the memory store forgets the key: else it would grow with every key ever written.
+  let prunedAt = Date.now();
+  function pruneExpiries(): void {
+    const now = Date.now();
+    if (now - prunedAt < EXPIRED_SWEEP_INTERVAL_MS) return;
+    prunedAt = now;
+    for (const [key, at] of expiries) if (at <= now) expiries.delete(key);
+  }
+
   async function record(key: string): Promise<void> {
     const value = await inner.get(key);
     if (value === null) expiries.delete(key);
     const line: JournalLine = { k: key, v: value, x: value === null ? null : (expiries.get(key) ?? null) };
     appendFileSync(file, JSON.stringify(line) + '\n');
+    pruneExpiries();
   }
 
   return {

@@ -12,6 +12,10 @@ const INTEGER = /^-?\d+$/;
 
 // Below this many entries a sweep is not worth its cost.
 const MIN_SWEEP_INTERVAL = 1024;
+// Once a key has expired, a write this long after the last sweep sweeps again:
+// keys nobody reads after they expire (a 402's unpaid invoice) leave memory
+// within this time of the next write, rather than only when writes double the size.
+export const EXPIRED_SWEEP_INTERVAL_MS = 10_000;
 
 interface Entry {
   value: string;
@@ -78,33 +82,50 @@ function parseCounter(value: string): number {
  * Runs `sweep` after as many writes as there were entries after the previous
  * sweep (at least MIN_SWEEP_INTERVAL). A sweep costs O(size) and size can at
  * most double in between, so this is O(1) per write amortised, and the map
- * holds at most about twice the live keys plus MIN_SWEEP_INTERVAL. No timer: a
- * timer would keep the process alive or need unref(), and an idle store does
- * not grow.
+ * holds at most about twice the live keys plus MIN_SWEEP_INTERVAL. Also, when
+ * `expiredSince()` (the earliest expiry not yet swept, unix ms) has passed, at
+ * most every EXPIRED_SWEEP_INTERVAL_MS: so what expired leaves memory soon
+ * after, even when the store stops growing. No timer: a timer would keep the
+ * process alive or need unref(), and an idle store does not grow.
  */
-function amortisedSweeper(size: () => number, sweep: () => void): () => void {
+function amortisedSweeper(size: () => number, sweep: () => void, expiredSince: () => number = () => Infinity): () => void {
   let writesSinceSweep = 0;
   let sizeAfterSweep = 0;
+  let sweptAt = Date.now();
   return () => {
     writesSinceSweep += 1;
-    if (writesSinceSweep < Math.max(MIN_SWEEP_INTERVAL, sizeAfterSweep)) return;
+    const now = Date.now();
+    const grown = writesSinceSweep >= Math.max(MIN_SWEEP_INTERVAL, sizeAfterSweep);
+    const expired = expiredSince() <= now && now - sweptAt >= EXPIRED_SWEEP_INTERVAL_MS;
+    if (!grown && !expired) return;
     sweep();
+    sweptAt = now;
     writesSinceSweep = 0;
     sizeAfterSweep = size();
   };
 }
 
-export function createMemoryStore(): KeyValueStore {
+/** The in-process store, which can also say how many entries it holds in memory (expired ones not yet swept included). */
+export interface MemoryStore extends KeyValueStore {
+  size(): number;
+}
+
+export function createMemoryStore(): MemoryStore {
   const entries = new Map<string, Entry>();
+  /** The earliest expiry among the entries (Infinity: none expires), as of the last sweep and the writes since. */
+  let nextExpiry = Infinity;
 
   const noteWrite = amortisedSweeper(
     () => entries.size,
     () => {
       const now = Date.now();
+      nextExpiry = Infinity;
       for (const [key, entry] of entries) {
         if (entry.expiresAt <= now) entries.delete(key);
+        else if (entry.expiresAt < nextExpiry) nextExpiry = entry.expiresAt;
       }
     },
+    () => nextExpiry,
   );
 
   // Expired keys are dropped when read, so every operation sees what Redis would.
@@ -120,6 +141,7 @@ export function createMemoryStore(): KeyValueStore {
 
   function write(key: string, entry: Entry): void {
     entries.set(key, entry);
+    if (entry.expiresAt < nextExpiry) nextExpiry = entry.expiresAt;
     noteWrite();
   }
 
@@ -137,6 +159,7 @@ export function createMemoryStore(): KeyValueStore {
 
   return {
     kind: 'memory',
+    size: () => entries.size,
 
     async get(key) {
       return live(key)?.value ?? null;

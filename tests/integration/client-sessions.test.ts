@@ -12,7 +12,7 @@ import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
 import { getPayment, memoryReplayStore, withL402 } from 'l402-paywall';
 import { EVENT_STREAM_HEADERS, lightningSessions, meteredEventStream } from 'l402-paywall/lightning';
 import { createBudget, createSessions, fetchWithL402, getPaymentReceipt, L402ClientError, type ClientSessions, type Wallet } from 'l402-paywall/client';
-import { memorySessionLedger } from '../../packages/l402-paywall/src/sessions/ledger.js';
+import { memorySessionLedger } from '../../packages/l402-paywall/src/sessions/memory-ledger.js';
 
 const SECRET = 'client-sessions-test-secret-0123456789abcdef0123';
 const BASE = 'https://shop.example';

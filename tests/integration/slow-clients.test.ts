@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { HttpError } from '../../lib/http/errors.js';
 import { readJson } from '../../lib/http/input.js';
 import { route } from '../../lib/http/route.js';
+import { rawRequest } from '../support/raw-request.js';
 import { useDevServer } from '../support/server.js';
 
 /** Opens a raw connection, sends `head`, then one more piece every 50 ms until the server hangs up; resolves with everything it answered. */
@@ -149,5 +150,65 @@ describe('the head time limit is a bound: a client still sending its head at the
   it('a slow client that finishes its head before the limit is served', async () => {
     const { answer } = await headTrickle(LIMIT_MS - 500);
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+  });
+});
+
+describe('the local server lets go of a client that never reads what it writes', () => {
+  const STALL_MS = 1_000;
+  const server = useDevServer(() => ({}), { stalledWriteTimeoutMs: STALL_MS });
+
+  /** A raw connection that asks for `count` pages at once (pipelined) and never reads a byte of the answers. */
+  function neverReading(count: number): { socket: Socket; connected: Promise<void> } {
+    const { hostname, port } = new URL(server.url);
+    const socket = connect(Number(port), hostname);
+    socket.pause(); // nothing is read: the kernel's buffers fill, then the server's writes wait
+    socket.on('error', () => {});
+    const connected = new Promise<void>((resolve) => socket.on('connect', () => resolve()));
+    socket.on('connect', () => socket.write('GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'.repeat(count)));
+    return { socket, connected };
+  }
+
+  const settle = async (condition: () => Promise<boolean>, withinMs: number) => {
+    const until = Date.now() + withinMs;
+    while (!(await condition()) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
+    return condition();
+  };
+
+  it('answers it cannot deliver end the connection once a write has waited the limit, while a reader is served', async () => {
+    const idle = await server.connections();
+    // 2,000 pages of 13 KB: far more than the kernel's buffers between the two ends hold.
+    const { socket, connected } = neverReading(2_000);
+    await connected;
+    expect(await settle(async () => (await server.connections()) > idle, 2_000)).toBe(true);
+    const startedAt = Date.now();
+    // Meanwhile the server answers everyone else (on a connection of its own, closed after).
+    expect((await rawRequest(`${server.url}/api/demo`)).status).toBe(200);
+    expect(await settle(async () => (await server.connections()) <= idle, 10_000)).toBe(true);
+    // Let go after the stall limit, not at once, and not long after it (the fill takes a moment).
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(STALL_MS - 300);
+    socket.destroy();
+  });
+
+  it('a client that reads slowly but steadily is served to the end', async () => {
+    const { hostname, port } = new URL(server.url);
+    const socket = connect(Number(port), hostname);
+    let received = 0;
+    const pages = 200;
+    const done = new Promise<void>((resolve, reject) => {
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        // Read a chunk, then pause a while: slower than the server writes, never stalled for the limit.
+        socket.pause();
+        setTimeout(() => socket.resume(), 20);
+      });
+      socket.on('close', () => resolve());
+      socket.on('error', reject);
+    });
+    socket.on('connect', () =>
+      socket.write(`${'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'.repeat(pages - 1)}GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`),
+    );
+    await done;
+    const page = await (await fetch(`${server.url}/`)).arrayBuffer();
+    expect(received).toBeGreaterThan(pages * page.byteLength);
   });
 });

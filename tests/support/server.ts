@@ -67,6 +67,8 @@ export interface TestServer {
   readonly ctx: ServiceContext;
   /** The config of the file's settings over TEST_SETTINGS, with `extra` over both (undefined unsets a setting). */
   config(extra?: Settings): Config;
+  /** The connections the server holds open now. */
+  connections(): Promise<number>;
   /** From now on the handlers run with `ctx`, e.g. `{ ...server.ctx, provider: down }`. */
   use(ctx: ServiceContext): void;
   /**
@@ -115,6 +117,10 @@ export function useDevServer(settings: () => Settings = () => ({}), serverOption
       return dataDir;
     },
     deployment,
+    connections() {
+      if (!server) throw new Error('the dev server starts in beforeAll');
+      return server.connections();
+    },
     get ctx() {
       return deployment.context();
     },

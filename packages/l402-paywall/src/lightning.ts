@@ -41,5 +41,6 @@ export type {
   SessionTopUpRefused,
 } from './sessions/observer.js';
 export { scriptedSessionLedger } from './sessions/ledger-scripts.js';
-export { memorySessionLedger } from './sessions/ledger.js';
+export { memorySessionLedger, MEMORY_SESSION_RETENTION_MS } from './sessions/memory-ledger.js';
+export type { MemoryLedgerFootprint, MemorySessionLedger, MemorySessionLedgerOptions } from './sessions/memory-ledger.js';
 export type { RefundState, SessionAnswer, SessionLedger, SessionRecord, SessionRefund } from './sessions/ledger.js';

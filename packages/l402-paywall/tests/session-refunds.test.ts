@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore, type DevNode } from 'l402-paywall/backends';
 import { PaymentFailed, ProviderUnavailable, type LightningProvider } from 'l402-paywall/lightning';
-import { memorySessionLedger } from '../src/sessions/ledger.js';
+import { memorySessionLedger } from '../src/sessions/memory-ledger.js';
 import { canRefund, closeIdleSessions, refundDue, refundPayment, refundSession, type RefundOptions } from '../src/sessions/refunds.js';
 
 const SAT = 1000;

@@ -1,6 +1,6 @@
 // The edge-safe L402 core: Web APIs and @noble only.
 export { getPayment } from './with-l402.js';
-export { createPaywall, challengeHeaders, refusalResponse, PROVIDER_RETRY_AFTER_SECONDS } from './paywall.js';
+export { createPaywall, challengeHeaders, refusalResponse, PROVIDER_RETRY_AFTER_SECONDS, DEFAULT_REALM } from './paywall.js';
 export type {
   L402Options,
   InvoiceProvider,
@@ -15,7 +15,7 @@ export type {
   SessionStep,
   SessionOffer,
 } from './paywall.js';
-export { memorySessionLedger } from '../sessions/ledger.js';
+export { memorySessionLedger } from '../sessions/memory-ledger.js';
 export type { SessionLedger, SessionAnswer, SessionRecord, SessionRefund, RefundState } from '../sessions/ledger.js';
 export { Keyring, mintToken, verifyToken, decodeToken, checkCaveats } from './token.js';
 export type { TokenPayload, MintInput, VerifyResult, CaveatExpectations } from './token.js';

@@ -157,7 +157,12 @@ export interface L402Options {
    * (a charge is single-use).
    */
   schemes?: { l402?: boolean; payment?: boolean };
-  /** The Payment challenges' realm (printable ASCII, no `|`); default the request's host. */
+  /**
+   * The Payment challenges' realm (printable ASCII, no `|`): your public host
+   * name, e.g. "api.example.com", from configuration. Default DEFAULT_REALM
+   * ("l402-paywall"), never the request's Host header, which the client
+   * chooses. A function of the request must not read Host either.
+   */
   realm?: string | ((request: Request) => string);
   /**
    * Payment credentials only: keep the use spent when the handler fails
@@ -227,6 +232,13 @@ export interface Paywall {
 }
 
 export const PROVIDER_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The realm of the Payment challenges when the `realm` option is unset: a
+ * fixed name. Never the request's Host header: the client chooses it, and a
+ * challenge would echo `realm="evil.example"` back to whoever forged it.
+ */
+export const DEFAULT_REALM = 'l402-paywall';
 
 /** The default onError: the message only (a stack or cause could carry a secret). */
 export function logError(error: unknown, context: string): void {
@@ -439,7 +451,7 @@ class PaywallPipeline implements PaywallWithNow {
 
   #realmOf(request: Request): string {
     const realm = this.#options.realm;
-    return typeof realm === 'string' ? realm : realm ? realm(request) : new URL(request.url).host;
+    return typeof realm === 'string' ? realm : realm ? realm(request) : DEFAULT_REALM;
   }
 
   /** The token's conditions against the request's terms: what it paid (millisatoshis), or why not. */

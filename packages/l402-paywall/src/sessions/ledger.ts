@@ -5,8 +5,8 @@
 // millisatoshi twice, credit a top-up twice or refund twice.
 //
 // The rules are written once here, as transitions on a plain record
-// (`applySession`): the in-process ledger applies them to records in a Map,
-// and the Redis scripts (ledger-scripts.ts) keep the same rules inside Redis.
+// (`applySession`): the in-process ledger (memory-ledger.ts) applies them to
+// records in a Map, and the Redis scripts (ledger-scripts.ts) keep the same rules inside Redis.
 // One contract (tests/integration/session-ledger.test.ts) runs the same
 // cases against both and holds the scripts to these transitions step by step.
 //
@@ -269,52 +269,6 @@ export function applySession(entry: LedgerEntry | undefined, action: SessionActi
 export function refundWaiting(record: SessionRecord, now: number): boolean {
   const refund = record.refund;
   return refund !== undefined && (refund.state === 'due' || refund.state === 'failed' || refund.state === 'paying') && refund.nextAttemptAt <= now;
-}
-
-/** The ledger in this process's memory: for one process (and tests); records never leave it. */
-export function memorySessionLedger(): SessionLedger {
-  const entries = new Map<string, LedgerEntry>();
-  const copy = (record: SessionRecord): SessionRecord => structuredClone(record);
-  const run = (id: string, action: SessionAction, now: number): Transition => {
-    const { entry, transition } = applySession(entries.get(id), action, now);
-    if (entry) entries.set(id, entry);
-    const session = transition.answer.session;
-    return { ...transition, answer: { ...transition.answer, ...(session ? { session: copy(session) } : {}) } as SessionAnswer };
-  };
-  return {
-    async open(session, now) {
-      return run(session.id, { kind: 'open', session: checkedOpen(session) }, now).answer;
-    },
-    async spend(id, amountMsat, now) {
-      return run(id, { kind: 'spend', amountMsat: checkedAmount(amountMsat) }, now).answer;
-    },
-    async topUp(id, creditId, amountMsat, now) {
-      return run(id, { kind: 'topUp', creditId, amountMsat: checkedAmount(amountMsat) }, now).answer;
-    },
-    async close(id, because, now) {
-      return run(id, { kind: 'close', because }, now).answer;
-    },
-    async get(id) {
-      const entry = entries.get(id);
-      return entry ? copy(entry.record) : null;
-    },
-    async claimRefund(id, now, leaseMs) {
-      return run(id, { kind: 'claimRefund', leaseMs }, now).claim ?? null;
-    },
-    async settleRefund(id, attempt, outcome, now) {
-      return run(id, { kind: 'settleRefund', attempt, outcome }, now).answer;
-    },
-    async refundsDue(now, limit) {
-      const due: string[] = [];
-      for (const { record } of entries.values()) if (due.length < limit && refundWaiting(record, now)) due.push(record.id);
-      return due;
-    },
-    async idleSessions(now, limit) {
-      const idle: string[] = [];
-      for (const { record } of entries.values()) if (idle.length < limit && record.status === 'open' && idlePast(record, now)) idle.push(record.id);
-      return idle;
-    },
-  };
 }
 
 /** Amounts are whole millisatoshis above zero. */

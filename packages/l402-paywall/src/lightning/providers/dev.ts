@@ -89,7 +89,13 @@ export interface DevNodeStore {
   incrementBy(key: string, delta: number): Promise<number>;
 }
 
-/** An in-process DevNodeStore (entries expire as asked). */
+/** How long a paid invoice's record is kept: a day past its expiry (unix seconds), so a late look-up finds it settled. */
+const settledRecordTtlMs = (expiresAt: number) => Math.max(1, expiresAt * 1000 + 86_400_000 - Date.now());
+
+/** How often, at most, an in-process store looks through its entries for expired ones (on a write). */
+const EXPIRED_SWEEP_INTERVAL_MS = 10_000;
+
+/** An in-process DevNodeStore (entries expire as asked, and are dropped from memory within EXPIRED_SWEEP_INTERVAL_MS of a write after). */
 export function memoryDevNodeStore(): DevNodeStore {
   const entries = new Map<string, { value: string; expiresAt: number }>();
   const live = (key: string) => {
@@ -97,12 +103,21 @@ export function memoryDevNodeStore(): DevNodeStore {
     if (entry && entry.expiresAt <= Date.now()) entries.delete(key);
     return entries.get(key);
   };
+  // Expired entries nobody reads again (unpaid invoices) would otherwise stay for the life of the process.
+  let sweptAt = Date.now();
+  const sweep = () => {
+    const now = Date.now();
+    if (now - sweptAt < EXPIRED_SWEEP_INTERVAL_MS) return;
+    sweptAt = now;
+    for (const [key, entry] of entries) if (entry.expiresAt <= now) entries.delete(key);
+  };
   return {
     async get(key) {
       return live(key)?.value ?? null;
     },
     async set(key, value, { ttlMs, ifAbsent = false } = {}) {
       if (ifAbsent && live(key)) return false;
+      sweep();
       entries.set(key, { value, expiresAt: ttlMs === undefined ? Infinity : Date.now() + ttlMs });
       return true;
     },
@@ -189,6 +204,8 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
       ifAbsent: true,
     });
     if (!settledNow) throw new DevPaymentError('ALREADY_PAID', 'Invoice already paid');
+    // Paid: kept a day past its expiry (it was kept until its expiry only), so a late look-up still finds it settled.
+    await store.set(invoiceKey(decoded.paymentHash), JSON.stringify(record), { ttlMs: settledRecordTtlMs(record.expiresAt) });
     if (record.amountMsat === undefined)
       await store.set(receivedKey(decoded.paymentHash), String(amountMsat), { ttlMs: (record.expiresAt - Math.floor(Date.now() / 1000) + 86_400) * 1000 });
     await store.incrementBy(balanceKey(decoded.payeeNodeKey), amountMsat);
@@ -251,8 +268,9 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
       payee: nodeKey,
       ...(request.webhookUrl ? { webhookUrl: request.webhookUrl } : {}),
     };
-    // Kept a day past expiry so a late look-up still finds a settled invoice.
-    await store.set(invoiceKey(paymentHash), JSON.stringify(record), { ttlMs: (expirySeconds + 86_400) * 1000 });
+    // Kept until it expires: an invoice nobody paid is dropped then (every 402 makes one, so
+    // unpaid ones must not pile up); settle() keeps a paid one a day longer.
+    await store.set(invoiceKey(paymentHash), JSON.stringify(record), { ttlMs: expirySeconds * 1000 });
     return { invoice, paymentHash, expiresAt: record.expiresAt };
   }
 
