@@ -308,7 +308,14 @@ describe('prepaid sessions with the backend wallets', () => {
       createInvoice: async () => Promise.reject(error),
     });
     const call = (wallet: Wallet) =>
-      fetchWithL402('http://shop.example/api/call', undefined, { wallet, maxPriceSats: 1, sessions: createSessions(), fetch: shopFetch, tokens: false });
+      fetchWithL402('http://shop.example/api/call', undefined, {
+        wallet,
+        maxPriceSats: 1,
+        budget: createBudget({ totalSats: 100 }),
+        sessions: createSessions(),
+        fetch: shopFetch,
+        tokens: false,
+      });
     const unable = await call(own(Object.assign(new Error('my wallet only takes amounts'), { code: 'AMOUNTLESS_INVOICE_UNSUPPORTED' })));
     expect(getPaymentReceipt(unable)?.sessionNotUsed).toBe('the wallet cannot make an invoice without an amount for the refund (my wallet only takes amounts)');
     const failed = await call(own(new Error('backend down')));
@@ -320,6 +327,7 @@ describe('prepaid sessions with the backend wallets', () => {
     const response = await fetchWithL402('http://shop.example/api/call', undefined, {
       wallet: wallets[name]!.wallet,
       maxPriceSats: 1,
+      budget: createBudget({ totalSats: 100 }),
       sessions,
       fetch: shopFetch,
       tokens: false,
