@@ -34,6 +34,7 @@ const SLOW = [
   'tests/integration/session-stream-processes.test.ts',
   'tests/integration/client-mpp.test.ts',
   'tests/integration/mcp.test.ts',
+  'tests/integration/hostile-session-bins.test.ts',
   // Every database driver (PGlite, node-postgres, Neon's) migrating fresh databases from nothing.
   'tests/integration/db.test.ts',
 ];

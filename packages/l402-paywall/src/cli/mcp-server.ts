@@ -236,7 +236,8 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
           },
         );
       } catch (error) {
-        if (error instanceof L402ClientError) return toolError(error.code, error.message, { refused: error.refused, ...error.details });
+        // With what the run has spent: a refusal after a payment (a top-up not credited) says it too.
+        if (error instanceof L402ClientError) return toolError(error.code, error.message, { refused: error.refused, ...error.details, ...budgetState() });
         // A payment may have gone out before the paid request failed: the session's spending says so.
         return requestFailed(error, new URL(url), 'REQUEST_FAILED', `Could not reach ${new URL(url).origin}`, budgetState());
       }
