@@ -541,7 +541,7 @@ describe('the command line: --session', () => {
       expect(ok.stdout).toContain('data: [DONE]');
       expect(ok.stderr).toMatch(/paid 20 sats .* scheme Payment/);
       // Each deposit as it is paid, the refund claimed and the one received, and what the wallet paid minus what it received.
-      expect(ok.stderr).toMatch(/session ([0-9a-f]{64}): deposit paid, 20 sats \(routing fee 0 sats\)\n[^]*session \1: top-up paid, 20 sats/);
+      expect(ok.stderr).toMatch(/session ([0-9a-f]{64}): deposit paid, 20 sats \(routing fee 0 sats\)\n[\s\S]*session \1: top-up paid, 20 sats/);
       expect(ok.stderr).toMatch(/session [0-9a-f]{64} closed, refund 15 sats \(succeeded\); the wallet received 15 sats\n/);
       expect(ok.stderr).toContain('l402-paywall: spent in all 25 sats (paid 40 sats, received back 15 sats)\n');
       // A deposit dearer than --max-deposit-sats: refused, nothing paid (exit 3).

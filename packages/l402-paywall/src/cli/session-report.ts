@@ -17,7 +17,11 @@ export function depositText(payment: SessionPayment): string {
 export function refundText(closed: ClosedSession): string {
   const said = closed.refundSats === undefined ? 'no refund said' : `refund ${closed.refundSats} sats (${closed.refundStatus ?? 'status unknown'})`;
   const head = closed.error !== undefined ? `not closed: ${closed.error}` : `closed, ${said}`;
-  const seen = closed.refundSeen ? `the wallet received ${sats(closed.receivedMsat)}` : `the wallet received nothing (${closed.refundUnconfirmed})`;
+  // Why nothing was received is worth saying only where something was to come (a refund claimed, or none said).
+  const expected = closed.refundSats !== 0 && closed.refundUnconfirmed !== undefined;
+  const seen = closed.refundSeen
+    ? `the wallet received ${sats(closed.receivedMsat)}`
+    : `the wallet received nothing${expected ? ` (${closed.refundUnconfirmed})` : ''}`;
   return `${head}; ${seen}`;
 }
 
