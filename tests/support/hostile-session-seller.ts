@@ -38,7 +38,8 @@ export interface HostileSellerOptions {
   /**
    * A top-up paid into a session already closed: release its replay claim so
    * it can open a session (as a seller that does not keep such a payment
-   * does), or keep it (so an open with it is refused DEPOSIT_ALREADY_USED).
+   * does), or keep it: an open with it is refused DEPOSIT_ALREADY_USED
+   * (answered here, whatever the paywall underneath would do).
    */
   releaseStrandedTopUps?: boolean;
 }
@@ -134,6 +135,8 @@ export async function startHostileSeller(options: HostileSellerOptions = {}): Pr
   );
 
   const actions: string[] = [];
+  /** Top-ups that landed on a closed session (their payment hashes). */
+  const stranded = new Set<string>();
   /** A 402 refusing a session for `code`, with a fresh offer of the same route (an unpaid request's challenges) beside it. */
   async function refusedWithOffer(request: Request, code: string, type: string): Promise<Response> {
     const offer = await paywall(new Request(request.url));
@@ -158,15 +161,20 @@ export async function startHostileSeller(options: HostileSellerOptions = {}): Pr
     }
     if (payload?.action === 'bearer' && pathname === '/closes-before-topup' && ((await ledger.get(payload.sessionId))?.spentMsat ?? 0) >= 5_000)
       return refusedWithOffer(request, 'INSUFFICIENT_BALANCE', 'insufficient-balance');
+    const offered = parsed.ok ? readLightningSession(parsed.credential.challenge) : undefined;
+    if (payload?.action === 'open' && offered?.ok && stranded.has(offered.session.paymentHash) && !options.releaseStrandedTopUps)
+      return refusedWithOffer(request, 'DEPOSIT_ALREADY_USED', 'unknown-challenge');
     if (payload?.action === 'topUp' && pathname === '/closes-before-topup' && parsed.ok) {
       // Closed just before the top-up arrives, its refund paid: the top-up lands on a closed session (stranded).
       await ledger.close(payload.sessionId, 'client', Date.now());
       await refundSession({ ledger, provider: sellerNode }, payload.sessionId);
       const answer = await paywall(request);
-      const read = readLightningSession(parsed.credential.challenge);
-      const held = read.ok ? claims.get(read.session.paymentHash) : undefined;
-      if (options.releaseStrandedTopUps && answer.status === 402 && read.ok && held)
-        await replay.release(read.session.paymentHash, held.attempt, held.expiresAt);
+      if (answer.status === 402 && offered?.ok) {
+        const hash = offered.session.paymentHash;
+        stranded.add(hash);
+        const held = claims.get(hash);
+        if (options.releaseStrandedTopUps && held) await replay.release(hash, held.attempt, held.expiresAt);
+      }
       return answer;
     }
     const answer = await paywall(request);
