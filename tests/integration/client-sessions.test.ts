@@ -585,7 +585,7 @@ describe('the MCP server: --sessions', () => {
       await client.close();
       // The server closes its sessions as it stops.
       for (let i = 0; i < 100 && !/spent in all/.test(stderr); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(stderr).toContain(`session ${sessionId} at ${shop.url} closed, refund 17 sats (succeeded); the wallet received 17 sats\n`);
+      expect(stderr).toContain(`session ${sessionId} at ${shop.url} closed: refund 17 sats (succeeded); the wallet received 17 sats\n`);
       expect(stderr).toContain('spent in all 3 sats (paid 20 sats, received back 17 sats)\n');
       expect(await shop.ledger.get(sessionId)).toMatchObject({ status: 'closed', spentMsat: 3 * SAT, refund: { state: 'paid', amountMsat: 17 * SAT } });
     } finally {

@@ -109,7 +109,7 @@ describe('l402-mcp --sessions against a hostile seller', () => {
     }
     const stderr = await mcp.stop();
     expect(depositsSaid(stderr)).toEqual(['deposit:20']);
-    expect(stderr).toMatch(/closed, refund 20 sats \(succeeded\); the wallet received nothing/);
+    expect(stderr).toMatch(/closed: refund 20 sats \(succeeded\); the wallet received nothing/);
     expect(account(stderr)).toEqual({ spent: 20, paid: 20, received: 0 });
     expect(seller.walletPaidMsat()).toBe(20 * SAT);
     expect(await seller.walletReceivedMsat()).toBe(0);

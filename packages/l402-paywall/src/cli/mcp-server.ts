@@ -311,7 +311,7 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
   await closed;
   if (sessions) {
     const closed = await sessions.closeAll();
-    for (const done of closed) io.stderr.write(`${name}: session ${done.sessionId} at ${done.origin} ${refundText(done)}\n`);
+    for (const done of closed) io.stderr.write(`${name}: session ${done.sessionId} at ${done.origin} ${refundText(done, ':')}\n`);
     // Only refunds the wallet received are credited to the budget: this is what the whole run spent.
     io.stderr.write(`${name}: ${spentText(budget, closed)}\n`);
   }

@@ -13,10 +13,10 @@ export function depositText(payment: SessionPayment): string {
   return `session ${payment.sessionId}: ${what} paid, ${sats(payment.amountMsat)} (routing fee ${sats(payment.feeMsat)})`;
 }
 
-/** What the server said of a closed session's refund, and what the wallet received. */
-export function refundText(closed: ClosedSession): string {
+/** What the server said of a closed session's refund, and what the wallet received; `after` follows "closed" (the MCP server's lines say "closed: refund"). */
+export function refundText(closed: ClosedSession, after = ','): string {
   const said = closed.refundSats === undefined ? 'no refund said' : `refund ${closed.refundSats} sats (${closed.refundStatus ?? 'status unknown'})`;
-  const head = closed.error !== undefined ? `not closed: ${closed.error}` : `closed, ${said}`;
+  const head = closed.error !== undefined ? `not closed: ${closed.error}` : `closed${after} ${said}`;
   // Why nothing was received is worth saying only where something was to come (a refund claimed, or none said).
   const expected = closed.refundSats !== 0 && closed.refundUnconfirmed !== undefined;
   const seen = closed.refundSeen
