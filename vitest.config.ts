@@ -35,6 +35,7 @@ const SLOW = [
   'tests/integration/client-mpp.test.ts',
   'tests/integration/mcp.test.ts',
   'tests/integration/mcp-host-gone.test.ts',
+  'tests/integration/hostile-session-bins.test.ts',
   // Every database driver (PGlite, node-postgres, Neon's) migrating fresh databases from nothing.
   'tests/integration/db.test.ts',
 ];

@@ -32,5 +32,6 @@ it('the README session command streams 25 chunks on a 20-sat deposit, tops up on
   expect(chunks).toHaveLength(25);
   expect(stdout).toContain('event: payment-need-topup');
   expect(stdout.trimEnd().endsWith('data: [DONE]')).toBe(true);
-  expect(stderr).toMatch(/closed, refund 15 sats \(succeeded\); spent in all 25 sats/);
+  expect(stderr).toMatch(/closed, refund 15 sats \(succeeded\); the wallet received 15 sats\n/);
+  expect(stderr).toContain('spent in all 25 sats (paid 40 sats, received back 15 sats)\n');
 }, 90_000);

@@ -11,7 +11,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
 import { getPayment, memoryReplayStore, withL402 } from 'l402-paywall';
 import { EVENT_STREAM_HEADERS, lightningSessions, meteredEventStream } from 'l402-paywall/lightning';
-import { createBudget, createSessions, fetchWithL402, getPaymentReceipt, L402ClientError, type ClientSessions, type Wallet } from 'l402-paywall/client';
+import {
+  createBudget,
+  createSessions,
+  fetchWithL402,
+  getPaymentReceipt,
+  L402ClientError,
+  providerWallet,
+  type ClientSessions,
+  type Wallet,
+} from 'l402-paywall/client';
 import { memorySessionLedger } from '../../packages/l402-paywall/src/sessions/memory-ledger.js';
 
 const SECRET = 'client-sessions-test-secret-0123456789abcdef0123';
@@ -52,6 +61,8 @@ function shop({ unitPriceSats = 1, priceSats = 1, depositUnits = 20 } = {}) {
         w.paid.push(invoice);
         return node.pay(invoice);
       },
+      // What the wallet's node received: the only thing a refund is counted back on.
+      lookupInvoice: providerWallet(node).lookupInvoice!,
     };
     if (receives) {
       w.createInvoice = async ({ memo }) => {
@@ -97,7 +108,17 @@ describe('fetchWithL402 with sessions', () => {
 
     const closed = await sessions.closeAll();
     expect(closed).toEqual([
-      { origin: BASE, realm: held!.realm, sessionId: held!.sessionId, status: 200, refundSats: 10, refundStatus: 'succeeded', creditedMsat: 10 * SAT },
+      {
+        origin: BASE,
+        realm: held!.realm,
+        sessionId: held!.sessionId,
+        status: 200,
+        refundSats: 10,
+        refundStatus: 'succeeded',
+        refundSeen: true,
+        receivedMsat: 10 * SAT,
+        creditedMsat: 10 * SAT,
+      },
     ]);
     expect(sessions.list()).toEqual([]);
     expect(budget.spent().totalMsat).toBe(50 * SAT);
@@ -114,7 +135,7 @@ describe('fetchWithL402 with sessions', () => {
     const wallet = makeWallet();
     const sessions = createSessions();
     open = sessions;
-    const options = { wallet, maxPriceSats: 1, sessions, fetch };
+    const options = { wallet, maxPriceSats: 1, budget: createBudget({ totalSats: 100 }), sessions, fetch };
     await fetchWithL402(`${BASE}/a`, undefined, options);
     const [first] = sessions.list();
     await ledger.close(first!.sessionId, 'client', Date.now());
@@ -170,11 +191,13 @@ describe('fetchWithL402 with sessions', () => {
         return node.pay(invoice);
       },
       createInvoice: ({ memo }) => node.createAmountlessInvoice({ memo: memo ?? 'refund', expirySeconds: 3600 }),
+      lookupInvoice: providerWallet(node).lookupInvoice!,
     };
     const sessions = createSessions();
     open = sessions;
+    const budget = createBudget({ totalSats: 100 });
     for (const id of [1, 2, 3, 1, 2]) {
-      const response = await fetchWithL402(`${BASE}/items/${id}`, undefined, { wallet, maxPriceSats: 1, sessions, fetch });
+      const response = await fetchWithL402(`${BASE}/items/${id}`, undefined, { wallet, maxPriceSats: 1, budget, sessions, fetch });
       expect(response.status).toBe(200);
     }
     expect(paid).toHaveLength(1);
@@ -208,7 +231,8 @@ describe('fetchWithL402 with sessions', () => {
     const wallet = makeWallet();
     const sessions = createSessions({ maxDepositSats: 10 });
     open = sessions;
-    const error = await fetchWithL402(`${BASE}/generate`, undefined, { wallet, maxPriceSats: 1, sessions, fetch }).catch((e: unknown) => e);
+    const budget = createBudget({ totalSats: 100 });
+    const error = await fetchWithL402(`${BASE}/generate`, undefined, { wallet, maxPriceSats: 1, budget, sessions, fetch }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(L402ClientError);
     expect(error).toMatchObject({ code: 'PRICE_ABOVE_MAXIMUM', refused: true });
     expect((error as Error).message).toMatch(/session deposit asks 20 sats, above the maximum of 10/);
@@ -222,10 +246,13 @@ describe('fetchWithL402 with sessions', () => {
     const wallet = makeWallet();
     const sessions = createSessions();
     open = sessions;
-    const error = await fetchWithL402(`${BASE}/x`, undefined, { wallet, maxPriceSats: 1, sessions, fetch }).catch((e: unknown) => e);
+    const budget = createBudget({ totalSats: 100 });
+    const error = await fetchWithL402(`${BASE}/x`, undefined, { wallet, maxPriceSats: 1, budget, sessions, fetch }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'PRICE_ABOVE_MAXIMUM' });
     const dear = shop({ unitPriceSats: 2, priceSats: 1 });
-    const unit = await fetchWithL402(`${BASE}/x`, undefined, { wallet: dear.wallet(), maxPriceSats: 1, sessions, fetch: dear.fetch }).catch((e: unknown) => e);
+    const unit = await fetchWithL402(`${BASE}/x`, undefined, { wallet: dear.wallet(), maxPriceSats: 1, budget, sessions, fetch: dear.fetch }).catch(
+      (e: unknown) => e,
+    );
     expect((unit as Error).message).toMatch(/session's unit costs 2 sats/);
     expect(wallet.paid).toEqual([]);
   });
@@ -363,6 +390,7 @@ function llm({ chunks = 25, topUpTimeoutMs = 10_000 } = {}) {
       wallet.returnInvoices.push(made.paymentHash);
       return made;
     },
+    lookupInvoice: providerWallet(node).lookupInvoice!,
   };
   return { fetch, wallet, ledger, node, openGate };
 }
@@ -477,7 +505,9 @@ async function liveShop() {
     ),
     '/ask': paywall(() => Response.json({ answer: 42 }), 1),
   };
-  const server = createServer(getRequestListener((request) => routes[new URL(request.url).pathname]?.(request) ?? new Response('not found', { status: 404 })));
+  // The receive route answers GET <route>/<payment hash> too (what the wallet received), as a Next.js [[...hash]] route does.
+  const route = (pathname: string) => routes[pathname.startsWith('/api/dev/receive/') ? '/api/dev/receive' : pathname];
+  const server = createServer(getRequestListener((request) => route(new URL(request.url).pathname)?.(request) ?? new Response('not found', { status: 404 })));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
@@ -510,7 +540,10 @@ describe('the command line: --session', () => {
       for (let i = 1; i <= 25; i++) expect(ok.stdout).toContain(`data: token ${i}\n`);
       expect(ok.stdout).toContain('data: [DONE]');
       expect(ok.stderr).toMatch(/paid 20 sats .* scheme Payment/);
-      expect(ok.stderr).toMatch(/session [0-9a-f]{64} closed, refund 15 sats \(succeeded\); spent in all 25 sats/);
+      // Each deposit as it is paid, the refund claimed and the one received, and what the wallet paid minus what it received.
+      expect(ok.stderr).toMatch(/session ([0-9a-f]{64}): deposit paid, 20 sats \(routing fee 0 sats\)\n[\s\S]*session \1: top-up paid, 20 sats/);
+      expect(ok.stderr).toMatch(/session [0-9a-f]{64} closed, refund 15 sats \(succeeded\); the wallet received 15 sats\n/);
+      expect(ok.stderr).toContain('l402-paywall: spent in all 25 sats (paid 40 sats, received back 15 sats)\n');
       // A deposit dearer than --max-deposit-sats: refused, nothing paid (exit 3).
       const dear = await run(`${url}/stream`, '--dev', url, '--session', '--max-sats', '1', '--budget-sats', '100', '--max-deposit-sats', '10');
       expect(dear.code).toBe(3);
@@ -551,8 +584,9 @@ describe('the MCP server: --sessions', () => {
       const sessionId = results[0].session.session_id as string;
       await client.close();
       // The server closes its sessions as it stops.
-      for (let i = 0; i < 100 && !/closed: refund/.test(stderr); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(stderr).toContain(`session ${sessionId} at ${shop.url} closed: refund 17 sats (succeeded)`);
+      for (let i = 0; i < 100 && !/spent in all/.test(stderr); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(stderr).toContain(`session ${sessionId} at ${shop.url} closed: refund 17 sats (succeeded); the wallet received 17 sats\n`);
+      expect(stderr).toContain('spent in all 3 sats (paid 20 sats, received back 17 sats)\n');
       expect(await shop.ledger.get(sessionId)).toMatchObject({ status: 'closed', spentMsat: 3 * SAT, refund: { state: 'paid', amountMsat: 17 * SAT } });
     } finally {
       await client.close().catch(() => {});

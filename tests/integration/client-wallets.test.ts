@@ -259,7 +259,8 @@ describe('prepaid sessions with the backend wallets', () => {
     expect(second.status).toBe(200);
     expect(getPaymentReceipt(second)).toBeUndefined(); // bearer: nothing paid
     const [closed] = await sessions.closeAll();
-    expect(closed).toMatchObject({ status: 200, refundSats: 18, refundStatus: 'succeeded', creditedMsat: 18_000 });
+    // Credited because the wallet's own backend says it received the refund (an invoice without an amount: what was paid into it).
+    expect(closed).toMatchObject({ status: 200, refundSats: 18, refundStatus: 'succeeded', refundSeen: true, receivedMsat: 18_000, creditedMsat: 18_000 });
     expect(budget.spent().totalMsat).toBe(2_000); // the two calls' units: the deposit less the refund
     // The refund went to the invoice without an amount the wallet's backend made, 18 sats named by the payer.
     const returned = [...node!.invoices.values()].filter((i) => i.amountless && i.settled);
@@ -309,7 +310,14 @@ describe('prepaid sessions with the backend wallets', () => {
       createInvoice: async () => Promise.reject(error),
     });
     const call = (wallet: Wallet) =>
-      fetchWithL402('http://shop.example/api/call', undefined, { wallet, maxPriceSats: 1, sessions: createSessions(), fetch: shopFetch, tokens: false });
+      fetchWithL402('http://shop.example/api/call', undefined, {
+        wallet,
+        maxPriceSats: 1,
+        budget: createBudget({ totalSats: 100 }),
+        sessions: createSessions(),
+        fetch: shopFetch,
+        tokens: false,
+      });
     const unable = await call(own(Object.assign(new Error('my wallet only takes amounts'), { code: 'AMOUNTLESS_INVOICE_UNSUPPORTED' })));
     expect(getPaymentReceipt(unable)?.sessionNotUsed).toBe('the wallet cannot make an invoice without an amount for the refund (my wallet only takes amounts)');
     const failed = await call(own(new Error('backend down')));
@@ -321,6 +329,7 @@ describe('prepaid sessions with the backend wallets', () => {
     const response = await fetchWithL402('http://shop.example/api/call', undefined, {
       wallet: wallets[name]!.wallet,
       maxPriceSats: 1,
+      budget: createBudget({ totalSats: 100 }),
       sessions,
       fetch: shopFetch,
       tokens: false,

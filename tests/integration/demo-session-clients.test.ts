@@ -84,9 +84,16 @@ describe('the command line on the demo: --session', () => {
       expect(chunks).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
       expect(run.stdout.match(/event: payment-need-topup/g)).toHaveLength(2);
       expect(run.stdout.trimEnd().endsWith('data: [DONE]')).toBe(true);
-      const closed = /session ([0-9a-f]{64}) closed, refund 10 sats \(succeeded\); spent in all 50 sats\n/.exec(run.stderr);
+      const closed = /session ([0-9a-f]{64}) closed, refund 10 sats \(succeeded\); the wallet received 10 sats\n/.exec(run.stderr);
       expect(closed, run.stderr).not.toBeNull();
       const sessionId = closed![1]!;
+      // Each deposit said as it was paid, and what the wallet paid minus what it received.
+      expect([...run.stderr.matchAll(/session ([0-9a-f]{64}): (deposit|top-up) paid, 20 sats/g)].map((m) => `${m[1] === sessionId}:${m[2]}`)).toEqual([
+        'true:deposit',
+        'true:top-up',
+        'true:top-up',
+      ]);
+      expect(run.stderr).toContain('l402-paywall: spent in all 50 sats (paid 60 sats, received back 10 sats)\n');
       // The deposit and two top-ups, and one return invoice: nothing else was paid.
       expect(wallet.paid).toHaveLength(3);
       expect(wallet.paid[0]).toBe(sessionId);
@@ -110,7 +117,8 @@ describe('the command line on the demo: --session', () => {
       expect(run.code).toBe(3);
       expect(run.stdout).toContain('data: {"chunk":40,');
       expect(run.stdout).not.toContain('"chunk":41,');
-      const closed = /session ([0-9a-f]{64}) closed, refund 0 sats \(skipped\); spent in all 40 sats\n/.exec(run.stderr);
+      const closed = /session ([0-9a-f]{64}) closed, refund 0 sats \(skipped\); the wallet received nothing\n/.exec(run.stderr);
+      expect(run.stderr).toContain('l402-paywall: spent in all 40 sats (paid 40 sats, received back 0 sats)\n');
       expect(closed, run.stderr).not.toBeNull();
       expect(wallet.paid).toHaveLength(2);
       expect(await server.ctx.sessions.get(closed![1]!)).toMatchObject({ status: 'closed', paidMsat: 40 * SAT, spentMsat: 40 * SAT });
@@ -145,7 +153,8 @@ describe('the command line on the demo: --session', () => {
       expect(run.code).toBe(1);
       expect(run.stdout).toContain('data: {"chunk":20,');
       expect(run.stdout).not.toContain('"chunk":21,');
-      expect(run.stderr).toMatch(/session [0-9a-f]{64} closed, refund 0 sats \(skipped\); spent in all 20 sats\n/);
+      expect(run.stderr).toMatch(/session [0-9a-f]{64} closed, refund 0 sats \(skipped\); the wallet received nothing\n/);
+      expect(run.stderr).toContain('l402-paywall: spent in all 20 sats (paid 20 sats, received back 0 sats)\n');
     } finally {
       deploy();
     }
@@ -170,7 +179,10 @@ describe('the command line on the demo: --session', () => {
       const [code] = await exited;
       expect(stderr).toContain('l402-paywall: interrupted (SIGINT); closing the session\n');
       expect(code).toBe(130);
-      const closed = /session ([0-9a-f]{64}) closed, refund (\d+) sats \(succeeded\); spent in all (\d+) sats\n/.exec(stderr);
+      const closed =
+        /session ([0-9a-f]{64}) closed, refund (\d+) sats \(succeeded\); the wallet received \2 sats\nl402-paywall: spent in all (\d+) sats \(paid 20 sats, received back \2 sats\)\n/.exec(
+          stderr,
+        );
       expect(closed, stderr).not.toBeNull();
       const [, sessionId, refund, spent] = closed!.map(String);
       expect(Number(refund) + Number(spent)).toBe(20);

@@ -68,7 +68,10 @@ describe('the MCP server (l402-mcp) on the demo: --sessions', () => {
       expect(wallet.made).toBe(1);
 
       await mcp.client.close();
-      expect(mcp.stderr()).toContain(`l402-mcp: session ${sessionId} at ${server.url} closed: refund 10 sats (succeeded)\nl402-mcp: spent in all 50 sats\n`);
+      expect(mcp.stderr()).toContain(
+        `l402-mcp: session ${sessionId} at ${server.url} closed: refund 10 sats (succeeded); the wallet received 10 sats\nl402-mcp: spent in all 50 sats (paid 60 sats, received back 10 sats)\n`,
+      );
+      expect([...mcp.stderr().matchAll(/: (deposit|top-up) paid, 20 sats/g)].map((m) => m[1])).toEqual(['deposit', 'top-up', 'top-up']);
       const ledger = await ledgerSession(sessionId!);
       expect(ledger).toMatchObject({ status: 'closed', paidMsat: 60 * SAT, spentMsat: 50 * SAT, refund: { state: 'paid', amountMsat: 10 * SAT } });
       expect(await received(ledger.returnHash)).toMatchObject({ paid: true, amountMsat: 10 * SAT });
@@ -100,9 +103,9 @@ describe('the MCP server (l402-mcp) on the demo: --sessions', () => {
       // As a host that stops its server with a signal rather than by closing its stdin.
       process.kill(mcp.transport.pid!, 'SIGTERM');
       for (let i = 0; i < 200 && !/spent in all/.test(mcp.stderr()); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(mcp.stderr()).toMatch(/closed: refund 17 sats \(succeeded\)\n/);
-      expect(mcp.stderr()).toMatch(/closed: refund 0 sats \(skipped\)\n/);
-      expect(mcp.stderr()).toContain('l402-mcp: spent in all 23 sats\n');
+      expect(mcp.stderr()).toMatch(/closed: refund 17 sats \(succeeded\); the wallet received 17 sats\n/);
+      expect(mcp.stderr()).toMatch(/closed: refund 0 sats \(skipped\); the wallet received nothing/);
+      expect(mcp.stderr()).toContain('l402-mcp: spent in all 23 sats (paid 40 sats, received back 17 sats)\n');
       const ids = [...mcp.stderr().matchAll(/session ([0-9a-f]{64}) at /g)].map((m) => m[1]!);
       expect(ids).toHaveLength(2);
       const records = await Promise.all(ids.map((id) => ledgerSession(id)));

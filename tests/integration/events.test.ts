@@ -15,7 +15,7 @@ import { createSession } from '../../lib/service/accounts/auth.js';
 import { devLoginKey } from '../../lib/service/accounts/dev-login-key.js';
 import { useDevServer, type ChallengeBody, type TestServer } from '../support/server.js';
 import { requestNamingHost } from '../support/host-header.js';
-import { createSessions, devWallet, fetchWithL402 } from 'l402-paywall/client';
+import { createBudget, createSessions, devWallet, fetchWithL402 } from 'l402-paywall/client';
 import type { SessionObservation } from 'l402-paywall/lightning';
 
 const SECRET = generateEventSecret();
@@ -217,6 +217,7 @@ describe('EVENTS_WEBHOOK_URL set: a prepaid session of the demo', () => {
       const response = await fetchWithL402(`${server.url}/api/demo/stream?chunks=25`, undefined, {
         wallet: devWallet({ serviceUrl: server.url }),
         maxPriceSats: 1,
+        budget: createBudget({ totalSats: 100 }),
         sessions,
       });
       expect(await response.text()).toContain('event: payment-need-topup');

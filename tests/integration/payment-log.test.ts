@@ -16,7 +16,7 @@ import { createTestDatabase, postgresReachable, TEST_DATABASE_URL } from '../sup
 import { REDIS_URL, redisReachable } from '../support/redis.js';
 import { payDemoChallenge, useDevServer } from '../support/server.js';
 import type { SessionObservation } from 'l402-paywall/lightning';
-import { createSessions, devWallet, fetchWithL402 } from 'l402-paywall/client';
+import { createBudget, createSessions, devWallet, fetchWithL402 } from 'l402-paywall/client';
 import { createSession as createLoginSession } from '../../lib/service/accounts/auth.js';
 import { paymentStats } from '../../lib/service/records/stats-queries.js';
 import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
@@ -1048,13 +1048,14 @@ describe('the hosted demo logs its sessions', () => {
     await db.query('TRUNCATE payments, payment_sessions');
     const sessions = createSessions({ maxDepositSats: 20 });
     const wallet = devWallet({ serviceUrl: server.url });
+    const budget = createBudget({ totalSats: 100 });
     let sessionId: string;
     try {
-      const response = await fetchWithL402(`${server.url}/api/demo/stream?chunks=25`, undefined, { wallet, maxPriceSats: 1, sessions });
+      const response = await fetchWithL402(`${server.url}/api/demo/stream?chunks=25`, undefined, { wallet, maxPriceSats: 1, budget, sessions });
       expect(response.status).toBe(200);
       expect(await response.text()).toContain('event: payment-need-topup');
       // A bearer request on the same session: served, one unit more, and no new payment.
-      const again = await fetchWithL402(`${server.url}/api/demo/stream?chunks=1`, undefined, { wallet, maxPriceSats: 1, sessions });
+      const again = await fetchWithL402(`${server.url}/api/demo/stream?chunks=1`, undefined, { wallet, maxPriceSats: 1, budget, sessions });
       expect(again.status).toBe(200);
       expect(await again.text()).toContain('data: [DONE]');
       expect(sessions.list()).toHaveLength(1);

@@ -11,7 +11,7 @@
 // and "after the 30 s backoff" take no waiting. The return invoice's expiry is
 // still checked against the real clock.
 import { PaymentFailed, decodeInvoice, type LightningProvider, type SessionLedger } from 'l402-paywall/lightning';
-import { createSessions, devWallet, fetchWithL402 } from 'l402-paywall/client';
+import { createBudget, createSessions, devWallet, fetchWithL402 } from 'l402-paywall/client';
 import { randomBytes } from 'node:crypto';
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -136,10 +136,12 @@ describe.each(ledgers)('the cron sweeps idle sessions ($name)', ({ skip, upstash
   /** A 20-sat session opened on the demo by the real client, `calls` 1-sat calls made on it, then left alone. */
   async function idleSession(calls: number): Promise<string> {
     const sessions = createSessions({ maxDepositSats: 20 });
+    const budget = createBudget({ totalSats: 20 });
     for (let call = 0; call < calls; call++) {
       const response = await fetchWithL402(`${server.url}/api/demo/btc-price`, undefined, {
         wallet: devWallet({ serviceUrl: server.url }),
         maxPriceSats: 1,
+        budget,
         sessions,
       });
       expect(response.status).toBe(200);

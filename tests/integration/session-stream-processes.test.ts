@@ -16,7 +16,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevNode } from 'l402-paywall/backends';
-import { createBudget, createSessions, fetchWithL402, getPaymentReceipt, type Fetch, type Wallet } from 'l402-paywall/client';
+import { createBudget, createSessions, fetchWithL402, getPaymentReceipt, providerWallet, type Fetch, type Wallet } from 'l402-paywall/client';
 import { scriptedSessionLedger } from 'l402-paywall/lightning';
 import { formatSessionCredential } from '../../packages/l402-paywall/src/mpp/index.js';
 import { sseEvents } from '../../packages/l402-paywall/tests/support/sse.js';
@@ -132,6 +132,7 @@ run('a metered stream served by two processes sharing Redis', () => {
         returnInvoices.push(made.paymentHash);
         return made;
       },
+      lookupInvoice: providerWallet(walletNode).lookupInvoice!,
     };
     const { fetch, served } = balancer([a, b]);
     const budget = createBudget({ totalSats: 100 });

@@ -8,7 +8,7 @@
 // GET /api/stats's sessions block.
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createSessions, devWallet, fetchWithL402 } from 'l402-paywall/client';
+import { createBudget, createSessions, devWallet, fetchWithL402 } from 'l402-paywall/client';
 import { EVENT_TYPES, generateEventSecret, type L402Event } from 'l402-paywall/events';
 import { createSession as createLoginSession } from '../../lib/service/accounts/auth.js';
 import {
@@ -57,7 +57,12 @@ describe('a top-up paid after the refund went out, on the local server', () => {
     const db = await server.ctx.database();
     // A session opened and closed by the real client: its 19-sat refund paid.
     const sessions = createSessions({ maxDepositSats: 20 });
-    const first = await fetchWithL402(`${server.url}${ROUTE}?chunks=1`, undefined, { wallet, maxPriceSats: 1, sessions });
+    const first = await fetchWithL402(`${server.url}${ROUTE}?chunks=1`, undefined, {
+      wallet,
+      maxPriceSats: 1,
+      sessions,
+      budget: createBudget({ totalSats: 100 }),
+    });
     expect(await first.text()).toContain('data: [DONE]');
     const { sessionId } = sessions.list()[0]!;
     expect(await sessions.closeAll()).toMatchObject([{ status: 200, refundSats: 19, refundStatus: 'succeeded' }]);

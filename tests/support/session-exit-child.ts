@@ -2,7 +2,7 @@
 // makes three calls and ends without closing it: the session is closed when the
 // event loop empties, and the refund is credited before the process exits.
 // Prints one line of JSON on exit: the ledger's record and the budget's spending.
-import { createBudget, createSessions, fetchWithL402, type Wallet } from '../../packages/l402-paywall/src/client.js';
+import { createBudget, createSessions, fetchWithL402, providerWallet, type Wallet } from '../../packages/l402-paywall/src/client.js';
 import { createDevNode, memoryDevNodeStore } from '../../packages/l402-paywall/src/backends.js';
 import { memoryReplayStore, withL402 } from '../../packages/l402-paywall/src/index.js';
 import { lightningSessions } from '../../packages/l402-paywall/src/lightning.js';
@@ -24,6 +24,7 @@ const wallet: Wallet = {
   network: 'regtest',
   payInvoice: ({ invoice }) => node.pay(invoice),
   createInvoice: ({ memo }) => node.createAmountlessInvoice({ memo: memo ?? 'refund', expirySeconds: 3600 }),
+  lookupInvoice: providerWallet(node).lookupInvoice!,
 };
 const budget = createBudget({ totalSats: 100 });
 const sessions = createSessions({ closeOnExit: true });

@@ -1,10 +1,20 @@
 // `l402-paywall/client`: paying L402 and Payment (MPP, Lightning charge) APIs from programs, agents and browsers.
 // Edge-safe (Web APIs, @noble, @scure; the backends' wallets add zod).
 export { fetchWithL402, getL402Receipt, getPaymentReceipt } from './client/fetch.js';
-export type { FetchWithL402Options, L402Receipt, PayInvoiceArgs, PaymentReceipt, PaymentScheme, ServerReceipt, Wallet, Fetch } from './client/fetch.js';
+export type {
+  FetchWithL402Options,
+  L402Receipt,
+  PayInvoiceArgs,
+  PaymentReceipt,
+  PaymentScheme,
+  ReceivedInvoice,
+  ServerReceipt,
+  Wallet,
+  Fetch,
+} from './client/fetch.js';
 export { createBudget } from './client/budget.js';
 export { createSessions } from './client/sessions.js';
-export type { ClientSessions, ClientSessionsOptions, ClosedSession, HeldSession } from './client/sessions.js';
+export type { ClientSessions, ClientSessionsOptions, ClosedSession, HeldSession, SessionPayment } from './client/sessions.js';
 export type { Budget, BudgetOptions, BudgetReservation, Spending } from './client/budget.js';
 export { AmountlessInvoiceUnsupported, DestinationRefused, L402ClientError, PAYMENT_ERROR_CODES, REFUSAL_CODES } from './client/errors.js';
 export type { L402ClientErrorCode, L402ErrorDetails, PaymentErrorCode, RefusalCode } from './client/errors.js';

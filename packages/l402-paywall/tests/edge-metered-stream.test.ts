@@ -113,6 +113,10 @@ const wallet: Wallet = {
     returnInvoices.push(made.paymentHash);
     return made;
   },
+  async lookupInvoice(hash) {
+    const status = (await edgeJson(`/wallet/lookup?hash=${hash}`)) as { settled: boolean; amountMsat: number } | null;
+    return status && (status.settled ? { settled: true, amountReceivedMsat: status.amountMsat } : { settled: false });
+  },
 };
 
 describe('a metered stream in the edge VM', () => {
@@ -143,7 +147,8 @@ describe('a metered stream in the edge VM', () => {
   it('a client that hangs up stops the source', async () => {
     const before = ((await edgeJson('/runtime')) as { stopped: number }).stopped;
     const sessions = createSessions();
-    const response = await fetchWithL402('https://edge.example/endless', undefined, { wallet, maxPriceSats: 1, sessions, fetch: edgeFetch });
+    const budget = createBudget({ totalSats: 100 });
+    const response = await fetchWithL402('https://edge.example/endless', undefined, { wallet, maxPriceSats: 1, budget, sessions, fetch: edgeFetch });
     const next = sseEvents(response.body!);
     expect(await next()).toEqual({ event: 'message', data: 'token 1' });
     await next.cancel();

@@ -14,7 +14,7 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
-import { createBudget, createSessions, fetchWithL402, type Wallet } from 'l402-paywall/client';
+import { createBudget, createSessions, fetchWithL402, providerWallet, type Wallet } from 'l402-paywall/client';
 import { l402Middleware } from 'l402-paywall/express';
 import { EVENT_STREAM_HEADERS, lightningSessions, meteredEventStream, memorySessionLedger } from 'l402-paywall/lightning';
 import type { Payment } from 'l402-paywall';
@@ -29,6 +29,7 @@ const wallet: Wallet = {
   network: 'regtest',
   payInvoice: ({ invoice }) => walletNode.pay(invoice),
   createInvoice: ({ memo }) => walletNode.createAmountlessInvoice({ memo: memo ?? 'refund', expirySeconds: 3600 }),
+  lookupInvoice: providerWallet(walletNode).lookupInvoice!,
 };
 
 /** What the route's source did: how many chunks it produced, whether it was stopped, and a gate before its last chunk. */
@@ -122,7 +123,11 @@ describe('a metered stream through l402Middleware (Express)', () => {
     Object.assign(source, { produced: 0, stopped: false, pipelineErrors: [] });
     const sessions = createSessions();
     const hangUp = new AbortController();
-    const response = await fetchWithL402(`${url}/endless`, { signal: hangUp.signal }, { wallet, maxPriceSats: 1, sessions });
+    const response = await fetchWithL402(
+      `${url}/endless`,
+      { signal: hangUp.signal },
+      { wallet, maxPriceSats: 1, budget: createBudget({ totalSats: 100 }), sessions },
+    );
     const next = sseEvents(response.body!);
     expect(await next()).toEqual({ event: 'message', data: 'token 1' });
     expect(await next()).toEqual({ event: 'message', data: 'token 2' });

@@ -9,7 +9,7 @@
 // none carries a preimage.
 import { describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
-import { createSessions, fetchWithL402, type Fetch, type Wallet } from 'l402-paywall/client';
+import { createBudget, createSessions, fetchWithL402, providerWallet, type Fetch, type Wallet } from 'l402-paywall/client';
 import { EVENT_TYPES, sessionEvents, type L402Event } from 'l402-paywall/events';
 import {
   EVENT_STREAM_HEADERS,
@@ -35,6 +35,7 @@ function network() {
     network: 'regtest',
     payInvoice: ({ invoice }) => walletNode.pay(invoice),
     createInvoice: ({ memo }) => walletNode.createAmountlessInvoice({ memo: memo ?? 'refund', expirySeconds: 3600 }),
+    lookupInvoice: providerWallet(walletNode).lookupInvoice!,
   };
   return { node, walletNode, wallet };
 }
@@ -85,7 +86,13 @@ describe('a session route through withL402 and the real client', () => {
     );
     const fetch: Fetch = async (input, init) => route(new Request(input, init));
     const sessions = createSessions({ maxDepositSats: 100 });
-    const response = await fetchWithL402('https://seller.example/generate', undefined, { wallet, maxPriceSats: 1, sessions, fetch });
+    const response = await fetchWithL402('https://seller.example/generate', undefined, {
+      wallet,
+      maxPriceSats: 1,
+      budget: createBudget({ totalSats: 300 }),
+      sessions,
+      fetch,
+    });
     const text = await response.text();
     expect(text).toContain('event: payment-need-topup');
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
@@ -147,11 +154,17 @@ describe('a session found idle on its next request', () => {
     });
     const fetch: Fetch = async (input, init) => route(new Request(input, init));
     const sessions = createSessions({ maxDepositSats: 20 });
-    expect((await fetchWithL402('https://seller.example/price', undefined, { wallet, maxPriceSats: 1, sessions, fetch })).status).toBe(200);
+    expect(
+      (await fetchWithL402('https://seller.example/price', undefined, { wallet, maxPriceSats: 1, budget: createBudget({ totalSats: 300 }), sessions, fetch }))
+        .status,
+    ).toBe(200);
     const first = sessions.list()[0]!.sessionId;
     await new Promise((resolve) => setTimeout(resolve, 1100));
     // The held session is refused as closed; the client opens another.
-    expect((await fetchWithL402('https://seller.example/price', undefined, { wallet, maxPriceSats: 1, sessions, fetch })).status).toBe(200);
+    expect(
+      (await fetchWithL402('https://seller.example/price', undefined, { wallet, maxPriceSats: 1, budget: createBudget({ totalSats: 300 }), sessions, fetch }))
+        .status,
+    ).toBe(200);
     await sessions.closeAll();
     const ofFirst = told.filter((o) => o.sessionId === first);
     expect(ofFirst.map((o) => o.type)).toEqual(['opened', 'spent', 'closed', 'refunded']);

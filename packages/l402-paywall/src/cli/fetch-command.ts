@@ -7,8 +7,7 @@
 import { once } from 'node:events';
 import { fetchWithL402, getPaymentReceipt, type PaymentReceipt } from '../client/fetch.js';
 import { DestinationRefused, L402ClientError } from '../client/errors.js';
-import type { Budget } from '../client/budget.js';
-import { createSessions, type ClosedSession } from '../client/sessions.js';
+import { createSessions } from '../client/sessions.js';
 import { nodeDestinations } from '../node.js';
 import {
   DEFAULT_MAX_SATS,
@@ -25,6 +24,7 @@ import {
   walletWhenNeeded,
   wholeNumber,
 } from './settings.js';
+import { depositText, refundText, spentText } from './session-report.js';
 import { printedHelpOrVersion } from './version.js';
 
 export const FETCH_USAGE = `Usage: l402-paywall <url> [options]
@@ -45,10 +45,13 @@ Options:
                       (default l402); a server offering one is paid in that one
   --session           where the server sells prepaid sessions, open one (its deposit within
                       --max-deposit-sats and --budget-sats), stream the answer topping it up
-                      when asked (a top-up it may not pay stops the stream: exit 3), then close
-                      it: the refund goes back to the wallet (stderr says how much). Needs a
-                      wallet that makes invoices without an amount (--dev, Phoenixd, LND, Core
-                      Lightning, Blink); LNbits and NWC pay per request
+                      when asked (at most 10 top-ups, none asked again before a chunk arrived:
+                      a top-up it may not pay stops the stream, exit 3), then close it. stderr
+                      says each deposit and top-up paid, the refund the server claims and what
+                      the wallet itself received: only that counts back ("spent in all" is
+                      what the wallet paid minus what it received). Needs a wallet that makes
+                      invoices without an amount (--dev, Phoenixd, LND, Core Lightning, Blink);
+                      LNbits and NWC pay per request
   --max-deposit-sats N  most one session deposit may cost, whole sats (default 20 x --max-sats)
   --dev URL           pay with the dev wallet at URL/api/dev/pay: a local service (npm start) or
                       your app's createDevPayHandler route, e.g. http://127.0.0.1:3000
@@ -112,7 +115,11 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
     : undefined;
   // With --session the budget's default must let one deposit through (what it does not buy comes back at the close).
   const flags = sessionFlags(values, maxDepositSats ?? 0);
-  const sessions = maxDepositSats !== undefined ? createSessions({ maxDepositSats }) : undefined;
+  // Each deposit and top-up said as it is paid: the run's stderr accounts for every sat that left the wallet.
+  const sessions =
+    maxDepositSats !== undefined
+      ? createSessions({ maxDepositSats, onPayment: (payment) => io.stderr.write(`l402-paywall: ${depositText(payment)}\n`) })
+      : undefined;
   const headers = new Headers();
   for (const header of values.header ?? []) {
     const colon = header.indexOf(':');
@@ -218,7 +225,11 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
     return response.status < 400 ? EXIT.SERVED : EXIT.HTTP_ERROR;
   } finally {
     // Closed however the command ends (a broken stream, a timeout): the refund is not left to the server's idle timeout.
-    if (sessions) for (const closed of await sessions.closeAll()) io.stderr.write(closedLine(closed, budget));
+    if (sessions) {
+      const closed = await sessions.closeAll();
+      for (const session of closed) io.stderr.write(`l402-paywall: session ${session.sessionId} ${refundText(session)}\n`);
+      io.stderr.write(`l402-paywall: ${spentText(budget, closed)}\n`);
+    }
     // Only now: a first signal during the close is absorbed (the close does not listen to it) rather than cut it short.
     for (const signal of signals) process.off(signal, onSignal);
     (await chosen()?.catch(() => undefined))?.wallet.close?.();
@@ -288,11 +299,4 @@ function isText(contentType: string | null): boolean {
 function looksLikeJson(text: string): boolean {
   const t = text.trim();
   return (t.startsWith('{') && t.endsWith('}')) || (t.startsWith('[') && t.endsWith(']'));
-}
-
-/** The stderr line of a session closed at the end of the command. */
-function closedLine(closed: ClosedSession, budget: Budget): string {
-  if (closed.error !== undefined) return `l402-paywall: session ${closed.sessionId} not closed: ${closed.error}\n`;
-  const refund = closed.refundSats === undefined ? 'no refund said' : `refund ${closed.refundSats} sats (${closed.refundStatus ?? 'status unknown'})`;
-  return `l402-paywall: session ${closed.sessionId} closed, ${refund}; spent in all ${sats(budget.spent().totalMsat)}\n`;
 }

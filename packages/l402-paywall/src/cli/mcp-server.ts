@@ -22,13 +22,13 @@ import { discardBody } from '../http/discard-body.js';
 import { readBoundedText } from '../http/read-bounded.js';
 import { nodeDestinations } from '../node.js';
 import type { Io } from './fetch-command.js';
+import { depositText, refundText, spentText } from './session-report.js';
 import {
   DEFAULT_BUDGET_SATS,
   DEFAULT_TIMEOUT_SECONDS,
   EXIT,
   httpUrlFlag,
   parse,
-  sats,
   SESSION_OPTIONS,
   sessionBudget,
   sessionFlags,
@@ -61,11 +61,14 @@ Options:
   --scheme S          l402 or payment: the scheme to pay in when an API offers both (default l402)
   --sessions          where an API sells prepaid sessions, open one (its deposit within
                       --max-deposit-sats and the budget) and spend from it on later calls to
-                      that API, topping it up when asked; closed when the server stops (its
-                      stdin closed, SIGTERM or SIGINT), the refund credited back to the budget
-                      (stderr says each refund and what was spent in all). Needs a wallet that
-                      makes invoices without an amount (--dev, Phoenixd, LND, Core Lightning,
-                      Blink); LNbits and NWC pay per request
+                      that API, topping it up when asked (at most 10 top-ups a call, none asked
+                      again before a chunk arrived); a session refused for a reason other than
+                      its balance fails the call (SESSION_REFUSED), no new deposit paid. Closed
+                      when the server stops (its stdin closed, SIGTERM or SIGINT): a refund is
+                      credited back to the budget only once the wallet received it (stderr says
+                      each deposit, each refund claimed and received, and what was spent in
+                      all). Needs a wallet that makes invoices without an amount (--dev,
+                      Phoenixd, LND, Core Lightning, Blink); LNbits and NWC pay per request
   --max-deposit-sats N  most one session deposit may cost, whole sats (default 20 x --max-sats)
   --dev URL           pay with the dev wallet of a local service (npm start); also the default directory
   --directory URL     the service whose /api/apis.json list_paid_apis reads (default: --dev's URL)
@@ -130,8 +133,12 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
   const { wallet, description } = await walletFromEnvironment(io.env, flags.dev);
   const budget = sessionBudget(flags);
   if (values['max-deposit-sats'] !== undefined && !values.sessions) throw new UsageError('--max-deposit-sats goes with --sessions');
+  // Each deposit said as it is paid: stderr accounts for every sat that left the wallet for a session.
   const sessions = values.sessions
-    ? createSessions({ maxDepositSats: wholeNumber(values['max-deposit-sats'], '--max-deposit-sats', flags.maxSats * 20) })
+    ? createSessions({
+        maxDepositSats: wholeNumber(values['max-deposit-sats'], '--max-deposit-sats', flags.maxSats * 20),
+        onPayment: (payment) => io.stderr.write(`${name}: ${depositText(payment)}\n`),
+      })
     : undefined;
   // The services the operator named may be local (npm start); anything else the model or a directory names must be public.
   const namedServices = [
@@ -239,7 +246,8 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
           },
         );
       } catch (error) {
-        if (error instanceof L402ClientError) return toolError(error.code, error.message, { refused: error.refused, ...error.details });
+        // With what the run has spent: a refusal after a payment (a top-up not credited) says it too.
+        if (error instanceof L402ClientError) return toolError(error.code, error.message, { refused: error.refused, ...error.details, ...budgetState() });
         // A payment may have gone out before the paid request failed: the session's spending says so.
         return requestFailed(error, new URL(url), 'REQUEST_FAILED', `Could not reach ${new URL(url).origin}`, budgetState());
       }
@@ -317,12 +325,10 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
   io.stderr.write(`${name}: ready on stdio; paying with ${description}, at most ${flags.maxSats} sats a request, ${flags.budgetSats} sats in all\n`);
   await closed;
   if (sessions) {
-    for (const done of await sessions.closeAll()) {
-      const refund = done.error ?? `refund ${done.refundSats ?? '?'} sats (${done.refundStatus ?? 'status unknown'})`;
-      io.stderr.write(`${name}: session ${done.sessionId} at ${done.origin} closed: ${refund}\n`);
-    }
-    // The refunds that came back are credited to the budget by now: this is what the whole run spent.
-    io.stderr.write(`${name}: spent in all ${sats(budget.spent().totalMsat)}\n`);
+    const closed = await sessions.closeAll();
+    for (const done of closed) io.stderr.write(`${name}: session ${done.sessionId} at ${done.origin} ${refundText(done, ':')}\n`);
+    // Only refunds the wallet received are credited to the budget: this is what the whole run spent.
+    io.stderr.write(`${name}: ${spentText(budget, closed)}\n`);
   }
   wallet.close?.();
   await server.close();

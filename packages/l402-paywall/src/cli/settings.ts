@@ -155,6 +155,12 @@ export function walletWhenNeeded(
     if (!wallet.createInvoice) throw new Error('this wallet cannot make invoices');
     return wallet.createInvoice(request);
   };
+  // What the wallet received (a session's refund): asked only once a session was opened, so the wallet is chosen by then.
+  wallet.lookupInvoice = async (paymentHash) => {
+    const { wallet } = await (chosen ??= walletFromEnvironment(env, dev));
+    if (!wallet.lookupInvoice) throw new Error('this wallet cannot say what it received');
+    return wallet.lookupInvoice(paymentHash);
+  };
   return { wallet, chosen: () => chosen };
 }
 

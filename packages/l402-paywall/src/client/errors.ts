@@ -15,6 +15,13 @@ export const REFUSAL_CODES = [
   'CHALLENGE_INVOICE_MISMATCH',
   /** The 402 asks for payment only by methods or intents this client does not pay (not Lightning charge, not L402). */
   'UNSUPPORTED_CHALLENGE',
+  /**
+   * A metered stream's top-up demand not paid: another one before any chunk
+   * arrived for the last, or past the session store's maxTopUpsPerCall.
+   */
+  'TOP_UP_REFUSED',
+  /** A held session was refused for a reason that is not its balance (the server's code in `serverCode`): it is not replaced by a new deposit. */
+  'SESSION_REFUSED',
 ] as const;
 
 export const PAYMENT_ERROR_CODES = [
@@ -24,6 +31,8 @@ export const PAYMENT_ERROR_CODES = [
   'PAYMENT_OUTCOME_UNKNOWN',
   /** The wallet answered a preimage that does not hash to the invoice's payment hash. */
   'PREIMAGE_MISMATCH',
+  /** A top-up was paid and the server did not credit it, nor open a session with it: the payment stays counted as spent. */
+  'TOP_UP_NOT_CREDITED',
 ] as const;
 
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
@@ -45,6 +54,10 @@ export interface L402ErrorDetails {
   challengeId?: string;
   /** UNSUPPORTED_CHALLENGE: the method/intent pairs offered, e.g. `tempo/charge`. */
   unsupported?: string[];
+  /** SESSION_REFUSED, TOP_UP_NOT_CREDITED: the session concerned. */
+  sessionId?: string;
+  /** SESSION_REFUSED, TOP_UP_NOT_CREDITED: the server's code for its refusal (e.g. WRONG_ROUTE, SESSION_CLOSED), when it gave one. */
+  serverCode?: string;
 }
 
 export class L402ClientError extends Error {

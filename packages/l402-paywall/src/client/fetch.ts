@@ -27,7 +27,7 @@ import { decodeToken } from '../l402/token.js';
 import { formatCredential } from '../mpp/credential.js';
 import { parsePaymentChallenges } from '../mpp/challenge.js';
 import { formatSessionCredential, readLightningSession, type LightningSessionOffer } from '../mpp/session.js';
-import { sessionKey, type ClientSessions, type ClosedSession, type HeldSession } from './sessions.js';
+import { sessionKey, type ClientSessions, type ClosedSession, type HeldSession, type SessionPayment } from './sessions.js';
 import type { LightningCharge } from '../mpp/challenge.js';
 import { PAYMENT_RECEIPT_HEADER, parseReceipt } from '../mpp/receipt.js';
 import type { Budget, BudgetReservation } from './budget.js';
@@ -70,6 +70,23 @@ export interface Wallet {
    * week, so a refund paid by a server's daily sweep still reaches it).
    */
   createInvoice?(request: { amountMsat?: number; memo?: string; expirySeconds?: number }): Promise<{ invoice: string; paymentHash: string }>;
+  /**
+   * What this wallet received on an invoice it made (createInvoice): whether
+   * it is settled and, once it is, the amount received in integer msat (for
+   * an invoice without an amount, what its payer paid); null when the wallet
+   * does not know the hash. A prepaid session's refund counts back in the
+   * budget only once this says its return invoice was paid, and for what it
+   * received: never on the server's word. Absent (a wallet that cannot tell):
+   * refunds stay counted as spent, and the close says they are unconfirmed.
+   */
+  lookupInvoice?(paymentHash: string): Promise<ReceivedInvoice | null>;
+}
+
+/** An invoice of the wallet's own, as the wallet sees it. */
+export interface ReceivedInvoice {
+  settled: boolean;
+  /** Integer msat received; present once settled. */
+  amountReceivedMsat?: number;
 }
 
 export interface FetchWithL402Options {
@@ -105,7 +122,9 @@ export interface FetchWithL402Options {
    * opening it with an amountless return invoice from the wallet; later calls
    * to the origin send `bearer` and pay nothing; a call refused for balance
    * pays a fresh deposit as `topUp` and is sent again once. closeAll() closes
-   * them and credits a refund paid back to the budget. A wallet without
+   * them and credits back to the budget what the wallet itself received
+   * (its lookupInvoice), never what the server says. Needs `budget`: every
+   * deposit is charged to it. A wallet without
    * createInvoice, or whose createInvoice cannot leave the amount out
    * (AmountlessInvoiceUnsupported: LNbits, NWC), pays per request, and the
    * receipt's `sessionNotUsed` says why.
@@ -229,16 +248,28 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
   const maxChallengeBytes = options.maxChallengeBytes ?? DEFAULT_MAX_CHALLENGE_BYTES;
   const sessions = options.sessions && !request.headers.has('authorization') ? options.sessions : undefined;
   const held = sessions?.find(key);
+  // The top-ups this call may still pay (a refusal for balance, and a metered stream's demands).
+  const topUps: TopUpAllowance = { left: sessions?.maxTopUpsPerCall ?? 0 };
   let first: Response;
   if (held && sessions) {
     first = await send(request, bearerCredential(held));
-    if (first.status !== 402) return watchStream(first, held, request, url, options, events);
+    if (first.status !== 402) return watchStream(first, held, request, url, options, events, topUps);
     const refusal = await sessionRefusal(first, maxChallengeBytes);
-    if (refusal === 'INSUFFICIENT_BALANCE') return topUpAndRetry(held, first, request, url, options, send, events);
-    // Not found, or closed (idle, or by another client): forgotten. Refused here for another reason (another route or
-    // caveat): kept for the paths it serves. Either way the 402 offers anew.
-    if (refusal === 'SESSION_NOT_FOUND' || refusal === 'SESSION_CLOSED') sessions.forget(held);
-    else sessions.unuse(key);
+    if (refusal === 'INSUFFICIENT_BALANCE') return topUpAndRetry(held, first, request, url, options, send, events, topUps);
+    // Not found, or closed (idle, or by another client): forgotten, its deposits spent until the wallet sees its refund;
+    // the 402 offers anew. Refused for any other reason: not replaced (a new deposit for a session the server will not
+    // serve is how a hostile one drains a budget), the call fails with the server's reason, and the session stays held
+    // (to be closed) but no longer serves this path: the next call here is sent unpaid and its offer decides.
+    if (refusal === 'SESSION_NOT_FOUND' || refusal === 'SESSION_CLOSED') sessions.gone(held, `the server answered ${refusal} before it was closed`);
+    else {
+      sessions.unuse(key);
+      discardBody(first.body);
+      throw new L402ClientError(
+        'SESSION_REFUSED',
+        `Not paid: ${url.host} refused the session ${held.sessionId} (${refusal ?? 'no reason given'}); a new deposit is not paid for a session refused for a reason other than its balance`,
+        { url: url.href, scheme: 'Payment', sessionId: held.sessionId, ...(refusal !== undefined && { serverCode: refusal }) },
+      );
+    }
   } else {
     const stored = store && !request.headers.has('authorization') ? usableCredential(store, key) : undefined;
     first = await send(request, stored?.authorization);
@@ -268,7 +299,7 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
     let other = usable();
     const opening = other
       ? undefined
-      : sessions.opening(forOffer, () => openSession(sessionOffer, sessions, first, request, url, options, send, events, offers));
+      : sessions.opening(forOffer, () => openSession(sessionOffer, sessions, first, request, url, options, send, events, offers, topUps));
     if (!opening) {
       if (!other) {
         await sessions.pendingOpen(forOffer);
@@ -397,6 +428,12 @@ function checkOptions(options: FetchWithL402Options): void {
   }
   if (options.scheme !== undefined && options.scheme !== 'L402' && options.scheme !== 'Payment') {
     throw new TypeError(`fetchWithL402: options.scheme must be 'L402' or 'Payment', got ${String(options.scheme)}`);
+  }
+  // A session's deposits and top-ups are paid on the server's asking: only a budget bounds what a hostile one can take.
+  if (options.sessions && !options.budget) {
+    throw new TypeError(
+      'fetchWithL402: options.sessions needs options.budget (createBudget): every deposit and top-up is charged to it, and a refund counts back only once the wallet has received it',
+    );
   }
   if (options.maxChallengeBytes !== undefined && !(Number.isSafeInteger(options.maxChallengeBytes) && options.maxChallengeBytes > 0)) {
     throw new TypeError(`fetchWithL402: options.maxChallengeBytes must be a whole number of bytes above 0, got ${options.maxChallengeBytes}`);
@@ -764,6 +801,7 @@ async function openSession(
   send: Send,
   events: ClientCall | undefined,
   offers: Offer[],
+  topUps: TopUpAllowance,
 ): Promise<{ ok: true; response: Response } | { ok: false; why: string }> {
   const { wallet } = options;
   if (typeof wallet.createInvoice !== 'function')
@@ -776,9 +814,9 @@ async function openSession(
     if (events && error instanceof L402ClientError) events.invoiceRefused(error.code, { invoice: offer.depositInvoice }, events.challengeReceived({}));
     throw error;
   }
-  let returnInvoice: string;
+  let returnInvoice: { invoice: string; paymentHash: string };
   try {
-    returnInvoice = (await wallet.createInvoice({ memo: `refund of a prepaid session at ${url.host}`, expirySeconds: RETURN_INVOICE_EXPIRY_SECONDS })).invoice;
+    returnInvoice = await newReturnInvoice(wallet, url);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     // The backend cannot (LNbits, NWC), as against could not this time: said as plainly as a wallet without createInvoice.
@@ -791,15 +829,9 @@ async function openSession(
   }
   discardBody(challenged.body);
   const { proof, paidByThisCall, facts, cause } = await payDeposit(offer, invoice, options, url, events);
+  if (paidByThisCall) sessions.paid(sessionPayment('open', offer.paymentHash, url, invoice, proof));
   const retryStartedAt = events ? performance.now() : 0;
-  const response = await send(request, formatSessionCredential(offer.challenge, { action: 'open', preimage: proof.preimage, returnInvoice }));
-  // 400, 401, 402: not opened (the deposit is then the server's to account for). Anything else: opened before the handler ran.
-  let answer = response;
-  if (response.status !== 400 && response.status !== 401 && response.status !== 402) {
-    const held = heldSession(offer, proof.preimage, invoice.amountMsat, request, url, options);
-    sessions.hold(held, tokenKey(url));
-    answer = watchStream(response, held, request, url, options, events);
-  }
+  const { response, answer } = await sendOpen(offer, invoice, proof.preimage, returnInvoice, request, url, options, send, events, topUps);
   if (events && cause !== undefined) events.requestServed({ ...facts, status: response.status, retryStartedAt, paidByThisCall }, cause);
   receipts.set(
     answer,
@@ -812,6 +844,64 @@ async function openSession(
   return { ok: true, response: answer };
 }
 
+/** A return invoice from the wallet: without an amount (the server names the refund), payable for a week. */
+function newReturnInvoice(wallet: Wallet, url: URL): Promise<{ invoice: string; paymentHash: string }> {
+  return wallet.createInvoice!({ memo: `refund of a prepaid session at ${url.host}`, expirySeconds: RETURN_INVOICE_EXPIRY_SECONDS });
+}
+
+/**
+ * Sends `open` with a paid deposit (the challenge it was offered in echoed)
+ * and a return invoice; a server that took it (an answer other than 400,
+ * 401, 402) opened the session before its handler ran: held from then on.
+ * `answer` is the response to hand on (a stream watched for top-ups).
+ */
+async function sendOpen(
+  offer: LightningSessionOffer,
+  invoice: DecodedInvoice & { amountMsat: number },
+  preimage: string,
+  returnInvoice: { invoice: string; paymentHash: string },
+  request: Request,
+  url: URL,
+  options: FetchWithL402Options,
+  send: Send,
+  events: ClientCall | undefined,
+  topUps: TopUpAllowance,
+): Promise<{ response: Response; answer: Response; held?: HeldSession }> {
+  const response = await send(request, formatSessionCredential(offer.challenge, { action: 'open', preimage, returnInvoice: returnInvoice.invoice }));
+  // 400, 401, 402: not opened (the deposit is then the server's to account for, and stays spent here).
+  if (response.status === 400 || response.status === 401 || response.status === 402) return { response, answer: response };
+  const held = heldSession(offer, preimage, invoice.amountMsat, returnInvoice.paymentHash, request, url, options);
+  options.sessions!.hold(held, tokenKey(url));
+  return { response, answer: watchStream(response, held, request, url, options, events, topUps), held };
+}
+
+/** What a call may still pay in top-ups (createSessions' maxTopUpsPerCall, counted down). */
+interface TopUpAllowance {
+  left: number;
+}
+
+/** Takes one top-up from the call's allowance, or throws TOP_UP_REFUSED (nothing paid) when none is left. */
+function takeTopUp(topUps: TopUpAllowance, sessions: ClientSessions, held: HeldSession, url: URL): void {
+  if (topUps.left <= 0) {
+    throw new L402ClientError(
+      'TOP_UP_REFUSED',
+      `Not paid: one call may pay at most ${sessions.maxTopUpsPerCall} top-ups (createSessions' maxTopUpsPerCall), and ${url.host} asked for another`,
+      { url: url.href, scheme: 'Payment', sessionId: held.sessionId },
+    );
+  }
+  topUps.left--;
+}
+
+function sessionPayment(
+  action: SessionPayment['action'],
+  sessionId: string,
+  url: URL,
+  invoice: DecodedInvoice & { amountMsat: number },
+  proof: Proof,
+): SessionPayment {
+  return { action, origin: url.origin, sessionId, paymentHash: invoice.paymentHash, amountMsat: invoice.amountMsat, feeMsat: proof.feeMsat };
+}
+
 /** A 402 for balance on a held session: a fresh deposit of the same realm paid as topUp, then the request sent again once with bearer. */
 async function topUpAndRetry(
   held: HeldSession,
@@ -821,28 +911,92 @@ async function topUpAndRetry(
   options: FetchWithL402Options,
   send: Send,
   events: ClientCall | undefined,
+  topUps: TopUpAllowance,
 ): Promise<Response> {
+  const sessions = options.sessions!;
   const offer = sessionOfferIn(refusal, held.realm);
   if (!offer) return refusal; // no deposit offered to top up with: the refusal as it is
-  const invoice = checkedDeposit(offer, options.sessions!, options, url);
+  const invoice = checkedDeposit(offer, sessions, options, url);
+  takeTopUp(topUps, sessions, held, url);
   discardBody(refusal.body);
   const { proof, paidByThisCall, facts, cause } = await payDeposit(offer, invoice, options, url, events);
+  if (paidByThisCall) sessions.paid(sessionPayment('topUp', held.sessionId, url, invoice, proof));
   const credited = await send(request, formatSessionCredential(offer.challenge, { action: 'topUp', sessionId: held.sessionId, topUpPreimage: proof.preimage }));
   if (!credited.ok) {
-    // Paid, not credited (the session closed meanwhile: a closed session's top-up is refunded with it). Forgotten; the answer says why.
-    options.sessions!.forget(held);
-    return credited;
+    const opened = await notCredited(credited, held, offer, invoice, proof.preimage, request, url, options, send, events, topUps);
+    if (events && cause !== undefined) events.requestServed({ ...facts, status: opened.response.status, retryStartedAt: 0, paidByThisCall }, cause);
+    receipts.set(
+      opened.answer,
+      depositReceipt(request, url, offer, invoice, proof, paidByThisCall, { offered: ['Payment'], session: { action: 'open', sessionId: offer.paymentHash } }),
+    );
+    return opened.answer;
   }
   discardBody(credited.body);
   held.depositedMsat += invoice.amountMsat;
   const retryStartedAt = events ? performance.now() : 0;
-  const response = watchStream(await send(request, bearerCredential(held)), held, request, url, options, events);
+  const response = watchStream(await send(request, bearerCredential(held)), held, request, url, options, events, topUps);
   if (events && cause !== undefined) events.requestServed({ ...facts, status: response.status, retryStartedAt, paidByThisCall }, cause);
   receipts.set(
     response,
     depositReceipt(request, url, offer, invoice, proof, paidByThisCall, { offered: ['Payment'], session: { action: 'topUp', sessionId: held.sessionId } }),
   );
   return response;
+}
+
+/**
+ * A top-up paid and not credited. The session closed meanwhile (or the
+ * server no longer knows it): it is forgotten (its refund looked for at
+ * closeAll), and the paid top-up opens a new session for the request, its
+ * own challenge echoed, with a fresh return invoice, so it is not paid for
+ * nothing (`answer`). A server that will not take it that way, or a refusal
+ * for another reason, throws TOP_UP_NOT_CREDITED: the payment stays spent.
+ */
+async function notCredited(
+  credited: Response,
+  held: HeldSession,
+  offer: LightningSessionOffer,
+  invoice: DecodedInvoice & { amountMsat: number },
+  preimage: string,
+  request: Request,
+  url: URL,
+  options: FetchWithL402Options,
+  send: Send,
+  events: ClientCall | undefined,
+  topUps: TopUpAllowance,
+): Promise<{ response: Response; answer: Response }> {
+  const sessions = options.sessions!;
+  const code = credited.status === 402 ? await sessionRefusal(credited, DEFAULT_MAX_CHALLENGE_BYTES) : undefined;
+  discardBody(credited.body);
+  const paid = `${invoice.amountMsat / 1000} sats paid as a top-up of session ${held.sessionId}`;
+  const details = { url: url.href, scheme: 'Payment', paymentHash: invoice.paymentHash, amountMsat: invoice.amountMsat, sessionId: held.sessionId };
+  if (code !== 'SESSION_CLOSED' && code !== 'SESSION_NOT_FOUND') {
+    throw new L402ClientError('TOP_UP_NOT_CREDITED', `${paid} were not credited (${code ?? `HTTP ${credited.status}`}): the payment stays counted as spent`, {
+      ...details,
+      ...(code !== undefined && { serverCode: code }),
+    });
+  }
+  sessions.gone(held, `the server answered ${code} to a top-up before it was closed`);
+  let returnInvoice: { invoice: string; paymentHash: string };
+  try {
+    returnInvoice = await newReturnInvoice(options.wallet, url);
+  } catch (error) {
+    throw new L402ClientError(
+      'TOP_UP_NOT_CREDITED',
+      `${paid} were not credited (${code}), and the wallet could not make a return invoice to open a session with them (${error instanceof Error ? error.message : String(error)}): the payment stays counted as spent`,
+      { ...details, serverCode: code },
+    );
+  }
+  const opened = await sendOpen(offer, invoice, preimage, returnInvoice, request, url, options, send, events, topUps);
+  if (!opened.held) {
+    const refusedBecause = opened.response.status === 402 ? await sessionRefusal(opened.response, DEFAULT_MAX_CHALLENGE_BYTES) : undefined;
+    discardBody(opened.response.body);
+    throw new L402ClientError(
+      'TOP_UP_NOT_CREDITED',
+      `${paid} were not credited (${code}), and ${url.host} refused to open a session with them (${refusedBecause ?? `HTTP ${opened.response.status}`}): the payment stays counted as spent`,
+      { ...details, serverCode: refusedBecause ?? code },
+    );
+  }
+  return opened;
 }
 
 /** The receipt of a call that paid a session's deposit (open) or a top-up: the payment, and what `rest` says of the session. */
@@ -868,18 +1022,31 @@ function depositReceipt(
   };
 }
 
-/** The session as the store holds it; its close sends `close` on the request that opened it and credits a paid refund to the budget. */
+/**
+ * The session as the store holds it. Its close sends `close` on the request
+ * that opened it, then looks in the wallet for the refund: only what the
+ * wallet received on the return invoice is credited back to the budget (at
+ * most what was paid in), whatever the close answer says.
+ */
 function heldSession(
   offer: LightningSessionOffer,
   preimage: string,
   depositMsat: number,
+  returnPaymentHash: string,
   request: Request,
   url: URL,
   options: FetchWithL402Options,
 ): HeldSession {
   const doFetch: Fetch = options.fetch ?? ((i, r) => globalThis.fetch(i, r));
-  const { budget } = options;
   let closing: Promise<ClosedSession> | undefined;
+  let credited: Promise<RefundSeen> | undefined;
+  /** Looks for the refund (once per session: a refund is credited once) and credits what the wallet received. */
+  const refund = (waitMs: number) =>
+    (credited ??= (async () => {
+      const seen = await seeRefund(options.wallet, returnPaymentHash, waitMs);
+      const creditMsat = Math.min(seen.receivedMsat, session.depositedMsat);
+      return { ...seen, creditedMsat: creditMsat > 0 ? (options.budget?.credit?.(url.host, creditMsat) ?? 0) : 0 };
+    })());
   const session: HeldSession = {
     origin: url.origin,
     realm: offer.challenge.realm,
@@ -889,41 +1056,83 @@ function heldSession(
     challenge: offer.challenge,
     unitPriceSats: offer.unitPriceSats,
     depositedMsat: depositMsat,
+    returnPaymentHash,
     close() {
       closing ??= (async (): Promise<ClosedSession> => {
         options.sessions?.forget(session);
-        const base = { origin: session.origin, realm: session.realm, sessionId: session.sessionId, creditedMsat: 0 };
+        const base = { origin: session.origin, realm: session.realm, sessionId: session.sessionId };
         const authorization = formatSessionCredential(session.challenge, { action: 'close', sessionId: session.sessionId, preimage });
         let answer: Response;
         try {
           answer = await sendOnce(doFetch, options, request, authorization);
         } catch (error) {
-          return { ...base, status: 0, error: `no answer to close: ${error instanceof Error ? error.message : String(error)}` };
+          return { ...base, status: 0, ...(await refund(0)), error: `no answer to close: ${error instanceof Error ? error.message : String(error)}` };
         }
         const body = await readBoundedText(answer.body, DEFAULT_MAX_CHALLENGE_BYTES);
         let json: { refundSats?: unknown; refundStatus?: unknown; detail?: unknown } = {};
         try {
           json = body.ok ? JSON.parse(body.text) : {};
         } catch {}
-        if (!answer.ok) return { ...base, status: answer.status, error: typeof json.detail === 'string' ? json.detail : `HTTP ${answer.status}` };
+        if (!answer.ok)
+          return { ...base, status: answer.status, ...(await refund(0)), error: typeof json.detail === 'string' ? json.detail : `HTTP ${answer.status}` };
         const refundSats = typeof json.refundSats === 'number' && json.refundSats >= 0 ? json.refundSats : undefined;
         const refundStatus =
           json.refundStatus === 'succeeded' || json.refundStatus === 'failed' || json.refundStatus === 'skipped' ? json.refundStatus : undefined;
-        // Credited only when the server says it paid: what came back to the wallet is no longer spent.
-        const refundMsat = refundSats === undefined ? 0 : Math.min(Math.round(refundSats * 1000), session.depositedMsat);
-        const creditedMsat = refundStatus === 'succeeded' && refundMsat > 0 ? (budget?.credit?.(url.host, refundMsat) ?? 0) : 0;
+        // Waited for only when the server says it paid something (then it has settled at the wallet already, bookkeeping aside);
+        // a refund due or failed is looked for once, not waited for.
+        const said = refundStatus === 'succeeded' && (refundSats ?? 0) > 0;
+        const seen = await refund(said ? (options.sessions?.refundWaitMs ?? 0) : 0);
         return {
           ...base,
           status: answer.status,
           ...(refundSats !== undefined && { refundSats }),
           ...(refundStatus !== undefined && { refundStatus }),
-          creditedMsat,
+          ...seen,
         };
       })();
       return closing;
     },
+    async settle(why) {
+      return { origin: session.origin, realm: session.realm, sessionId: session.sessionId, status: 0, ...(await refund(0)), error: why };
+    },
   };
   return session;
+}
+
+/** What the wallet saw of a session's refund, and what of it was credited. */
+interface RefundSeen {
+  refundSeen: boolean;
+  receivedMsat: number;
+  creditedMsat: number;
+  refundUnconfirmed?: string;
+}
+
+/**
+ * Whether the wallet received a refund on its return invoice, and how much:
+ * looked up until it is settled or `waitMs` has passed (at least once). A
+ * wallet without lookupInvoice, a look-up that fails, or an invoice not paid
+ * in time: not seen, and `refundUnconfirmed` says which.
+ */
+async function seeRefund(wallet: Wallet, paymentHash: string, waitMs: number): Promise<Omit<RefundSeen, 'creditedMsat'>> {
+  const unseen = (why: string) => ({ refundSeen: false, receivedMsat: 0, refundUnconfirmed: `${why}: the refund stays counted as spent` });
+  if (typeof wallet.lookupInvoice !== 'function') return unseen('the wallet cannot say what it received (no lookupInvoice)');
+  const until = Date.now() + waitMs;
+  let pauseMs = 100;
+  for (;;) {
+    let failure: string | undefined;
+    try {
+      const status = await wallet.lookupInvoice(paymentHash);
+      const received = status?.amountReceivedMsat;
+      if (status?.settled && Number.isSafeInteger(received) && received! >= 0) return { refundSeen: true, receivedMsat: received! };
+      if (status === null) failure = 'the wallet does not know the return invoice';
+    } catch (error) {
+      failure = `the wallet could not look up the return invoice (${error instanceof Error ? error.message : String(error)})`;
+    }
+    if (Date.now() + pauseMs > until)
+      return unseen(failure ?? (waitMs > 0 ? `the wallet had not received it ${waitMs / 1000} s after the close` : 'the wallet had not received it'));
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    pauseMs = Math.min(pauseMs * 2, 1000);
+  }
 }
 
 /** The longest line of a watched stream kept whole to be read; past it, the rest of that line passes unread. */
@@ -934,12 +1143,15 @@ const MAX_WATCHED_LINE = 4096;
  * as it arrives, read on the way for `event: payment-need-topup` (the server
  * holds the stream until the balance is topped up, sessions.md "The metering
  * seam, and streams"): one top-up at a time is paid, as for a call refused for
- * balance, and the server's held stream resumes by itself. A top-up not made
- * (too dear, over budget, the wallet failed) ends the stream at once, once
- * what came before it has been read: the reader gets the error (an
- * L402ClientError for a refusal or a failed payment), the server's stream is
- * cancelled (it would only be held until its timeout), and `held.topUpError`
- * says why. Any other answer is returned as it is.
+ * balance, and the server's held stream resumes by itself. A demand is
+ * refused unpaid (TOP_UP_REFUSED) when no chunk (a message event with data)
+ * has arrived since this stream's last top-up (a server asking again without
+ * delivering), or when the call has paid its maxTopUpsPerCall. A top-up not
+ * made (refused, too dear, over budget, the wallet failed) ends the stream at
+ * once, once what came before it has been read: the reader gets the error
+ * (an L402ClientError for a refusal or a failed payment), the server's
+ * stream is cancelled (it would only be held until its timeout), and
+ * `held.topUpError` says why. Any other answer is returned as it is.
  */
 function watchStream(
   response: Response,
@@ -948,6 +1160,7 @@ function watchStream(
   url: URL,
   options: FetchWithL402Options,
   events: ClientCall | undefined,
+  topUps: TopUpAllowance,
 ): Response {
   if (!response.body || !/^text\/event-stream/i.test(response.headers.get('content-type') ?? '')) return response;
   const upstream = response.body.getReader();
@@ -957,22 +1170,42 @@ function watchStream(
   const stopped = new Promise<{ error: unknown }>((resolve) => {
     topUpFailed = resolve;
   });
-  const scan = sseLines((line) => {
-    if (line.replace(/\r$/, '').trim() !== 'event: payment-need-topup' || toppingUp) return;
+  const fail = (error: unknown) => {
+    held.topUpError = error instanceof Error ? error.message : String(error);
+    failed = { error };
+    topUpFailed(failed);
+  };
+  let toppedUp = 0; // top-ups this stream paid
+  let chunksSinceTopUp = 0;
+  const demanded = () => {
+    if (toppingUp || failed) return;
+    if (toppedUp > 0 && chunksSinceTopUp === 0) {
+      return fail(
+        new L402ClientError(
+          'TOP_UP_REFUSED',
+          `Not paid: ${url.host} asked for another top-up of session ${held.sessionId} before sending a chunk for the last one`,
+          { url: url.href, scheme: 'Payment', sessionId: held.sessionId },
+        ),
+      );
+    }
+    try {
+      takeTopUp(topUps, options.sessions!, held, url);
+    } catch (error) {
+      return fail(error);
+    }
+    toppedUp++;
+    chunksSinceTopUp = 0;
     toppingUp = topUpForStream(held, request, url, options, events)
-      .then(
-        () => {
-          held.topUpError = undefined;
-        },
-        (error: unknown) => {
-          held.topUpError = error instanceof Error ? error.message : String(error);
-          failed = { error };
-          topUpFailed(failed);
-        },
-      )
+      .then(() => {
+        held.topUpError = undefined;
+      }, fail)
       .finally(() => {
         toppingUp = undefined;
       });
+  };
+  const scan = sseEvents((name, hasData) => {
+    if (name === 'payment-need-topup') demanded();
+    else if ((name === '' || name === 'message') && hasData) chunksSinceTopUp++;
   });
   const stop = async (controller: ReadableStreamDefaultController<Uint8Array>, error: unknown) => {
     controller.error(error);
@@ -998,46 +1231,87 @@ function watchStream(
   return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
-/** Feeds `onLine` each whole line of a byte stream given in chunks; a line longer than MAX_WATCHED_LINE is skipped. */
+/**
+ * Feeds `onEvent` each Server-Sent Event of a byte stream given in chunks, as
+ * it is dispatched (at its blank line): its name ('' when unnamed) and
+ * whether it carried data. Lines are read up to MAX_WATCHED_LINE characters;
+ * the rest of a longer one passes unread (a field name is at its start).
+ */
+function sseEvents(onEvent: (name: string, hasData: boolean) => void): (chunk: Uint8Array) => void {
+  let name = '';
+  let hasData = false;
+  return sseLines((raw) => {
+    const line = raw.replace(/\r$/, '');
+    if (line === '') {
+      if (name !== '' || hasData) onEvent(name, hasData);
+      name = '';
+      hasData = false;
+      return;
+    }
+    if (line.startsWith(':')) return; // a comment
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    if (field === 'event') name = line.slice(colon + 1).replace(/^ /, '');
+    else if (field === 'data') hasData = true;
+  });
+}
+
+/** Feeds `onLine` each whole line of a byte stream given in chunks, cut at MAX_WATCHED_LINE characters. */
 function sseLines(onLine: (line: string) => void): (chunk: Uint8Array) => void {
   const decoder = new TextDecoder();
   let line = '';
-  let skipping = false; // within a line too long to read
   return (chunk) => {
     const parts = decoder.decode(chunk, { stream: true }).split('\n');
     for (let i = 0; i < parts.length; i++) {
-      const last = i === parts.length - 1;
-      if (!skipping) line += parts[i];
-      if (last) {
-        if (line.length > MAX_WATCHED_LINE) {
-          line = '';
-          skipping = true;
-        }
-      } else {
-        if (!skipping) onLine(line);
+      if (line.length < MAX_WATCHED_LINE) line += parts[i]!.slice(0, MAX_WATCHED_LINE - line.length);
+      if (i < parts.length - 1) {
+        onLine(line);
         line = '';
-        skipping = false;
       }
     }
   };
 }
 
-/** A fresh 402's deposit for the held session's realm, checked and paid, presented as topUp (without the caller's signal: the stream may outlive it). */
+/**
+ * A fresh 402's deposit for the held session's realm, checked and paid,
+ * presented as topUp (without the caller's signal: the stream may outlive
+ * it). Not credited: TOP_UP_NOT_CREDITED (a stream held on a closed session
+ * cannot be moved to a new one: opening one would run the request again).
+ */
 async function topUpForStream(held: HeldSession, request: Request, url: URL, options: FetchWithL402Options, events: ClientCall | undefined): Promise<void> {
   const doFetch: Fetch = options.fetch ?? ((i, r) => globalThis.fetch(i, r));
+  const sessions = options.sessions!;
   const fresh = await sendOnce(doFetch, options, request, undefined);
   const offer = fresh.status === 402 ? sessionOfferIn(fresh, held.realm) : undefined;
   discardBody(fresh.body);
   if (!offer) throw new Error(`no session deposit offered to top up with (HTTP ${fresh.status})`);
-  const invoice = checkedDeposit(offer, options.sessions!, options, url);
-  const { proof } = await payDeposit(offer, invoice, options, url, events);
+  const invoice = checkedDeposit(offer, sessions, options, url);
+  const { proof, paidByThisCall } = await payDeposit(offer, invoice, options, url, events);
+  if (paidByThisCall) sessions.paid(sessionPayment('topUp', held.sessionId, url, invoice, proof));
   const credited = await sendOnce(
     doFetch,
     options,
     request,
     formatSessionCredential(offer.challenge, { action: 'topUp', sessionId: held.sessionId, topUpPreimage: proof.preimage }),
   );
+  if (credited.ok) {
+    discardBody(credited.body);
+    held.depositedMsat += invoice.amountMsat;
+    return;
+  }
+  const code = credited.status === 402 ? await sessionRefusal(credited, DEFAULT_MAX_CHALLENGE_BYTES) : undefined;
   discardBody(credited.body);
-  if (!credited.ok) throw new Error(`the top-up was paid and not credited (HTTP ${credited.status}): the session is closed, and it is refunded with it`);
-  held.depositedMsat += invoice.amountMsat;
+  if (code === 'SESSION_CLOSED' || code === 'SESSION_NOT_FOUND') sessions.gone(held, `the server answered ${code} to a top-up before it was closed`);
+  throw new L402ClientError(
+    'TOP_UP_NOT_CREDITED',
+    `${invoice.amountMsat / 1000} sats paid as a top-up of session ${held.sessionId} were not credited (${code ?? `HTTP ${credited.status}`}): the payment stays counted as spent`,
+    {
+      url: url.href,
+      scheme: 'Payment',
+      paymentHash: invoice.paymentHash,
+      amountMsat: invoice.amountMsat,
+      sessionId: held.sessionId,
+      ...(code !== undefined && { serverCode: code }),
+    },
+  );
 }

@@ -22,6 +22,38 @@ export interface ClientSessionsOptions {
    * Default false.
    */
   closeOnExit?: boolean;
+  /**
+   * The most top-ups one call may pay (a call refused for balance, and a
+   * metered stream's `payment-need-topup` demands together); past it the
+   * demand is refused unpaid (TOP_UP_REFUSED). Default 10: with the draft's
+   * 20-unit deposits, a stream of 220 units in one call (the demo's longest,
+   * 200 chunks, fits), while a server asking again and again gets no more
+   * than ten deposits out of one call. The budget bounds all calls together.
+   */
+  maxTopUpsPerCall?: number;
+  /**
+   * How long a close waits, at most, for the wallet to see a refund the
+   * server says it paid (its return invoice settled), in seconds. Default 3:
+   * a refund truly paid has settled at the wallet before the server learns it
+   * was (the preimage comes back only then), so this covers only the
+   * wallet's own bookkeeping. A refund not seen by then stays counted as
+   * spent (`refundSeen: false`): one a server pays later (its sweep) is not
+   * waited for.
+   */
+  refundWaitSeconds?: number;
+  /** Told of each deposit paid (opening a session or topping it up), as it is paid; a throw is ignored. For a running account (the CLI prints each). */
+  onPayment?(payment: SessionPayment): void;
+}
+
+/** A session deposit the wallet paid. */
+export interface SessionPayment {
+  action: 'open' | 'topUp';
+  origin: string;
+  /** The session it opened or topped up. */
+  sessionId: string;
+  paymentHash: string;
+  amountMsat: number;
+  feeMsat: number;
 }
 
 /** What closing a session said. */
@@ -33,11 +65,17 @@ export interface ClosedSession {
   status: number;
   /** From the close answer: what was paid in and not spent, in sats (a fraction when part of a sat was spent). */
   refundSats?: number;
-  /** succeeded (paid to the return invoice), skipped (nothing left), failed (not paid yet: the server keeps it due). */
+  /** What the server says of its refund: succeeded (paid to the return invoice), skipped (nothing left), failed (not paid yet: the server keeps it due). Its word only. */
   refundStatus?: RefundStatus;
-  /** Millisatoshis given back to the budget (a succeeded refund only). */
+  /** Whether the wallet itself saw the return invoice paid (its lookupInvoice): the only thing that counts a refund back. */
+  refundSeen: boolean;
+  /** What the wallet received on the return invoice, integer msat (0 when not seen). */
+  receivedMsat: number;
+  /** Millisatoshis given back to the budget: what the wallet received, at most what was paid into the session. */
   creditedMsat: number;
-  /** Why it was not closed, when it was not. */
+  /** Why the refund was not seen, when it was not (the wallet cannot look it up, had not received it in time, …): it stays counted as spent. */
+  refundUnconfirmed?: string;
+  /** Why it was not closed, when it was not (or, for a session the server closed or forgot before, that no close was sent). */
   error?: string;
 }
 
@@ -54,16 +92,30 @@ export interface HeldSession {
   /** The challenge the session was opened with (echoed in bearer and close). */
   challenge: PaymentChallenge;
   unitPriceSats: number;
-  /** Deposits paid into it (the opening one and top-ups), msat. */
+  /** Deposits paid into it (the opening one and top-ups), msat: the most a refund to it can count back. */
   depositedMsat: number;
+  /** The payment hash of the return invoice its refund goes to (the wallet's own invoice). */
+  returnPaymentHash: string;
   /** Why the last top-up asked by a metered stream (payment-need-topup) was not made, if it was not; cleared by one that was. */
   topUpError?: string;
-  /** Sends close; never throws (a failure is in the result). Called once; later calls answer the first result. */
+  /** Sends close, then looks for the refund in the wallet; never throws (a failure is in the result). Called once; later calls answer the first result. */
   close(): Promise<ClosedSession>;
+  /**
+   * For a session the server closed or forgot on its own (no close is sent):
+   * looks once for a refund in the wallet and credits what it received.
+   * Never throws; `why` goes in the result's `error`.
+   */
+  settle(why: string): Promise<ClosedSession>;
 }
 
 export interface ClientSessions {
   readonly maxDepositSats?: number;
+  /** The most top-ups one call may pay (createSessions' maxTopUpsPerCall, default 10). */
+  readonly maxTopUpsPerCall: number;
+  /** The longest a close waits to see a refund, ms. */
+  readonly refundWaitMs: number;
+  /** Tells the store's onPayment of a deposit paid; never throws. */
+  paid(payment: SessionPayment): void;
   /** The sessions held now. */
   list(): HeldSession[];
   /** The session a path (origin + pathname) was last served with, while it is held. */
@@ -76,8 +128,13 @@ export interface ClientSessions {
   use(path: string, session: HeldSession): void;
   /** Stops serving `path` with a session (it was refused there, not for balance); the session stays held. */
   unuse(path: string): void;
-  /** Forgets a session without closing it (the server closed it, or does not know it). */
+  /** Forgets a session without closing it. */
   forget(session: HeldSession): void;
+  /**
+   * Forgets a session the server closed, or does not know, without closing
+   * it: its deposits stay spent until closeAll sees a refund of it in the wallet.
+   */
+  gone(session: HeldSession, why: string): void;
   /**
    * Runs `open` as the one opening of a session for `key` at a time: a call
    * that finds another opening waits for it instead (and answers undefined),
@@ -86,9 +143,16 @@ export interface ClientSessions {
   opening<T>(key: string, open: () => Promise<T>): Promise<T> | undefined;
   /** An opening under way for the key, to wait for. */
   pendingOpen(key: string): Promise<unknown> | undefined;
-  /** Closes every session held (each forgotten first, so none is used meanwhile) and says how each went. */
+  /**
+   * Closes every session held (each forgotten first, so none is used
+   * meanwhile), looks for each refund in the wallet (and for those of
+   * sessions the server had closed), and says how each went.
+   */
   closeAll(): Promise<ClosedSession[]>;
 }
+
+const DEFAULT_MAX_TOP_UPS_PER_CALL = 10;
+const DEFAULT_REFUND_WAIT_SECONDS = 3;
 
 /** What a session is for: origin, realm and binding. */
 export const sessionKey = (origin: string, realm: string, binding: string) => JSON.stringify([origin, realm, binding]);
@@ -96,9 +160,15 @@ const keyOf = (session: Pick<HeldSession, 'origin' | 'realm' | 'binding'>) => se
 
 /** A place for fetchWithL402's sessions: pass it as `sessions`, and call closeAll() when done. */
 export function createSessions(options: ClientSessionsOptions = {}): ClientSessions {
-  const { maxDepositSats } = options;
+  const { maxDepositSats, maxTopUpsPerCall = DEFAULT_MAX_TOP_UPS_PER_CALL, refundWaitSeconds = DEFAULT_REFUND_WAIT_SECONDS } = options;
   if (maxDepositSats !== undefined && (!Number.isSafeInteger(maxDepositSats) || maxDepositSats <= 0))
     throw new TypeError(`createSessions: maxDepositSats must be a positive whole number of satoshis, got ${maxDepositSats}`);
+  if (!Number.isSafeInteger(maxTopUpsPerCall) || maxTopUpsPerCall < 0)
+    throw new TypeError(`createSessions: maxTopUpsPerCall must be a whole number, 0 or more, got ${maxTopUpsPerCall}`);
+  if (!(refundWaitSeconds >= 0 && refundWaitSeconds <= 600))
+    throw new TypeError(`createSessions: refundWaitSeconds must be a number of seconds from 0 to 600, got ${refundWaitSeconds}`);
+  /** Sessions the server closed or forgot: their refunds are looked for at closeAll. */
+  const goneSessions = new Map<HeldSession, string>();
   const held = new Map<string, HeldSession>();
   const paths = new Map<string, HeldSession>();
   const openings = new Map<string, Promise<unknown>>();
@@ -115,11 +185,22 @@ export function createSessions(options: ClientSessionsOptions = {}): ClientSessi
     paths.clear();
     const replaced = [...replacedClosing];
     replacedClosing.clear();
-    return Promise.all([...replaced, ...all.map((session) => session.close())]);
+    const gone = [...goneSessions];
+    goneSessions.clear();
+    return Promise.all([...replaced, ...all.map((session) => session.close()), ...gone.map(([session, why]) => session.settle(why))]);
   };
   if (options.closeOnExit) closeBeforeExit(closeAll, () => held.size);
   return {
     ...(maxDepositSats !== undefined && { maxDepositSats }),
+    maxTopUpsPerCall,
+    refundWaitMs: refundWaitSeconds * 1000,
+    paid(payment) {
+      try {
+        options.onPayment?.(payment);
+      } catch {
+        // the caller's account-keeping failing changes nothing here
+      }
+    },
     list: () => [...held.values()],
     find: (path) => paths.get(path),
     matching: (origin, realm, binding) => held.get(sessionKey(origin, realm, binding)),
@@ -141,6 +222,10 @@ export function createSessions(options: ClientSessionsOptions = {}): ClientSessi
       paths.delete(path);
     },
     forget,
+    gone(session, why) {
+      forget(session);
+      goneSessions.set(session, why);
+    },
     opening(key, open) {
       if (openings.has(key)) return undefined;
       const running = open();

@@ -27,7 +27,8 @@ export interface ProviderWalletOptions {
   noAmountlessInvoices?: string;
 }
 
-type WalletProvider = Pick<LightningProvider, 'payInvoice'> & Partial<Pick<LightningProvider, 'name' | 'createInvoice' | 'createAmountlessInvoice'>>;
+type WalletProvider = Pick<LightningProvider, 'payInvoice'> &
+  Partial<Pick<LightningProvider, 'name' | 'createInvoice' | 'createAmountlessInvoice' | 'lookupInvoice'>>;
 
 /**
  * A wallet that pays through a Lightning backend's payInvoice (any
@@ -43,6 +44,14 @@ export function providerWallet(provider: WalletProvider, network: Network = 'bit
       return { preimage: paid.preimage, feeMsat: paid.feeMsat };
     },
   };
+  if (typeof provider.lookupInvoice === 'function') {
+    // The backend's own record of the incoming payment: for a return invoice (no amount), what its payer paid.
+    wallet.lookupInvoice = async (paymentHash) => {
+      const status = await provider.lookupInvoice!(paymentHash);
+      if (!status) return null;
+      return status.settled ? { settled: true, amountReceivedMsat: status.amountMsat } : { settled: false };
+    };
+  }
   if (typeof provider.createInvoice !== 'function') return wallet;
   const backend = options.backend ?? provider.name ?? 'this backend';
   wallet.createInvoice = async ({ amountMsat, memo, expirySeconds }) => {
@@ -194,6 +203,18 @@ export function devWallet(options: DevWalletOptions): Wallet {
         throw new Error(`the dev wallet at ${receiving} could not make an invoice: ${reason}`);
       }
       return { invoice: body.invoice, paymentHash: body.paymentHash };
+    },
+    /** The dev node's record of an invoice it made (GET /api/dev/receive/<hash>): paid, and for how much. */
+    async lookupInvoice(paymentHash) {
+      if (!/^[0-9a-f]{64}$/.test(paymentHash)) throw new RangeError('a payment hash is 64 lower-case hex characters');
+      const answer = await doFetch(`${receiving}/${paymentHash}`, { signal: AbortSignal.timeout(timeoutMs) });
+      const body = (await answer.json().catch(() => undefined)) as { paid?: unknown; amountMsat?: unknown; code?: unknown; error?: unknown } | undefined;
+      if (answer.status === 404 && body?.code === 'UNKNOWN_INVOICE') return null;
+      if (!answer.ok || typeof body?.paid !== 'boolean' || !Number.isSafeInteger(body.amountMsat) || (body.amountMsat as number) < 0) {
+        const reason = typeof body?.error === 'string' ? body.error : `HTTP ${answer.status}`;
+        throw new Error(`the dev wallet at ${receiving} could not say whether it received ${paymentHash}: ${reason}`);
+      }
+      return body.paid ? { settled: true, amountReceivedMsat: body.amountMsat as number } : { settled: false };
     },
   };
 }

@@ -38,6 +38,8 @@ const Created = z.object({ r_hash: Base64, payment_request: z.string().min(1) })
 const Invoice = z.object({
   r_preimage: Base64.nullish(),
   value_msat: IntLike,
+  /** What was received; for an invoice without an amount (value_msat 0) the only amount there is. */
+  amt_paid_msat: IntLike.nullish(),
   state: z.enum(['OPEN', 'SETTLED', 'CANCELED', 'ACCEPTED']),
 });
 const Payment = z.object({
@@ -161,7 +163,9 @@ export function createLndProvider(options: LndOptions): LightningProvider {
       const settled = invoice.state === 'SETTLED';
       // LND knows the preimage of its open invoices too; only a settled one's proves payment.
       const preimage = settled && invoice.r_preimage ? checkedPreimage(BACKEND, paymentHash, base64ToHex(invoice.r_preimage)) : undefined;
-      return { paymentHash, settled, amountMsat: invoice.value_msat, ...(preimage ? { preimage } : {}) };
+      // An invoice without an amount (a session's return invoice): what its payer paid, as the other backends answer.
+      const amountMsat = invoice.value_msat === 0 ? (invoice.amt_paid_msat ?? 0) : invoice.value_msat;
+      return { paymentHash, settled, amountMsat, ...(preimage ? { preimage } : {}) };
     },
 
     payInvoice: ({ invoice, maxFeeMsat }) => pay(invoice, maxFeeMsat),
