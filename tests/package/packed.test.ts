@@ -9,11 +9,17 @@
 // - the paid flow (402 -> pay with the dev wallet -> 200 -> the same
 //   credential refused) on a plain node:http server, Express and Hono, in
 //   Vercel's edge-runtime, workerd (miniflare), Deno and Bun, and in a Next.js
-//   App Router app (next build without L402_SECRET, next start with it) on the
-//   Node and edge runtimes;
-// - the package README's recipe in that app, followed literally: under next
-//   dev, `npx l402-paywall --dev <the app>` pays its paid route on the first
-//   try; under next start its dev wallet refuses to pay;
+//   App Router app (next build without L402_SECRET or managed mode's settings,
+//   next start with the secret) on the Node and edge runtimes;
+// - managed mode (l402-paywall/managed) in that app on both runtimes: it
+//   builds without its settings and answers 503 NOT_CONFIGURED naming them;
+// - the package README's Next.js recipe, written into that app from the README
+//   as pasted (readmeRecipe): under next start (production) its dev node sells
+//   nothing (503 DEV_NODE_IN_PRODUCTION) and its dev wallet refuses; under next
+//   start with NODE_ENV=test the packed command line pays /api/hello with
+//   --dev and pays a session on /api/generate with --session (opened,
+//   streamed, closed, refunded); under next dev `npx l402-paywall --dev` pays
+//   on the first try;
 // - the other way round, in the same Next.js app: route handlers on the Node
 //   and edge runtimes pay a paid route of this repository's local service
 //   with fetchWithL402 (an agent inside a Next.js app);
@@ -83,8 +89,14 @@ afterAll(async () => {
   );
 }, 2 * MINUTE);
 
-async function serve(command: string, args: string[], cwd: string, options: { ready?: RegExp; url?: string } = {}): Promise<string> {
-  const server = await startServer(command, args, { cwd, env: cleanEnv({ L402_SECRET: SECRET }), ...options });
+async function serve(
+  command: string,
+  args: string[],
+  cwd: string,
+  options: { ready?: RegExp; url?: string; env?: Record<string, string> } = {},
+): Promise<string> {
+  const { env, ...rest } = options;
+  const server = await startServer(command, args, { cwd, env: cleanEnv({ L402_SECRET: SECRET, ...env }), ...rest });
   servers.push(server);
   return server.url;
 }
@@ -360,42 +372,109 @@ describe('the paid flow inside other runtimes, from the packed core, in both sch
   }
 });
 
-describe('Next.js App Router (create-next-app defaults, no transpilePackages): next build without the secret, next start and next dev with it', () => {
-  let base: Promise<string> | undefined;
-  // `next start` once for both routes, after the build the preparation ran.
-  const nextServer = () =>
-    (base ??= awaitStep<string>(WORK, 'next-build').then(async (app) => {
+describe('Next.js App Router (create-next-app defaults, no transpilePackages): next build without any runtime setting, next start and next dev with the secret', () => {
+  const startNext = (nodeEnv?: string) =>
+    awaitStep<string>(WORK, 'next-build').then(async (app) => {
       const port = await freePort();
       const next = join(app, 'node_modules/next/dist/bin/next');
-      return serve(process.execPath, [next, 'start', '-p', String(port), '-H', '127.0.0.1'], app, { ready: /Ready in/, url: `http://127.0.0.1:${port}` });
-    }));
+      return serve(process.execPath, [next, 'start', '-p', String(port), '-H', '127.0.0.1'], app, {
+        ready: /Ready in/,
+        url: `http://127.0.0.1:${port}`,
+        ...(nodeEnv && { env: { NODE_ENV: nodeEnv } }),
+      });
+    });
+  let production: Promise<string> | undefined;
+  let local: Promise<string> | undefined;
+  // `next start` as deployed (it sets NODE_ENV=production), once for every test that needs it.
+  const nextServer = () => (production ??= startNext());
+  // The same build started with NODE_ENV=test, where the dev node and its wallet run: the paid
+  // flows and the README's recipe paid with the dev wallet (under production they refuse).
+  const localNextServer = () => (local ??= startNext('test'));
 
   it(
-    'next build ran with no L402_SECRET in its environment, and built every paid route',
+    'next build ran with no L402_SECRET, LIGHTNING_ADDRESS or L402_SERVICE_URL in its environment, and built every route, managed mode on both runtimes among them',
     async () => {
-      expect(nextBuildEnv().L402_SECRET).toBeUndefined();
+      const env = nextBuildEnv();
+      expect([env.L402_SECRET, env.LIGHTNING_ADDRESS, env.L402_SERVICE_URL]).toEqual([undefined, undefined, undefined]);
       const app = await awaitStep<string>(WORK, 'next-build');
       const routes = Object.values(JSON.parse(readFileSync(join(app, '.next/app-path-routes-manifest.json'), 'utf8')) as Record<string, string>);
-      expect(routes).toEqual(expect.arrayContaining(['/api/hello', '/api/dev/pay', '/api/node', '/api/edge']));
+      expect(routes).toEqual(
+        expect.arrayContaining([
+          '/api/hello',
+          '/api/dev/pay',
+          '/api/dev/receive/[[...hash]]',
+          '/api/generate',
+          '/api/node',
+          '/api/edge',
+          '/api/managed/node',
+          '/api/managed/edge',
+        ]),
+      );
+    },
+    10 * MINUTE,
+  );
+
+  for (const runtime of ['node', 'edge']) {
+    it(
+      `a managed-mode route on the ${runtime} runtime, started without its settings, answers 503 NOT_CONFIGURED naming each`,
+      async () => {
+        const base = await nextServer();
+        const answer = await fetch(`${base}/api/managed/${runtime}`);
+        expect(answer.status).toBe(503);
+        expect(answer.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+        const body = (await answer.json()) as { error: string; code: string; missing: string[] };
+        expect(body).toMatchObject({ code: 'NOT_CONFIGURED', missing: ['managed.lightningAddress', 'managed.serviceUrl'] });
+        expect(body.error).toContain('option `managed.lightningAddress` is missing');
+        expect(body.error).toContain('option `managed.serviceUrl` is missing');
+      },
+      10 * MINUTE,
+    );
+  }
+
+  it(
+    "the package README's recipe under next start (production): the dev node sells nothing (503 DEV_NODE_IN_PRODUCTION), its wallet's routes answer 404",
+    async () => {
+      const base = await nextServer();
+      const asked = await fetch(`${base}/api/hello`);
+      expect(asked.status).toBe(503);
+      expect(asked.headers.get('www-authenticate')).toBeNull();
+      const body = (await asked.json()) as { error: string; code: string };
+      expect(body.code).toBe('DEV_NODE_IN_PRODUCTION');
+      expect(body.error).toContain('NODE_ENV is "production"');
+      for (const [path, method] of [
+        ['/api/dev/pay', 'POST'],
+        ['/api/dev/receive', 'POST'],
+        [`/api/dev/receive/${'ab'.repeat(32)}`, 'GET'],
+      ] as const) {
+        const refused = await fetch(`${base}${path}`, {
+          method,
+          ...(method === 'POST' && { headers: { 'content-type': 'application/json' }, body: '{}' }),
+        });
+        expect(refused.status, path).toBe(404);
+        expect(await refused.json()).toMatchObject({ code: 'NOT_FOUND', error: expect.stringContaining('NODE_ENV is "production"') });
+      }
     },
     10 * MINUTE,
   );
 
   it(
-    "the package README's recipe under next start (production): /api/hello answers a 1-sat challenge, and its dev wallet route refuses to pay (404)",
+    "the package README's recipe, as pasted, under next start with NODE_ENV=test: `l402-paywall --dev` pays /api/hello, and `--session` opens a session on /api/generate, streams it and gets its refund",
     async () => {
-      const base = await nextServer();
-      const asked = await fetch(`${base}/api/hello`);
-      expect(asked.status).toBe(402);
-      const challenge = (await asked.json()) as Challenge;
-      expect(challenge).toMatchObject({ code: 'PAYMENT_REQUIRED', priceSats: 1 });
-      const refused = await fetch(`${base}/api/dev/pay`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ invoice: challenge.invoice }),
-      });
-      expect(refused.status).toBe(404);
-      expect(await refused.json()).toMatchObject({ code: 'NOT_FOUND', error: expect.stringContaining('NODE_ENV is "production"') });
+      const base = await localNextServer();
+      const app = await awaitStep<string>(WORK, 'next-build');
+      const bin = join(app, 'node_modules/.bin/l402-paywall');
+      const hello = await run(bin, ['--dev', base, `${base}/api/hello`], { cwd: app, allowFailure: true, timeoutMs: 2 * MINUTE });
+      expect(hello.code, hello.output).toBe(0);
+      expect(hello.output).toContain('{"hello":"world"}');
+
+      const session = await run(bin, ['--dev', base, '--session', `${base}/api/generate`], { cwd: app, allowFailure: true, timeoutMs: 2 * MINUTE });
+      console.log(`l402-paywall --session against the README's /api/generate:\n${session.output}`);
+      expect(session.code, session.output).toBe(0);
+      expect(session.output).not.toContain('no session opened');
+      // The five tokens, streamed one unit each from a 20-sat deposit: 15 sats come back.
+      for (const token of ['Pay', 'once,', 'spend', 'per', 'token.']) expect(session.output).toContain(token);
+      expect(session.output).toMatch(/paid 20 sats/);
+      expect(session.output).toMatch(/session [0-9a-f]{64} closed, refund 15 sats/);
     },
     10 * MINUTE,
   );
@@ -424,7 +503,7 @@ describe('Next.js App Router (create-next-app defaults, no transpilePackages): n
     it(
       `a paid route on the ${runtime} runtime`,
       async () => {
-        const url = `${await nextServer()}/api/${runtime}`;
+        const url = `${await localNextServer()}/api/${runtime}`;
         await provePaidFlow(url, url);
         await provePaymentScheme(url, url);
       },
@@ -438,7 +517,7 @@ describe('Next.js App Router (create-next-app defaults, no transpilePackages): n
   // The demo logs each payment to the service's database (PGlite in memory): opened and migrated here, not during a payment.
   beforeAll(async () => {
     serviceDatabase = await service.ctx.database();
-  });
+  }, 2 * MINUTE);
   afterAll(() => serviceDatabase?.close());
   for (const runtime of ['node', 'edge']) {
     it(

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { cleanEnv, installFixture, packLibrary, recordStep, run, stepTimings } from '../support/packed.js';
+import { cleanEnv, installFixture, packLibrary, readmeRecipe, recordStep, run, stepTimings } from '../support/packed.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -25,13 +25,14 @@ declare module 'vitest' {
 export const PACKED_FIXTURES = ['packed-consumer', 'packed-node-http', 'packed-express', 'packed-hono', 'packed-runtimes', 'packed-next'] as const;
 
 /**
- * A build has no runtime secrets (a CI job, Vercel's build step): `next build`
- * runs without L402_SECRET, evaluating every route module that calls withL402;
- * `next start` gets it (packed.test.ts).
+ * A build has no runtime settings (a CI job, Vercel's build step): `next build`
+ * runs without L402_SECRET and managed mode's LIGHTNING_ADDRESS and
+ * L402_SERVICE_URL, evaluating every route module that calls withL402;
+ * `next start` gets the secret alone (packed.test.ts).
  */
 export function nextBuildEnv(): NodeJS.ProcessEnv {
   const env = cleanEnv();
-  delete env.L402_SECRET;
+  for (const setting of ['L402_SECRET', 'LIGHTNING_ADDRESS', 'L402_SERVICE_URL']) delete env[setting];
   return env;
 }
 
@@ -44,7 +45,10 @@ export default function setup(project: TestProject): () => Promise<void> {
 
   const packed = recordStep(work, 'pack', Promise.resolve(), () => packLibrary(join(work, 'pack'), { lowPriority: true }));
   const installs = PACKED_FIXTURES.map((fixture) =>
-    recordStep(work, `install-${fixture}`, packed, ({ tarball }) => installFixture(fixture, tarball, join(work, fixture), { lowPriority: true })),
+    recordStep(work, `install-${fixture}`, packed, ({ tarball }) =>
+      // The Next.js app gets the package README's recipe written into it, snippet by snippet, as a user pastes it.
+      installFixture(fixture, tarball, join(work, fixture), { lowPriority: true, ...(fixture === 'packed-next' && { files: readmeRecipe() }) }),
+    ),
   );
   const nextBuild = recordStep(work, 'next-build', installs[PACKED_FIXTURES.indexOf('packed-next')]!, async (app) => {
     await run(process.execPath, ['node_modules/next/dist/bin/next', 'build'], { cwd: app, env: nextBuildEnv(), lowPriority: true });

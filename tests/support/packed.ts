@@ -6,9 +6,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setPriority } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { codeBlocks } from './markdown.js';
 
 export const REPO_DIR = fileURLToPath(new URL('../../', import.meta.url));
 export const LIBRARY_DIR = join(REPO_DIR, 'packages/l402-paywall');
@@ -108,17 +109,46 @@ export async function packLibrary(
   return { tarball, bytes: statSync(tarball).size, files: report[0]!.files.map((file) => file.path) };
 }
 
+/** The sections of the package README whose file-named snippets make its Next.js recipe. */
+export const README_RECIPE_SECTIONS = ['Try it offline', 'Prepaid sessions'];
+
 /**
- * Copies tests/fixtures/<fixture> to `into`, points its `l402-paywall`
- * dependency at the tarball and runs `npm install` there. Returns the directory.
+ * The package README's Next.js recipe as a user pastes it: each TypeScript
+ * snippet of README_RECIPE_SECTIONS whose first line names its file
+ * (`// app/api/hello/route.ts`), that file's path and its text exactly.
  */
-export async function installFixture(fixture: string, tarball: string, into: string, options: { lowPriority?: boolean } = {}): Promise<string> {
+export function readmeRecipe(): Map<string, string> {
+  const guide = readFileSync(join(LIBRARY_DIR, 'README.md'), 'utf8');
+  const files = new Map<string, string>();
+  for (const block of codeBlocks(guide)) {
+    if (!README_RECIPE_SECTIONS.includes(block.heading) || block.lang !== 'ts') continue;
+    const path = /^\/\/ ((?:[\w@[\].-]+\/)*[\w@[\].-]+\.tsx?)\b/.exec(block.code)?.[1];
+    if (path) files.set(path, `${block.code.trimEnd()}\n`);
+  }
+  return files;
+}
+
+/**
+ * Copies tests/fixtures/<fixture> to `into`, writes `files` into it (the
+ * README's recipe), points its `l402-paywall` dependency at the tarball and
+ * runs `npm install` there. Returns the directory.
+ */
+export async function installFixture(
+  fixture: string,
+  tarball: string,
+  into: string,
+  options: { lowPriority?: boolean; files?: Map<string, string> } = {},
+): Promise<string> {
   cpSync(join(FIXTURES_DIR, fixture), into, { recursive: true, filter: (source) => !/[\\/](node_modules|\.next)$/.test(source) });
+  for (const [path, text] of options.files ?? []) {
+    mkdirSync(dirname(join(into, path)), { recursive: true });
+    writeFileSync(join(into, path), text);
+  }
   const manifestPath = join(into, 'package.json');
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { dependencies?: Record<string, string> };
   manifest.dependencies = { ...manifest.dependencies, 'l402-paywall': `file:${tarball}` };
   writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
-  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: into, ...options });
+  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: into, lowPriority: options.lowPriority });
   return into;
 }
 

@@ -32,6 +32,11 @@ const documents = [
     .map((file) => `docs/${file}`),
 ];
 
+/** The pages the service serves (public/), whose links are checked too. */
+const PAGES = readdirSync(join(root, 'public'))
+  .filter((file) => file.endsWith('.html'))
+  .map((file) => `public/${file}`);
+
 const text = (path: string) => readFileSync(join(root, path), 'utf8');
 
 /** Where a link leads inside the repository (a path from its root and a fragment), or undefined for an external link. */
@@ -78,6 +83,37 @@ describe('documentation links', () => {
 
   it('pending pages are still pending (remove an entry of PENDING_PAGES once its page exists)', () => {
     expect(PENDING_PAGES.filter((page) => existsSync(join(root, page)))).toEqual([]);
+  });
+
+  // The landing page and the dashboard are served by the deployed service, away from the
+  // repository: a link into the documentation must be absolute and land on a heading that
+  // exists, a link within the page on an element of it, and a section of the documentation
+  // must be named by such a link, never only in words ("the README's “Deploy” section"),
+  // which no check could follow when the section is renamed.
+  it.each(PAGES)('every link of %s into the documentation or the page itself leads to a heading or an element that exists', (page) => {
+    const html = text(page);
+    const ids = new Set([...html.matchAll(/\sid="([^"]+)"/g)].map((match) => match[1]!));
+    const broken: string[] = [];
+    for (const [, target = ''] of html.matchAll(/\shref="([^"]*)"/g)) {
+      const where = `${page} → ${target}`;
+      if (target.startsWith('#')) {
+        // href="#" is a placeholder the page's script replaces (a wallet link).
+        if (target !== '#' && !ids.has(decodeURIComponent(target.slice(1)))) broken.push(`${where}: no element with that id`);
+        continue;
+      }
+      if (!target.startsWith(REPOSITORY_URL)) continue;
+      const inRepo = inRepository(page, target)!;
+      if (!existsSync(join(root, inRepo.path))) broken.push(`${where}: no file ${inRepo.path}`);
+      else if (inRepo.fragment !== undefined && !headingAnchors(text(inRepo.path)).has(inRepo.fragment))
+        broken.push(`${where}: ${inRepo.path} has no heading #${inRepo.fragment}`);
+    }
+    for (const [mention] of html.matchAll(/README[’']s\s+“[^”]+”(?:\s+and\s+“[^”]+”)?\s+sections?/g))
+      broken.push(`${page}: names a section in words, not by a link: ${mention}`);
+    expect(broken).toEqual([]);
+  });
+
+  it('the checker finds a section named in words', () => {
+    expect(`<p>The README's “Deploy” section</p>`).toMatch(/README[’']s\s+“[^”]+”(?:\s+and\s+“[^”]+”)?\s+sections?/);
   });
 
   it('the checker finds a broken link and a missing heading', () => {

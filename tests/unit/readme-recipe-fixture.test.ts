@@ -1,21 +1,38 @@
-// The packed-tarball suite proves the package README's offline recipe in a
-// real Next.js app (tests/fixtures/packed-next). That proof is worth something
-// only while the fixture IS the recipe: each snippet of "Try it offline" that
-// names its file must equal that file of the fixture, byte for byte.
-import { readFileSync } from 'node:fs';
+// The packed-tarball suite runs the package README's Next.js recipe: its
+// file-named snippets ("Try it offline" and the prepaid-session route) are
+// written, as a user pastes them, into a fresh copy of tests/fixtures/packed-next
+// when it is installed from the tarball (tests/support/packed.ts readmeRecipe),
+// then built and served (tests/package/packed.test.ts). This checks, fast, that
+// the recipe has the files that suite runs, and that the fixture holds no copy
+// of them that could drift from the README.
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { codeBlocks } from '../support/markdown.js';
+import { readmeRecipe } from '../support/packed.js';
 
-const root = new URL('../../', import.meta.url);
-const guide = readFileSync(new URL('packages/l402-paywall/README.md', root), 'utf8');
-const recipe = codeBlocks(guide).filter((block) => block.heading === 'Try it offline' && block.lang === 'ts');
+const fixture = new URL('../../tests/fixtures/packed-next/', import.meta.url);
 
-describe("the package README's offline recipe", () => {
-  it('has its three files', () => {
-    expect(recipe.map((block) => block.code.split('\n')[0])).toEqual(['// lib/paywall.ts', '// app/api/hello/route.ts', '// app/api/dev/pay/route.ts']);
+describe("the package README's Next.js recipe", () => {
+  it('has the files the packed Next.js app is assembled from: one dev node, both dev wallet routes, a paid route and a session route', () => {
+    expect([...readmeRecipe().keys()]).toEqual([
+      'lib/paywall.ts',
+      'app/api/hello/route.ts',
+      'app/api/dev/pay/route.ts',
+      'app/api/dev/receive/[[...hash]]/route.ts',
+      'app/api/generate/route.ts',
+    ]);
   });
 
-  it.each(recipe.map((block) => [block.code.split('\n')[0]!.slice(3), block.code] as const))('is the Next.js fixture, %s', (path, code) => {
-    expect(readFileSync(new URL(`tests/fixtures/packed-next/${path}`, root), 'utf8').trimEnd()).toBe(code.trimEnd());
+  it('makes one dev node, in lib/paywall.ts, which every other file of it imports', () => {
+    for (const [path, code] of readmeRecipe()) {
+      if (path === 'lib/paywall.ts') expect(code).toContain('createDevNode(');
+      else {
+        expect(code, path).not.toContain('createDevNode');
+        if (path !== 'app/api/hello/route.ts') expect(code, path).toMatch(/import \{ devNode \} from '@\/lib\/paywall';/);
+      }
+    }
+  });
+
+  it.each([...readmeRecipe().keys()])('%s is not also a file of the fixture (it is written from the README)', (path) => {
+    expect(existsSync(new URL(path, fixture))).toBe(false);
   });
 });

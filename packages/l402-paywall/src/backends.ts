@@ -13,6 +13,7 @@ export { createBlinkProvider } from './lightning/providers/blink.js';
 export type { BlinkOptions } from './lightning/providers/blink.js';
 export { createDevNode, memoryDevNodeStore, DevPaymentError, DEV_WEBHOOK_SIGNATURE_HEADER } from './lightning/providers/dev.js';
 export type { DevNode, DevNodeOptions, DevNodeStore } from './lightning/providers/dev.js';
+export { DevNodeInProduction } from './lightning/providers/dev-environment.js';
 export { createDevPayHandler, createDevReceiveHandler, DevPayRequest, DevReceiveRequest } from './lightning/providers/dev-pay.js';
 export type { DevPayHandlerOptions } from './lightning/providers/dev-pay.js';
 export type { InvoiceSigner } from './lightning/bolt11.js';

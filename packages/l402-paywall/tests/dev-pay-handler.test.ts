@@ -94,8 +94,10 @@ describe('createDevPayHandler', () => {
       expect((await pay(post(JSON.stringify({ invoice })))).status, String(allowed)).toBe(200);
     }
     for (const refused of ['production', 'staging', 'Production', '']) {
-      vi.stubEnv('NODE_ENV', refused);
+      // Made where the dev node runs (under a production NODE_ENV it makes none: dev-node-production.test.ts).
+      vi.stubEnv('NODE_ENV', 'test');
       const { invoice, paymentHash } = await devNode.createInvoice({ amountMsat: 1000 });
+      vi.stubEnv('NODE_ENV', refused);
       const body = await expectError(await pay(post(JSON.stringify({ invoice }))), 404, 'NOT_FOUND');
       expect(body.error).toContain('only outside production');
       expect(await devNode.lookupInvoice(paymentHash)).toMatchObject({ settled: false });

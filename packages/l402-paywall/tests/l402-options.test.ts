@@ -82,6 +82,81 @@ describe('withL402 options', () => {
     });
   });
 
+  // The same for managed mode's own settings: a build (next build on the Node or edge runtime) has
+  // no LIGHTNING_ADDRESS or service URL; a setting that is there but wrong still stops the deploy, named.
+  describe("managed mode's settings", () => {
+    const managedOptions = (managed: Record<string, unknown>, secret: string | undefined) =>
+      ({ priceSats: 10, secret, managed, register: { name: 'Price feed', url: 'https://shop.example/paid' } }) as never;
+
+    it.each([
+      ['lightningAddress unset', { serviceUrl: 'https://service.example' }, SECRET, ['managed.lightningAddress']],
+      ['serviceUrl empty', { lightningAddress: 'owner@example.com', serviceUrl: '' }, SECRET, ['managed.serviceUrl']],
+      [
+        'both unset, and the secret',
+        { lightningAddress: undefined, serviceUrl: undefined },
+        undefined,
+        ['secret', 'managed.lightningAddress', 'managed.serviceUrl'],
+      ],
+    ] as const)(
+      '%s: withL402 does not throw; each request answers 503 NOT_CONFIGURED naming it, nothing is asked of the service',
+      async (_, managed, secret, missing) => {
+        const onError = vi.fn();
+        const fetches = vi.fn(() => Promise.reject(new Error('no network in this test')));
+        let paywalled: ReturnType<typeof withManagedL402> | undefined;
+        expect(() => {
+          paywalled = withManagedL402(handler, { ...(managedOptions({ ...managed, fetch: fetches }, secret) as object), onError } as never);
+        }).not.toThrow();
+        const response = await paywalled!(new Request('http://shop.example/paid'));
+        expect(response.status).toBe(503);
+        expect(response.headers.get('www-authenticate')).toBeNull();
+        const body = (await response.json()) as { error: string; code: string; missing: string[] };
+        expect(body).toMatchObject({ code: 'NOT_CONFIGURED', missing });
+        for (const option of missing) expect(body.error).toContain(`option \`${option}\` is missing`);
+        expect(fetches).not.toHaveBeenCalled();
+        expect(onError).toHaveBeenCalledTimes(1);
+        expect(String(onError.mock.calls[0]![0].message)).toContain(`option \`${missing.at(-1)}\` is missing`);
+      },
+    );
+
+    it.each([
+      [
+        { lightningAddress: 'not an address', serviceUrl: 'https://service.example' },
+        /option `managed\.lightningAddress` must be a Lightning Address like name@example\.com.*got "not an address"/,
+      ],
+      [{ lightningAddress: 42, serviceUrl: 'https://service.example' }, /option `managed\.lightningAddress` must be a Lightning Address.*got 42/],
+      [
+        { lightningAddress: 'owner@example.com', serviceUrl: 'service.example' },
+        /option `managed\.serviceUrl` must be the hosted service's http\(s\) URL.*got "service\.example"/,
+      ],
+      [{ lightningAddress: 'owner@example.com', serviceUrl: 'ftp://service.example' }, /option `managed\.serviceUrl` must be .*http\(s\) URL/],
+      [
+        { lightningAddress: 'owner@example.com', serviceUrl: 'https://service.example', network: 'mainnet' },
+        /option `managed\.network` must be one of bitcoin, testnet, signet, regtest, got "mainnet"/,
+      ],
+      [
+        { lightningAddress: 'owner@example.com', serviceUrl: 'https://service.example', timeoutMs: 0 },
+        /option `managed\.timeoutMs` must be a positive whole number/,
+      ],
+    ])('a managed setting that is set but wrong throws at once, naming itself: %j', (managed, message) => {
+      const thrown = (() => {
+        try {
+          withManagedL402(handler, managedOptions(managed, SECRET));
+        } catch (error) {
+          return error;
+        }
+      })();
+      expect(thrown).toBeInstanceOf(TypeError);
+      expect((thrown as Error).name).not.toBe('ZodError');
+      expect((thrown as Error).message).toMatch(message);
+    });
+
+    it('managed itself must be an object', () => {
+      expect(() => withManagedL402(handler, { priceSats: 10, secret: SECRET, managed: 'owner@example.com' } as never)).toThrow(
+        /option `managed` must be an object/,
+      );
+    });
+  });
+
   it('a secret shorter than 32 bytes is refused, in the library as in the service', () => {
     expect(() => withL402(handler, { ...valid(), secret: 'abc' })).toThrow(/secret must be at least 32 bytes, got 3/);
     expect(() => withL402(handler, { ...valid(), secret: 'x'.repeat(31) })).toThrow(/at least 32 bytes/);

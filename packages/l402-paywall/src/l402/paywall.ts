@@ -249,10 +249,23 @@ export function createPaywall(options: L402Options): Paywall {
   return buildPaywall(options);
 }
 
-/** createPaywall, with the decision as soon as it is known (withL402's hot path); internal. */
-export function buildPaywall(options: L402Options): PaywallWithNow {
+/** A setting that is not set (an environment variable a build does not have): named in the 503 NOT_CONFIGURED, with what to set. */
+export interface MissingSetting {
+  /** The option, as the caller writes it: `secret`, `managed.serviceUrl`. */
+  option: string;
+  /** What to set it to, e.g. "use at least 32 random bytes". */
+  hint: string;
+}
+
+/**
+ * createPaywall, with the decision as soon as it is known (withL402's hot
+ * path); internal. `missing` names settings besides the secret that are not
+ * set (managed mode's): the paywall is then not configured, like without a secret.
+ */
+export function buildPaywall(options: L402Options, missing: readonly MissingSetting[] = []): PaywallWithNow {
   checkOptions(options);
-  if (secretIsMissing(options.secret)) return notConfigured(options.onError ?? logError);
+  const unset = secretIsMissing(options.secret) ? [MISSING_SECRET, ...missing] : missing;
+  if (unset.length > 0) return notConfigured(unset, options.onError ?? logError);
   return new PaywallPipeline(options);
 }
 
@@ -533,10 +546,18 @@ class PaywallPipeline implements PaywallWithNow {
     const expiresAt = Math.floor(Date.now() / 1000) + this.#ttl;
     // The charge's invoice (L402 and the charge intent) and the session's deposit invoice, made together.
     const sells = this.#l402 || this.#charge;
-    const [charged, offered] = await Promise.all([
-      sells ? this.#invoice(amountMsat, memo) : undefined,
-      this.#session ? this.#session.offer(this.#sessionContext(request, held), memo, expiresAt) : undefined,
-    ]);
+    let charged: { invoice: string; paymentHash: string } | undefined;
+    let offered: Awaited<ReturnType<SessionSeller['offer']>> | undefined;
+    try {
+      [charged, offered] = await Promise.all([
+        sells ? this.#invoice(amountMsat, memo) : undefined,
+        this.#session ? this.#session.offer(this.#sessionContext(request, held), memo, expiresAt) : undefined,
+      ]);
+    } catch (error) {
+      // The dev node under a production NODE_ENV: said as what it is, not as a backend that is briefly down.
+      if (isDevNodeInProduction(error)) return unavailable(error.code, error.message, NOT_CONFIGURED_RETRY_AFTER_SECONDS);
+      throw error;
+    }
     if (sells && !charged) return unavailable('PROVIDER_UNAVAILABLE', 'Lightning provider temporarily unavailable; try again shortly');
     if (!charged && !offered) return unavailable('PROVIDER_UNAVAILABLE', 'Lightning provider temporarily unavailable; try again shortly');
     const invoice = charged ?? { invoice: offered!.body.depositInvoice as string, paymentHash: offered!.body.paymentHash as string };
@@ -583,6 +604,8 @@ class PaywallPipeline implements PaywallWithNow {
       return await this.#options.provider.createInvoice({ amountMsat, memo, expirySeconds: this.#ttl });
     } catch (error) {
       this.#onError(error, 'creating an invoice failed');
+      // Not a passing failure: #challenge answers it for what it is.
+      if (isDevNodeInProduction(error)) throw error;
       return undefined;
     }
   }
@@ -809,29 +832,57 @@ function unavailable(code: string, error: string, retryAfter = PROVIDER_RETRY_AF
   };
 }
 
-const MISSING_SECRET =
-  'withL402: option `secret` is missing (is the environment variable, e.g. L402_SECRET, set?); use at least 32 random bytes, e.g. `openssl rand -hex 32`';
+const MISSING_SECRET: MissingSetting = {
+  option: 'secret',
+  hint: 'use at least 32 random bytes, e.g. `openssl rand -hex 32`',
+};
 /** A setting is made by a person and a redeploy: no use asking again within seconds. */
 const NOT_CONFIGURED_RETRY_AFTER_SECONDS = 60;
+
+/**
+ * What the embedded dev node throws under a production NODE_ENV
+ * (DevNodeInProduction, l402-paywall/backends), recognised by its code so that
+ * the core imports nothing of the backends.
+ */
+function isDevNodeInProduction(error: unknown): error is Error & { code: 'DEV_NODE_IN_PRODUCTION' } {
+  return error instanceof Error && (error as { code?: unknown }).code === 'DEV_NODE_IN_PRODUCTION';
+}
 
 /** An unset secret (undefined, null or ''), as an environment variable that is not set gives it. */
 export function secretIsMissing(secret: L402Options['secret'] | null): secret is undefined | null | '' {
   return secret === undefined || secret === null || secret === '';
 }
 
+/** A setting an environment variable that is not set gives: undefined, null or ''. */
+export function settingIsMissing(value: unknown): value is undefined | null | '' {
+  return value === undefined || value === null || value === '';
+}
+
+/** "option `x` is missing (is its environment variable, e.g. L402_SECRET, set?); <hint>" for each, joined. */
+function describeMissing(missing: readonly MissingSetting[]): string {
+  return missing
+    .map(
+      ({ option, hint }) =>
+        `option \`${option}\` is missing (is the environment variable${option === 'secret' ? ', e.g. L402_SECRET,' : ' that gives it'} set?); ${hint}`,
+    )
+    .join('; ');
+}
+
 /**
- * The paywall while its secret is not set. A build (`next build` evaluates
- * every route module to collect its page data) has no runtime secrets, so a
- * missing secret cannot throw when withL402 is called; every request is
- * refused instead, 503 NOT_CONFIGURED naming the option, and onError hears of
- * it each time. Nothing is sold: without a secret no token can be signed.
+ * The paywall while a setting is not set (its secret, or managed mode's
+ * lightningAddress or serviceUrl). A build (`next build` evaluates every route
+ * module to collect its page data) has no runtime settings, so a missing one
+ * cannot throw when withL402 is called; every request is refused instead, 503
+ * NOT_CONFIGURED naming each option (`missing`), and onError hears of it each
+ * time. Nothing is sold.
  */
-function notConfigured(onError: (error: unknown, context: string) => void): PaywallWithNow {
-  const refusal = unavailable('NOT_CONFIGURED', MISSING_SECRET.replace('withL402: ', 'The paywall is not configured: '), NOT_CONFIGURED_RETRY_AFTER_SECONDS, {
-    missing: ['secret'],
+function notConfigured(missing: readonly MissingSetting[], onError: (error: unknown, context: string) => void): PaywallWithNow {
+  const described = describeMissing(missing);
+  const refusal = unavailable('NOT_CONFIGURED', `The paywall is not configured: ${described}`, NOT_CONFIGURED_RETRY_AFTER_SECONDS, {
+    missing: missing.map(({ option }) => option),
   });
   const decideNow = (): Decision => {
-    onError(new TypeError(MISSING_SECRET), 'withL402 is not configured');
+    onError(new TypeError(`withL402: ${described}`), 'withL402 is not configured');
     return refusal;
   };
   return { decideNow, decide: async () => decideNow() };

@@ -1,6 +1,6 @@
 // withL402: wraps any Web-standard handler (Next.js route handlers, Vercel
 // functions, Hono, Bun, Deno, Workers) in the paywall.
-import { logError, refusalResponse, buildPaywall, type L402Options, type Paid, type Payment } from './paywall.js';
+import { logError, refusalResponse, buildPaywall, type L402Options, type MissingSetting, type Paid, type Payment } from './paywall.js';
 import { paywallAudit, type LoadAuditBuilder } from './audit.js';
 import { PAYMENT_RECEIPT_HEADER } from '../mpp/charge.js';
 
@@ -14,13 +14,17 @@ export function getPayment(request: Request): Payment | undefined {
   return (request as { [PAID]?: Paid })[PAID]?.payment;
 }
 
-/** The package's withL402 (src/index.ts) is this one handed the event builder's loader. */
+/**
+ * The package's withL402 (src/index.ts) is this one handed the event builder's
+ * loader; managed mode also names its settings that are not set (`missing`).
+ */
 export function withL402<Rest extends unknown[]>(
   handler: (request: Request, ...rest: Rest) => Response | Promise<Response>,
   options: L402Options,
   loadAuditBuilder: LoadAuditBuilder,
+  missing: readonly MissingSetting[] = [],
 ): (request: Request, ...rest: Rest) => Promise<Response> {
-  const paywall = buildPaywall(options);
+  const paywall = buildPaywall(options, missing);
   const onError = options.onError ?? logError;
   // Undefined without onEvent: then no clock is read and no event is built.
   const audit = paywallAudit(options, onError, loadAuditBuilder);

@@ -14,7 +14,7 @@ import { readBoundedText } from '../http/read-bounded.js';
 import { base64UrlEncode } from '../l402/encoding.js';
 import { Keyring } from '../l402/token.js';
 import { withL402 as withL402Core } from '../l402/with-l402.js';
-import { logError, secretIsMissing, type InvoiceProvider, type L402Options } from '../l402/paywall.js';
+import { logError, secretIsMissing, settingIsMissing, type InvoiceProvider, type L402Options, type MissingSetting } from '../l402/paywall.js';
 import { decodeInvoice, type Network } from '../lightning/bolt11.js';
 import { LightningAddressWithLoopback as LightningAddress } from '../lightning/address.js';
 import { loadServerAudit } from '../events/load-builder.js';
@@ -74,14 +74,56 @@ const InvoiceAnswer = z.object({
 });
 
 function serviceEndpoint(serviceUrl: string | URL, path: string): string {
-  const base = new URL(serviceUrl);
-  if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new Error('managed.serviceUrl must be an http(s) URL');
-  return new URL(path, base).toString();
+  return new URL(path, checkedServiceUrl(serviceUrl)).toString();
+}
+
+/** What a wrong option throws: which option, what it must be, and what it got (never a bare ZodError). */
+function badOption(name: string, expected: string, value: unknown): TypeError {
+  const got = value === undefined ? 'undefined' : typeof value === 'string' ? JSON.stringify(value) : typeof value === 'object' ? 'an object' : String(value);
+  return new TypeError(`withL402: option \`${name}\` must be ${expected}, got ${got}`);
+}
+
+function checkedOwnerAddress(address: unknown): string {
+  const parsed = LightningAddress.safeParse(address);
+  if (!parsed.success) throw badOption('managed.lightningAddress', 'a Lightning Address like name@example.com (where you are paid)', address);
+  return parsed.data;
+}
+
+function checkedServiceUrl(serviceUrl: unknown): URL {
+  const expected = "the hosted service's http(s) URL, like https://l402.example.com";
+  if (typeof serviceUrl !== 'string' && !(serviceUrl instanceof URL)) throw badOption('managed.serviceUrl', expected, serviceUrl);
+  let base: URL;
+  try {
+    base = new URL(serviceUrl);
+  } catch {
+    throw badOption('managed.serviceUrl', expected, String(serviceUrl));
+  }
+  if (base.protocol !== 'https:' && base.protocol !== 'http:') throw badOption('managed.serviceUrl', expected, String(serviceUrl));
+  return base;
+}
+
+const NETWORKS: readonly Network[] = ['bitcoin', 'testnet', 'signet', 'regtest'];
+
+/** Managed mode's settings that are not set (a build has no runtime settings), or a TypeError naming the one that is set but wrong. */
+function missingManagedSettings(mode: unknown): MissingSetting[] {
+  if (typeof mode !== 'object' || mode === null) throw badOption('managed', 'an object { lightningAddress, serviceUrl }', mode);
+  const { lightningAddress, serviceUrl, network, timeoutMs, fetch } = mode as Partial<Record<keyof ManagedMode, unknown>>;
+  const missing: MissingSetting[] = [];
+  if (settingIsMissing(lightningAddress))
+    missing.push({ option: 'managed.lightningAddress', hint: 'the Lightning Address you are paid at, like name@example.com' });
+  else checkedOwnerAddress(lightningAddress);
+  if (settingIsMissing(serviceUrl)) missing.push({ option: 'managed.serviceUrl', hint: "the hosted service's URL, like https://l402.example.com" });
+  else checkedServiceUrl(serviceUrl);
+  if (network !== undefined && !NETWORKS.includes(network as Network)) throw badOption('managed.network', `one of ${NETWORKS.join(', ')}`, network);
+  if (timeoutMs !== undefined && !(Number.isSafeInteger(timeoutMs) && (timeoutMs as number) > 0))
+    throw badOption('managed.timeoutMs', 'a positive whole number of milliseconds', timeoutMs);
+  if (fetch !== undefined && typeof fetch !== 'function') throw badOption('managed.fetch', 'a function like fetch', fetch);
+  return missing;
 }
 
 /** An InvoiceProvider backed by the hosted service: what the paywall calls in managed mode. */
 export function managedInvoiceProvider(mode: ManagedMode, options: { endpoint?: string } = {}): InvoiceProvider {
-  const ownerAddress = LightningAddress.parse(mode.lightningAddress);
+  const ownerAddress = checkedOwnerAddress(mode.lightningAddress);
   const invoiceUrl = serviceEndpoint(mode.serviceUrl, '/api/invoice');
   const timeoutMs = mode.timeoutMs ?? 10_000;
   const doFetch = mode.fetch ?? ((input, init) => globalThis.fetch(input, init));
@@ -148,10 +190,15 @@ export function withL402<Rest extends unknown[]>(
   handler: (request: Request, ...rest: Rest) => Response | Promise<Response>,
   options: L402Options | ManagedL402Options,
 ): (request: Request, ...rest: Rest) => Promise<Response> {
-  if (!('managed' in options) || !options.managed) return withL402Core(handler, options as L402Options, loadServerAudit);
+  if (!options || !('managed' in options) || options.managed === undefined) return withL402Core(handler, options as L402Options, loadServerAudit);
   const { managed, register, ...rest } = options;
-  if ((options as { provider?: unknown }).provider) throw new Error('Pass either provider (sovereign mode) or managed, not both');
-  const ownerAddress = LightningAddress.parse(managed.lightningAddress);
+  if ((options as { provider?: unknown }).provider) throw new Error('withL402: pass either option `provider` (sovereign mode) or `managed`, not both');
+  const missing = missingManagedSettings(managed);
+  if (missing.length > 0) {
+    // Like a missing secret: every request answers 503 NOT_CONFIGURED naming what to set; nothing is sold or registered.
+    return withL402Core(handler, { ...rest, provider: UNCONFIGURED_SERVICE }, loadServerAudit, missing);
+  }
+  const ownerAddress = checkedOwnerAddress(managed.lightningAddress);
   // Without a secret the paywall answers 503 NOT_CONFIGURED (paywall.ts notConfigured): no proofs, no registration.
   const proofs = secretIsMissing(rest.secret) ? undefined : directoryProofs(rest.secret);
   const userCaveats = rest.caveats;
@@ -192,6 +239,11 @@ export function withL402<Rest extends unknown[]>(
     return answeringProofs(request, ...more);
   };
 }
+
+/** The provider while managed mode's settings are missing: the paywall refuses every request before it would ask (buildPaywall's notConfigured). */
+const UNCONFIGURED_SERVICE: InvoiceProvider = {
+  createInvoice: () => Promise.reject(new ManagedServiceError('managed mode is not configured')),
+};
 
 /** What POST /api/register is sent, from the operator's configuration alone. */
 interface RegisteredEntry extends Omit<DirectoryRegistration, 'url' | 'priceSats'> {

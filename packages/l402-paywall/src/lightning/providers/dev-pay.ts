@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { readBoundedText } from '../../http/read-bounded.js';
 import { DEV_MAX_EXPIRY_SECONDS, DevPaymentError, type DevNode } from './dev.js';
+import { productionNodeEnv } from './dev-environment.js';
 
 /** The request body: a BOLT11 invoice, and nothing else. */
 export const DevPayRequest = z.strictObject({ invoice: z.string({ error: 'invoice is required (a BOLT11 invoice of the dev node)' }).min(1).max(4096) });
@@ -45,8 +46,8 @@ export function createDevPayHandler(devNode: DevNode, options: DevPayHandlerOpti
   if (!devNode || typeof devNode.pay !== 'function') throw new TypeError('createDevPayHandler: pass the dev node made by createDevNode()');
   const timeoutMs = options.bodyTimeoutMs ?? 10_000;
   return async (request) => {
-    const environment = nodeEnv();
-    if (environment !== undefined && environment !== 'development' && environment !== 'test') {
+    const environment = productionNodeEnv();
+    if (environment !== undefined) {
       return failure(404, 'NOT_FOUND', `No dev wallet here: createDevPayHandler pays only outside production, and NODE_ENV is "${environment}"`);
     }
     if (request.method !== 'POST') {
@@ -89,8 +90,8 @@ export function createDevReceiveHandler(devNode: DevNode, options: DevPayHandler
     throw new TypeError('createDevReceiveHandler: pass the dev node made by createDevNode()');
   const timeoutMs = options.bodyTimeoutMs ?? 10_000;
   return async (request) => {
-    const environment = nodeEnv();
-    if (environment !== undefined && environment !== 'development' && environment !== 'test') {
+    const environment = productionNodeEnv();
+    if (environment !== undefined) {
       return failure(404, 'NOT_FOUND', `No dev wallet here: createDevReceiveHandler runs only outside production, and NODE_ENV is "${environment}"`);
     }
     if (request.method === 'GET') {
@@ -122,11 +123,6 @@ function invalid(error: z.ZodError): Response {
   const first = issues[0]!;
   const where = first.path && !first.message.startsWith(first.path) ? `${first.path}: ` : '';
   return failure(400, 'INVALID_REQUEST', `${where}${first.message}`, { issues });
-}
-
-/** NODE_ENV where there is a `process` (Node, Next.js's edge runtime); undefined elsewhere (Workers, Deno without it). */
-function nodeEnv(): string | undefined {
-  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.NODE_ENV;
 }
 
 /** The JSON body, or the answer that refuses it: bounded in size and time, UTF-8, JSON. */

@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { discardBody } from '../../http/discard-body.js';
 import { InvalidInvoice, decodeInvoice, encodeInvoice, nobleInvoiceSigner, type InvoiceSigner } from '../bolt11.js';
 import { checkAmountlessPayment, equalBytes, invoiceToPay, parseJson } from './checks.js';
+import { refuseInProduction } from './dev-environment.js';
 import {
   PaymentFailed,
   WebhookRejected,
@@ -151,7 +152,14 @@ export interface DevNodeOptions {
   nodeKey?: string;
 }
 
-/** The embedded dev node: real BOLT11 on regtest, fake money. Never a production backend. */
+/**
+ * The embedded dev node: real BOLT11 on regtest, fake money. Never a production
+ * backend: under a production NODE_ENV (anything but unset, development or
+ * test) it makes no invoice and pays nothing (DevNodeInProduction, which
+ * withL402 answers as 503 DEV_NODE_IN_PRODUCTION). Making one is allowed
+ * everywhere, so a build (`next build` runs with NODE_ENV=production) that
+ * evaluates a module making one still passes.
+ */
 export function createDevNode(options: DevNodeOptions = {}): DevNode {
   const store = options.store ?? memoryDevNodeStore();
   const privateKey = options.privateKey ?? bytesToHex(randomBytes(32));
@@ -215,6 +223,7 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
 
   /** Pays `amountMsat` to a dev-node invoice from this node's balance, once. */
   async function payOut(invoice: string, amountMsat: number, maxFeeMsat: number): Promise<PaidInvoice> {
+    refuseInProduction();
     if (!Number.isSafeInteger(maxFeeMsat) || maxFeeMsat < 0) throw new RangeError('maxFeeMsat must be a non-negative integer');
     const { payeeNodeKey } = invoiceToPay(invoice);
     // Paying its own invoice (a local owner's address served by this same node) moves nothing:
@@ -299,11 +308,13 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
     noRoutingFee: true,
 
     async createInvoice(request: CreateInvoiceRequest): Promise<CreatedInvoice> {
+      refuseInProduction();
       if (!Number.isSafeInteger(request.amountMsat) || request.amountMsat <= 0) throw new RangeError('amountMsat must be a positive integer');
       return { ...(await issue(request)), amountMsat: request.amountMsat };
     },
 
     async createAmountlessInvoice(request) {
+      refuseInProduction();
       return issue({ ...request, amountMsat: undefined });
     },
 
@@ -317,6 +328,7 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
     },
 
     async pay(invoice: string) {
+      refuseInProduction();
       return await settle(invoice);
     },
 
