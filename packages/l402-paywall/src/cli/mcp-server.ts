@@ -211,7 +211,7 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
         'pays its Lightning invoice (checked: amount, network, expiry) and retries. ' +
         `Never pays more than max_price_sats (at most ${flags.maxSats}) for one request, nor more than the session budget of ${flags.budgetSats} sats in all. ` +
         `Returns status, the headers that matter, the body (its first ${maxBodyBytes} bytes), the sats paid, and when it paid, ` +
-        'the scheme offered and paid in (L402 or Payment) and for Payment the challenge id and the server receipt. ' +
+        "the scheme offered and paid in (L402 or Payment) and for Payment the challenge id (never a session's opening one, which with its deposit's preimage would spend the session) and the server receipt. " +
         'URLs on this machine or a private network are refused (DESTINATION_REFUSED) unless the operator allowed them.',
       inputSchema: {
         url: z.url().describe('the API URL (http or https)'),
