@@ -595,10 +595,11 @@ for (const setup of setups) {
       const { id, topUp, refusedTopUp, observations } = sessionLife();
       for (const observation of observations) log.onSession(observation);
       await written(log, 2);
+      // Each observation is its own write, and they may land in any order: wait for the row they make together.
       await waitFor(
-        'the refund paid and the refused top-up',
-        async () => [(await sessionRows(real()))[0]?.refund_state, (await refusedTopUpRows(real())).length],
-        ([state, refused]) => state === 'paid' && refused === 1,
+        'the session settled and the refused top-up',
+        async () => [(await sessionRows(real()))[0], (await refusedTopUpRows(real())).length] as const,
+        ([row, refused]) => row?.refund_state === 'paid' && row.closed_because !== null && row.unit_price_msat !== null && refused === 1,
       );
       // The refused top-up is a row of its own, not a payment.
       expect(await refusedTopUpRows(real())).toEqual([refusedTopUpRow(id, refusedTopUp)]);
