@@ -7,36 +7,13 @@
 // stderr says each refund and what the whole run spent; the service's ledger
 // and the dev node agree to the sat. A stream whose top-up is past the budget
 // ends the call at once with the reason.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it } from 'vitest';
-import { L402_MCP_BIN, walletFreeEnv } from '../support/bins.js';
+import { startMcp } from '../support/bins.js';
 import { useDemoServer, watchedDevWallet } from '../support/demo-sessions.js';
 
 const { server, received, ledgerSession } = useDemoServer('demo-session-mcp-secret-0123456789abcdef0123456789');
 const SAT = 1000;
 const PRICE = '/api/demo/btc-price';
-
-/** The l402-mcp package's bin, started by the MCP SDK's client over stdio (as an agent's host starts it), its stderr kept. */
-async function startMcp(args: string[]) {
-  const client = new Client({ name: 'demo-session-agent', version: '1.0.0' });
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: ['--import', 'tsx', L402_MCP_BIN, ...args],
-    env: walletFreeEnv(),
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  await client.connect(transport);
-  const call = async (url: string): Promise<Record<string, unknown> & { isError: boolean }> => {
-    const result = (await client.callTool({ name: 'call_paid_api', arguments: { url } })) as { isError?: boolean; content: { text: string }[] };
-    return { isError: result.isError === true, ...(JSON.parse(result.content[0]!.text) as Record<string, unknown>) };
-  };
-  return { client, transport, call, stderr: () => stderr };
-}
 
 const sessionOf = (result: Record<string, unknown>) => result.session as { action: string; session_id: string } | undefined;
 

@@ -6,10 +6,8 @@
 // seller claims; a stream that asks for top-ups without delivering, or after
 // every chunk, is stopped; a session refused for another reason than its
 // balance is not replaced by new deposits.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { L402_MCP_BIN, runBin, walletFreeEnv } from '../support/bins.js';
+import { runBin, startMcp as startMcpOverStdio } from '../support/bins.js';
 import { startHostileSeller, type HostileSeller } from '../support/hostile-session-seller.js';
 
 const SAT = 1000;
@@ -70,31 +68,15 @@ describe('l402-paywall <url> --session against a hostile seller', () => {
   });
 });
 
-/** l402-mcp, started and driven by the MCP SDK's client over stdio, its stderr kept. */
+/** l402-mcp over stdio; `stop` closes stdin, as a host does, and waits for the run's last line. */
 async function startMcp(args: string[]) {
-  const client = new Client({ name: 'hostile-session-agent', version: '1.0.0' });
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: ['--import', 'tsx', L402_MCP_BIN, ...args],
-    env: walletFreeEnv(),
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  await client.connect(transport);
-  const call = async (url: string): Promise<Record<string, unknown> & { isError: boolean }> => {
-    const result = (await client.callTool({ name: 'call_paid_api', arguments: { url } })) as { isError?: boolean; content: { text: string }[] };
-    return { isError: result.isError === true, ...(JSON.parse(result.content[0]!.text) as Record<string, unknown>) };
-  };
-  /** Closes stdin, as a host does, and waits for the run's last line. */
+  const mcp = await startMcpOverStdio(args, 'hostile-session-agent');
   const stop = async () => {
-    await client.close();
-    for (let i = 0; i < 200 && !/spent in all/.test(stderr); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-    return stderr;
+    await mcp.client.close();
+    for (let i = 0; i < 200 && !/spent in all/.test(mcp.stderr()); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    return mcp.stderr();
   };
-  return { call, stop };
+  return { call: mcp.call, stop };
 }
 
 describe('l402-mcp --sessions against a hostile seller', () => {

@@ -3,6 +3,8 @@
 // sources through tsconfig.json's paths), with no wallet setting of the
 // machine running the tests.
 import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
@@ -37,4 +39,25 @@ export function runBin(args: string[], env = walletFreeEnv()): Promise<BinRun> {
 /** Starts `l402-paywall` with `args`, its output read as it comes (for a test that signals it mid-run). */
 export function startBin(args: string[], env = walletFreeEnv()): ChildProcessByStdio<null, Readable, Readable> {
   return spawn(process.execPath, ['--import', 'tsx', L402_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** l402-mcp started by the MCP SDK's client over stdio (as an agent's host starts it), its stderr kept; `call` runs call_paid_api. */
+export async function startMcp(args: string[], name = 'test-agent') {
+  const client = new Client({ name, version: '1.0.0' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', 'tsx', L402_MCP_BIN, ...args],
+    env: walletFreeEnv(),
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  await client.connect(transport);
+  const call = async (url: string): Promise<Record<string, unknown> & { isError: boolean }> => {
+    const result = (await client.callTool({ name: 'call_paid_api', arguments: { url } })) as { isError?: boolean; content: { text: string }[] };
+    return { isError: result.isError === true, ...(JSON.parse(result.content[0]!.text) as Record<string, unknown>) };
+  };
+  return { client, transport, call, stderr: () => stderr };
 }
