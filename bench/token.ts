@@ -2,7 +2,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { Keyring, checkCaveats, mintToken, verifyToken } from 'l402-paywall';
-import { base64UrlEncode, utf8 } from '../packages/l402-paywall/src/l402/encoding.js';
+import { base64UrlEncode, utf8 } from '../packages/l402-paywall/src/crypto/encoding.js';
 
 /** Median of five timed runs after a warm-up: one noisy neighbour moves one run, not the answer. */
 /** Median of five timed runs after `warmUp` calls; `fn` answers true each time or the bench stops (a changed result). */

@@ -9,7 +9,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { Keyring, checkCaveats, mintToken, verifyToken } from 'l402-paywall';
-import { base64UrlEncode, utf8 } from '../packages/l402-paywall/src/l402/encoding.js';
+import { base64UrlEncode, utf8 } from '../packages/l402-paywall/src/crypto/encoding.js';
 import { plainKeys, plainVerify } from './plain-verifier.js';
 
 const N = 256;

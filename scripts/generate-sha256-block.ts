@@ -1,4 +1,4 @@
-// Writes the unrolled SHA-256 compression in packages/l402-paywall/src/l402/sha256-block.ts
+// Writes the unrolled SHA-256 compression in packages/l402-paywall/src/crypto/sha256-block.ts
 // (the `compress` function) from the short definition below, FIPS 180-4:
 //   §4.2.2  K_t: the first 32 bits of the fractional parts of the cube roots of the first 64 primes
 //   §6.2.2  for t in 0..63:
@@ -16,7 +16,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export const SHA256_BLOCK_FILE = fileURLToPath(new URL('../packages/l402-paywall/src/l402/sha256-block.ts', import.meta.url));
+export const SHA256_BLOCK_FILE = fileURLToPath(new URL('../packages/l402-paywall/src/crypto/sha256-block.ts', import.meta.url));
 
 const LOCALS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
 

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { parseCredential, verifyAuthorization } from 'l402-paywall';
-import { base64ToBytes } from '../src/l402/encoding.js';
+import { base64ToBytes } from '../src/crypto/encoding.js';
 import { Keyring, mintToken, verifyToken } from 'l402-paywall';
 
 const TOKEN = 'eyJ2IjoxfQ';

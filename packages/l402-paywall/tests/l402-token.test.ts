@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Keyring, checkCaveats, decodeToken, mintToken, verifyToken } from 'l402-paywall';
-import { base64UrlEncode, utf8 } from '../src/l402/encoding.js';
+import { base64UrlEncode, utf8 } from '../src/crypto/encoding.js';
 import { newPreimage } from './support/l402.js';
 
 const SECRET = 'test-secret-0123456789abcdef0123456789abcdef';

@@ -8,7 +8,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { KeyedHmac, ShortHmac, padBlock, sha256Block } from '../src/l402/sha256-block.js';
+import { KeyedHmac, ShortHmac, padBlock, sha256Block } from '../src/crypto/sha256-block.js';
 
 /** `message` as big-endian words into a block full of leftovers; padBlock must clear what is not message. */
 function dirtyBlock(message: Uint8Array, garbage: number): Int32Array {

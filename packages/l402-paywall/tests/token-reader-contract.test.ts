@@ -13,7 +13,7 @@
 import fc from 'fast-check';
 import { Keyring, mintToken } from 'l402-paywall';
 import { describe, expect, it } from 'vitest';
-import { wordsHex } from '../src/l402/encoding.js';
+import { wordsHex } from '../src/crypto/encoding.js';
 import { TokenReader, type TokenFields } from '../src/l402/token-reader.js';
 import { newPreimage } from './support/l402.js';
 

@@ -17,9 +17,8 @@
 //                    Payment <credential> (single-use: never kept for reuse)
 //   6. served        the answer, with a receipt of what was paid (and the
 //                    server's Payment-Receipt, checked against the payment)
-import { sha256 } from '@noble/hashes/sha2.js';
-import { hexToBytes } from '@noble/hashes/utils.js';
 import { decodeInvoice, InvalidInvoice, type DecodedInvoice, type Network } from '../lightning/bolt11.js';
+import { isPreimageOf } from '../crypto/preimage.js';
 import { deadline } from '../http/deadline.js';
 import { discardBody } from '../http/discard-body.js';
 import { readBoundedText } from '../http/read-bounded.js';
@@ -683,15 +682,6 @@ async function walletPayment(options: FetchWithL402Options, bolt11: string, invo
   }
   const feeMsat = Number.isSafeInteger(answer.feeMsat) && answer.feeMsat! >= 0 ? answer.feeMsat! : 0;
   return { preimage, feeMsat };
-}
-
-function isPreimageOf(preimage: string, paymentHash: string): boolean {
-  if (!/^[0-9a-f]{64}$/.test(preimage)) return false;
-  const digest = sha256(hexToBytes(preimage));
-  const expected = hexToBytes(paymentHash);
-  let diff = 0;
-  for (let i = 0; i < 32; i++) diff |= digest[i]! ^ expected[i]!;
-  return diff === 0;
 }
 
 // Prepaid sessions (docs/sessions.md "On the wire: the session intent"): open, bearer, topUp, close.

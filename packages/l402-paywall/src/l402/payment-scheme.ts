@@ -2,7 +2,7 @@
 // a Lightning charge challenge needs from an invoice, how an Authorization
 // value is told to be a Payment credential, the problem type of each refusal,
 // and the receipt of a paid answer. The codecs themselves are in mpp/.
-import { hex32Words } from './encoding.js';
+import { hex32Words } from '../crypto/encoding.js';
 import { REJECTIONS, type Rejection, type RejectionCode } from './reasons.js';
 import type { Keyring } from './token.js';
 import { BindingKeyring } from '../mpp/binding.js';

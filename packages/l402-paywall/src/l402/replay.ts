@@ -1,6 +1,6 @@
 // Replay protection (docs/architecture.md decision 3): uses are counted per payment hash,
 // claimed atomically before the handler runs and released when it fails.
-import { hex32Words, wordsHex } from './encoding.js';
+import { hex32Words, wordsHex } from '../crypto/encoding.js';
 
 export interface ReplayStore {
   /**

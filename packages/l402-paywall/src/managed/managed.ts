@@ -11,7 +11,7 @@ import { bytesToHex, hexToBytes, randomBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
 import { discardBody } from '../http/discard-body.js';
 import { readBoundedText } from '../http/read-bounded.js';
-import { base64UrlEncode } from '../l402/encoding.js';
+import { base64UrlEncode } from '../crypto/encoding.js';
 import { Keyring } from '../l402/token.js';
 import { withL402 as withL402Core } from '../l402/with-l402.js';
 import { logError, secretIsMissing, settingIsMissing, type InvoiceProvider, type L402Options, type MissingSetting } from '../l402/paywall.js';

@@ -10,8 +10,8 @@
 // with zod what is wrong when a check fails. Without it (the paywall) a
 // refusal names the part that is wrong, not the field.
 import { isCaveatName } from '../l402/caveats.js';
-import { base64UrlEncode, equalWords, hex32Words, hexWordsAt } from '../l402/encoding.js';
-import { padBlock, sha256Block } from '../l402/sha256-block.js';
+import { base64UrlEncode } from '../crypto/encoding.js';
+import { isPreimageOf } from '../crypto/preimage.js';
 import type { BindingKeyring, BoundParameters } from './binding.js';
 import { refuse, type Refused } from './problem.js';
 import { MAX_PARAM_LENGTH, decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from './wire.js';
@@ -341,17 +341,6 @@ export function verifyEcho(keyring: BindingKeyring, challenge: PaymentChallenge)
   if (expiresAt === undefined) return refuse('lightning/unknown-challenge', 'the challenge has no expiry');
   const binding = opaqueBytes ? plainBindingFields(parseJsonBytes(opaqueBytes)) : NO_BINDING;
   return { ok: true, requestBytes, expiresAt, binding };
-}
-
-/** SHA-256 of a preimage (64 lower-case hex digits, as read) equals a payment hash (lower-case hex): one compression, constant-time comparison. */
-export function isPreimageOf(preimage: string, paymentHash: string): boolean {
-  const block = new Int32Array(16);
-  const hash = new Int32Array(8);
-  const digest = new Int32Array(8);
-  if (!hexWordsAt(preimage, 0, block) || !hex32Words(paymentHash, hash)) return false;
-  padBlock(block, 32, 0);
-  sha256Block(block, digest);
-  return equalWords(digest, hash);
 }
 
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';

@@ -15,12 +15,12 @@
 // charge.ts checks the charge intent. Whether the session exists, is open and
 // has the balance is the ledger's to say (sessions/ledger.ts).
 import type { BindingKeyring } from './binding.js';
+import { isPreimageOf } from '../crypto/preimage.js';
 import {
   LIGHTNING_METHOD,
   MAX_CREDENTIAL_LENGTH,
   MAX_OPAQUE_LENGTH,
   PAYMENT_SCHEME,
-  isPreimageOf,
   plainBindingFields,
   plainChallenge,
   verifyEcho,

@@ -5,6 +5,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { base64 } from '@scure/base';
 import { z } from 'zod';
+import { isPreimageOf as isLowerPreimageOf } from '../../crypto/preimage.js';
 import { decodeInvoice, InvalidInvoice, type DecodedInvoice, type Network } from '../bolt11.js';
 import {
   PaymentFailed,
@@ -87,10 +88,9 @@ export function sha256OfText(text: string): string {
   return bytesToHex(sha256(utf8ToBytes(text)));
 }
 
-/** Whether a 32-byte hex preimage hashes to a payment hash (both hex, any case). */
+/** Whether a 32-byte hex preimage hashes to a payment hash (both hex, any case: backends differ). */
 export function isPreimageOf(preimage: string, paymentHash: string): boolean {
-  if (!/^[0-9a-fA-F]{64}$/.test(preimage) || !/^[0-9a-fA-F]{64}$/.test(paymentHash)) return false;
-  return equalBytes(sha256(hexToBytes(preimage.toLowerCase())), hexToBytes(paymentHash.toLowerCase()));
+  return isLowerPreimageOf(preimage.toLowerCase(), paymentHash.toLowerCase());
 }
 
 /** Constant-time comparison of two byte strings (length is not secret). */
