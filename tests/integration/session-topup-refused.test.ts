@@ -17,7 +17,7 @@ import {
   readLightningSession,
   type LightningSessionOffer,
 } from '../../packages/l402-paywall/src/mpp/index.js';
-import { plainHeaders, startEventReceiver, type EventReceiver } from '../support/event-receiver.js';
+import { plainHeaders, startEventReceiver, type EventReceiver } from '../../packages/l402-paywall/tests/support/event-receiver.js';
 import { useDevServer } from '../support/server.js';
 
 const SECRET = generateEventSecret();

@@ -50,7 +50,7 @@ import {
 import { nextBuildEnv, type PACKED_FIXTURES } from './prepare.js';
 import type { Database } from '../../lib/db/index.js';
 import { useDevServer } from '../support/server.js';
-import { startHostileServer, type HostileServer } from '../support/hostile-server.js';
+import { startHostileServer, type HostileServer } from '../../packages/l402-paywall/tests/support/hostile-server.js';
 
 type Fixture = (typeof PACKED_FIXTURES)[number];
 
