@@ -7,10 +7,14 @@
 //   built, the core's gzipped size;
 // - a consumer file type-checks under `bundler` (strict off) and `nodenext` (strict);
 // - the paid flow (402 -> pay with the dev wallet -> 200 -> the same
-//   credential refused) on a plain node:http server, Express and Hono, in
-//   Vercel's edge-runtime, workerd (miniflare), Deno and Bun, and in a Next.js
-//   App Router app (next build without L402_SECRET or managed mode's settings,
-//   next start with the secret) on the Node and edge runtimes;
+//   credential refused) on a plain node:http server, Express and Hono (its
+//   middleware and withL402), in Vercel's edge-runtime, workerd (miniflare),
+//   Deno and Bun, and in a Next.js App Router app (next build without
+//   L402_SECRET or managed mode's settings, next start with the secret) on the
+//   Node and edge runtimes; through each of those adapters, what follows the
+//   handler (proveServeStep): onPaid once per paid answer, the receipt on a
+//   Payment credential's success and not on an error answer, the use given
+//   back when the handler throws or answers 500;
 // - managed mode (l402-paywall/managed) in that app on both runtimes: it
 //   builds without its settings and answers 503 NOT_CONFIGURED naming them;
 // - the package README's Next.js recipe, written into that app from the README
@@ -191,7 +195,11 @@ async function servedAgain(url: string, authorization: string): Promise<Response
 /** An L402 credential for `url`, paid with the fixture's dev wallet. */
 async function buyL402(url: string, payUrl: string): Promise<{ authorization: string; paymentHash: string }> {
   const challenge = (await (await fetch(url)).json()) as Challenge & { paymentHash: string };
-  const payment = await fetch(payUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: challenge.invoice }) });
+  const payment = await fetch(payUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ invoice: challenge.invoice }),
+  });
   const { preimage } = (await payment.json()) as { preimage: string };
   return { authorization: `L402 ${challenge.macaroon}:${preimage}`, paymentHash: challenge.paymentHash };
 }
