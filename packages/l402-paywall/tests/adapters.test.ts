@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { getPaidRequest, getPayment, withL402, type L402Options, type Payment } from 'l402-paywall';
 import { createDevNode, type DevNode } from 'l402-paywall/backends';
 import { l402Middleware } from 'l402-paywall/express';
+import { EVENT_TYPES, type L402Event } from 'l402-paywall/events';
 import { l402, type L402Variables } from 'l402-paywall/hono';
 
 const SECRET = 'adapters-test-secret-0123456789abcdef0123456789';
@@ -30,6 +31,8 @@ interface App {
   ask(path: string, authorization?: string): Promise<Response>;
   onPaid: OnPaidCall[];
   onError: ReturnType<typeof vi.fn>;
+  /** The audit events onEvent was handed. */
+  events: L402Event[];
   /** What the handlers saw as the paid request (by the adapter's own way of handing it over). */
   seen: Payment[];
   close(): Promise<void>;
@@ -49,20 +52,22 @@ async function flakyAnswer(fail: Fail): Promise<Response> {
   return Response.json({ answer: 42 });
 }
 
-function recorder(node: DevNode): { options: L402Options; onPaid: OnPaidCall[]; onError: ReturnType<typeof vi.fn> } {
+function recorder(node: DevNode): { options: L402Options; onPaid: OnPaidCall[]; onError: ReturnType<typeof vi.fn>; events: L402Event[] } {
   const onPaid: OnPaidCall[] = [];
   const onError = vi.fn();
+  const events: L402Event[] = [];
   const options: L402Options = {
     priceSats: 3,
     provider: node,
     secret: SECRET,
     onError,
+    onEvent: (event) => void events.push(event),
     onPaid: (payment, request, response) => {
       onPaid.push({ payment, path: new URL(request.url).pathname, status: response.status });
       if (new URL(request.url).searchParams.has('onpaid-throws')) throw new Error('onPaid broke');
     },
   };
-  return { options, onPaid, onError };
+  return { options, onPaid, onError, events };
 }
 
 const failOf = (url: string) => new URL(url, 'http://x').searchParams.get('fail') as Fail;
@@ -82,7 +87,7 @@ function overHttp(base: string): App['ask'] {
 }
 
 async function fetchStyle(node: DevNode): Promise<App> {
-  const { options, onPaid, onError } = recorder(node);
+  const { options, onPaid, onError, events } = recorder(node);
   const seen: Payment[] = [];
   const handler = withL402(async (request: Request) => {
     seen.push(getPaidRequest(request)!);
@@ -96,6 +101,7 @@ async function fetchStyle(node: DevNode): Promise<App> {
       ),
     onPaid,
     onError,
+    events,
     seen,
     close: async () => {},
   };
@@ -109,7 +115,7 @@ async function sendWeb(res: ServerResponse, answer: Response): Promise<void> {
 }
 
 async function expressApp(node: DevNode): Promise<App> {
-  const { options, onPaid, onError } = recorder(node);
+  const { options, onPaid, onError, events } = recorder(node);
   const seen: Payment[] = [];
   const app = express();
   const paywall = l402Middleware(options);
@@ -126,12 +132,12 @@ async function expressApp(node: DevNode): Promise<App> {
   });
   const server = createServer(app);
   const base = await listen(server);
-  return { ask: overHttp(base), onPaid, onError, seen, close: () => closeServer(server) };
+  return { ask: overHttp(base), onPaid, onError, events, seen, close: () => closeServer(server) };
 }
 
 /** l402Middleware as plain Connect-style middleware, its `next` the handler; a throw escapes from `next` itself. */
 async function nodeHttpApp(node: DevNode): Promise<App> {
-  const { options, onPaid, onError } = recorder(node);
+  const { options, onPaid, onError, events } = recorder(node);
   const seen: Payment[] = [];
   const paywall = l402Middleware(options);
   const server = createServer((req: IncomingMessage & { l402?: Payment }, res) => {
@@ -154,11 +160,11 @@ async function nodeHttpApp(node: DevNode): Promise<App> {
     });
   });
   const base = await listen(server);
-  return { ask: overHttp(base), onPaid, onError, seen, close: () => closeServer(server) };
+  return { ask: overHttp(base), onPaid, onError, events, seen, close: () => closeServer(server) };
 }
 
 async function honoApp(node: DevNode): Promise<App> {
-  const { options, onPaid, onError } = recorder(node);
+  const { options, onPaid, onError, events } = recorder(node);
   const seen: Payment[] = [];
   const app = new Hono<{ Variables: L402Variables }>();
   app.onError((_error, c) => c.json({ error: 'internal error' }, 500));
@@ -175,6 +181,7 @@ async function honoApp(node: DevNode): Promise<App> {
     ask: async (path, authorization) => app.request(`http://shop.example${path}`, authorization ? { headers: { authorization } } : {}),
     onPaid,
     onError,
+    events,
     seen,
     close: async () => {},
   };
@@ -281,6 +288,18 @@ for (const [name, make, { holdsResponse }] of ADAPTERS) {
         expect(proxied.headers.get('cache-control')).toBe('no-store');
         expect(MppReceipt.fromResponse(proxied)).toMatchObject({ reference: paymentHash });
       });
+
+    it('the audit events: the challenge issued, and the paid answer served with its status; none for a failed one', async () => {
+      const { authorization, paymentHash } = await buy('/flaky');
+      const failed = await app.ask('/flaky?fail=500', authorization);
+      expect(failed.status).toBe(500);
+      await vi.waitFor(async () => expect((await app.ask('/flaky?fail=400', authorization)).status).toBe(400));
+      const about = (type: string) => app.events.filter((event) => event.type === type && event.data.payment?.paymentHash === paymentHash);
+      await vi.waitFor(() => expect(about(EVENT_TYPES.serverRequestServed)).toHaveLength(1));
+      expect(about(EVENT_TYPES.challengeIssued)).toHaveLength(1);
+      const [served] = about(EVENT_TYPES.serverRequestServed);
+      expect(served).toMatchObject({ subject: '/flaky', data: { scheme: 'L402', payment: { amountMsat: 3000 }, context: { method: 'GET', status: 400 } } });
+    });
 
     it('onPaid is not awaited and its throw goes to onError, the answer unharmed', async () => {
       const { authorization, paymentHash } = await buy('/paid');
