@@ -268,40 +268,58 @@ async function proveServeStep(urls: { paid: string; flaky: string; onPaid: strin
 }
 
 describe('the packed tarball', () => {
-  it('holds each exported entry built, with its declarations, and no sources or tests', async () => {
-    const packed = await packedLibrary();
-    const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as {
-      exports: Record<string, string | { types: string; default: string }>;
-    };
-    for (const [subpath, target] of Object.entries(manifest.exports)) {
-      if (typeof target === 'string') continue; // ./package.json
-      expect(packed.files, subpath).toContain(target.default.replace(/^\.\//, ''));
-      expect(packed.files, subpath).toContain(target.types.replace(/^\.\//, ''));
-    }
-    expect(packed.files).toContain('package.json');
-    expect(packed.files.filter((file) => !file.startsWith('dist/') && !/^(package\.json|README\.md|LICENSE)$/.test(file))).toEqual([]);
-    expect(packed.files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
-  });
+  it(
+    'holds each exported entry built, with its declarations, and no sources or tests',
+    async () => {
+      const packed = await packedLibrary();
+      const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as {
+        exports: Record<string, string | { types: string; default: string }>;
+      };
+      for (const [subpath, target] of Object.entries(manifest.exports)) {
+        if (typeof target === 'string') continue; // ./package.json
+        expect(packed.files, subpath).toContain(target.default.replace(/^\.\//, ''));
+        expect(packed.files, subpath).toContain(target.types.replace(/^\.\//, ''));
+      }
+      expect(packed.files).toContain('package.json');
+      expect(packed.files.filter((file) => !file.startsWith('dist/') && !/^(package\.json|README\.md|LICENSE)$/.test(file))).toEqual([]);
+      expect(packed.files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
+    },
+    3 * MINUTE,
+  );
 
-  it('publint finds nothing to fix (strict)', async () => {
-    const packed = await packedLibrary();
-    const { publint } = await import('publint');
-    const { formatMessage } = await import('publint/utils');
-    const bytes = readFileSync(packed.tarball);
-    const result = await publint({ pack: { tarball: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer }, strict: true });
-    expect(result.messages.map((message) => `${message.type}: ${formatMessage(message, result.pkg) ?? message.code}`)).toEqual([]);
-  });
+  it(
+    'publint finds nothing to fix (strict)',
+    async () => {
+      const packed = await packedLibrary();
+      const { publint } = await import('publint');
+      const { formatMessage } = await import('publint/utils');
+      const bytes = readFileSync(packed.tarball);
+      const result = await publint({
+        pack: { tarball: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer },
+        strict: true,
+      });
+      expect(result.messages.map((message) => `${message.type}: ${formatMessage(message, result.pkg) ?? message.code}`)).toEqual([]);
+    },
+    3 * MINUTE,
+  );
 
-  it('are-the-types-wrong finds no problem under the ESM-only profile', async () => {
-    const packed = await packedLibrary();
-    const attw = join(REPO_DIR, 'node_modules/@arethetypeswrong/cli/dist/index.js');
-    const { code, output } = await run(process.execPath, [attw, packed.tarball, '--profile', 'esm-only', '--no-color'], { cwd: REPO_DIR, allowFailure: true });
-    expect(code, output).toBe(0);
-    // Every entry was analysed and resolved for ESM consumers and bundlers.
-    const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
-    for (const subpath of Object.keys(manifest.exports)) expect(output).toContain(`"l402-paywall${subpath.slice(1)}"`);
-    expect(output).not.toMatch(/node16 \(from ESM\): (?!🟢)|bundler: (?!🟢)/);
-  });
+  it(
+    'are-the-types-wrong finds no problem under the ESM-only profile',
+    async () => {
+      const packed = await packedLibrary();
+      const attw = join(REPO_DIR, 'node_modules/@arethetypeswrong/cli/dist/index.js');
+      const { code, output } = await run(process.execPath, [attw, packed.tarball, '--profile', 'esm-only', '--no-color'], {
+        cwd: REPO_DIR,
+        allowFailure: true,
+      });
+      expect(code, output).toBe(0);
+      // Every entry was analysed and resolved for ESM consumers and bundlers.
+      const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+      for (const subpath of Object.keys(manifest.exports)) expect(output).toContain(`"l402-paywall${subpath.slice(1)}"`);
+      expect(output).not.toMatch(/node16 \(from ESM\): (?!🟢)|bundler: (?!🟢)/);
+    },
+    3 * MINUTE,
+  );
 
   it(
     `installing it into an empty project adds at most ${MAX_PACKAGES_ADDED} packages, nothing of the hosted service`,
