@@ -24,6 +24,8 @@ interface OnPaidCall {
   payment: Payment;
   path: string;
   status: number;
+  /** getPaidRequest on the request onPaid was handed gives the same payment. */
+  getterAgrees: boolean;
 }
 
 /** What each adapter's app gives the contract: a way to ask it, and what onPaid and onError heard. */
@@ -63,7 +65,7 @@ function recorder(node: DevNode): { options: L402Options; onPaid: OnPaidCall[]; 
     onError,
     onEvent: (event) => void events.push(event),
     onPaid: (payment, request, response) => {
-      onPaid.push({ payment, path: new URL(request.url).pathname, status: response.status });
+      onPaid.push({ payment, path: new URL(request.url).pathname, status: response.status, getterAgrees: getPaidRequest(request) === payment });
       if (new URL(request.url).searchParams.has('onpaid-throws')) throw new Error('onPaid broke');
     },
   };
@@ -238,7 +240,9 @@ for (const [name, make, { holdsResponse }] of ADAPTERS) {
       expect(app.seen.at(-1)).toMatchObject({ paymentHash, route: '/paid', amountMsat: 3000, scheme: 'L402' });
       await vi.waitFor(() => expect(callsFor(paymentHash)).toHaveLength(1));
       await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(callsFor(paymentHash)).toEqual([{ payment: expect.objectContaining({ paymentHash, route: '/paid' }), path: '/paid', status: 200 }]);
+      expect(callsFor(paymentHash)).toEqual([
+        { payment: expect.objectContaining({ paymentHash, route: '/paid' }), path: '/paid', status: 200, getterAgrees: true },
+      ]);
       expect((await app.ask('/paid', authorization)).status).toBe(402);
     });
 

@@ -8,6 +8,7 @@
 import { buildPaywall, logError, type L402Options, type Paid, type Payment, type Refusal } from '../l402/paywall.js';
 import { PAYMENT_RECEIPT_HEADER } from '../mpp/charge.js';
 import { type LoadAuditBuilder, paywallAudit } from './audit.js';
+import { markPaid } from './fetch.js';
 import { PAID_CACHE_CONTROL, receiptFor, serveStep } from './serve.js';
 
 interface NodeRequest {
@@ -58,6 +59,8 @@ export function paywallNodeMiddleware(options: L402Options, loadAuditBuilder: Lo
           return;
         }
         req.l402 = decision.payment;
+        // onPaid is handed this Web Request: getPaidRequest reads it as withL402's.
+        markPaid(request, decision);
         res.setHeader('Cache-Control', PAID_CACHE_CONTROL);
         if (decision.receipt !== undefined) withReceipt(res, decision);
         // Express error handlers answer 5xx after next(err): the status is known when the answer is finished.
