@@ -1,5 +1,4 @@
 // The edge-safe L402 core: Web APIs and @noble only.
-export { getPayment } from './with-l402.js';
 export { createPaywall, challengeHeaders, refusalResponse, PROVIDER_RETRY_AFTER_SECONDS, DEFAULT_REALM } from './paywall.js';
 export type {
   L402Options,
