@@ -8,7 +8,7 @@ import { waitUntil as vercelWaitUntil } from '@vercel/functions';
 import { getPayment, withL402, type InvoiceProvider, type L402Options, type SessionSeller } from 'l402-paywall';
 import { canRefund, EVENT_STREAM_HEADERS, lightningSessions, meteredEventStream, type LightningProvider } from 'l402-paywall/lightning';
 import { readQuery } from '../http/input.js';
-import { StreamQuery } from '../contracts/demo/stream.js';
+import { StreamQuery } from './demo-stream-query.js';
 import { clientIp } from '../http/input.js';
 import { invoiceLimit } from './money/invoices.js';
 import { servicePriceFeed } from './records/price.js';
