@@ -13,7 +13,7 @@ import { ProviderUnavailable } from 'l402-paywall/lightning';
 import { ProviderConfigError } from '../lightning/providers/index.js';
 import { StoreUnavailable } from '../store/types.js';
 import { enforceWindowLimit, requireLogin } from './accounts/auth.js';
-import type { ServiceContext } from './context.js';
+import { servicePart, type ServiceContext } from './context.js';
 import type { Deployment } from './deployment.js';
 import type { EventSinkStats } from 'l402-paywall/events';
 
@@ -179,13 +179,13 @@ interface Probes {
 }
 
 // Per service context (a test's fault injection hands the handlers a new one): one round at a time, kept HEALTH_PROBE_TTL_MS.
-const recentProbes = new WeakMap<ServiceContext, { until: number; probes: Promise<Probes> }>();
+const recentProbes = servicePart('recent health probes', (): { kept?: { until: number; probes: Promise<Probes> } } => ({}));
 
 function probes(ctx: ServiceContext): Promise<Probes> {
-  const kept = recentProbes.get(ctx);
-  if (kept && kept.until > Date.now()) return kept.probes;
+  const recent = ctx.part(recentProbes);
+  if (recent.kept && recent.kept.until > Date.now()) return recent.kept.probes;
   const round = probeAll(ctx);
-  recentProbes.set(ctx, { until: Date.now() + HEALTH_PROBE_TTL_MS, probes: round });
+  recent.kept = { until: Date.now() + HEALTH_PROBE_TTL_MS, probes: round };
   return round;
 }
 

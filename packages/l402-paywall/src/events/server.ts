@@ -8,7 +8,7 @@ import { isPaymentAuthorization, type Scheme } from '../l402/payment-scheme.js';
 import { decodeToken } from '../l402/token.js';
 import type { L402Options, Paid, Refusal } from '../l402/paywall.js';
 import type { AuditBuilder } from '../adapters/audit.js';
-import { declaredId, serverSource, elapsedMs, makeEvent, newTraceparent, traceFrom, validTraceparent } from './cloudevent.js';
+import { declaredId, elapsedMs, eventMint, serverSource, type traceFrom, validTraceparent } from './cloudevent.js';
 import { dispatcher, type ErrorReporter, type EventHandler } from './dispatch.js';
 import { AGENT_ID_HEADER, EVENT_TYPES, PAYMENT_VERIFICATION, SESSION_ID_HEADER, type L402EventData, type PaymentProof } from './types.js';
 import type { ServerEventOptions } from './types.js';
@@ -62,6 +62,8 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
   const emit = dispatcher(onEvent, options.onError, options.maxPending);
   const agentId = options.agentId;
   const source = serverSource(options);
+  // This producer's own random pool and clock: its span ids and event times.
+  const { makeEvent, newTraceparent, traceFrom } = eventMint();
 
   const factsOf = (request: Request, credentialRefused = false): RequestFacts => {
     const headers = request.headers;
