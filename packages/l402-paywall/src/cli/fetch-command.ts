@@ -9,7 +9,7 @@ import { fetchWithL402 } from '../client/fetch.js';
 import { getPaymentReceipt, type PaymentReceipt } from '../client/receipts.js';
 import { DestinationRefused, L402ClientError } from '../client/errors.js';
 import { createSessions } from '../client/sessions.js';
-import { nodeDestinations } from '../node.js';
+import { nodeDestinations } from '../client/node-destinations.js';
 import {
   DEFAULT_MAX_SATS,
   EXIT,

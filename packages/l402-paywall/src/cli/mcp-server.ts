@@ -21,7 +21,7 @@ import { createSessions } from '../client/sessions.js';
 import { deadline } from '../http/deadline.js';
 import { discardBody } from '../http/discard-body.js';
 import { readBoundedText } from '../http/read-bounded.js';
-import { nodeDestinations } from '../node.js';
+import { nodeDestinations } from '../client/node-destinations.js';
 import type { Io } from './fetch-command.js';
 import { depositText, refundText, spentText } from './session-report.js';
 import {

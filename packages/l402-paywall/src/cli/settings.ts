@@ -203,7 +203,7 @@ export async function walletFromEnvironment(env: Record<string, string | undefin
     const macaroon = set('LND_MACAROON');
     if (!macaroon) throw new UsageError('LND_REST_URL is set but LND_MACAROON is not (hex of a macaroon that may pay: xxd -p -c 10000 admin.macaroon)');
     const tlsCert = set('LND_TLS_CERT');
-    const fetch = tlsCert ? (await import('../node.js')).fetchTrustingCa(tlsCert) : undefined;
+    const fetch = tlsCert ? (await import('../http/node-trust.js')).fetchTrustingCa(tlsCert) : undefined;
     return { wallet: lndWallet({ url: lndUrl, macaroon, network, ...(fetch && { fetch }) }), description: `LND at ${new URL(lndUrl).host} (${network})` };
   }
   const clnUrl = set('CLN_REST_URL');
