@@ -34,7 +34,7 @@ for (const peer of peers) {
 }
 console.log('  ("ours is" = our rate / theirs: above 1 we are faster)');
 
-printMppBench(benchMpp());
+printMppBench(await benchMpp());
 
 const challenges = await benchChallenges();
 console.log('\nChallenge issuance with the embedded dev node (fresh signed BOLT11 + signed token per 402, in process, 16 in flight):');
