@@ -11,13 +11,18 @@ import { benchPackage, printPackageBench } from './package.js';
 import { benchPaymentLog } from './payment-log.js';
 import { benchPeers } from './peers.js';
 import { benchSessions, printSessionsBench } from './sessions.js';
+import { benchSideBySide, printSideBySide } from './side-by-side.js';
 import { benchStats, printStatsBench } from './stats.js';
 import { benchTokens } from './token.js';
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const ms = (n: number) => n.toFixed(1);
 
-console.log('L402 benchmarks (one process per side, this machine, now)\n');
+console.log('L402 benchmarks (one process per side, this machine, now)');
+
+// First, on a quiet process: the restructured library against its baseline (BENCH_BASELINE, default the commit before it).
+printSideBySide(await benchSideBySide());
+console.log('');
 
 const tokens = benchTokens();
 console.log('Token verifier, one core:');
