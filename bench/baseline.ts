@@ -94,5 +94,7 @@ export async function loadLibrary(label: string, srcDir: string): Promise<Librar
 /** Today's library: the same entries the rest of the bench imports by package name. */
 export async function currentLibrary(): Promise<Library> {
   const [root, lightning, backends] = await Promise.all([import('l402-paywall'), import('l402-paywall/lightning'), import('l402-paywall/backends')]);
-  return { label: 'current', srcDir: join(REPO_ROOT, SRC), root, lightning, backends };
+  // Where the package name leads (tsconfig paths: the sources), for bundling the core the same way as the baseline's.
+  const srcDir = dirname(fileURLToPath(import.meta.resolve('l402-paywall')));
+  return { label: 'current', srcDir, root, lightning, backends };
 }
