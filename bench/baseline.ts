@@ -36,8 +36,8 @@ export interface Library {
   label: string;
   /** The directory holding this copy's `src/` entries (for the bundle size). */
   srcDir: string;
-  root: Pick<typeof Root, 'withL402' | 'getPayment' | 'Keyring' | 'mintToken' | 'verifyToken' | 'checkCaveats' | 'verifyPaymentAuthorization'>;
-  lightning: Pick<typeof Lightning, 'lightningSessions' | 'memorySessionLedger' | 'meteredEventStream'>;
+  root: Pick<typeof Root, 'withL402' | 'Keyring' | 'mintToken' | 'verifyToken' | 'checkCaveats' | 'verifyPaymentAuthorization'>;
+  lightning: Pick<typeof Lightning, 'lightningSessions' | 'memorySessionLedger'>;
   backends: Pick<typeof Backends, 'createDevNode' | 'memoryDevNodeStore'>;
 }
 
