@@ -11,13 +11,18 @@ import { benchPackage, printPackageBench } from './package.js';
 import { benchPaymentLog } from './payment-log.js';
 import { benchPeers } from './peers.js';
 import { benchSessions, printSessionsBench } from './sessions.js';
+import { benchSideBySide, printSideBySide } from './side-by-side.js';
 import { benchStats, printStatsBench } from './stats.js';
 import { benchTokens } from './token.js';
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const ms = (n: number) => n.toFixed(1);
 
-console.log('L402 benchmarks (one process per side, this machine, now)\n');
+console.log('L402 benchmarks (one process per side, this machine, now)');
+
+// First, on a quiet process: the restructured library against its baseline (BENCH_BASELINE, default the commit before it).
+printSideBySide(await benchSideBySide());
+console.log('');
 
 const tokens = benchTokens();
 console.log('Token verifier, one core:');
@@ -34,7 +39,7 @@ for (const peer of peers) {
 }
 console.log('  ("ours is" = our rate / theirs: above 1 we are faster)');
 
-printMppBench(benchMpp());
+printMppBench(await benchMpp());
 
 const challenges = await benchChallenges();
 console.log('\nChallenge issuance with the embedded dev node (fresh signed BOLT11 + signed token per 402, in process, 16 in flight):');

@@ -6,9 +6,10 @@
 // Fresh credentials each (a new invoice, payment hash and challenge).
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
-import { Keyring, checkCaveats, mintToken, verifyAuthorization, verifyPaymentAuthorization } from 'l402-paywall';
-import { encodeInvoice } from 'l402-paywall/lightning';
-import { BindingKeyring, formatCredential, lightningChargeChallenge } from '../packages/l402-paywall/src/mpp/index.js';
+import { Keyring, checkCaveats, mintToken, verifyAuthorization, verifyPaymentAuthorization, withL402 } from 'l402-paywall';
+import { createDevNode, memoryDevNodeStore, type InvoiceSigner } from 'l402-paywall/backends';
+import type { Library } from './baseline.js';
+import { paymentChallenge, paymentCredential } from './payment-wire.js';
 import { opsPerSecond } from './token.js';
 
 export interface MppBench {
@@ -19,45 +20,53 @@ export interface MppBench {
   l402Length: number;
 }
 
-export function benchMpp(): MppBench {
+/** What building Payment charges takes from a copy of the library (today's by default; side-by-side.ts passes the baseline's). */
+export type ChargeKit = Pick<Library['root'], 'withL402'> & Pick<Library['backends'], 'createDevNode' | 'memoryDevNodeStore'>;
+
+/**
+ * `count` Payment charge credentials for `route`, each answering a fresh 402 of
+ * a paywall keyed with `secret` (its charge challenge, the invoice paid on a dev node).
+ */
+export async function paymentCharges(
+  secret: string,
+  route: string,
+  count: number,
+  kit: ChargeKit = { withL402, createDevNode, memoryDevNodeStore },
+  signInvoice?: InvoiceSigner,
+): Promise<string[]> {
+  const net = kit.memoryDevNodeStore();
+  const wallet = kit.createDevNode({ store: net });
+  const paywalled = kit.withL402(() => new Response('paid'), {
+    priceSats: 1,
+    provider: kit.createDevNode({ store: net, ...(signInvoice && { signInvoice }) }),
+    secret,
+    route,
+    realm: 'l402.example',
+    memo: () => 'L402 demo: live BTC price',
+  });
+  const credentials: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const offered = await paywalled(new Request(`http://127.0.0.1${route}`));
+    const { echo, request } = paymentChallenge(offered.headers.get('www-authenticate'), 'charge');
+    const { preimage } = await wallet.pay(String((request.methodDetails as { invoice: string }).invoice));
+    credentials.push(paymentCredential(echo, { preimage }));
+  }
+  return credentials;
+}
+
+export async function benchMpp(): Promise<MppBench> {
   const secret = 'bench-secret-'.padEnd(64, 'x');
   const keyring = new Keyring([secret]);
-  const binding = BindingKeyring.fromKeyring(keyring);
   const route = '/api/demo/btc-price';
   const expiresAt = Math.floor(Date.now() / 1000) + 3600;
-  const nodeKey = bytesToHex(randomBytes(32));
   const N = 256;
   const l402: string[] = [];
-  const payment: string[] = [];
   for (let i = 0; i < N; i++) {
     const preimageBytes = randomBytes(32);
-    const preimage = bytesToHex(preimageBytes);
     const hash = bytesToHex(sha256(preimageBytes));
-    l402.push(`L402 ${mintToken(keyring, { paymentHash: hash, expiresAt, caveats: { route, price_msat: 1000 } })}:${preimage}`);
-    const invoice = encodeInvoice(
-      {
-        network: 'regtest',
-        amountMsat: 1000,
-        timestamp: expiresAt - 3600,
-        paymentHash: hash,
-        paymentSecret: bytesToHex(randomBytes(32)),
-        description: 'L402 demo: live BTC price',
-        expirySeconds: 3600,
-      },
-      nodeKey,
-    );
-    const challenge = lightningChargeChallenge(binding, {
-      realm: 'l402.example',
-      invoice,
-      paymentHash: hash,
-      amountSats: 1,
-      network: 'regtest',
-      description: 'L402 demo: live BTC price',
-      expires: new Date(expiresAt * 1000),
-      binding: { route },
-    });
-    payment.push(formatCredential(challenge, preimage));
+    l402.push(`L402 ${mintToken(keyring, { paymentHash: hash, expiresAt, caveats: { route, price_msat: 1000 } })}:${bytesToHex(preimageBytes)}`);
   }
+  const payment = await paymentCharges(secret, route, N);
   const expect = { route, priceMsat: 1000, exact: {} };
   const mask = N - 1;
   const paymentPerSecond = opsPerSecond(
@@ -93,4 +102,4 @@ export function printMppBench(result: MppBench): void {
   );
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) printMppBench(benchMpp());
+if (import.meta.url === `file://${process.argv[1]}`) printMppBench(await benchMpp());

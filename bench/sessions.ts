@@ -13,10 +13,9 @@ import { Keyring, getPayment, memoryReplayStore, withL402, type L402Options, typ
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
 import { lightningSessions, meteredEventStream, memorySessionLedger, scriptedSessionLedger, type SessionLedger } from 'l402-paywall/lightning';
 import { redisReplayStore } from 'l402-paywall/redis';
-import { SESSION_INTENT, formatSessionCredential, parsePaymentChallenges, readLightningSession } from '../packages/l402-paywall/src/mpp/index.js';
-import { sseEvent } from '../packages/l402-paywall/src/sessions/meter.js';
 import { NO_REDIS, REDIS_URL, redisAnswers } from '../packages/l402-paywall/tests/support/redis.js';
 import { paidAuthorization } from './credentials.js';
+import { paymentChallenge, paymentCredential, sseData } from './payment-wire.js';
 
 const ROUTE = '/api/paid';
 const URL_OF_ROUTE = `http://127.0.0.1${ROUTE}`;
@@ -99,15 +98,13 @@ async function benchBackend({ ledger, replayStore }: Stores, plan: Plan): Promis
 
   // Opened as a client does: a 402's session challenge, its deposit paid, an amountless return invoice.
   const offered = await handler(new Request(URL_OF_ROUTE));
-  const challenge = parsePaymentChallenges(offered.headers.get('www-authenticate')).challenges.find((c) => c.intent === SESSION_INTENT);
-  const read = challenge && readLightningSession(challenge);
-  if (!challenge || !read?.ok) throw new Error('the 402 offered no session');
-  const { preimage } = await wallet.pay(read.session.depositInvoice);
+  const offer = paymentChallenge(offered.headers.get('www-authenticate'), 'session');
+  const { preimage } = await wallet.pay(String(offer.request.depositInvoice));
   const { invoice: returnInvoice } = await wallet.createAmountlessInvoice({ memo: 'bench refund', expirySeconds: 3600 });
-  const opened = await handler(request(formatSessionCredential(challenge, { action: 'open', preimage, returnInvoice })));
+  const opened = await handler(request(paymentCredential(offer.echo, { action: 'open', preimage, returnInvoice })));
   if (opened.status !== 200) throw new Error(`open answered ${opened.status}`);
-  const sessionId = read.session.paymentHash;
-  const bearer = formatSessionCredential(challenge, { action: 'bearer', sessionId, preimage });
+  const sessionId = String(offer.request.paymentHash);
+  const bearer = paymentCredential(offer.echo, { action: 'bearer', sessionId, preimage });
 
   const time = async (requests: Request[]) => {
     const start = performance.now();
@@ -153,18 +150,18 @@ async function benchBackend({ ledger, replayStore }: Stores, plan: Plan): Promis
   return { chargeMicros: median(charge), bearerMicros: median(bearerTimes), plainChunkMicros: median(plain), meteredChunkMicros: median(metered) };
 }
 
-/** The same chunks as meteredEventStream sends them (sseEvent), one read ahead, without a session. */
+/** The same chunks as meteredEventStream sends them, one read ahead, without a session. */
 function plainEventStream(chunks: Iterable<string>): ReadableStream<Uint8Array> {
   const iterator = chunks[Symbol.iterator]();
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       const next = await iterator.next();
       if (next.done) {
-        controller.enqueue(sseEvent(undefined, '[DONE]'));
+        controller.enqueue(sseData('[DONE]'));
         controller.close();
         return;
       }
-      controller.enqueue(sseEvent(undefined, next.value));
+      controller.enqueue(sseData(next.value));
     },
   });
 }

@@ -2,7 +2,6 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { Keyring, checkCaveats, mintToken, verifyToken } from 'l402-paywall';
-import { base64UrlEncode, utf8 } from '../packages/l402-paywall/src/crypto/encoding.js';
 
 /** Median of five timed runs after a warm-up: one noisy neighbour moves one run, not the answer. */
 /** Median of five timed runs after `warmUp` calls; `fn` answers true each time or the bench stops (a changed result). */
@@ -38,7 +37,7 @@ export function benchTokens(): { valid: number; forged: number } {
       caveats: ['price_msat=1000', 'route=/api/demo/btc-price'],
       sig: bytesToHex(randomBytes(32)),
     };
-    forged.push({ token: base64UrlEncode(utf8(JSON.stringify(fake))), preimage });
+    forged.push({ token: Buffer.from(JSON.stringify(fake)).toString('base64url'), preimage });
   }
   const expect = { route: '/api/demo/btc-price', priceMsat: 1000 };
   const validOps = opsPerSecond((i) => {

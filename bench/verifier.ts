@@ -9,7 +9,6 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { Keyring, checkCaveats, mintToken, verifyToken } from 'l402-paywall';
-import { base64UrlEncode, utf8 } from '../packages/l402-paywall/src/crypto/encoding.js';
 import { plainKeys, plainVerify } from './plain-verifier.js';
 
 const N = 256;
@@ -54,7 +53,7 @@ export function benchVerifier(): { valid: Rates; forged: Rates; plainNoble: Rate
     valid.push({ token: mintToken(keyring, { paymentHash: hash, expiresAt, caveats: { route: ROUTE, price_msat: 1000 } }), preimage });
     // The client's own preimage and hash, with a made-up signature.
     const fake = { v: 1, kid: keyring.signingKid, hash, exp: expiresAt, caveats: ['price_msat=1000', `route=${ROUTE}`], sig: bytesToHex(randomBytes(32)) };
-    forged.push({ token: base64UrlEncode(utf8(JSON.stringify(fake))), preimage });
+    forged.push({ token: Buffer.from(JSON.stringify(fake)).toString('base64url'), preimage });
   }
   const expect = { route: ROUTE, priceMsat: 1000 };
   return {
