@@ -36,7 +36,7 @@ import {
   readLightningSession,
   type PaymentChallenge,
   type SessionPayload,
-} from '../../packages/l402-paywall/src/mpp/index.js';
+} from '../../packages/l402-paywall/src/payment.js';
 import type { ServiceContext } from '../../lib/service/context.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_125);

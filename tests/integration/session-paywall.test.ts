@@ -24,8 +24,8 @@ import {
   readLightningSession,
   type LightningSessionOffer,
   type SessionPayload,
-} from '../../packages/l402-paywall/src/mpp/index.js';
-import { decodeBase64, parseJsonBytes } from '../../packages/l402-paywall/src/mpp/wire.js';
+} from '../../packages/l402-paywall/src/payment.js';
+import { decodeBase64, parseJsonBytes } from '../../packages/l402-paywall/src/schemes/payment/wire.js';
 import { sessionRedisUp, useSessionStores, type SessionStores } from '../support/session-stores.js';
 
 const SECRET = 'session-paywall-test-secret-0123456789abcdef0123';

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevNode } from 'l402-paywall/backends';
 import { createBudget, createSessions, fetchWithL402, getPaymentReceipt, providerWallet, type Fetch, type Wallet } from 'l402-paywall/client';
 import { scriptedSessionLedger } from 'l402-paywall/lightning';
-import { formatSessionCredential } from '../../packages/l402-paywall/src/mpp/index.js';
+import { formatSessionCredential } from '../../packages/l402-paywall/src/payment.js';
 import { sseEvents } from '../../packages/l402-paywall/tests/support/sse.js';
 import { redisDevNodeStore } from '../support/redis-dev-node-store.js';
 import { REDIS_URL, redisReachable } from '../support/redis.js';

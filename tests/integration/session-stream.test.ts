@@ -15,7 +15,7 @@ import {
   parsePaymentChallenges,
   readLightningSession,
   type LightningSessionOffer,
-} from '../../packages/l402-paywall/src/mpp/index.js';
+} from '../../packages/l402-paywall/src/payment.js';
 import { sessionRedisUp, useSessionStores, type SessionStores } from '../support/session-stores.js';
 import { sseEvents as events } from '../../packages/l402-paywall/tests/support/sse.js';
 

@@ -16,7 +16,7 @@ import {
   parsePaymentChallenges,
   readLightningSession,
   type LightningSessionOffer,
-} from '../../packages/l402-paywall/src/mpp/index.js';
+} from '../../packages/l402-paywall/src/payment.js';
 import { plainHeaders, startEventReceiver, type EventReceiver } from '../support/event-receiver.js';
 import { useDevServer } from '../support/server.js';
 

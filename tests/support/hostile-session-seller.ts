@@ -30,9 +30,9 @@ import { getRequestListener } from '@hono/node-server';
 import { getPayment, memoryReplayStore, withL402 } from 'l402-paywall';
 import { createDevNode, createDevPayHandler, createDevReceiveHandler, memoryDevNodeStore } from 'l402-paywall/backends';
 import { lightningSessions } from 'l402-paywall/lightning';
-import { parseSessionCredential, readLightningSession } from '../../packages/l402-paywall/src/mpp/session.js';
-import { memorySessionLedger } from '../../packages/l402-paywall/src/sessions/memory-ledger.js';
-import { refundSession } from '../../packages/l402-paywall/src/sessions/refunds.js';
+import { parseSessionCredential, readLightningSession } from '../../packages/l402-paywall/src/schemes/session/codec.js';
+import { memorySessionLedger } from '../../packages/l402-paywall/src/schemes/session/memory-ledger.js';
+import { refundSession } from '../../packages/l402-paywall/src/schemes/session/refunds.js';
 
 export interface HostileSellerOptions {
   /**

@@ -6,7 +6,7 @@ import { createBudget, createSessions, fetchWithL402, providerWallet, type Walle
 import { createDevNode, memoryDevNodeStore } from '../../packages/l402-paywall/src/backends.js';
 import { memoryReplayStore, withL402 } from '../../packages/l402-paywall/src/index.js';
 import { lightningSessions } from '../../packages/l402-paywall/src/lightning.js';
-import { memorySessionLedger } from '../../packages/l402-paywall/src/sessions/memory-ledger.js';
+import { memorySessionLedger } from '../../packages/l402-paywall/src/schemes/session/memory-ledger.js';
 
 const net = memoryDevNodeStore();
 const server = createDevNode({ store: net });

@@ -16,8 +16,8 @@ import {
   sessionChallenge,
   type PaymentChallenge,
   type SessionPayload,
-} from '../../packages/l402-paywall/src/mpp/index.js';
-import { sseEvent } from '../../packages/l402-paywall/src/sessions/meter.js';
+} from '../../packages/l402-paywall/src/payment.js';
+import { sseEvent } from '../../packages/l402-paywall/src/schemes/session/meter.js';
 
 /**
  * The page's module, as these tests use it. It is plain JavaScript, type-checked with the pages

@@ -1,9 +1,9 @@
 // `l402-paywall`: the edge-safe core (Web APIs and @noble only).
 import { loadServerAudit } from './events/load-builder.js';
-import type { L402Options } from './l402/paywall.js';
+import type { L402Options } from './core/pipeline.js';
 import { withL402 as paywalled } from './l402/with-l402.js';
 
-export * from './l402/index.js';
+export * from './paywall/index.js';
 
 /** Wraps a Web-standard handler in the paywall; with `onEvent` set, its audit events are built by events/server.ts. */
 export function withL402<Rest extends unknown[]>(

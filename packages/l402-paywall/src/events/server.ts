@@ -3,10 +3,10 @@
 // are session.ts's: the paywall's lazily loaded builder does not carry them.) withL402 and the adapters load
 // this module only when `onEvent` is set (l402/audit.ts, events/load-builder.ts);
 // an operator's own paid flow can use serverEvents() directly.
-import { parseCredential } from '../l402/credential.js';
-import { isPaymentAuthorization, type Scheme } from '../l402/payment-scheme.js';
-import { decodeToken } from '../l402/token.js';
-import type { L402Options, Paid, Refusal } from '../l402/paywall.js';
+import { parseCredential } from '../schemes/l402/credential.js';
+import { isPaymentAuthorization, type Scheme } from '../schemes/charge/charge-scheme.js';
+import { decodeToken } from '../schemes/l402/token.js';
+import type { L402Options, Paid, Refusal } from '../core/pipeline.js';
 import type { AuditBuilder } from '../l402/audit.js';
 import { declaredId, serverSource, elapsedMs, makeEvent, newTraceparent, traceFrom, validTraceparent } from './cloudevent.js';
 import { dispatcher, type ErrorReporter, type EventHandler } from './dispatch.js';

@@ -1,8 +1,8 @@
 // withL402: wraps any Web-standard handler (Next.js route handlers, Vercel
 // functions, Hono, Bun, Deno, Workers) in the paywall.
-import { logError, refusalResponse, buildPaywall, type L402Options, type MissingSetting, type Paid, type Payment } from './paywall.js';
+import { logError, refusalResponse, buildPaywall, type L402Options, type MissingSetting, type Paid, type Payment } from '../core/pipeline.js';
 import { paywallAudit, type LoadAuditBuilder } from './audit.js';
-import { PAYMENT_RECEIPT_HEADER } from '../mpp/charge.js';
+import { PAYMENT_RECEIPT_HEADER } from '../schemes/payment/charge.js';
 
 // A private symbol on the Request rather than a WeakMap: no ephemeron for the
 // garbage collector to trace per paid request. It holds the decision, whose

@@ -14,9 +14,9 @@
 //
 // It lives outside the edge core (withL402's bundle): refunds decode invoices,
 // which needs the elliptic-curve code. It is exported by l402-paywall/lightning.
-import type { RejectionCode } from '../l402/reasons.js';
-import type { InvoiceProvider, Paid, Payment, SessionContext, SessionOffer, SessionSeller, SessionStep, SessionUse } from '../l402/paywall.js';
-import { formatChallenge } from '../mpp/charge.js';
+import type { RejectionCode } from '../../core/rejections.js';
+import type { InvoiceProvider, Paid, Payment, SessionContext, SessionOffer, SessionSeller, SessionStep, SessionUse } from '../../core/pipeline.js';
+import { formatChallenge } from '../payment/charge.js';
 import {
   invoiceNetworkOf,
   isSessionAuthorization,
@@ -25,13 +25,13 @@ import {
   verifySessionCredential,
   type RefundStatus,
   type VerifiedSessionAction,
-} from '../mpp/session.js';
-import { codeOfProblem } from '../l402/payment-scheme.js';
-import { REJECTIONS } from '../l402/reasons.js';
+} from './codec.js';
+import { codeOfProblem } from '../charge/charge-scheme.js';
+import { REJECTIONS } from '../../core/rejections.js';
 import type { SessionAnswer, SessionLedger, SessionRecord } from './ledger.js';
 import { closedObservation, refundPayment, refundSession } from './refunds.js';
 import { SPENT_BATCH_UNITS, tell, type SessionObserver } from './observer.js';
-import type { LightningProvider } from '../lightning/provider.js';
+import type { LightningProvider } from '../../lightning/provider.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 

@@ -12,10 +12,10 @@
 // text is read by token-reader.ts.
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { ShortHmac, padBlock, sha256Block } from '../crypto/sha256-block.js';
-import { base64UrlEncode, equalWords, hex32Words, hexWordsAt, isHex32, utf8, wordsHex } from '../crypto/encoding.js';
+import { ShortHmac, padBlock, sha256Block } from '../../crypto/sha256-block.js';
+import { base64UrlEncode, equalWords, hex32Words, hexWordsAt, isHex32, utf8, wordsHex } from '../../crypto/encoding.js';
 import { MAX_CAVEATS, isCaveat, isCaveatList } from './caveats.js';
-import { reject, type Rejection } from './reasons.js';
+import { reject, type Rejection } from '../../core/rejections.js';
 import { TOKEN_VERSION, TokenReader, type TokenFields } from './token-reader.js';
 
 const CAVEATS_LABEL = 'L402/v1 caveats\n';

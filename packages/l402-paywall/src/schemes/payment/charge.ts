@@ -10,10 +10,10 @@
 // with zod what is wrong when a check fails. Without it (the paywall) a
 // refusal names the part that is wrong, not the field.
 import { isCaveatName } from '../l402/caveats.js';
-import { base64UrlEncode } from '../crypto/encoding.js';
-import { isPreimageOf } from '../crypto/preimage.js';
+import { base64UrlEncode } from '../../crypto/encoding.js';
+import { isPreimageOf } from '../../crypto/preimage.js';
 import type { BindingKeyring, BoundParameters } from './binding.js';
-import { refuse, type Refused } from './problem.js';
+import { refuse, type Refused } from '../../core/problem.js';
 import { MAX_PARAM_LENGTH, decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from './wire.js';
 
 export const PAYMENT_SCHEME = 'Payment';

@@ -14,8 +14,8 @@
 // Checked here without zod (the paywall core takes these functions), as
 // charge.ts checks the charge intent. Whether the session exists, is open and
 // has the balance is the ledger's to say (sessions/ledger.ts).
-import type { BindingKeyring } from './binding.js';
-import { isPreimageOf } from '../crypto/preimage.js';
+import type { BindingKeyring } from '../payment/binding.js';
+import { isPreimageOf } from '../../crypto/preimage.js';
 import {
   LIGHTNING_METHOD,
   MAX_CREDENTIAL_LENGTH,
@@ -27,9 +27,9 @@ import {
   type BindingFields,
   type LightningNetwork,
   type PaymentChallenge,
-} from './charge.js';
-import { refuse, type Refused } from './problem.js';
-import { MAX_PARAM_LENGTH, decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from './wire.js';
+} from '../payment/charge.js';
+import { refuse, type Refused } from '../../core/problem.js';
+import { MAX_PARAM_LENGTH, decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from '../payment/wire.js';
 
 export const SESSION_INTENT = 'session';
 

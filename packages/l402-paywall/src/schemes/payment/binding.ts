@@ -14,8 +14,8 @@
 // draft's "Challenge-Binding Secret Management").
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { base64UrlEncode, utf8 } from '../crypto/encoding.js';
-import { KeyedHmac } from '../crypto/sha256-block.js';
+import { base64UrlEncode, utf8 } from '../../crypto/encoding.js';
+import { KeyedHmac } from '../../crypto/sha256-block.js';
 import { Keyring, MIN_SECRET_BYTES } from '../l402/token.js';
 
 /** The parameters a challenge id binds, request and opaque as their base64url text. */

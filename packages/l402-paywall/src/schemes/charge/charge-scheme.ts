@@ -2,13 +2,13 @@
 // a Lightning charge challenge needs from an invoice, how an Authorization
 // value is told to be a Payment credential, the problem type of each refusal,
 // and the receipt of a paid answer. The codecs themselves are in mpp/.
-import { hex32Words } from '../crypto/encoding.js';
-import { REJECTIONS, type Rejection, type RejectionCode } from './reasons.js';
-import type { Keyring } from './token.js';
-import { BindingKeyring } from '../mpp/binding.js';
-import { verifyCharge, type LightningNetwork, type VerifiedCharge } from '../mpp/charge.js';
-import { PROBLEMS, PROBLEM_CONTENT_TYPE, problemType, type ProblemCode } from '../mpp/problem.js';
-import { encodeJson, formatTime } from '../mpp/wire.js';
+import { hex32Words } from '../../crypto/encoding.js';
+import { REJECTIONS, type Rejection, type RejectionCode } from '../../core/rejections.js';
+import type { Keyring } from '../l402/token.js';
+import { BindingKeyring } from '../payment/binding.js';
+import { verifyCharge, type LightningNetwork, type VerifiedCharge } from '../payment/charge.js';
+import { PROBLEMS, PROBLEM_CONTENT_TYPE, problemType, type ProblemCode } from '../../core/problem.js';
+import { encodeJson, formatTime } from '../payment/wire.js';
 
 /** Which credential a request paid with. */
 export type Scheme = 'L402' | 'Payment';

@@ -9,7 +9,7 @@
 // client reads them here, from any server, never trusting what it reads.
 import { CAVEAT_NAME, MAX_CAVEATS } from '../l402/caveats.js';
 import { z } from 'zod';
-import { parseAuthenticate } from '../http/authenticate.js';
+import { parseAuthenticate } from '../../http/authenticate.js';
 import type { BindingKeyring } from './binding.js';
 import {
   CHARGE_INTENT,

@@ -2,7 +2,7 @@
 // a request either carries a valid, unused, paid credential or gets a fresh
 // 402 challenge. Verification is local; the only I/O on the paid path is the
 // replay-store claim (docs/architecture.md decisions 3-5).
-import { verifyAuthorization } from './credential.js';
+import { verifyAuthorization } from '../schemes/l402/credential.js';
 import {
   ChargeUse,
   PROBLEM_OF,
@@ -14,14 +14,14 @@ import {
   refusalContentType,
   verifyPaymentAuthorization,
   type Scheme,
-} from './payment-scheme.js';
-import type { BindingKeyring } from '../mpp/binding.js';
-import { PAYMENT_RECEIPT_HEADER, chargeChallenge, formatChallenge, type PaymentChallenge } from '../mpp/charge.js';
-import type { ProblemCode } from '../mpp/problem.js';
-import type { SessionAnswer } from '../sessions/ledger.js';
-import { REJECTIONS, type Rejection, type RejectionCode } from './reasons.js';
+} from '../schemes/charge/charge-scheme.js';
+import type { BindingKeyring } from '../schemes/payment/binding.js';
+import { PAYMENT_RECEIPT_HEADER, chargeChallenge, formatChallenge, type PaymentChallenge } from '../schemes/payment/charge.js';
+import type { ProblemCode } from './problem.js';
+import type { SessionAnswer } from '../schemes/session/ledger.js';
+import { REJECTIONS, type Rejection, type RejectionCode } from './rejections.js';
 import { memoryReplayStore, type ReplayStore } from './replay.js';
-import { Keyring, checkCaveats, mintToken, type CaveatExpectations, type VerifiedToken } from './token.js';
+import { Keyring, checkCaveats, mintToken, type CaveatExpectations, type VerifiedToken } from '../schemes/l402/token.js';
 import type { L402Event, ServerEventOptions } from '../events/types.js';
 
 /** What the paywall needs from a Lightning backend (lib/lightning providers fit it). */
