@@ -23,7 +23,7 @@ export type Settings = Record<string, string | undefined>;
 /** What every test server runs with unless its file says otherwise: a fixed secret, no price sources, PGlite in memory. */
 export const TEST_SETTINGS: Settings = { L402_SECRET: TEST_SECRET, BTC_PRICE_SOURCES: 'none', DATABASE_URL: 'pglite://memory' };
 
-/** The 402 body of the paywall's challenges (packages/l402-paywall/src/core/pipeline.ts). */
+/** The 402 body of the paywall's challenges (packages/l402-paywall/src/core/pipeline.ts, with each scheme's offer). */
 export interface ChallengeBody {
   error: string;
   code: string;

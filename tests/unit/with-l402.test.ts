@@ -8,7 +8,7 @@ import express from 'express';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { l402Middleware } from 'l402-paywall/express';
 import { base64UrlEncode, utf8 } from '../../packages/l402-paywall/src/crypto/encoding.js';
-import { RELEASE_RETRY_DELAYS_MS } from '../../packages/l402-paywall/src/core/pipeline.js';
+import { RELEASE_RETRY_DELAYS_MS } from '../../packages/l402-paywall/src/core/release.js';
 import { createMemoryStore } from '../../lib/store/memory.js';
 import { kvReplayStore } from '../../lib/store/replay.js';
 import {

@@ -1,6 +1,6 @@
 // `l402-paywall`: the edge-safe core (Web APIs and @noble only).
 import { loadServerAudit } from './events/load-builder.js';
-import type { L402Options } from './core/pipeline.js';
+import type { L402Options } from './paywall/options.js';
 import { withL402 as paywalled } from './l402/with-l402.js';
 
 export * from './paywall/index.js';

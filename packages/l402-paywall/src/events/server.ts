@@ -6,7 +6,8 @@
 import { parseCredential } from '../schemes/l402/credential.js';
 import { isPaymentAuthorization, type Scheme } from '../schemes/charge/charge-scheme.js';
 import { decodeToken } from '../schemes/l402/token.js';
-import type { L402Options, Paid, Refusal } from '../core/pipeline.js';
+import type { Paid, Refusal } from '../core/decision.js';
+import type { L402Options } from '../paywall/options.js';
 import type { AuditBuilder } from '../l402/audit.js';
 import { declaredId, serverSource, elapsedMs, makeEvent, newTraceparent, traceFrom, validTraceparent } from './cloudevent.js';
 import { dispatcher, type ErrorReporter, type EventHandler } from './dispatch.js';

@@ -10,7 +10,8 @@
 // microsecond. The events are built and handed to onEvent after the response,
 // in a later task, a batch at a time. `events.waitUntil` (Vercel's, a Worker's
 // ctx.waitUntil) keeps a serverless function alive until that has happened.
-import type { L402Options, Paid, Refusal } from '../core/pipeline.js';
+import type { Paid, Refusal } from '../core/decision.js';
+import type { L402Options } from '../paywall/options.js';
 
 export interface PaywallAudit {
   /** A 402 (challenge, and the refused credential if any) or a 503. */

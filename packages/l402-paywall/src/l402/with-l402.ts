@@ -1,6 +1,9 @@
 // withL402: wraps any Web-standard handler (Next.js route handlers, Vercel
 // functions, Hono, Bun, Deno, Workers) in the paywall.
-import { logError, refusalResponse, buildPaywall, type L402Options, type MissingSetting, type Paid, type Payment } from '../core/pipeline.js';
+import type { Paid, Payment } from '../core/decision.js';
+import { refusalResponse } from '../core/refusals.js';
+import { buildPaywall } from '../paywall/assemble.js';
+import { logError, type L402Options, type MissingSetting } from '../paywall/options.js';
 import { paywallAudit, type LoadAuditBuilder } from './audit.js';
 import { PAYMENT_RECEIPT_HEADER } from '../schemes/payment/charge.js';
 

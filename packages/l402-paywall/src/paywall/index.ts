@@ -1,20 +1,19 @@
-// The edge-safe L402 core: Web APIs and @noble only.
+// What the `l402-paywall` entry exports besides withL402: the paywall assembled
+// from options, its decision types, and the L402 and Payment charge
+// verification a caller can use alone. Edge-safe: Web APIs and @noble only.
 export { getPayment } from '../l402/with-l402.js';
-export { createPaywall, challengeHeaders, refusalResponse, PROVIDER_RETRY_AFTER_SECONDS, DEFAULT_REALM } from '../core/pipeline.js';
-export type {
-  L402Options,
-  InvoiceProvider,
-  Payment,
-  Decision,
-  Refusal,
-  Paid,
-  Paywall,
-  SessionSeller,
-  SessionUse,
-  SessionContext,
-  SessionStep,
-  SessionOffer,
-} from '../core/pipeline.js';
+export { createPaywall } from './assemble.js';
+export { DEFAULT_REALM } from './options.js';
+export type { L402Options, InvoiceLimit } from './options.js';
+export { PROVIDER_RETRY_AFTER_SECONDS, refusalResponse } from '../core/refusals.js';
+export { PAYMENT_RECEIPT_HEADER } from '../core/decision.js';
+export type { Decision, Paid, PaidRequest, Payment, Paywall, Refusal } from '../core/decision.js';
+export type { InvoiceProvider } from '../core/invoices.js';
+export type { SchemeName } from '../core/scheme.js';
+export type { SessionUse } from '../core/metering.js';
+export { challengeHeaders } from '../schemes/l402/challenge.js';
+// Sessions are sold through the `session` option: its types are named here, the seller is in l402-paywall/sessions.
+export type { SessionContext, SessionOffer, SessionSeller, SessionServices, SessionStep } from '../schemes/session/seller.js';
 export { memorySessionLedger } from '../schemes/session/memory-ledger.js';
 export type { SessionLedger, SessionAnswer, SessionRecord, SessionRefund, RefundState } from '../schemes/session/ledger.js';
 export { Keyring, mintToken, verifyToken, decodeToken, checkCaveats } from '../schemes/l402/token.js';

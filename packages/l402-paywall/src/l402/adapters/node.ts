@@ -1,9 +1,10 @@
 // Express/Connect adapter: `app.get('/paid', l402Middleware(options), handler)`.
 // Only the request line and headers are read, so body parsers downstream still
 // see an untouched stream. Typed structurally so lib/l402 needs no node: import.
-import { createPaywall, logError, type L402Options } from '../../core/pipeline.js';
+import { createPaywall } from '../../paywall/assemble.js';
+import { logError, type L402Options } from '../../paywall/options.js';
 import { paywallAudit, type LoadAuditBuilder } from '../audit.js';
-import type { Payment } from '../../core/pipeline.js';
+import type { Payment } from '../../core/decision.js';
 import { PAYMENT_RECEIPT_HEADER } from '../../schemes/payment/charge.js';
 
 interface NodeRequest {

@@ -1,36 +1,53 @@
-// The Payment scheme (docs/mpp.md) as the paywall speaks it beside L402: what
-// a Lightning charge challenge needs from an invoice, how an Authorization
-// value is told to be a Payment credential, the problem type of each refusal,
-// and the receipt of a paid answer. The codecs themselves are in mpp/.
+// The Payment scheme's Lightning charge (draft-lightning-charge, docs/mpp.md)
+// as a scheme of the paywall (core/scheme.ts): a credential answering one of
+// this server's charge challenges, verified statelessly (the challenge id is
+// an HMAC, schemes/payment/binding.ts), held to the route's terms (realm,
+// route, price, conditions) and claimed as L402's tokens are, by payment hash;
+// a 402's offer is a charge challenge for the route's invoice.
 import { hex32Words } from '../../crypto/encoding.js';
-import { REJECTIONS, type Rejection, type RejectionCode } from '../../core/rejections.js';
-import type { Keyring } from '../l402/token.js';
+import { codeOfProblem, PROBLEM_OF } from '../../core/refusals.js';
+import { checkCaveats } from '../../core/conditions.js';
+import { REJECTIONS, type Rejection } from '../../core/rejections.js';
+import type { ProblemCode } from '../../core/problem.js';
+import {
+  hasAuthScheme,
+  type ClaimKey,
+  type ClaimUse,
+  type Offer,
+  type OfferContext,
+  type PaywallScheme,
+  type Presented,
+  type SchemeName,
+  type Terms,
+  type Verdict,
+} from '../../core/scheme.js';
+import type { KeyDeriver } from '../../crypto/secrets.js';
 import { BindingKeyring } from '../payment/binding.js';
-import { verifyCharge, type LightningNetwork, type VerifiedCharge } from '../payment/charge.js';
-import { PROBLEMS, PROBLEM_CONTENT_TYPE, problemType, type ProblemCode } from '../../core/problem.js';
+import {
+  CHARGE_INTENT,
+  chargeChallenge,
+  credentialOfReading,
+  echoesIntent,
+  formatChallenge,
+  readPaymentAuthorization,
+  verifyChargeCredential,
+  type PaymentReading,
+  type VerifiedCharge,
+} from '../payment/charge.js';
+import { invoiceNetwork } from '../payment/network.js';
 import { encodeJson, formatTime } from '../payment/wire.js';
 
-/** Which credential a request paid with. */
-export type Scheme = 'L402' | 'Payment';
-
 /**
- * The network of a BOLT 11 invoice, by its human-readable prefix, as the
- * Lightning method names it; undefined for testnet (the draft has no name for
- * it) or anything that is not an invoice: then no Payment challenge is offered for it.
+ * Which credential a request paid with.
+ * @deprecated SchemeName (core/scheme.ts), the library's one scheme-name type; kept for compatibility.
  */
-export function invoiceNetwork(invoice: string): LightningNetwork | undefined {
-  // BOLT 11's bech32 in one case (what the charge request takes), before the prefix is looked at.
-  if (invoice.length > 4096 || !/^(?:ln[0-9a-z]+|LN[0-9A-Z]+)$/.test(invoice)) return undefined;
-  const lower = invoice.slice(0, 8).toLowerCase();
-  if (lower.startsWith('lnbcrt')) return 'regtest';
-  if (lower.startsWith('lntbs')) return 'signet';
-  if (lower.startsWith('lnbc')) return 'mainnet';
-  return undefined;
-}
+export type Scheme = SchemeName;
+
+export { invoiceNetwork };
 
 /** Whether an Authorization value is in the Payment scheme (any case, then a space): one character decides for every L402 one. */
 export function isPaymentAuthorization(header: string): boolean {
-  return (header.charCodeAt(0) | 32) === 112 && header.length > 8 && header.slice(0, 8).toLowerCase() === 'payment ';
+  return hasAuthScheme(header, 'payment');
 }
 
 /** Two Payment credentials in one request: headers joined by a comma, as Headers.get joins them (base64url holds none). */
@@ -38,88 +55,12 @@ export function hasSecondPaymentCredential(header: string): boolean {
   return /,\s*payment\s/i.test(header);
 }
 
-/** The problem type (draft-httpauth-payment, draft-lightning-charge) a refusal of either scheme is reported as. */
-export const PROBLEM_OF: Record<RejectionCode, ProblemCode> = {
-  PAYMENT_REQUIRED: 'payment-required',
-  MALFORMED_CREDENTIAL: 'lightning/malformed-credential',
-  INVALID_PREIMAGE: 'lightning/malformed-credential',
-  MALFORMED_TOKEN: 'lightning/malformed-credential',
-  MULTIPLE_CREDENTIALS: 'malformed-credential',
-  METHOD_UNSUPPORTED: 'method-unsupported',
-  UNKNOWN_KEY: 'lightning/unknown-challenge',
-  BAD_SIGNATURE: 'lightning/unknown-challenge',
-  UNKNOWN_CHALLENGE: 'lightning/unknown-challenge',
-  // The Lightning draft's type for a challenge already consumed.
-  TOKEN_ALREADY_USED: 'lightning/unknown-challenge',
-  TOKEN_EXPIRED: 'lightning/expired-invoice',
-  PREIMAGE_MISMATCH: 'lightning/invalid-preimage',
-  WRONG_ROUTE: 'invalid-challenge',
-  WRONG_REALM: 'invalid-challenge',
-  CAVEAT_NOT_SATISFIED: 'invalid-challenge',
-  INSUFFICIENT_PRICE: 'payment-insufficient',
-  SESSION_NOT_FOUND: 'lightning/session-not-found',
-  SESSION_CLOSED: 'lightning/session-closed',
-  INSUFFICIENT_BALANCE: 'lightning/insufficient-balance',
-  INVALID_RETURN_INVOICE: 'lightning/invalid-return-invoice',
-  DEPOSIT_ALREADY_USED: 'lightning/unknown-challenge',
-  SESSION_CHALLENGE_MISMATCH: 'invalid-challenge',
-};
-
-/** Our code for a refusal of a Payment credential by mpp/credential.ts. */
-export function codeOfProblem(problem: ProblemCode): RejectionCode {
-  switch (problem) {
-    case 'payment-required':
-      return 'PAYMENT_REQUIRED';
-    case 'method-unsupported':
-      return 'METHOD_UNSUPPORTED';
-    case 'lightning/expired-invoice':
-    case 'lightning/challenge-expired':
-    case 'payment-expired':
-      return 'TOKEN_EXPIRED';
-    case 'lightning/invalid-preimage':
-      return 'PREIMAGE_MISMATCH';
-    case 'lightning/unknown-challenge':
-    case 'verification-failed':
-      return 'UNKNOWN_CHALLENGE';
-    // Only the session intent says it: a bearer or close that echoes another challenge than the session's opening one.
-    case 'invalid-challenge':
-      return 'SESSION_CHALLENGE_MISMATCH';
-    case 'payment-insufficient':
-      return 'INSUFFICIENT_PRICE';
-    case 'lightning/invalid-return-invoice':
-      return 'INVALID_RETURN_INVOICE';
-    case 'lightning/session-not-found':
-      return 'SESSION_NOT_FOUND';
-    case 'lightning/session-closed':
-      return 'SESSION_CLOSED';
-    case 'lightning/insufficient-balance':
-      return 'INSUFFICIENT_BALANCE';
-    default:
-      return 'MALFORMED_CREDENTIAL';
-  }
-}
-
-/** The RFC 9457 members of a refusal's body. */
-export function problemMembers(problem: ProblemCode, detail: string): { type: string; title: string; status: number; detail: string } {
-  const { title, status } = PROBLEMS[problem];
-  return { type: problemType(problem), title, status, detail };
-}
-
-/**
- * The content type of a refusal: application/json, as every answer of this
- * API, unless the client asks for problem details by name (Accept).
- */
-export function refusalContentType(request: Request): string {
-  const accept = request.headers.get('accept');
-  return accept?.includes(PROBLEM_CONTENT_TYPE) ? PROBLEM_CONTENT_TYPE : 'application/json';
-}
-
 /**
  * A verified Payment credential as the replay claim takes it: the payment
  * hash (as words and as hex) and when its challenge expires, as a verified
  * L402 token has them.
  */
-export class ChargeUse {
+export class ChargeUse implements ClaimKey {
   readonly hashWords = new Int32Array(8);
 
   constructor(
@@ -131,15 +72,17 @@ export class ChargeUse {
   }
 }
 
-/** The Payment-Receipt value for a paid answer (mpp/receipt.ts's format, built from values this server checked). */
+/** The Payment-Receipt value for a paid answer (schemes/payment/receipt.ts's format, built from values this server checked). */
 export function receiptOf(challengeId: string, paymentHash: string, atSeconds: number): string {
   return encodeJson({ challengeId, method: 'lightning', reference: paymentHash, status: 'success', timestamp: formatTime(atSeconds) });
 }
 
-const bindingKeyrings = new WeakMap<Keyring, BindingKeyring>();
+// Keyed by the caller's keyring and gone with it: verifyPaymentAuthorization's
+// callers pass the same keyring again and again, and deriving costs two HMACs per secret.
+const bindingKeyrings = new WeakMap<KeyDeriver, BindingKeyring>();
 
 /** The Payment challenge binding keys of a token keyring's secrets, derived once per keyring. */
-export function bindingKeyringOf(keyring: Keyring): BindingKeyring {
+export function bindingKeyringOf(keyring: KeyDeriver): BindingKeyring {
   let binding = bindingKeyrings.get(keyring);
   if (!binding) bindingKeyrings.set(keyring, (binding = BindingKeyring.fromKeyring(keyring)));
   return binding;
@@ -163,17 +106,127 @@ export type PaymentAuthorizationResult =
  * the caller's to decide. Local: no store, no network.
  */
 export function verifyPaymentAuthorization(
-  keys: Keyring | BindingKeyring,
+  keys: KeyDeriver | BindingKeyring,
   header: string | null | undefined,
   nowSeconds = Date.now() / 1000,
 ): PaymentAuthorizationResult {
+  const binding = keys instanceof BindingKeyring ? keys : bindingKeyringOf(keys);
+  const reading: PaymentReading | undefined = header ? readPaymentAuthorization(header) : undefined;
+  return verifyReading(binding, header, reading, nowSeconds);
+}
+
+type ReadingVerification = { ok: true; charge: VerifiedCharge; caveats: readonly string[] } | { ok: false; rejection: Rejection; problem: ProblemCode };
+
+/** One credential, read (`reading`, undefined for no value), verified as a charge. */
+function verifyReading(
+  binding: BindingKeyring,
+  header: string | null | undefined,
+  reading: PaymentReading | undefined,
+  nowSeconds: number,
+): ReadingVerification {
   if (header?.includes(',') && hasSecondPaymentCredential(header))
     return { ok: false, rejection: { code: 'MULTIPLE_CREDENTIALS', message: REJECTIONS.MULTIPLE_CREDENTIALS }, problem: PROBLEM_OF.MULTIPLE_CREDENTIALS };
-  const binding = keys instanceof BindingKeyring ? keys : bindingKeyringOf(keys);
-  const verified = verifyCharge(binding, header, nowSeconds);
+  const parsed = reading
+    ? credentialOfReading(reading)
+    : ({
+        ok: false,
+        problem: 'payment-required',
+        detail: 'Payment required: pay the invoice in the challenge and retry with Authorization: Payment <credential>',
+      } as const);
+  const verified = parsed.ok ? verifyChargeCredential(binding, parsed.credential, nowSeconds) : parsed;
   if (!verified.ok) return { ok: false, rejection: { code: codeOfProblem(verified.problem), message: verified.detail }, problem: verified.problem };
   const caveats = [`price_msat=${verified.amountSats * 1000}`];
   for (const name in verified.binding) caveats.push(`${name}=${verified.binding[name]}`);
   caveats.sort();
   return { ok: true, charge: verified, caveats };
 }
+
+export interface ChargeSchemeOptions {
+  binding: BindingKeyring;
+  /** The Payment challenges' realm for a request (the `realm` option). */
+  realmOf(request: Request): string;
+  /** Keep the use spent when the handler fails (keepPaymentOnFailure). */
+  keepUseOnFailure: boolean;
+  /** Whether credentials of the session intent are left to the session scheme. */
+  leavesSessions: boolean;
+  onError(error: unknown, context: string): void;
+}
+
+export class ChargeScheme implements PaywallScheme<Presented> {
+  readonly name = 'Payment';
+  readonly sellsWithRouteInvoice = true;
+  readonly keepsUseOnFailure: boolean;
+  readonly #options: ChargeSchemeOptions;
+
+  constructor(options: ChargeSchemeOptions) {
+    this.#options = options;
+    this.keepsUseOnFailure = options.keepUseOnFailure;
+  }
+
+  recognise(presented: Presented): Presented | undefined {
+    if (!hasAuthScheme(presented.authorization, 'payment')) return undefined;
+    if (this.#options.leavesSessions) {
+      const reading = presented.read(readPaymentAuthorization);
+      if (reading.ok && echoesIntent(reading.json, 'session')) return undefined;
+    }
+    return presented;
+  }
+
+  /** Verified statelessly, held to the terms as a token's caveats are, then the same claim as L402's. */
+  verify(presented: Presented, request: Request, terms: Terms, nowSeconds: number): Verdict {
+    const { authorization } = presented;
+    const result = verifyReading(this.#options.binding, authorization, presented.read(readPaymentAuthorization), nowSeconds);
+    if (!result.ok) {
+      const reason = { ...result.rejection, problem: result.problem };
+      // The core draft: two Payment credentials, or one for another method, are 400.
+      const fixable = reason.code !== 'MULTIPLE_CREDENTIALS' && reason.code !== 'METHOD_UNSUPPORTED';
+      return { kind: 'refuse', reason, badRequest: !fixable };
+    }
+    const verified = result.charge;
+    if (verified.realm !== this.#options.realmOf(request)) return { kind: 'refuse', reason: { code: 'WRONG_REALM', message: REJECTIONS.WRONG_REALM } };
+    // What the challenge was bound to (opaque) and its amount, as conditions: held to the terms as a token's caveats are.
+    const checked = checkCaveats(result.caveats, terms);
+    if (!checked.ok) return { kind: 'refuse', reason: checked.rejection };
+    const use: ClaimUse = {
+      kind: 'claim',
+      key: new ChargeUse(verified.paymentHash, verified.expiresAt, verified.challengeId),
+      scheme: this,
+      challengeId: verified.challengeId,
+      amountMsat: verified.amountSats * 1000,
+      route: terms.route,
+      at: nowSeconds,
+      attempt: '',
+    };
+    return use;
+  }
+
+  /** A charge challenge for the route's invoice: none (and onError told) when the invoice or the options cannot make one. */
+  async offer(request: Request, terms: Terms, { invoice, memo, expiresAt }: OfferContext): Promise<Offer | undefined> {
+    const made = await invoice;
+    if (!made) return undefined;
+    const network = invoiceNetwork(made.invoice);
+    if (!network) return undefined;
+    try {
+      const challenge = chargeChallenge(this.#options.binding, {
+        realm: this.#options.realmOf(request),
+        invoice: made.invoice,
+        paymentHash: made.paymentHash,
+        amountSats: terms.priceSats,
+        network,
+        description: memo,
+        expires: new Date(expiresAt * 1000),
+        binding: { ...terms.exact, route: terms.route },
+      });
+      return { authenticate: [formatChallenge(challenge)], body: { challengeId: challenge.id } };
+    } catch (error) {
+      this.#options.onError(error, 'making the Payment challenge failed; the 402 offers L402 only');
+      return undefined;
+    }
+  }
+
+  receipt(use: ClaimUse): string {
+    return receiptOf(use.challengeId!, use.key.hash, use.at);
+  }
+}
+
+export { CHARGE_INTENT };
