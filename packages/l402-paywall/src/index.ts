@@ -4,6 +4,7 @@ import type { L402Options } from './paywall/options.js';
 import { withL402 as paywalled } from './l402/with-l402.js';
 
 export * from './paywall/index.js';
+export { getPayment } from './l402/with-l402.js';
 
 /** Wraps a Web-standard handler in the paywall; with `onEvent` set, its audit events are built by events/server.ts. */
 export function withL402<Rest extends unknown[]>(

@@ -2,7 +2,9 @@
 // middleware) consume it: refused (a 402 with a fresh challenge, a 400, 429 or
 // 503, or the paywall's own 200 for a session's top-up or close), or paid.
 import type { SessionUse } from './metering.js';
-import type { SchemeName } from './scheme.js';
+
+/** The HTTP authentication scheme a credential came in: which one paid. The one scheme-name type of the library. */
+export type SchemeName = 'L402' | 'Payment';
 
 /** The header a paid answer's (and a session's top-up or close's) receipt goes in (draft-httpauth-payment). */
 export const PAYMENT_RECEIPT_HEADER = 'Payment-Receipt';

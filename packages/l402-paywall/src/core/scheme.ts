@@ -8,12 +8,11 @@
 //   verifies    that credential against the route's terms: a use for the pipeline to
 //               claim, a refusal, an answer of its own, or a request it paid for itself;
 //   offers      its part of a 402 (WWW-Authenticate values and body members).
-import type { Paid } from './decision.js';
+import type { Paid, SchemeName } from './decision.js';
 import type { ProblemCode } from './problem.js';
 import type { Rejection } from './rejections.js';
 
-/** The HTTP authentication scheme a credential came in: which one paid. The one scheme-name type of the library. */
-export type SchemeName = 'L402' | 'Payment';
+export type { SchemeName };
 
 /**
  * What a request is held to: the route it is for, its price, and the other

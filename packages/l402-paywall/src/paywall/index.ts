@@ -1,7 +1,6 @@
 // What the `l402-paywall` entry exports besides withL402: the paywall assembled
 // from options, its decision types, and the L402 and Payment charge
 // verification a caller can use alone. Edge-safe: Web APIs and @noble only.
-export { getPayment } from '../l402/with-l402.js';
 export { createPaywall } from './assemble.js';
 export { DEFAULT_REALM } from './options.js';
 export type { L402Options, InvoiceLimit } from './options.js';
