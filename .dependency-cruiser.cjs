@@ -54,7 +54,11 @@ module.exports = {
       ['schemes/payment', 'core', 'crypto', 'util', 'http'],
       "The IETF Payment scheme's wire codecs sit on the core and crypto (and the header grammar in http/): no scheme of their own.",
     ),
-    ...libraryLayer('schemes/charge', ['schemes/charge', 'schemes/payment', 'core', 'crypto', 'util'], 'The charge uses the Payment wire, the core and crypto only.'),
+    ...libraryLayer(
+      'schemes/charge',
+      ['schemes/charge', 'schemes/payment', 'core', 'crypto', 'util'],
+      'The charge uses the Payment wire, the core and crypto only.',
+    ),
     ...libraryLayer(
       'schemes/session',
       ['schemes/session', 'schemes/payment', 'core', 'crypto', 'util', 'lightning'],

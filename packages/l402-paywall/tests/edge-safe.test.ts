@@ -6,7 +6,20 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
-export const EDGE_SAFE_ENTRIES = ['index', 'lightning', 'sessions', 'payment', 'backends', 'upstash', 'redis', 'express', 'managed', 'nwc', 'client', 'events'] as const;
+export const EDGE_SAFE_ENTRIES = [
+  'index',
+  'lightning',
+  'sessions',
+  'payment',
+  'backends',
+  'upstash',
+  'redis',
+  'express',
+  'managed',
+  'nwc',
+  'client',
+  'events',
+] as const;
 
 /** Records every import of a Node built-in instead of letting esbuild fail on the first. */
 function nodeBuiltins(found: string[]): Plugin {
