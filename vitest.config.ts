@@ -1,19 +1,24 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { LIBRARY_SLOW } from './packages/l402-paywall/vitest.config.js';
 
 // `l402-paywall` and `l402-paywall/<entry>` resolve to the library's sources,
 // as tsconfig.json's paths say (src/<entry>.ts is the entry behind each subpath).
 const librarySources = fileURLToPath(new URL('./packages/l402-paywall/src/', import.meta.url));
 
 // The tiers (docs/contributing.md). `npm test` runs the projects `unit` and
-// `integration`: every test file under tests/unit, tests/integration and the
-// library's own packages/l402-paywall/tests (which `npm test` in that folder
-// runs alone, with packages/l402-paywall/vitest.config.ts), so a
-// new file there is in it, except the files named below, which run under
-// scripts of their own (`npm run test:slow`, `test:e2e`, `test:package`,
-// `test:deploy`); `npm run test:all` runs every project. A file is moved out
-// of `npm test` by naming it here, nowhere else.
+// `integration`: every test file under tests/unit and tests/integration (the
+// service's) and under the library's own packages/l402-paywall/tests/unit and
+// tests/integration (which `npm test` in that folder runs alone, with
+// packages/l402-paywall/vitest.config.ts), so a new file there is in it,
+// except the files named below, which run under scripts of their own (`npm
+// run test:slow`, `test:e2e`, `test:package`, `test:deploy`); `npm run
+// test:all` runs every project. A file is moved out of `npm test` by naming it
+// here, or, for the library's, in LIBRARY_SLOW (packages/l402-paywall/vitest.config.ts).
+
+/** The library's tests, by tier. */
+const LIBRARY_TESTS = 'packages/l402-paywall/tests';
 
 /** Outages for real (servers of their own killed mid-test), processes started with npm, and the 100,000-request fuzzer: minutes each. */
 const SLOW = [
@@ -26,18 +31,16 @@ const SLOW = [
   // The binaries run as child processes under tsx (the CLI, l402-mcp, the dev server, a second paywall
   // process): each start costs seconds of transpiling, which kept `npm test` over five minutes.
   'tests/integration/cli.test.ts',
-  'tests/integration/cli-hostile.test.ts',
   'tests/integration/mcp-hostile.test.ts',
   'tests/integration/dev-server.test.ts',
   'tests/integration/demo-session-clients.test.ts',
   'tests/integration/demo-session-mcp.test.ts',
-  'tests/integration/session-stream-processes.test.ts',
-  'tests/integration/client-mpp.test.ts',
   'tests/integration/mcp.test.ts',
   'tests/integration/mcp-host-gone.test.ts',
   'tests/integration/hostile-session-bins.test.ts',
   // Every database driver (PGlite, node-postgres, Neon's) migrating fresh databases from nothing.
   'tests/integration/db.test.ts',
+  ...LIBRARY_SLOW.map((path) => `packages/l402-paywall/${path}`),
 ];
 
 /** Real Chromium: the pages, and which Chromium they drive (the first run unpacks the bundled one). */
@@ -49,7 +52,7 @@ const PACKED = ['tests/package/packed.test.ts', 'tests/package/npx-mcp.test.ts']
 /** `vercel build` of the whole project. */
 const DEPLOY = ['tests/deploy/**/*.test.ts'];
 
-/** Probes PostgreSQL, Redis and their binaries once, says what their absence skips; under L402_TEST_REQUIRE_SERVICES=1 fails instead. */
+/** Probes PostgreSQL, Redis and their binaries once (the library's checks and the service's), says what their absence skips; under L402_TEST_REQUIRE_SERVICES=1 fails instead. */
 const SERVICES = 'tests/support/services-setup.ts';
 
 // vitest's default on a machine of n cores is n - 1 workers: one on 2 cores,
@@ -81,13 +84,18 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['tests/unit/**/*.test.ts', 'packages/l402-paywall/tests/**/*.test.ts'],
+          include: ['tests/unit/**/*.test.ts', `${LIBRARY_TESTS}/unit/**/*.test.ts`],
           exclude: [...configDefaults.exclude, ...BROWSER],
         },
       },
       {
         extends: true,
-        test: { name: 'integration', include: ['tests/integration/**/*.test.ts'], exclude: [...configDefaults.exclude, ...SLOW], globalSetup: [SERVICES] },
+        test: {
+          name: 'integration',
+          include: ['tests/integration/**/*.test.ts', `${LIBRARY_TESTS}/integration/**/*.test.ts`],
+          exclude: [...configDefaults.exclude, ...SLOW],
+          globalSetup: [SERVICES],
+        },
       },
       { extends: true, test: { name: 'slow', include: SLOW, globalSetup: [SERVICES] } },
       { extends: true, test: { name: 'e2e', include: BROWSER, globalSetup: [SERVICES] } },

@@ -15,7 +15,7 @@ import { lightningSessions, meteredEventStream, memorySessionLedger, scriptedSes
 import { redisReplayStore } from 'l402-paywall/redis';
 import { SESSION_INTENT, formatSessionCredential, parsePaymentChallenges, readLightningSession } from '../packages/l402-paywall/src/payment.js';
 import { sseEvent } from '../packages/l402-paywall/src/schemes/session/meter.js';
-import { NO_REDIS, REDIS_URL, redisAnswers } from '../tests/support/redis.js';
+import { NO_REDIS, REDIS_URL, redisAnswers } from '../packages/l402-paywall/tests/support/redis.js';
 import { paidAuthorization } from './credentials.js';
 
 const ROUTE = '/api/paid';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withL402 } from 'l402-paywall';
 import { createDevNode, createDevPayHandler } from 'l402-paywall/backends';
 import { useDevServer } from '../support/server.js';
-import { closedPort } from '../support/postgres.js';
+import { closedPort } from '../../packages/l402-paywall/tests/support/ports.js';
 import { L402_MCP_BIN } from '../support/bins.js';
 import { codeBlocks } from '../support/markdown.js';
 

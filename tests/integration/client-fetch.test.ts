@@ -11,8 +11,16 @@ import { encodeInvoice } from 'l402-paywall/lightning';
 import { Keyring, mintToken } from 'l402-paywall';
 import { createBudget, createTokenStore, devWallet, fetchWithL402, getL402Receipt, L402ClientError, type TokenStore } from 'l402-paywall/client';
 import { useDevServer } from '../support/server.js';
-import { closedPort } from '../support/postgres.js';
-import { apertureStandIn, recordingWallet, startExpressApp, startHonoApp, startStandIn, type RecordingWallet, type StandIn } from '../support/paid-apps.js';
+import { closedPort } from '../../packages/l402-paywall/tests/support/ports.js';
+import {
+  apertureStandIn,
+  recordingWallet,
+  startExpressApp,
+  startHonoApp,
+  startStandIn,
+  type RecordingWallet,
+  type StandIn,
+} from '../../packages/l402-paywall/tests/support/paid-apps.js';
 
 const server = useDevServer();
 const node = createDevNode();

@@ -30,7 +30,8 @@ import { createNeonDatabase } from '../../lib/db/neon.js';
 import { createPgDatabase } from '../../lib/db/pg.js';
 import { createPgliteDatabase } from '../../lib/db/pglite.js';
 import { startNeonProxy, type NeonProxy } from '../support/neon-proxy.js';
-import { closedPort, createTestDatabase, postgresReachable, TEST_DATABASE_URL, withPort, type TestDatabase } from '../support/postgres.js';
+import { closedPort } from '../../packages/l402-paywall/tests/support/ports.js';
+import { createTestDatabase, postgresReachable, TEST_DATABASE_URL, withPort, type TestDatabase } from '../support/postgres.js';
 
 const postgresUp = await postgresReachable();
 if (!postgresUp) console.warn(`PostgreSQL unreachable at ${TEST_DATABASE_URL}: the pg and Neon driver suites are skipped (set TEST_DATABASE_URL).`);

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { describeEmbeddedDefaults, loadConfig } from '../../lib/config.js';
 import { keepLocalKeys } from '../../scripts/local-keys.js';
 import { startDevServer } from '../../scripts/dev-server.js';
-import { closedPort } from '../support/postgres.js';
+import { closedPort } from '../../packages/l402-paywall/tests/support/ports.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = resolve(here, '../..');

@@ -13,7 +13,7 @@ import { getRequestListener } from '@hono/node-server';
 import { afterAll, describe, expect, it } from 'vitest';
 import { withL402 } from 'l402-paywall/managed';
 import { decodeToken } from 'l402-paywall';
-import { closedPort } from '../support/postgres.js';
+import { closedPort } from '../../packages/l402-paywall/tests/support/ports.js';
 import { testWallet, type ChallengeBody as AuthChallenge } from '../support/lnurl-wallet.js';
 import type { ChallengeBody } from '../support/server.js';
 import { stackSkipReason, useStack } from '../support/stack.js';

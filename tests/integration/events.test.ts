@@ -9,7 +9,7 @@ import { type CloudEvent, HTTP } from 'cloudevents';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EVENT_TYPES, generateEventSecret, verifyEvent, type L402Event } from 'l402-paywall/events';
-import { plainHeaders, startEventReceiver, type EventReceiver } from '../support/event-receiver.js';
+import { plainHeaders, startEventReceiver, type EventReceiver } from '../../packages/l402-paywall/tests/support/event-receiver.js';
 import { startServerProcess } from '../support/server-process.js';
 import { createSession } from '../../lib/service/accounts/auth.js';
 import { devLoginKey } from '../../lib/service/accounts/dev-login-key.js';

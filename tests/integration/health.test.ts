@@ -6,7 +6,7 @@
 // HEALTH_RATE_LIMIT_PER_MINUTE in the shared store, and nothing is cached.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HEALTH_PROBE_TTL_MS } from '../../lib/service/health.js';
-import { startFakeLnbits, type FakeLnbits } from '../support/fake-backends/lnbits.js';
+import { startFakeLnbits, type FakeLnbits } from '../../packages/l402-paywall/tests/support/fake-backends/lnbits.js';
 import { logIn, testWallet, type TestWallet } from '../support/lnurl-wallet.js';
 import { rawRequest } from '../support/raw-request.js';
 import { useDevServer } from '../support/server.js';

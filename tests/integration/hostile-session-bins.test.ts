@@ -8,7 +8,7 @@
 // balance is not replaced by new deposits.
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBin, startMcp as startMcpOverStdio } from '../support/bins.js';
-import { startHostileSeller, type HostileSeller } from '../support/hostile-session-seller.js';
+import { startHostileSeller, type HostileSeller } from '../../packages/l402-paywall/tests/support/hostile-session-seller.js';
 
 const SAT = 1000;
 

@@ -14,7 +14,7 @@ import { CLAIM_SCRIPT } from '../../packages/l402-paywall/src/stores/replay-scri
 import { payChallenge, recordingProvider } from '../../packages/l402-paywall/tests/support/l402.js';
 import { payDemoChallenge, useDevServer } from '../support/server.js';
 import { redisServerMissing, startThrowawayRedis, type ThrowawayServer } from '../support/throwaway.js';
-import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
+import { startUpstashRestServer, type UpstashRestServer } from '../../packages/l402-paywall/tests/support/upstash-rest-server.js';
 
 const TOKEN = 'lost-answers-rest-token';
 const SECRET = 'lost-answers-secret-0123456789abcdef0123456789';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { useDevServer } from '../support/server.js';
-import { MIB, SECRET_BODY, startHostileServer, type HostileServer } from '../support/hostile-server.js';
+import { MIB, SECRET_BODY, startHostileServer, type HostileServer } from '../../packages/l402-paywall/tests/support/hostile-server.js';
 
 const BIN = fileURLToPath(new URL('../../packages/l402-paywall/src/bin.ts', import.meta.url));
 const server = useDevServer();

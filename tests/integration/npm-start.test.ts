@@ -10,7 +10,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ENV_KEYS } from '../../lib/config.js';
-import { closedPort } from '../support/postgres.js';
+import { closedPort } from '../../packages/l402-paywall/tests/support/ports.js';
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const offlineFetch = pathToFileURL(join(projectRoot, 'tests/support/offline-fetch.mjs')).href;

@@ -13,13 +13,13 @@ import { createMemoryStore, createUpstashStore } from '../../lib/store/index.js'
 import type { KeyValueStore, SetOptions } from '../../lib/store/types.js';
 import { newPreimage } from '../../packages/l402-paywall/tests/support/l402.js';
 import { createTestDatabase, postgresReachable, TEST_DATABASE_URL } from '../support/postgres.js';
-import { REDIS_URL, redisReachable } from '../support/redis.js';
+import { REDIS_URL, redisReachable } from '../../packages/l402-paywall/tests/support/redis.js';
 import { payDemoChallenge, useDevServer } from '../support/server.js';
 import type { SessionObservation } from 'l402-paywall/lightning';
 import { createBudget, createSessions, devWallet, fetchWithL402 } from 'l402-paywall/client';
 import { createSession as createLoginSession } from '../../lib/service/accounts/auth.js';
 import { paymentStats } from '../../lib/service/records/stats-queries.js';
-import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
+import { startUpstashRestServer, type UpstashRestServer } from '../../packages/l402-paywall/tests/support/upstash-rest-server.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -6,8 +6,8 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeLnbits, type FakeLnbits } from '../support/fake-backends/lnbits.js';
-import { closedPort } from '../support/postgres.js';
+import { startFakeLnbits, type FakeLnbits } from '../../packages/l402-paywall/tests/support/fake-backends/lnbits.js';
+import { closedPort } from '../../packages/l402-paywall/tests/support/ports.js';
 import { createSession } from '../../lib/service/accounts/auth.js';
 import { useDevServer, type TestServer } from '../support/server.js';
 

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisServerMissing, startThrowawayRedis, type ThrowawayServer } from '../support/throwaway.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
-import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
+import { startUpstashRestServer, type UpstashRestServer } from '../../packages/l402-paywall/tests/support/upstash-rest-server.js';
 
 const TOKEN = 'shared-limit-rest-token';
 const missing = redisServerMissing();

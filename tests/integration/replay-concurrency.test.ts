@@ -8,8 +8,8 @@ import { createUpstashStore } from '../../lib/store/upstash.js';
 import { kvReplayStore } from '../../lib/store/replay.js';
 import { payChallenge, recordingProvider } from '../../packages/l402-paywall/tests/support/l402.js';
 import { useDevServer } from '../support/server.js';
-import { REDIS_URL, redisReachable } from '../support/redis.js';
-import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
+import { REDIS_URL, redisReachable } from '../../packages/l402-paywall/tests/support/redis.js';
+import { startUpstashRestServer, type UpstashRestServer } from '../../packages/l402-paywall/tests/support/upstash-rest-server.js';
 
 const SECRET = 'concurrency-test-secret-0123456789abcdef0123456789';
 const redisUp = await redisReachable();

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ServiceContext } from '../../lib/service/context.js';
 import { sweepSessions } from '../../lib/service/money/session-refunds.js';
 import { redisServerMissing, startThrowawayRedis, type ThrowawayServer } from '../support/throwaway.js';
-import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
+import { startUpstashRestServer, type UpstashRestServer } from '../../packages/l402-paywall/tests/support/upstash-rest-server.js';
 import { useDevServer, type Settings } from '../support/server.js';
 
 const CRON_SECRET = 'session-cron-secret-0123456789abcdef';

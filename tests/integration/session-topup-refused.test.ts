@@ -11,13 +11,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createBudget, createSessions, devWallet, fetchWithL402 } from 'l402-paywall/client';
 import { EVENT_TYPES, generateEventSecret, type L402Event } from 'l402-paywall/events';
 import { createSession as createLoginSession } from '../../lib/service/accounts/auth.js';
-import {
-  formatSessionCredential,
-  parsePaymentChallenges,
-  readLightningSession,
-  type LightningSessionOffer,
-} from '../../packages/l402-paywall/src/payment.js';
-import { plainHeaders, startEventReceiver, type EventReceiver } from '../support/event-receiver.js';
+import { formatSessionCredential, parsePaymentChallenges, readLightningSession, type LightningSessionOffer } from '../../packages/l402-paywall/src/payment.js';
+import { plainHeaders, startEventReceiver, type EventReceiver } from '../../packages/l402-paywall/tests/support/event-receiver.js';
 import { useDevServer } from '../support/server.js';
 
 const SECRET = generateEventSecret();

@@ -12,7 +12,7 @@ import { kvReplayStore } from '../../lib/store/replay.js';
 import { payChallenge, recordingProvider } from '../../packages/l402-paywall/tests/support/l402.js';
 import { payDemoChallenge, useDevServer } from '../support/server.js';
 import { redisServerMissing, startThrowawayRedis, type ThrowawayServer } from '../support/throwaway.js';
-import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
+import { startUpstashRestServer, type UpstashRestServer } from '../../packages/l402-paywall/tests/support/upstash-rest-server.js';
 
 const TOKEN = 'store-outage-rest-token';
 const missing = redisServerMissing();

@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import { createBackend, createMemoryRateLimiter, createUpstashStore, type StoreBackend } from '../../lib/store/index.js';
 import { createJournaledStore } from '../../lib/store/journal.js';
 import { kvReplayStore } from '../../lib/store/replay.js';
-import { replayContract } from '../support/replay-contract.js';
-import { REDIS_URL, redisReachable } from '../support/redis.js';
-import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
+import { replayContract } from '../../packages/l402-paywall/tests/support/replay-contract.js';
+import { REDIS_URL, redisReachable } from '../../packages/l402-paywall/tests/support/redis.js';
+import { startUpstashRestServer, type UpstashRestServer } from '../../packages/l402-paywall/tests/support/upstash-rest-server.js';
 
 // Tests in parallel (and earlier runs) share one Redis: every key lives under this.
 const RUN = `test:store:${randomUUID()}`;

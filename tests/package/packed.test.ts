@@ -7,10 +7,14 @@
 //   built, the core's gzipped size;
 // - a consumer file type-checks under `bundler` (strict off) and `nodenext` (strict);
 // - the paid flow (402 -> pay with the dev wallet -> 200 -> the same
-//   credential refused) on a plain node:http server, Express and Hono, in
-//   Vercel's edge-runtime, workerd (miniflare), Deno and Bun, and in a Next.js
-//   App Router app (next build without L402_SECRET or managed mode's settings,
-//   next start with the secret) on the Node and edge runtimes;
+//   credential refused) on a plain node:http server, Express and Hono (its
+//   middleware and withL402), in Vercel's edge-runtime, workerd (miniflare),
+//   Deno and Bun, and in a Next.js App Router app (next build without
+//   L402_SECRET or managed mode's settings, next start with the secret) on the
+//   Node and edge runtimes; through each of those adapters, what follows the
+//   handler (proveServeStep): onPaid once per paid answer, the receipt on a
+//   Payment credential's success and not on an error answer, the use given
+//   back when the handler throws or answers 500;
 // - managed mode (l402-paywall/managed) in that app on both runtimes: it
 //   builds without its settings and answers 503 NOT_CONFIGURED naming them;
 // - the package README's Next.js recipe, written into that app from the README
@@ -31,7 +35,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Challenge as MppChallenge, Credential as MppCredential, Receipt as MppReceipt } from 'mppx';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { decodeInvoice } from 'l402-paywall/lightning';
 import {
   LIBRARY_DIR,
@@ -50,7 +54,7 @@ import {
 import { nextBuildEnv, type PACKED_FIXTURES } from './prepare.js';
 import type { Database } from '../../lib/db/index.js';
 import { useDevServer } from '../support/server.js';
-import { startHostileServer, type HostileServer } from '../support/hostile-server.js';
+import { startHostileServer, type HostileServer } from '../../packages/l402-paywall/tests/support/hostile-server.js';
 
 type Fixture = (typeof PACKED_FIXTURES)[number];
 
@@ -165,41 +169,157 @@ async function provePaymentScheme(paidUrl: string, payUrl: string): Promise<void
   expect(replay.status).toBe(402);
 }
 
+interface OnPaidCall {
+  paymentHash: string;
+  path: string;
+  status: number;
+}
+
+/** The onPaid calls a fixture recorded for one payment. */
+async function onPaidCallsFor(onPaidUrl: string, paymentHash: string): Promise<OnPaidCall[]> {
+  const calls = (await (await fetch(onPaidUrl)).json()) as OnPaidCall[];
+  return calls.filter((call) => call.paymentHash === paymentHash);
+}
+
+/** Asks `url` with `authorization` until it answers 200: a release may land just after the failed answer went out. */
+async function servedAgain(url: string, authorization: string): Promise<Response> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const answer = await fetch(url, { headers: { authorization } });
+    if (answer.status !== 402 || Date.now() > deadline) return answer;
+    await answer.body?.cancel();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** An L402 credential for `url`, paid with the fixture's dev wallet. */
+async function buyL402(url: string, payUrl: string): Promise<{ authorization: string; paymentHash: string }> {
+  const challenge = (await (await fetch(url)).json()) as Challenge & { paymentHash: string };
+  const payment = await fetch(payUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ invoice: challenge.invoice }),
+  });
+  const { preimage } = (await payment.json()) as { preimage: string };
+  return { authorization: `L402 ${challenge.macaroon}:${preimage}`, paymentHash: challenge.paymentHash };
+}
+
+/** A Payment credential (built by mppx) for `url`, paid with the fixture's dev wallet. */
+async function buyPayment(url: string, payUrl: string): Promise<{ authorization: string; paymentHash: string }> {
+  const first = await fetch(url);
+  const body = (await first.clone().json()) as Challenge & { paymentHash: string };
+  const challenge = MppChallenge.fromResponse(first);
+  const payment = await fetch(payUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice: body.invoice }) });
+  const { preimage } = (await payment.json()) as { preimage: string };
+  return { authorization: MppCredential.serialize(MppCredential.from({ challenge, payload: { preimage } })), paymentHash: body.paymentHash };
+}
+
+/**
+ * What the paywall does after the handler, the same through every adapter:
+ * onPaid runs once per paid answer (a 4xx included) and never for a failed
+ * one; a Payment credential's answer carries its receipt below 400 and not on
+ * a 400; a handler that throws or answers 500 gives the use back, so the same
+ * credential is served on the next try (and then no more). `flakyUrl` answers
+ * as `?fail=` asks (throw, 500, 400), `onPaidUrl` lists the onPaid calls.
+ */
+async function proveServeStep(urls: { paid: string; flaky: string; onPaid: string; pay: string }): Promise<void> {
+  const flaky = (fail: string) => `${urls.flaky}${urls.flaky.includes('?') ? '&' : '?'}fail=${fail}`;
+  const flakyPath = new URL(urls.flaky).pathname;
+
+  const bought = await buyL402(urls.paid, urls.pay);
+  const paid = await fetch(urls.paid, { headers: { authorization: bought.authorization } });
+  expect(paid.status).toBe(200);
+  await paid.body?.cancel();
+  await vi.waitFor(async () => expect(await onPaidCallsFor(urls.onPaid, bought.paymentHash)).toHaveLength(1));
+  // Once: not again a moment later.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect(await onPaidCallsFor(urls.onPaid, bought.paymentHash)).toEqual([{ paymentHash: bought.paymentHash, path: new URL(urls.paid).pathname, status: 200 }]);
+
+  for (const fail of ['throw', '500']) {
+    const { authorization, paymentHash } = await buyL402(urls.flaky, urls.pay);
+    const failed = await fetch(flaky(fail), { headers: { authorization } });
+    expect(failed.status, fail).toBe(500);
+    await failed.body?.cancel();
+    const retried = await servedAgain(urls.flaky, authorization);
+    expect(retried.status, fail).toBe(200);
+    expect(await retried.json()).toMatchObject({ answer: 42 });
+    const replay = await fetch(urls.flaky, { headers: { authorization } });
+    expect(replay.status, fail).toBe(402);
+    expect(((await replay.json()) as Challenge).code).toBe('TOKEN_ALREADY_USED');
+    await vi.waitFor(async () => expect(await onPaidCallsFor(urls.onPaid, paymentHash)).toHaveLength(1));
+    expect(await onPaidCallsFor(urls.onPaid, paymentHash)).toEqual([{ paymentHash, path: flakyPath, status: 200 }]);
+  }
+
+  const refusedInput = await buyPayment(urls.flaky, urls.pay);
+  const badInput = await fetch(flaky('400'), { headers: { authorization: refusedInput.authorization } });
+  expect(badInput.status).toBe(400);
+  expect(badInput.headers.get('payment-receipt')).toBeNull();
+  expect(badInput.headers.get('cache-control')).toContain('no-store');
+  await badInput.body?.cancel();
+  await vi.waitFor(async () => expect(await onPaidCallsFor(urls.onPaid, refusedInput.paymentHash)).toHaveLength(1));
+  expect(await onPaidCallsFor(urls.onPaid, refusedInput.paymentHash)).toEqual([{ paymentHash: refusedInput.paymentHash, path: flakyPath, status: 400 }]);
+
+  const good = await buyPayment(urls.flaky, urls.pay);
+  const served = await fetch(urls.flaky, { headers: { authorization: good.authorization } });
+  expect(served.status).toBe(200);
+  expect(MppReceipt.fromResponse(served)).toMatchObject({ status: 'success', reference: good.paymentHash });
+  expect(served.headers.get('cache-control')).toContain('no-store');
+  await vi.waitFor(async () => expect(await onPaidCallsFor(urls.onPaid, good.paymentHash)).toHaveLength(1));
+}
+
 describe('the packed tarball', () => {
-  it('holds each exported entry built, with its declarations, and no sources or tests', async () => {
-    const packed = await packedLibrary();
-    const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as {
-      exports: Record<string, string | { types: string; default: string }>;
-    };
-    for (const [subpath, target] of Object.entries(manifest.exports)) {
-      if (typeof target === 'string') continue; // ./package.json
-      expect(packed.files, subpath).toContain(target.default.replace(/^\.\//, ''));
-      expect(packed.files, subpath).toContain(target.types.replace(/^\.\//, ''));
-    }
-    expect(packed.files).toContain('package.json');
-    expect(packed.files.filter((file) => !file.startsWith('dist/') && !/^(package\.json|README\.md|LICENSE)$/.test(file))).toEqual([]);
-    expect(packed.files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
-  });
+  it(
+    'holds each exported entry built, with its declarations, and no sources or tests',
+    async () => {
+      const packed = await packedLibrary();
+      const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as {
+        exports: Record<string, string | { types: string; default: string }>;
+      };
+      for (const [subpath, target] of Object.entries(manifest.exports)) {
+        if (typeof target === 'string') continue; // ./package.json
+        expect(packed.files, subpath).toContain(target.default.replace(/^\.\//, ''));
+        expect(packed.files, subpath).toContain(target.types.replace(/^\.\//, ''));
+      }
+      expect(packed.files).toContain('package.json');
+      expect(packed.files.filter((file) => !file.startsWith('dist/') && !/^(package\.json|README\.md|LICENSE)$/.test(file))).toEqual([]);
+      expect(packed.files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
+    },
+    3 * MINUTE,
+  );
 
-  it('publint finds nothing to fix (strict)', async () => {
-    const packed = await packedLibrary();
-    const { publint } = await import('publint');
-    const { formatMessage } = await import('publint/utils');
-    const bytes = readFileSync(packed.tarball);
-    const result = await publint({ pack: { tarball: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer }, strict: true });
-    expect(result.messages.map((message) => `${message.type}: ${formatMessage(message, result.pkg) ?? message.code}`)).toEqual([]);
-  });
+  it(
+    'publint finds nothing to fix (strict)',
+    async () => {
+      const packed = await packedLibrary();
+      const { publint } = await import('publint');
+      const { formatMessage } = await import('publint/utils');
+      const bytes = readFileSync(packed.tarball);
+      const result = await publint({
+        pack: { tarball: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer },
+        strict: true,
+      });
+      expect(result.messages.map((message) => `${message.type}: ${formatMessage(message, result.pkg) ?? message.code}`)).toEqual([]);
+    },
+    3 * MINUTE,
+  );
 
-  it('are-the-types-wrong finds no problem under the ESM-only profile', async () => {
-    const packed = await packedLibrary();
-    const attw = join(REPO_DIR, 'node_modules/@arethetypeswrong/cli/dist/index.js');
-    const { code, output } = await run(process.execPath, [attw, packed.tarball, '--profile', 'esm-only', '--no-color'], { cwd: REPO_DIR, allowFailure: true });
-    expect(code, output).toBe(0);
-    // Every entry was analysed and resolved for ESM consumers and bundlers.
-    const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
-    for (const subpath of Object.keys(manifest.exports)) expect(output).toContain(`"l402-paywall${subpath.slice(1)}"`);
-    expect(output).not.toMatch(/node16 \(from ESM\): (?!🟢)|bundler: (?!🟢)/);
-  });
+  it(
+    'are-the-types-wrong finds no problem under the ESM-only profile',
+    async () => {
+      const packed = await packedLibrary();
+      const attw = join(REPO_DIR, 'node_modules/@arethetypeswrong/cli/dist/index.js');
+      const { code, output } = await run(process.execPath, [attw, packed.tarball, '--profile', 'esm-only', '--no-color'], {
+        cwd: REPO_DIR,
+        allowFailure: true,
+      });
+      expect(code, output).toBe(0);
+      // Every entry was analysed and resolved for ESM consumers and bundlers.
+      const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+      for (const subpath of Object.keys(manifest.exports)) expect(output).toContain(`"l402-paywall${subpath.slice(1)}"`);
+      expect(output).not.toMatch(/node16 \(from ESM\): (?!🟢)|bundler: (?!🟢)/);
+    },
+    3 * MINUTE,
+  );
 
   it(
     `installing it into an empty project adds at most ${MAX_PACKAGES_ADDED} packages, nothing of the hosted service`,
@@ -333,18 +453,20 @@ describe('the packed client, command line against hostile servers', () => {
   );
 });
 
-describe('the paid flow on Node servers, from the packed library, in both schemes', () => {
-  for (const [name, fixture] of [
-    ['plain node:http (l402Middleware)', 'packed-node-http'],
-    ['Express (l402-paywall/express)', 'packed-express'],
-    ['Hono on @hono/node-server (withL402)', 'packed-hono'],
+describe('the paid flow on Node servers, from the packed library, in both schemes, and what follows the handler', () => {
+  for (const [name, fixture, prefix] of [
+    ['plain node:http (l402Middleware)', 'packed-node-http', ''],
+    ['Express (l402-paywall/express)', 'packed-express', ''],
+    ['Hono on @hono/node-server (l402-paywall/hono)', 'packed-hono', ''],
+    ['Hono on @hono/node-server (withL402)', 'packed-hono', '/fetch'],
   ] as const) {
     it(
       name,
       async () => {
         const url = await serve(process.execPath, ['server.js'], await installed(fixture));
-        await provePaidFlow(`${url}/paid`, `${url}/pay`);
-        await provePaymentScheme(`${url}/paid`, `${url}/pay`);
+        await provePaidFlow(`${url}${prefix}/paid`, `${url}/pay`);
+        await provePaymentScheme(`${url}${prefix}/paid`, `${url}/pay`);
+        await proveServeStep({ paid: `${url}${prefix}/paid`, flaky: `${url}${prefix}/flaky`, onPaid: `${url}${prefix}/onpaid`, pay: `${url}/pay` });
       },
       3 * MINUTE,
     );
@@ -366,6 +488,7 @@ describe('the paid flow inside other runtimes, from the packed core, in both sch
         const url = await serve(...command(app), app);
         await provePaidFlow(`${url}/paid`, `${url}/pay`);
         await provePaymentScheme(`${url}/paid`, `${url}/pay`);
+        await proveServeStep({ paid: `${url}/paid`, flaky: `${url}/flaky`, onPaid: `${url}/onpaid`, pay: `${url}/pay` });
       },
       3 * MINUTE,
     );
@@ -501,11 +624,12 @@ describe('Next.js App Router (create-next-app defaults, no transpilePackages): n
 
   for (const runtime of ['node', 'edge']) {
     it(
-      `a paid route on the ${runtime} runtime`,
+      `a paid route on the ${runtime} runtime, and what follows its handler`,
       async () => {
         const url = `${await localNextServer()}/api/${runtime}`;
         await provePaidFlow(url, url);
         await provePaymentScheme(url, url);
+        await proveServeStep({ paid: url, flaky: url, onPaid: `${url}?onpaid`, pay: url });
       },
       10 * MINUTE,
     );

@@ -4,9 +4,8 @@
 // works in a database of its own, created here and dropped after, so parallel
 // test files and earlier runs never collide.
 import { randomBytes } from 'node:crypto';
-import { createServer, type AddressInfo } from 'node:net';
 import pg from 'pg';
-import { HOW_TO_PROVIDE, redacted, skipBecause } from './services.js';
+import { HOW_TO_PROVIDE, redacted, skipBecause } from '../../packages/l402-paywall/tests/support/services.js';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -101,15 +100,6 @@ export async function scratchDatabase(): Promise<TestDatabase | string> {
   } catch (error) {
     return `cannot create a scratch database (${(error as Error).message})`;
   }
-}
-
-/** A loopback port nothing listens on (it was free a moment ago). */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => server.listen(0, '127.0.0.1', resolve).once('error', reject));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** `url` with another port, e.g. a closed one. */

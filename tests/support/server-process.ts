@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { closedPort } from './postgres.js';
+import { closedPort } from '../../packages/l402-paywall/tests/support/ports.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 

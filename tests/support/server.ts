@@ -13,6 +13,7 @@ import type { ServiceContext } from '../../lib/service/context.js';
 import { createDeployment, deploymentOf, type Deployment } from '../../lib/service/deployment.js';
 import type { Database } from '../../lib/db/index.js';
 import type { DatabaseBackend, TestDatabase } from './postgres.js';
+import type { ChallengeBody } from '../../packages/l402-paywall/tests/support/l402.js';
 import { startDevServer, type DevServer, type DevServerOptions } from '../../scripts/dev-server.js';
 
 export const TEST_SECRET = 'test-server-secret-0123456789abcdef0123456789abcdef';
@@ -23,16 +24,8 @@ export type Settings = Record<string, string | undefined>;
 /** What every test server runs with unless its file says otherwise: a fixed secret, no price sources, PGlite in memory. */
 export const TEST_SETTINGS: Settings = { L402_SECRET: TEST_SECRET, BTC_PRICE_SOURCES: 'none', DATABASE_URL: 'pglite://memory' };
 
-/** The 402 body of the paywall's challenges (packages/l402-paywall/src/core/pipeline.ts, with each scheme's offer). */
-export interface ChallengeBody {
-  error: string;
-  code: string;
-  macaroon: string;
-  invoice: string;
-  paymentHash: string;
-  priceSats: number;
-  expiresAt: string;
-}
+/** The 402 body of the paywall's challenges, as the library's tests read it. */
+export type { ChallengeBody };
 
 /** What paying the demo's challenge gives: the Authorization value of one paid request, and its parts. */
 export interface DemoCredential {

@@ -9,10 +9,11 @@ import { existsSync } from 'node:fs';
 import { afterAll, beforeAll } from 'vitest';
 import { Redis } from 'ioredis';
 import type { Database } from '../../lib/db/index.js';
-import { closedPort, databaseBackends } from './postgres.js';
-import { HOW_TO_PROVIDE, skipBecause } from './services.js';
+import { closedPort } from '../../packages/l402-paywall/tests/support/ports.js';
+import { databaseBackends } from './postgres.js';
+import { HOW_TO_PROVIDE, skipBecause } from '../../packages/l402-paywall/tests/support/services.js';
 import { useDevServerOn, type TestServer } from './server.js';
-import { startUpstashRestServer, type UpstashRestServer } from './upstash-rest-server.js';
+import { startUpstashRestServer, type UpstashRestServer } from '../../packages/l402-paywall/tests/support/upstash-rest-server.js';
 
 const REDIS_SERVER = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((path) => existsSync(path));
 

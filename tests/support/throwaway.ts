@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis as IORedis } from 'ioredis';
 import { sleep } from '../../lib/util/async.js';
-import { closedPort, postgresReachable } from './postgres.js';
-import { HOW_TO_PROVIDE, skipBecause } from './services.js';
+import { closedPort } from '../../packages/l402-paywall/tests/support/ports.js';
+import { postgresReachable } from './postgres.js';
+import { HOW_TO_PROVIDE, skipBecause } from '../../packages/l402-paywall/tests/support/services.js';
 
 async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

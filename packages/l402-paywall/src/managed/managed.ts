@@ -13,9 +13,9 @@ import { discardBody } from '../http/discard-body.js';
 import { readBoundedText } from '../http/read-bounded.js';
 import { base64UrlEncode } from '../crypto/encoding.js';
 import { Keyring } from '../schemes/l402/token.js';
-import { withL402 as withL402Core } from '../l402/with-l402.js';
-import type { InvoiceProvider } from '../core/invoices.js';
+import { paywallFetchHandler } from '../adapters/fetch.js';
 import { logError, secretIsMissing, settingIsMissing, type L402Options, type MissingSetting } from '../paywall/options.js';
+import type { InvoiceProvider } from '../core/invoices.js';
 import { decodeInvoice, type Network } from '../lightning/bolt11.js';
 import { LightningAddressWithLoopback as LightningAddress } from '../lightning/address.js';
 import { loadServerAudit } from '../events/load-builder.js';
@@ -191,19 +191,19 @@ export function withL402<Rest extends unknown[]>(
   handler: (request: Request, ...rest: Rest) => Response | Promise<Response>,
   options: L402Options | ManagedL402Options,
 ): (request: Request, ...rest: Rest) => Promise<Response> {
-  if (!options || !('managed' in options) || options.managed === undefined) return withL402Core(handler, options as L402Options, loadServerAudit);
+  if (!options || !('managed' in options) || options.managed === undefined) return paywallFetchHandler(handler, options as L402Options, loadServerAudit);
   const { managed, register, ...rest } = options;
   if ((options as { provider?: unknown }).provider) throw new Error('withL402: pass either option `provider` (sovereign mode) or `managed`, not both');
   const missing = missingManagedSettings(managed);
   if (missing.length > 0) {
     // Like a missing secret: every request answers 503 NOT_CONFIGURED naming what to set; nothing is sold or registered.
-    return withL402Core(handler, { ...rest, provider: UNCONFIGURED_SERVICE }, loadServerAudit, missing);
+    return paywallFetchHandler(handler, { ...rest, provider: UNCONFIGURED_SERVICE }, loadServerAudit, missing);
   }
   const ownerAddress = checkedOwnerAddress(managed.lightningAddress);
   // Without a secret the paywall answers 503 NOT_CONFIGURED (paywall.ts notConfigured): no proofs, no registration.
   const proofs = secretIsMissing(rest.secret) ? undefined : directoryProofs(rest.secret);
   const userCaveats = rest.caveats;
-  const paywalled = withL402Core(
+  const paywalled = paywallFetchHandler(
     handler,
     {
       ...rest,

@@ -65,3 +65,14 @@ export async function rejectsWithin<T extends Error>(work: Promise<unknown>, typ
   expect(Date.now() - started).toBeLessThan(bound);
   return error;
 }
+
+/** The 402 body of the paywall's L402 challenges. */
+export interface ChallengeBody {
+  error: string;
+  code: string;
+  macaroon: string;
+  invoice: string;
+  paymentHash: string;
+  priceSats: number;
+  expiresAt: string;
+}

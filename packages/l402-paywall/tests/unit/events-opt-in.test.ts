@@ -1,0 +1,68 @@
+// onEvent is opt-in down to the module: unset, the event builder is never even
+// loaded (so no event object can be built), and requests, payments and
+// refusals go exactly as before. This file imports nothing from
+// l402-paywall/events, so the builder module's loading is the paywall's alone.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { withL402, type L402Options } from 'l402-paywall';
+import { l402Middleware } from 'l402-paywall/express';
+import { payChallenge, recordingProvider } from '../support/l402.js';
+
+const builder = vi.hoisted(() => ({ loads: 0 }));
+vi.mock(import('../../src/events/server.js'), async (importOriginal) => {
+  builder.loads += 1;
+  return importOriginal();
+});
+
+const SECRET = 'opt-in-test-secret-0123456789abcdef0123456789abcdef';
+
+async function paidFlow(options: Partial<L402Options> = {}) {
+  const provider = recordingProvider();
+  const handler = withL402(() => Response.json({ ok: true }), { priceSats: 3, provider, secret: SECRET, ...options });
+  const challenge = await handler(new Request('http://shop.example/paid'));
+  const authorization = await payChallenge(challenge, provider);
+  const refused = await handler(new Request('http://shop.example/paid', { headers: { authorization: 'L402 garbage:00' } }));
+  const served = await handler(new Request('http://shop.example/paid', { headers: { authorization } }));
+  const replayed = await handler(new Request('http://shop.example/paid', { headers: { authorization } }));
+  return {
+    statuses: [challenge.status, refused.status, served.status, replayed.status],
+    bodies: [(await refused.json()).code, await served.json(), (await replayed.json()).code],
+  };
+}
+
+describe('onEvent unset', () => {
+  let server: Server;
+  let base: string;
+  beforeAll(async () => {
+    const provider = recordingProvider();
+    const app = express();
+    app.get('/paid', l402Middleware({ priceSats: 2, provider, secret: SECRET }), (_req, res) => {
+      res.json({ ok: true });
+    });
+    server = createServer(app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('withL402 and l402Middleware never load the event builder: no event object exists', async () => {
+    const flow = await paidFlow();
+    expect(flow.statuses).toEqual([402, 402, 200, 402]);
+    expect(flow.bodies).toEqual(['INVALID_PREIMAGE', { ok: true }, 'TOKEN_ALREADY_USED']);
+    expect((await fetch(`${base}/paid`)).status).toBe(402);
+    // Every microtask and timer the paths could have scheduled has run by now.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(builder.loads).toBe(0);
+  });
+
+  it('and the check itself can fail: set, the builder is loaded and events arrive with the same answers', async () => {
+    const events: { type: string }[] = [];
+    const flow = await paidFlow({ onEvent: (event) => void events.push(event) });
+    expect(flow.statuses).toEqual([402, 402, 200, 402]);
+    expect(flow.bodies).toEqual(['INVALID_PREIMAGE', { ok: true }, 'TOKEN_ALREADY_USED']);
+    await vi.waitFor(() => expect(events.length).toBe(6));
+    expect(builder.loads).toBe(1);
+  });
+});
