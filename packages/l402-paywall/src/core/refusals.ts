@@ -43,7 +43,7 @@ export const PROBLEM_OF: Record<RejectionCode, ProblemCode> = {
   SESSION_CHALLENGE_MISMATCH: 'invalid-challenge',
 };
 
-/** Our code for a refusal of a Payment credential by mpp/credential.ts. */
+/** Our code for a refusal of a Payment credential by the Payment codecs (schemes/payment). */
 export function codeOfProblem(problem: ProblemCode): RejectionCode {
   switch (problem) {
     case 'payment-required':

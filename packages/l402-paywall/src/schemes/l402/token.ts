@@ -79,7 +79,7 @@ export class Keyring implements KeyDeriver {
   /**
    * HMAC-SHA256(secret, label) for each secret, newest first: keys for
    * another use of the same secrets (the Payment scheme's challenge binding,
-   * mpp/binding.ts), never equal to the secrets this keyring signs with.
+   * schemes/payment/binding.ts), never equal to the secrets this keyring signs with.
    */
   deriveKeys(label: string): Uint8Array[] {
     return [...this.keys.values()].map(({ secret }) => hmac(sha256, secret, utf8(label)));

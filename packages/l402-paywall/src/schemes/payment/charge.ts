@@ -1,5 +1,5 @@
 // The Lightning charge as a server issues and verifies it, without zod: what
-// the paywall (the edge-safe core, l402/paywall.ts) takes from the Payment
+// the paywall (the edge-safe core, core/ and schemes/charge) takes from the Payment
 // scheme, so the core bundle stays small (tests/package/packed.test.ts holds
 // it to 25 KB gzipped). Issuing a challenge, formatting it, reading and
 // verifying a credential, the receipt header's name.

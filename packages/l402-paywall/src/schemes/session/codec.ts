@@ -13,7 +13,7 @@
 //   close  {sessionId, preimage}       close, and refund what was not spent
 // Checked here without zod (the paywall core takes these functions), as
 // charge.ts checks the charge intent. Whether the session exists, is open and
-// has the balance is the ledger's to say (sessions/ledger.ts).
+// has the balance is the ledger's to say (ledger.ts).
 import type { BindingKeyring } from '../payment/binding.js';
 import { isPreimageOf } from '../../crypto/preimage.js';
 import { invoiceNetwork } from '../payment/network.js';
@@ -376,7 +376,7 @@ function humanReadablePart(invoice: string): { prefix: string; amount: string } 
  * Why a return invoice cannot take refunds (undefined when it can): it must
  * be bech32 with a valid checksum, on the deposit's network, and name no
  * amount (or an amount of zero). Its signature is checked when the refund is
- * paid (sessions/refunds.ts decodes it whole); this check keeps the edge core
+ * paid (refunds.ts decodes it whole); this check keeps the edge core
  * free of the elliptic-curve code.
  */
 export function checkReturnInvoice(invoice: string, network: LightningNetwork): string | undefined {

@@ -1,9 +1,11 @@
 // Selling a route by the session: the Payment scheme's intent="session"
 // (draft-lightning-session-00; docs/sessions.md) as withL402's `session`
-// option. The paywall asks it for the session challenge of each 402 (a fresh
-// deposit invoice, to open or to top up) and hands it every credential that
-// echoes a session challenge; it verifies statelessly (mpp/session.ts) and
-// acts on the ledger (ledger.ts) in one atomic step per action:
+// option: a pricing mode, one scheme of the paywall (core/scheme.ts) beside
+// L402 and the charge. Its offer in each 402 is a session challenge (a fresh
+// deposit invoice, to open or to top up); it recognises every credential that
+// echoes a session challenge (the Payment credential decoded once, shared with
+// the charge), verifies it statelessly (codec.ts) and acts on the ledger
+// (ledger.ts) in one atomic step per action:
 //
 //   open   the deposit's payment hash claimed in the replay store (it opens
 //          exactly one thing and never passes as a charge), the session
@@ -13,7 +15,9 @@
 //   close  closed, the refund paid at once (refunds.ts): 200 with how it went
 //
 // It lives outside the edge core (withL402's bundle): refunds decode invoices,
-// which needs the elliptic-curve code. It is exported by l402-paywall/lightning.
+// which needs the elliptic-curve code. It is exported by l402-paywall/sessions
+// (and, for compatibility, l402-paywall/lightning). Its batching of what a
+// request spends lives in SessionPaid below; what it tells goes to onSession (observer.ts).
 import type { AttemptNames } from '../../core/attempts.js';
 import type { InvoiceMaker, InvoiceProvider } from '../../core/invoices.js';
 import type { Paid, PaidRequest } from '../../core/decision.js';
