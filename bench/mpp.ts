@@ -8,7 +8,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { Keyring, checkCaveats, mintToken, verifyAuthorization, verifyPaymentAuthorization } from 'l402-paywall';
 import { encodeInvoice } from 'l402-paywall/lightning';
-import { BindingKeyring, formatCredential, lightningChargeChallenge } from '../packages/l402-paywall/src/payment.js';
+import { BindingKeyring, formatCredential, lightningChargeChallenge } from '../packages/l402-paywall/src/mpp.js';
 import { opsPerSecond } from './token.js';
 
 export interface MppBench {

@@ -13,7 +13,7 @@ import { Keyring, getPayment, memoryReplayStore, withL402, type L402Options, typ
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
 import { lightningSessions, meteredEventStream, memorySessionLedger, scriptedSessionLedger, type SessionLedger } from 'l402-paywall/lightning';
 import { redisReplayStore } from 'l402-paywall/redis';
-import { SESSION_INTENT, formatSessionCredential, parsePaymentChallenges, readLightningSession } from '../packages/l402-paywall/src/payment.js';
+import { SESSION_INTENT, formatSessionCredential, parsePaymentChallenges, readLightningSession } from '../packages/l402-paywall/src/mpp.js';
 import { sseEvent } from '../packages/l402-paywall/src/schemes/session/meter.js';
 import { NO_REDIS, REDIS_URL, redisAnswers } from '../packages/l402-paywall/tests/support/redis.js';
 import { paidAuthorization } from './credentials.js';

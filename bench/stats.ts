@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import type { Database } from '../lib/db/index.js';
-import type { Session } from '../lib/service/accounts/auth.js';
+import type { Login } from '../lib/service/accounts/auth.js';
 import { loadConfig } from '../lib/config.js';
 import { createServiceContext, type ServiceContext } from '../lib/service/context.js';
 import { statsFor, type Stats } from '../lib/service/records/stats.js';
@@ -66,7 +66,7 @@ export async function benchStats(): Promise<StatsBench | { skipped: string }> {
     const [cells] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM stats_daily');
 
     const samples = { admin: [] as number[], pro: [] as number[], free: [] as number[] };
-    const timed = async (session: Session, into: number[]) => {
+    const timed = async (session: Login, into: number[]) => {
       const t = performance.now();
       const stats = await statsFor(ctx, session);
       into.push(performance.now() - t);
@@ -154,7 +154,7 @@ function pick(stats: Stats): Compared {
 }
 
 /** The stats object from payments ⋈ splits directly: no roll-up, no partial-day split. */
-async function bruteForce(db: Database, session: Session, now: Date, ctx: ServiceContext): Promise<Compared> {
+async function bruteForce(db: Database, session: Login, now: Date, ctx: ServiceContext): Promise<Compared> {
   const addresses = session.admin
     ? null
     : (await db.query<{ address: string }>('SELECT address FROM address_links WHERE pubkey = $1', [session.pubkey])).map((r) => r.address);

@@ -326,11 +326,11 @@ const SETTINGS = {
       wholeNumber({ max: 86_400 }).default(60),
     ),
   },
-  /** LNURL-auth sessions, address links, admins. */
+  /** LNURL-auth dashboard logins, address links, admins. */
   auth: {
     adminPubkeys: setting(
       'ADMIN_PUBKEYS',
-      'Comma-separated 33-byte compressed secp256k1 public keys (hex) whose LNURL-auth sessions see everything (lower case in Config).',
+      'Comma-separated 33-byte compressed secp256k1 public keys (hex) whose dashboard logins see everything (lower case in Config).',
       z
         .string()
         .regex(
@@ -340,9 +340,10 @@ const SETTINGS = {
         .transform((text) => list(text).map((key) => key.toLowerCase()))
         .default([]),
     ),
-    sessionTtlSeconds: setting(
+    // The variable keeps its first name so that deployments keep their setting.
+    loginTtlSeconds: setting(
       'SESSION_TTL_HOURS',
-      'Dashboard session lifetime, in hours (seconds in Config).',
+      'Dashboard login lifetime, in hours (seconds in Config); not a prepaid session.',
       wholeNumber({ max: 30 * 24 })
         .default(24)
         .transform((hours) => hours * 3600),

@@ -10,8 +10,8 @@
 // No DOM here: the section's own script (landing-session.js) shows what this
 // one reads.
 
-/** @typedef {import('../packages/l402-paywall/src/payment.js').PaymentChallenge} PaymentChallenge */
-/** @typedef {import('../packages/l402-paywall/src/payment.js').SessionPayload} SessionPayload */
+/** @typedef {import('l402-paywall/mpp').PaymentChallenge} PaymentChallenge */
+/** @typedef {import('l402-paywall/mpp').SessionPayload} SessionPayload */
 /**
  * A session challenge as the page reads it: the challenge to echo, and its request's figures.
  * @typedef {object} SessionOffer

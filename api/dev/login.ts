@@ -1,7 +1,7 @@
 // POST /api/dev/login {k1}: the dashboard's "Log in with the dev wallet". The
 // server signs that LNURL-auth challenge with its development key and answers
 // as the wallet's callback would ({status:"OK"} or {status:"ERROR", reason});
-// the page then collects its session with its poll token, as after a phone
+// the page then collects its login token with its poll token, as after a phone
 // wallet. 404 unless the embedded dev node is the provider outside production.
 import { HttpError, json } from '../../lib/http/errors.js';
 import { clientIp, readJson } from '../../lib/http/input.js';

@@ -21,7 +21,7 @@ import { contract as cronPayouts } from './cron/payouts.js';
 import { contract as cronFlushPayments } from './cron/flush-payments.js';
 import { contract as health } from './health.js';
 import { contract as lnurlAuth } from './lnurl-auth.js';
-import { contract as session } from './session.js';
+import { contract as login, firstPathContract as loginFirstPath } from './login.js';
 import { contract as links } from './links.js';
 import { contract as stats } from './stats.js';
 import { contract as deleteData } from './delete-data.js';
@@ -50,7 +50,8 @@ export const ROUTE_CONTRACTS: readonly RouteContract[] = [
   cronFlushPayments,
   health,
   lnurlAuth,
-  session,
+  login,
+  loginFirstPath,
   links,
   stats,
   deleteData,

@@ -26,20 +26,20 @@ export const contract = routeContract('/api/links', {
   GET: {
     summary: 'Lightning Addresses linked to the session',
     tags: ['dashboard'],
-    security: ['session'],
+    security: ['login'],
     responses: { 200: { description: 'Addresses', schema: loose({ addresses: z.array(z.string()) }) } },
   },
   POST: {
     summary: 'Link a Lightning Address (a 1-sat code, then the code)',
     tags: ['dashboard'],
-    security: ['session'],
+    security: ['login'],
     body: schemas.production.link,
     responses: { 200: { description: 'Code sent, or linked', schema: loose({ address: z.string(), status: z.enum(['code-sent', 'linked']) }) } },
   },
   DELETE: {
     summary: 'Unlink a Lightning Address',
     tags: ['dashboard'],
-    security: ['session'],
+    security: ['login'],
     body: schemas.production.unlink,
     responses: { 200: { description: 'Removed', schema: loose({ address: z.string(), removed: z.boolean() }) } },
   },

@@ -13,7 +13,7 @@ export const contract = routeContract('/api/lnurl-auth', {
     query: z.object({ ...PollQuery.partial().shape, ...WalletQuery.partial().shape }),
     responses: {
       200: {
-        description: "A challenge, the wallet's LUD-04 answer, or the session once logged in",
+        description: "A challenge, the wallet's LUD-04 answer, or the login's token once logged in",
         schema: z.union([LnurlAuthChallenge, loose({ status: z.enum(['OK', 'ERROR', 'ok']) })]),
       },
       202: { description: 'Not signed yet', schema: Pending },

@@ -12,7 +12,7 @@ export const contract = routeContract('/api/stats', {
   GET: {
     summary: 'Paid-call statistics',
     tags: ['dashboard'],
-    security: ['session'],
+    security: ['login'],
     query: Query,
     responses: {
       200: { description: 'Statistics (JSON), or CSV with format=csv (Pro)', schema: z.object({}).loose() },

@@ -35,6 +35,8 @@ export interface OperationSpec {
   session?: boolean;
   /** Other credentials the operation needs (names of securitySchemes). */
   security?: string[];
+  /** Still answered, but superseded (an older path of a renamed route). */
+  deprecated?: boolean;
   responses: Record<number, ResponseSpec>;
 }
 
@@ -123,7 +125,7 @@ export function openApiDocument(info: { title: string; version: string; descript
             'The IETF "Payment" scheme (draft-httpauth-payment) with the Lightning charge method, for the same invoice as the L402 challenge: `WWW-Authenticate: Payment id="…", realm="…", method="lightning", intent="charge", request="…", expires="…"`. ' +
             'Pay the invoice, then send `Authorization: Payment <base64url JSON {challenge, payload: {preimage}}>`. A paid answer carries `Payment-Receipt`. One payment opens one request, whichever scheme presents it.',
         },
-        session: { type: 'http', scheme: 'bearer', description: 'Dashboard session token from the LNURL-auth login (GET /api/lnurl-auth)' },
+        login: { type: 'http', scheme: 'bearer', description: 'Dashboard login token from the LNURL-auth login (GET /api/lnurl-auth)' },
         cron: { type: 'http', scheme: 'bearer', description: 'CRON_SECRET (Vercel Cron sends it)' },
         splitSecret: { type: 'apiKey', in: 'header', name: 'x-split-secret', description: 'SPLIT_SECRET' },
       },
@@ -198,6 +200,7 @@ function operation(method: Method, spec: OperationSpec): JsonSchema {
     summary: spec.summary,
     ...(spec.description && { description: spec.description }),
     ...(spec.tags && { tags: spec.tags }),
+    ...(spec.deprecated && { deprecated: true }),
     operationId: `${method.toLowerCase()}${spec.summary.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
     ...(parameters.length > 0 && { parameters }),
     ...(spec.body && { requestBody: { required: true, content: { 'application/json': { schema: toJson(spec.body, 'input') } } } }),

@@ -41,6 +41,38 @@ export interface ServiceContext {
    * (production without a public origin): the library's fixed DEFAULT_REALM.
    */
   realm?: string;
+  /**
+   * `part` of this context (the payment log, the price feed, the demo's handlers, ...): built from the
+   * context on its first use and kept with it, once per context object. A copy made with `{ ...ctx, ... }`
+   * (as fault injection does) starts with none built, so its parts see what it replaced.
+   */
+  part<T>(part: ServicePart<T>): T;
+}
+
+/** A part of the service built from its context on first use: declared once, beside the code that uses it (ServiceContext.part). */
+export interface ServicePart<T> {
+  readonly name: string;
+  build(ctx: ServiceContext): T;
+}
+
+export function servicePart<T>(name: string, build: (ctx: ServiceContext) => T): ServicePart<T> {
+  return { name, build };
+}
+
+// Where a context keeps its built parts: a property of its own that spreading does not copy (not enumerable).
+const BUILT_PARTS = Symbol('built service parts');
+type WithBuiltParts = ServiceContext & { [BUILT_PARTS]?: Map<ServicePart<unknown>, unknown> };
+
+/** ServiceContext.part, for whichever context object it is called on. */
+function partOf<T>(this: ServiceContext, part: ServicePart<T>): T {
+  const ctx = this as WithBuiltParts;
+  let built = Object.hasOwn(ctx, BUILT_PARTS) ? ctx[BUILT_PARTS] : undefined;
+  if (!built) {
+    built = new Map();
+    Object.defineProperty(ctx, BUILT_PARTS, { value: built, enumerable: false });
+  }
+  if (!built.has(part)) built.set(part, part.build(ctx));
+  return built.get(part) as T;
 }
 
 /**
@@ -98,6 +130,7 @@ export function createServiceContext(config: Config, { publicUrl }: { publicUrl?
     registerLimiter: backend.rateLimiter({ limit: config.directory.registerRatePerMinute, windowMs: 60_000, prefix: 'ratelimit:register' }),
     events: createServiceEvents(config, publicUrl),
     realm: publicUrl === undefined ? undefined : new URL(publicUrl).hostname,
+    part: partOf,
   };
 }
 

@@ -8,14 +8,14 @@ import { waitUntil as vercelWaitUntil } from '@vercel/functions';
 import { getPayment, withL402, type InvoiceProvider, type L402Options, type SessionSeller } from 'l402-paywall';
 import { canRefund, EVENT_STREAM_HEADERS, lightningSessions, meteredEventStream, type LightningProvider } from 'l402-paywall/lightning';
 import { readQuery } from '../http/input.js';
-import { StreamQuery } from '../contracts/demo/stream.js';
+import { StreamQuery } from './demo-stream-query.js';
 import { clientIp } from '../http/input.js';
 import { invoiceLimit } from './money/invoices.js';
 import { servicePriceFeed } from './records/price.js';
 import { providerUnavailable } from './money/provider-errors.js';
 import { servicePaymentLog } from './records/payment-log.js';
 import { serviceSessionObserver } from './session-observer.js';
-import type { ServiceContext } from './context.js';
+import { servicePart, type ServiceContext } from './context.js';
 
 export const DEMO_ROUTE = '/api/demo/btc-price';
 export const DEMO_STREAM_ROUTE = '/api/demo/stream';
@@ -27,8 +27,6 @@ type DemoInvoiceKind = 'charge' | 'deposit';
 // Every 402 makes invoices, most never paid: their marks go soon after they expire, not a day
 // later. A payer has the invoice's life to pay and this long after to fetch the preimage.
 const DEMO_PREIMAGE_GRACE_SECONDS = 600;
-
-const handlers = new WeakMap<ServiceContext, DemoHandlers>();
 
 interface DemoHandlers {
   btcPrice: (request: Request) => Promise<Response>;
@@ -45,43 +43,40 @@ export function demoStream(ctx: ServiceContext): (request: Request) => Promise<R
   return demoHandlers(ctx).stream;
 }
 
-function demoHandlers(ctx: ServiceContext): DemoHandlers {
-  let built = handlers.get(ctx);
-  if (!built) {
-    const feed = servicePriceFeed(ctx);
-    const provider = demoProvider(ctx);
-    const sold = (route: string, memo: string) => ({
-      provider,
-      secret: ctx.keyring,
-      replayStore: ctx.replay,
-      tokenTtlSeconds: ctx.config.l402.tokenTtlSeconds,
-      route,
-      // From configuration (the public origin's host name), never from the request's Host header.
-      ...(ctx.realm !== undefined && { realm: ctx.realm }),
-      memo: () => memo,
-      // Logged after the answer, never delaying it; absent without a database.
-      onPaid: servicePaymentLog(ctx)?.onPaid,
-      // Every 402 makes (and stores) an invoice: the same per-client budget as POST /api/invoice.
-      limitInvoices: (request: Request) => invoiceLimit(ctx, clientIp(request)),
-      // A use given back after the store failed is retried after the answer: on Vercel the function stays up for it.
-      waitUntil: vercelWaitUntil,
-      onError: (error: unknown, context: string) => console.error(`[demo] ${context}: ${error instanceof Error ? error.message : String(error)}`),
-      // Signed audit events, only when the operator set a webhook (lib/service/events.ts).
-      ...ctx.events?.paywall,
-    });
-    const session = demoSessions(ctx, provider);
-    built = {
-      btcPrice: withL402(async () => json(await feed.current()), {
-        ...sold(DEMO_ROUTE, DEMO_CHARGE_MEMO),
-        priceSats: ctx.config.demo.priceSats,
-        ...(session && { session }),
-      }),
-      stream: session ? demoStreamHandler(ctx, sold(DEMO_STREAM_ROUTE, 'L402 demo: metered stream'), session) : streamUnavailable(ctx),
-    };
-    handlers.set(ctx, built);
-  }
-  return built;
-}
+const demoHandlers = (ctx: ServiceContext): DemoHandlers => ctx.part(builtDemoHandlers);
+
+const builtDemoHandlers = servicePart('demo handlers', (ctx): DemoHandlers => {
+  const feed = servicePriceFeed(ctx);
+  const provider = demoProvider(ctx);
+  const sold = (route: string, memo: string) => ({
+    provider,
+    secret: ctx.keyring,
+    replayStore: ctx.replay,
+    tokenTtlSeconds: ctx.config.l402.tokenTtlSeconds,
+    route,
+    // From configuration (the public origin's host name), never from the request's Host header.
+    ...(ctx.realm !== undefined && { realm: ctx.realm }),
+    memo: () => memo,
+    // Logged after the answer, never delaying it; absent without a database.
+    onPaid: servicePaymentLog(ctx)?.onPaid,
+    // Every 402 makes (and stores) an invoice: the same per-client budget as POST /api/invoice.
+    limitInvoices: (request: Request) => invoiceLimit(ctx, clientIp(request)),
+    // A use given back after the store failed is retried after the answer: on Vercel the function stays up for it.
+    waitUntil: vercelWaitUntil,
+    onError: (error: unknown, context: string) => console.error(`[demo] ${context}: ${error instanceof Error ? error.message : String(error)}`),
+    // Signed audit events, only when the operator set a webhook (lib/service/events.ts).
+    ...ctx.events?.paywall,
+  });
+  const session = demoSessions(ctx, provider);
+  return {
+    btcPrice: withL402(async () => json(await feed.current()), {
+      ...sold(DEMO_ROUTE, DEMO_CHARGE_MEMO),
+      priceSats: ctx.config.demo.priceSats,
+      ...(session && { session }),
+    }),
+    stream: session ? demoStreamHandler(ctx, sold(DEMO_STREAM_ROUTE, 'L402 demo: metered stream'), session) : streamUnavailable(ctx),
+  };
+});
 
 /** Sold by the session only: a bad query is refused before the paywall, so it costs nothing. */
 function demoStreamHandler(ctx: ServiceContext, options: Omit<L402Options, 'priceSats'>, session: SessionSeller): (request: Request) => Promise<Response> {

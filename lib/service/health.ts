@@ -2,7 +2,7 @@
 // up or down per dependency (Lightning backend, key-value store, database) and,
 // on a deployment that lacks settings, which ones (what every 503
 // NOT_CONFIGURED says anyway). Which backend, store and database, how fast
-// they answered and why one did not are for an admin session (Authorization:
+// they answered and why one did not are for an admin's dashboard login (Authorization:
 // Bearer of an ADMIN_PUBKEYS key) and the logs. The probes are kept briefly, so
 // a flood of requests costs no more backend calls, and requests are limited per
 // client IP (docs/lightning-backends.md "GET /api/health").
@@ -12,8 +12,8 @@ import { HttpError } from '../http/errors.js';
 import { ProviderUnavailable } from 'l402-paywall/lightning';
 import { ProviderConfigError } from '../lightning/providers/index.js';
 import { StoreUnavailable } from '../store/types.js';
-import { enforceWindowLimit, requireSession } from './accounts/auth.js';
-import type { ServiceContext } from './context.js';
+import { enforceWindowLimit, requireLogin } from './accounts/auth.js';
+import { servicePart, type ServiceContext } from './context.js';
 import type { Deployment } from './deployment.js';
 import type { EventSinkStats } from 'l402-paywall/events';
 
@@ -23,7 +23,7 @@ export interface CheckResult {
   error?: string;
 }
 
-/** Everything health knows: for an admin session, the start-up banner and the logs. */
+/** Everything health knows: for an admin's login, the start-up banner and the logs. */
 export interface HealthReport {
   ok: boolean;
   provider: { name: string; network?: string } & CheckResult;
@@ -61,18 +61,18 @@ export const HEALTH_PROBE_TTL_MS = 10_000;
 const MIN_DATABASE_TIMEOUT_MS = 10_000;
 
 /**
- * GET /api/health for `request`: the details for an admin session
+ * GET /api/health for `request`: the details for an admin's login
  * (Authorization: Bearer), else the public view. 429 past
- * HEALTH_RATE_LIMIT_PER_MINUTE from one client IP; 401 for a session that is
+ * HEALTH_RATE_LIMIT_PER_MINUTE from one client IP; 401 for a login that is
  * not valid, 403 ADMIN_REQUIRED for one of a key that is not an admin.
  */
 export async function answerHealth(deployment: Deployment, request: Request, clientIp: string): Promise<HealthReport | PublicHealth> {
   const ctx = contextIfConfigured(deployment);
-  if (!ctx) return publicView(await checkHealth(deployment)); // no store to count in, no session to check, nothing probed
+  if (!ctx) return publicView(await checkHealth(deployment)); // no store to count in, no login to check, nothing probed
   await limitHealthChecks(ctx, clientIp);
   if (!request.headers.has('authorization')) return publicView(await checkHealth(deployment));
-  const session = await requireSession(ctx, request);
-  if (!session.admin) {
+  const login = await requireLogin(ctx, request);
+  if (!login.admin) {
     throw new HttpError(
       403,
       'ADMIN_REQUIRED',
@@ -179,13 +179,13 @@ interface Probes {
 }
 
 // Per service context (a test's fault injection hands the handlers a new one): one round at a time, kept HEALTH_PROBE_TTL_MS.
-const recentProbes = new WeakMap<ServiceContext, { until: number; probes: Promise<Probes> }>();
+const recentProbes = servicePart('recent health probes', (): { kept?: { until: number; probes: Promise<Probes> } } => ({}));
 
 function probes(ctx: ServiceContext): Promise<Probes> {
-  const kept = recentProbes.get(ctx);
-  if (kept && kept.until > Date.now()) return kept.probes;
+  const recent = ctx.part(recentProbes);
+  if (recent.kept && recent.kept.until > Date.now()) return recent.kept.probes;
   const round = probeAll(ctx);
-  recentProbes.set(ctx, { until: Date.now() + HEALTH_PROBE_TTL_MS, probes: round });
+  recent.kept = { until: Date.now() + HEALTH_PROBE_TTL_MS, probes: round };
   return round;
 }
 

@@ -5,25 +5,21 @@
 // context, given to the demo's lightningSessions and, by the payouts cron, to
 // closeIdleSessions and refundDue, so a refund is recorded wherever it is paid.
 import type { SessionObserver } from 'l402-paywall/lightning';
-import type { ServiceContext } from './context.js';
+import { servicePart, type ServiceContext } from './context.js';
 import { servicePaymentLog } from './records/payment-log.js';
 
-const observers = new WeakMap<ServiceContext, SessionObserver | null>();
+const sessionObserver = servicePart('session observer', (ctx): SessionObserver | undefined => {
+  const log = servicePaymentLog(ctx);
+  const events = ctx.events?.sessions;
+  return log || events
+    ? (observation) => {
+        log?.onSession(observation);
+        events?.(observation);
+      }
+    : undefined;
+});
 
 /** The service's session observer; undefined when nothing is listening (no database, no webhook). */
 export function serviceSessionObserver(ctx: ServiceContext): SessionObserver | undefined {
-  let observer = observers.get(ctx);
-  if (observer === undefined) {
-    const log = servicePaymentLog(ctx);
-    const events = ctx.events?.sessions;
-    observer =
-      log || events
-        ? (observation) => {
-            log?.onSession(observation);
-            events?.(observation);
-          }
-        : null;
-    observers.set(ctx, observer);
-  }
-  return observer ?? undefined;
+  return ctx.part(sessionObserver);
 }

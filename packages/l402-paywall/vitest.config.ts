@@ -8,7 +8,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // the sources. `l402-paywall` and `l402-paywall/<entry>` resolve to
 // src/<entry>.ts, as the repository's tsconfig paths say. The repository's
 // root `npm test` runs these too (its vitest.config.ts names this folder and
-// takes the SLOW list below from here).
+// takes the SLOW list below from here). `npm run test:slow` here runs LIBRARY_SLOW.
 
 /** Child processes under tsx (the CLI, a second seller process): seconds each to start, so out of `npm test`. */
 export const LIBRARY_SLOW = [

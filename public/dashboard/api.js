@@ -3,30 +3,30 @@
 // ApiSuccess or an ApiFailure ({error, code} in words, for the status bar).
 // A success's data is a JSON object not yet checked (json-answer.js).
 import { fields, isJsonObject, jsonBody } from '../json-answer.js';
-import { currentSession, storeSession } from './session.js';
+import { currentLogin, storeLogin } from './login-token.js';
 
 /** @typedef {{ ok: true, status: number, data: Readonly<Record<string, unknown>>, headers: Headers }} ApiSuccess */
 /** @typedef {{ ok: false, status: number, data: unknown, error: string, code: string, retryAfter: number }} ApiFailure */
 /** @typedef {{ ok: true, status: number, blob: Blob, headers: Headers }} ApiDownload */
 
 /** @type {(failure: ApiFailure) => void} */
-let sessionEnded = () => {};
+let loginEnded = () => {};
 
 /**
- * What to do when the server says the session is over (expired, revoked,
- * erased): a 401 to a call made with the session. The session is already
+ * What to do when the server says the login is over (expired, revoked,
+ * erased): a 401 to a call made with the login's token. The login is already
  * forgotten when `listener` runs.
  * @param {(failure: ApiFailure) => void} listener
  */
-export function onSessionEnd(listener) {
-  sessionEnded = listener;
+export function onLoginEnd(listener) {
+  loginEnded = listener;
 }
 
 /**
  * @typedef {object} CallOptions
  * @property {'GET' | 'POST' | 'DELETE'} [method]
  * @property {unknown} [body] sent as JSON
- * @property {boolean} [auth] with the session's Bearer token
+ * @property {boolean} [auth] with the login's Bearer token
  */
 
 /**
@@ -71,9 +71,9 @@ async function send(path, { method = 'GET', body, auth = false }) {
   /** @type {Record<string, string>} */
   const headers = {};
   if (auth) {
-    const session = currentSession();
-    if (!session) return { failure: failure(401, 'Log in first', 'SESSION_REQUIRED') };
-    headers.authorization = `Bearer ${session.token}`;
+    const login = currentLogin();
+    if (!login) return { failure: failure(401, 'Log in first', 'SESSION_REQUIRED') };
+    headers.authorization = `Bearer ${login.token}`;
   }
   if (body !== undefined) headers['content-type'] = 'application/json';
   try {
@@ -102,9 +102,9 @@ function refused(response, data, { auth = false }) {
   );
   result.data = data;
   result.retryAfter = Number(response.headers.get('retry-after')) || 0;
-  if (auth && response.status === 401 && currentSession()) {
-    storeSession(null);
-    sessionEnded(result);
+  if (auth && response.status === 401 && currentLogin()) {
+    storeLogin(null);
+    loginEnded(result);
   }
   return result;
 }

@@ -24,7 +24,7 @@ export function stopErase() {
 
 /**
  * Shows the erasure code and waits for the wallet's signature.
- * @param {(message: string) => void} erased called with the counts, in words, once the data is gone (the session with it)
+ * @param {(message: string) => void} erased called with the counts, in words, once the data is gone (the login with it)
  */
 export async function startErase(erased) {
   stopErase();
@@ -45,7 +45,7 @@ export async function startErase(erased) {
       /** @type {import('../json-answer.js').Unchecked<import('../../lib/service/accounts/erasure.js').ErasureCounts>} */
       const deleted = fields(signed.deleted);
       erased(
-        `Deleted ${formatCount(deleted.payments)} payment records, ${formatCount(deleted.links)} linked addresses and ${formatCount(deleted.sessions)} sessions.`,
+        `Deleted ${formatCount(deleted.payments)} payment records, ${formatCount(deleted.links)} linked addresses and ${formatCount(deleted.sessions)} logins.`,
       );
     },
     expired: (message) => {

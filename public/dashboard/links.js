@@ -20,7 +20,7 @@ export function initLinks(changed) {
   byId('link-cancel').addEventListener('click', () => resetLinkForm(false));
 }
 
-/** @param {unknown[]} addresses as `GET /api/session` lists them */
+/** @param {unknown[]} addresses as `GET /api/login` lists them */
 export function renderLinks(addresses) {
   const list = byId('link-list');
   if (addresses.length === 0) {

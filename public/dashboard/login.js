@@ -5,7 +5,7 @@ import { fields } from '../json-answer.js';
 import { api } from './api.js';
 import { readChallenge, runChallenge } from './challenge.js';
 import { byId } from '../dom.js';
-import { asSession, storeSession } from './session.js';
+import { asLogin, storeLogin } from './login-token.js';
 import { clearStatus, showError, showStatus } from './status.js';
 
 let stopPolling = () => {};
@@ -19,7 +19,7 @@ export function stopLogin() {
 
 /**
  * Shows a new login code and waits for a wallet to sign it.
- * @param {() => void} loggedIn called once the session is stored
+ * @param {() => void} loggedIn called once the login is stored
  */
 export async function startLogin(loggedIn) {
   stopLogin();
@@ -27,7 +27,7 @@ export async function startLogin(loggedIn) {
   byId('login-expired').hidden = true;
   byId('login-challenge').hidden = true;
   const answer = await api('/api/lnurl-auth');
-  // Asked again meanwhile (a log-out whose answer also ended the session asks twice), or logged in: that one wins.
+  // Asked again meanwhile (a log-out whose answer also ended the login asks twice), or logged in: that one wins.
   if (thisCode !== codesAskedFor) return;
   const challenge = answer.ok ? readChallenge(answer) : null;
   if (!answer.ok || !challenge) {
@@ -37,12 +37,12 @@ export async function startLogin(loggedIn) {
   offerDevLogin(challenge.k1);
   stopPolling = runChallenge('login', challenge, answer.headers, '/api/lnurl-auth', {
     signed: (signed) => {
-      const session = asSession(signed);
-      if (!session) {
-        showError({ error: 'The server sent a session this page does not understand', code: 'UNEXPECTED_ANSWER' });
+      const login = asLogin(signed);
+      if (!login) {
+        showError({ error: 'The server sent a login this page does not understand', code: 'UNEXPECTED_ANSWER' });
         return showExpired('The login did not go through.');
       }
-      storeSession(session);
+      storeLogin(login);
       clearStatus();
       loggedIn();
     },
@@ -86,14 +86,14 @@ function showExpired(message) {
   byId('login-expired').hidden = false;
 }
 
-/** Revokes this session on the server and forgets it here, whatever the server answers. */
+/** Revokes this login on the server and forgets it here, whatever the server answers. */
 export async function logOut() {
   const button = byId('logout', HTMLButtonElement);
   button.disabled = true;
-  const answer = await api('/api/session', { method: 'DELETE', auth: true });
+  const answer = await api('/api/login', { method: 'DELETE', auth: true });
   button.disabled = false;
   // Logged out either way from this page's point of view; a failure is still worth saying.
   if (!answer.ok && answer.status !== 401) showError(answer);
   else showStatus('Logged out', 'info');
-  storeSession(null);
+  storeLogin(null);
 }

@@ -22,7 +22,7 @@ export function describeScope(scope) {
   return 'The last 7 days of your linked addresses (free). Full history and CSV export come with Pro.';
 }
 
-/** Fetches the CSV with the session's Bearer header and saves it under the server's file name. */
+/** Fetches the CSV with the login's Bearer header and saves it under the server's file name. */
 export async function downloadCsv() {
   const button = byId('csv', HTMLButtonElement);
   button.disabled = true;

@@ -8,7 +8,7 @@ import { byId } from '../dom.js';
 import { formatCount, formatSats, formatTime, formatApproximateUsd, formatWholeUsd, isCount, isPositiveNumber } from './format.js';
 import { renderLinks } from './links.js';
 import { describeScope } from './pro.js';
-import { currentSession } from './session.js';
+import { currentLogin } from './login-token.js';
 import { showError, showStatus } from './status.js';
 
 /** @typedef {import('../../lib/service/records/stats.js').Stats} Stats */
@@ -20,16 +20,16 @@ import { showError, showStatus } from './status.js';
  * @template T
  * @typedef {import('../json-answer.js').Unchecked<T>} Unchecked
  */
-/** `GET /api/session`: the session (api/session.ts) with the linked addresses. */
-/** @typedef {import('../../lib/service/accounts/auth.js').Session & { addresses: string[], expiresAt: string }} SessionAnswer */
+/** `GET /api/login`: the login (api/login.ts) with the linked addresses. */
+/** @typedef {import('../../lib/service/accounts/auth.js').Login & { addresses: string[], expiresAt: string }} LoginAnswer */
 
-/** Asks for the session and the stats again, and shows them. */
+/** Asks for the login and the stats again, and shows them. */
 export async function refresh() {
   const button = byId('refresh', HTMLButtonElement);
   button.disabled = true;
   try {
-    const [who, stats] = await Promise.all([api('/api/session', { auth: true }), api('/api/stats', { auth: true })]);
-    if (!currentSession()) return; // the session ended meanwhile
+    const [who, stats] = await Promise.all([api('/api/login', { auth: true }), api('/api/stats', { auth: true })]);
+    if (!currentLogin()) return; // the login ended meanwhile
     if (who.ok) renderWho(who.data);
     else showError(who);
     if (stats.ok) renderStats(stats.data);
@@ -41,12 +41,12 @@ export async function refresh() {
   }
 }
 
-/** @param {Unchecked<SessionAnswer>} who */
+/** @param {Unchecked<LoginAnswer>} who */
 export function renderWho(who) {
   byId('who-pubkey').textContent = typeof who.pubkey === 'string' ? who.pubkey : '';
   byId('who-role').textContent = who.admin === true ? 'admin' : 'owner';
   const expires = typeof who.expiresAt === 'string' ? Date.parse(who.expiresAt) : Number.NaN;
-  byId('who-expiry').textContent = Number.isNaN(expires) ? '' : `· session until ${new Date(expires).toLocaleString()}`;
+  byId('who-expiry').textContent = Number.isNaN(expires) ? '' : `· logged in until ${new Date(expires).toLocaleString()}`;
   renderLinks(Array.isArray(who.addresses) ? who.addresses : []);
 }
 

@@ -110,7 +110,7 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
     await browser?.close();
   });
 
-  /** A new tab (its own sessionStorage, so its own session) on the dashboard. */
+  /** A new tab (its own sessionStorage, so its own login) on the dashboard. */
   async function openDashboard(viewport: { width: number; height: number } = DESKTOP): Promise<Page> {
     const page = await browser!.context.newPage();
     await page.setViewportSize(viewport);
@@ -312,17 +312,17 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
     await page.waitForFunction(() => !(document.getElementById('refresh') as HTMLButtonElement).disabled);
     expect(await text(page, '#stat-payments')).toBe(format(seeded.length));
 
-    // The session token is in sessionStorage only, and logging out revokes it on the server.
-    const stored = await page.evaluate(() => ({ session: sessionStorage.getItem('l402.dashboard.session'), local: localStorage.length }));
+    // The login token is in sessionStorage only, and logging out revokes it on the server.
+    const stored = await page.evaluate(() => ({ login: sessionStorage.getItem('l402.dashboard.login'), local: localStorage.length }));
     expect(stored.local).toBe(0);
-    const token = (JSON.parse(stored.session!) as { token: string }).token;
-    expect((await fetch(`${running.url}/api/session`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    const token = (JSON.parse(stored.login!) as { token: string }).token;
+    expect((await fetch(`${running.url}/api/login`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
     const before = (await page.locator('#login-link').getAttribute('data-lnurl')) ?? '';
     await page.click('#logout');
     await page.locator('#login').waitFor({ state: 'visible' });
     await shownLnurl(page, 'login', before);
-    expect(await page.evaluate(() => sessionStorage.getItem('l402.dashboard.session'))).toBeNull();
-    const after = await fetch(`${running.url}/api/session`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await page.evaluate(() => sessionStorage.getItem('l402.dashboard.login'))).toBeNull();
+    const after = await fetch(`${running.url}/api/login`, { headers: { authorization: `Bearer ${token}` } });
     expect(after.status).toBe(401);
     expect(((await after.json()) as { code: string }).code).toBe('SESSION_REVOKED');
     await page.close();
@@ -773,9 +773,9 @@ describe(`the dashboard in Chromium, on ${backend.name}`, () => {
       expect(new URL(decodeLnurl(eraseLnurl)).searchParams.get('action')).toBe('auth');
       expect(await wallet.scan(eraseLnurl)).toEqual({ status: 200, body: { status: 'OK' } });
       await page.locator('#erased').waitFor({ state: 'visible' });
-      expect(await text(page, '#erased')).toBe('Deleted 2 payment records, 1 linked addresses and 1 sessions.');
+      expect(await text(page, '#erased')).toBe('Deleted 2 payment records, 1 linked addresses and 1 logins.');
       await page.locator('#login').waitFor({ state: 'visible' });
-      expect(await page.evaluate(() => sessionStorage.getItem('l402.dashboard.session'))).toBeNull();
+      expect(await page.evaluate(() => sessionStorage.getItem('l402.dashboard.login'))).toBeNull();
       expect(await running.db.query('SELECT 1 FROM payments WHERE owner_address = $1', [alice])).toEqual([]);
       await page.close();
       expect(pageErrors).toEqual([]);

@@ -1,6 +1,7 @@
 // Dashboard login with LNURL-auth (LUD-04) through the real local server:
 // real secp256k1 keys sign real challenges, the page polls with its pollToken,
-// the session token opens GET /api/session until it expires or is revoked.
+// the login token opens GET /api/login (and its first path, /api/session) until it
+// expires or is revoked.
 // On PGlite and on real PostgreSQL (when reachable).
 import { createHash } from 'node:crypto';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
@@ -22,7 +23,7 @@ interface ErrorBody {
   code: string;
 }
 
-interface SessionBody {
+interface LoginBody {
   status: 'ok';
   token: string;
   pubkey: string;
@@ -72,17 +73,17 @@ for (const backend of backends) {
     }
 
     /** The whole login as a person does it: page asks, wallet scans and signs, page collects. */
-    async function login(wallet = testWallet()): Promise<SessionBody> {
+    async function login(wallet = testWallet()): Promise<LoginBody> {
       const c = await challenge();
       expect(await wallet.scan(c.lnurl)).toEqual({ status: 200, body: { status: 'OK' } });
       const response = await poll(c.k1, c.pollToken);
-      const body = (await response.json()) as SessionBody;
+      const body = (await response.json()) as LoginBody;
       expect(response.status, JSON.stringify(body)).toBe(200);
       return body;
     }
 
     function me(token: string | null): Promise<Response> {
-      return fetch(`${url}/api/session`, { headers: token === null ? {} : { authorization: `Bearer ${token}` } });
+      return fetch(`${url}/api/login`, { headers: token === null ? {} : { authorization: `Bearer ${token}` } });
     }
 
     describe('GET /api/lnurl-auth: the challenge', () => {
@@ -145,13 +146,13 @@ for (const backend of backends) {
     });
 
     describe('login', () => {
-      it('a real key signs the k1, the wallet hears OK, the page receives a session for that key once', async () => {
+      it('a real key signs the k1, the wallet hears OK, the page receives a login for that key once', async () => {
         const wallet = testWallet();
         const c = await challenge();
         expect(await wallet.scan(c.lnurl)).toEqual({ status: 200, body: { status: 'OK' } });
         const response = await poll(c.k1, c.pollToken);
         expect(response.status).toBe(200);
-        const body = (await response.json()) as SessionBody;
+        const body = (await response.json()) as LoginBody;
         expect(body).toEqual({
           status: 'ok',
           token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
@@ -168,7 +169,7 @@ for (const backend of backends) {
         expect(await who.json()).toEqual({ pubkey: wallet.pubkey, admin: false, addresses: [], expiresAt: body.expiresAt });
       });
 
-      it('keeps only the SHA-256 of the session token', async () => {
+      it('keeps only the SHA-256 of the login token', async () => {
         const wallet = testWallet();
         const { token } = await login(wallet);
         const rows = await db.query('SELECT * FROM auth_sessions WHERE pubkey = $1', [wallet.pubkey]);
@@ -184,7 +185,7 @@ for (const backend of backends) {
         expect((await login()).admin).toBe(false);
       });
 
-      it('two pages polling at once: exactly one receives the session', async () => {
+      it('two pages polling at once: exactly one receives the login', async () => {
         const c = await challenge();
         await testWallet().scan(c.lnurl);
         const answers = await Promise.all(Array.from({ length: 8 }, () => poll(c.k1, c.pollToken)));
@@ -192,7 +193,7 @@ for (const backend of backends) {
       });
     });
 
-    describe('refused signatures: the wallet hears {status: "ERROR", reason} and no session exists', () => {
+    describe('refused signatures: the wallet hears {status: "ERROR", reason} and no login exists', () => {
       async function expectRefused(answer: { status: number; body: { status: string; reason?: string } }, reason: RegExp) {
         expect(answer.status).toBe(200);
         expect(answer.body).toEqual({ status: 'ERROR', reason: expect.stringMatching(reason) });
@@ -221,8 +222,8 @@ for (const backend of backends) {
         expect((await wallet.scan(c.lnurl)).body).toEqual({ status: 'OK' });
         await expectRefused(await wallet.scan(c.lnurl), /already been used/);
         await expectRefused(await testWallet().scan(c.lnurl), /already been used/);
-        // The page still gets the session of the first, valid signature, and only that one.
-        const body = (await (await poll(c.k1, c.pollToken)).json()) as SessionBody;
+        // The page still gets the login of the first, valid signature, and only that one.
+        const body = (await (await poll(c.k1, c.pollToken)).json()) as LoginBody;
         expect(body.pubkey).toBe(wallet.pubkey);
         await expectRefused(await testWallet().scan(c.lnurl), /already been used/);
       });
@@ -277,18 +278,18 @@ for (const backend of backends) {
     });
 
     describe('a stolen k1 (someone saw the QR code)', () => {
-      it('cannot collect the session: without the pollToken nothing, with a wrong one a 401, and the real page still logs in', async () => {
+      it('cannot collect the login: without the pollToken nothing, with a wrong one a 401, and the real page still logs in', async () => {
         const c = await challenge();
         const wallet = testWallet();
         await wallet.scan(c.lnurl);
-        // Without pollToken the request is a wallet callback, which has no sig: LUD-04 ERROR, no session.
+        // Without pollToken the request is a wallet callback, which has no sig: LUD-04 ERROR, no login.
         const bare = await poll(c.k1);
         expect(await bare.json()).toEqual({ status: 'ERROR', reason: 'sig is required' });
         await expectError(await poll(c.k1, randomBytesBase64url()), 401, 'POLL_TOKEN_INVALID');
         await expectError(await poll(c.k1, c.pollToken.slice(0, 20)), 400, 'INVALID_REQUEST');
         const response = await poll(c.k1, c.pollToken);
         expect(response.status).toBe(200);
-        expect(((await response.json()) as SessionBody).pubkey).toBe(wallet.pubkey);
+        expect(((await response.json()) as LoginBody).pubkey).toBe(wallet.pubkey);
       });
 
       it('the pollToken of one challenge does not collect another', async () => {
@@ -305,20 +306,20 @@ for (const backend of backends) {
       });
     });
 
-    describe('sessions', () => {
+    describe('logins', () => {
       it('without a token, with a malformed one or an unknown one: 401 with WWW-Authenticate: Bearer', async () => {
         const none = await me(null);
         expect(none.headers.get('www-authenticate')).toBe('Bearer');
         await expectError(none, 401, 'SESSION_REQUIRED');
         await expectError(await me('not a token'), 401, 'SESSION_INVALID');
-        await expectError(await fetch(`${url}/api/session`, { headers: { authorization: 'Basic abc' } }), 401, 'SESSION_INVALID');
+        await expectError(await fetch(`${url}/api/login`, { headers: { authorization: 'Basic abc' } }), 401, 'SESSION_INVALID');
         await expectError(await me(randomBytesBase64url()), 401, 'SESSION_INVALID');
-        // A session's hash is not a session.
+        // A login token's hash is not a login token.
         const { token } = await login();
         await expectError(await me(sha256Hex(token)), 401, 'SESSION_INVALID');
       });
 
-      it('an expired session is refused', async () => {
+      it('an expired login is refused', async () => {
         const { token } = await login();
         expect((await me(token)).status).toBe(200);
         await db.query(`UPDATE auth_sessions SET expires_at = now() - interval '1 second' WHERE token_hash = $1`, [sha256Hex(token)]);
@@ -326,25 +327,37 @@ for (const backend of backends) {
         await expectError(await fetch(`${url}/api/links`, { headers: { authorization: `Bearer ${token}` } }), 401, 'SESSION_EXPIRED');
       });
 
-      it('logout (DELETE /api/session) revokes this session only', async () => {
+      it('logout (DELETE /api/login) revokes this login only', async () => {
         const wallet = testWallet();
         const [first, second] = [await login(wallet), await login(wallet)];
-        const out = await fetch(`${url}/api/session`, { method: 'DELETE', headers: { authorization: `Bearer ${first.token}` } });
+        const out = await fetch(`${url}/api/login`, { method: 'DELETE', headers: { authorization: `Bearer ${first.token}` } });
         expect(out.status).toBe(200);
         expect(await out.json()).toEqual({ revoked: 1 });
         await expectError(await me(first.token), 401, 'SESSION_REVOKED');
-        await expectError(await fetch(`${url}/api/session`, { method: 'DELETE', headers: { authorization: `Bearer ${first.token}` } }), 401, 'SESSION_REVOKED');
+        await expectError(await fetch(`${url}/api/login`, { method: 'DELETE', headers: { authorization: `Bearer ${first.token}` } }), 401, 'SESSION_REVOKED');
         expect((await me(second.token)).status).toBe(200);
       });
 
-      it('DELETE /api/session?all=1 revokes every session of the key, and no other key', async () => {
+      it('DELETE /api/login?all=1 revokes every login of the key, and no other key', async () => {
         const wallet = testWallet();
         const [a, b, c] = [await login(wallet), await login(wallet), await login(wallet)];
         const bystander = await login();
-        const out = await fetch(`${url}/api/session?all=1`, { method: 'DELETE', headers: { authorization: `Bearer ${a.token}` } });
+        const out = await fetch(`${url}/api/login?all=1`, { method: 'DELETE', headers: { authorization: `Bearer ${a.token}` } });
         expect(await out.json()).toEqual({ revoked: 3 });
         for (const s of [a, b, c]) await expectError(await me(s.token), 401, 'SESSION_REVOKED');
         expect((await me(bystander.token)).status).toBe(200);
+      });
+
+      it('/api/session, the first path, answers as /api/login does: who is logged in, and logging out', async () => {
+        const wallet = testWallet();
+        const { token } = await login(wallet);
+        const byFirstPath = await fetch(`${url}/api/session`, { headers: { authorization: `Bearer ${token}` } });
+        expect(byFirstPath.status).toBe(200);
+        expect(await byFirstPath.json()).toEqual(await (await me(token)).json());
+        await expectError(await fetch(`${url}/api/session`), 401, 'SESSION_REQUIRED');
+        const out = await fetch(`${url}/api/session`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+        expect(await out.json()).toEqual({ revoked: 1 });
+        await expectError(await me(token), 401, 'SESSION_REVOKED');
       });
     });
 

@@ -5,17 +5,15 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { getRequestListener } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withL402 } from 'l402-paywall';
 import { createDevNode, createDevPayHandler } from 'l402-paywall/backends';
 import { useDevServer } from '../support/server.js';
 import { closedPort } from '../../packages/l402-paywall/tests/support/ports.js';
-import { L402_MCP_BIN } from '../support/bins.js';
+import { L402_BIN as BIN, L402_MCP_BIN } from '../support/bins.js';
 import { codeBlocks } from '../support/markdown.js';
 
-const BIN = fileURLToPath(new URL('../../packages/l402-paywall/src/bin.ts', import.meta.url));
 const server = useDevServer(() => ({ DEMO_PRICE_SATS: '2' }));
 // The first paid demo logs its payment, which opens (and migrates) the in-process
 // database: done here, so no test waits on it.

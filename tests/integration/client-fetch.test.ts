@@ -368,6 +368,22 @@ describe('one invoice, one payment', () => {
     expect(wallet.invoices).toHaveLength(1);
   });
 
+  it("is one wallet's memory: a client with a wallet of its own is never handed another's proof, its wallet is asked", async () => {
+    const { invoice } = await node.createInvoice({ amountMsat: 1000 });
+    standIn.respond = (req) => (req.headers.authorization ? { status: 200, body: 'ok' } : challengeWith(invoice));
+    const mine = await fetchWithL402(`${standIn.url}/same`, undefined, { wallet, maxPriceSats: 1, tokens: false });
+    expect(mine.status).toBe(200);
+    expect(getL402Receipt(mine)?.paidByThisCall).toBe(true);
+    // Another client, its own wallet and budget: the invoice goes to its wallet, which the node refuses (paid already).
+    const otherWallet = recordingWallet(node);
+    const otherBudget = createBudget({ totalSats: 10 });
+    const error = await refusal(fetchWithL402(`${standIn.url}/same`, undefined, { wallet: otherWallet, maxPriceSats: 1, budget: otherBudget, tokens: false }));
+    expect(error.code).toBe('PAYMENT_FAILED');
+    expect(otherWallet.invoices).toEqual([invoice]);
+    expect(otherBudget.spent().totalMsat).toBe(0);
+    expect(wallet.invoices).toEqual([invoice]);
+  });
+
   it('never uses a preimage that does not hash to the payment hash', async () => {
     wallet.lyingPreimage = hex32();
     const budget = createBudget({ totalSats: 10 });
@@ -459,6 +475,20 @@ describe('tokens that buy several requests', () => {
     for (let i = 0; i < 4; i++) statuses.push((await fetchWithL402(`${honoApp.url}/multi`, undefined, { wallet, maxPriceSats: 1, tokens })).status);
     expect(statuses).toEqual([200, 200, 200, 200]);
     expect(wallet.invoices).toHaveLength(2);
+  });
+
+  it("keeps a wallet's tokens for its own calls when none is named: a client with another wallet buys its own", async () => {
+    const otherWallet = recordingWallet(node);
+    const key = `${honoApp.url}/multi`;
+    const call = async (payer: RecordingWallet) => expect((await fetchWithL402(key, undefined, { wallet: payer, maxPriceSats: 1 })).status).toBe(200);
+    await call(wallet);
+    await call(otherWallet);
+    expect(otherWallet.invoices).toHaveLength(1); // not sent on the 3-use token the first wallet bought
+    await call(wallet);
+    await call(otherWallet);
+    // The second call of each on its own token.
+    expect(wallet.invoices).toHaveLength(1);
+    expect(otherWallet.invoices).toHaveLength(1);
   });
 
   it('drops a token the server says is used (TOKEN_ALREADY_USED) and pays the fresh challenge in the same answer', async () => {

@@ -6,7 +6,7 @@ import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { describe, expect, it } from 'vitest';
 import { route } from '../../lib/http/route.js';
-import { createSession } from '../../lib/service/accounts/auth.js';
+import { createLogin } from '../../lib/service/accounts/auth.js';
 import { useDevServer } from '../support/server.js';
 
 const SPLIT_SECRET = 'consistency-split-secret-0123456789abcdef';
@@ -17,7 +17,7 @@ describe('the same rules on every endpoint (local server)', () => {
     fetch(`${server.url}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
   it('every JSON body refuses an unknown key with 400 INVALID_REQUEST naming it', async () => {
-    const session = (await createSession(server.ctx, bytesToHex(secp256k1.getPublicKey(randomBytes(32), true)))).token;
+    const session = (await createLogin(server.ctx, bytesToHex(secp256k1.getPublicKey(randomBytes(32), true)))).token;
     const bearer = { authorization: `Bearer ${session}` };
     const bodies: [string, string, Record<string, unknown>, Record<string, string>?][] = [
       ['POST', '/api/invoice', { amountSats: 10 }],

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SessionLedger } from 'l402-paywall/lightning';
 import type { ServiceContext } from '../../lib/service/context.js';
-import { formatSessionCredential, parsePaymentChallenges, readLightningSession } from '../../packages/l402-paywall/src/payment.js';
+import { formatSessionCredential, parsePaymentChallenges, readLightningSession } from 'l402-paywall/mpp';
 import { sseEvents, type ServerSentEvent } from '../../packages/l402-paywall/tests/support/sse.js';
 import { useDemoServer } from '../support/demo-sessions.js';
 

@@ -45,10 +45,10 @@ const FULL_PRODUCTION = {
   LNBITS_API_KEY: 'k',
 };
 describe('the development login', () => {
-  it('signs the real challenge with the dev key: the page collects an admin session with its poll token', async () => {
+  it('signs the real challenge with the dev key: the page collects an admin login with its poll token', async () => {
     const session = await devLogin();
     expect(session).toMatchObject({ status: 'ok', pubkey: devLoginKey(server.ctx)!.pubkey, admin: true });
-    const me = await fetch(`${server.url}/api/session`, { headers: { authorization: `Bearer ${session.token}` } });
+    const me = await fetch(`${server.url}/api/login`, { headers: { authorization: `Bearer ${session.token}` } });
     expect(await me.json()).toMatchObject({ pubkey: session.pubkey, admin: true });
   });
 

@@ -117,7 +117,7 @@ for (const backend of backends) {
       expect(await countWhere('address_links WHERE pubkey = $1', [alice.pubkey])).toBe(0);
       expect(await countWhere('auth_sessions WHERE pubkey = $1', [alice.pubkey])).toBe(0);
       for (const token of aliceTokens)
-        await expectError(await fetch(`${url}/api/session`, { headers: { authorization: `Bearer ${token}` } }), 401, 'SESSION_INVALID');
+        await expectError(await fetch(`${url}/api/login`, { headers: { authorization: `Bearer ${token}` } }), 401, 'SESSION_INVALID');
 
       // Other owners' rows (and everything else) are untouched.
       expect((await snapshot('payments')).filter((row) => !row.includes(a1) && !row.includes(a2))).toEqual(othersBefore.payments);
@@ -127,8 +127,8 @@ for (const backend of backends) {
       expect(await snapshot('apis')).toEqual(othersBefore.apis);
       expect(await snapshot('pro_subscriptions')).toEqual(othersBefore.pro);
       expect(await countWhere('payments WHERE owner_address = $1', [b1])).toBe(4);
-      const bobSession = await fetch(`${url}/api/session`, { headers: { authorization: `Bearer ${bobToken}` } });
-      expect(await bobSession.json()).toEqual(expect.objectContaining({ pubkey: bob.pubkey, addresses: [b1] }));
+      const bobLogin = await fetch(`${url}/api/login`, { headers: { authorization: `Bearer ${bobToken}` } });
+      expect(await bobLogin.json()).toEqual(expect.objectContaining({ pubkey: bob.pubkey, addresses: [b1] }));
 
       // The erasure is recorded, without the key or the addresses.
       expect(await countWhere('erasures', [])).toBe(erasuresBefore + 1);
@@ -217,7 +217,7 @@ for (const backend of backends) {
       }
       expect(await countWhere('payments WHERE owner_address = $1', [address])).toBe(3);
       expect(await countWhere('address_links WHERE pubkey = $1', [victim.pubkey])).toBe(1);
-      expect((await fetch(`${url}/api/session`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+      expect((await fetch(`${url}/api/login`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
       expect((await pollErasure(c.k1, c.pollToken)).status).toBe(202);
 
       // A login LNURL edited to ask for "auth" is refused too, and logs nobody in.

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EVENT_TYPES, generateEventSecret, verifyEvent, type L402Event } from 'l402-paywall/events';
 import { plainHeaders, startEventReceiver, type EventReceiver } from '../../packages/l402-paywall/tests/support/event-receiver.js';
 import { startServerProcess } from '../support/server-process.js';
-import { createSession } from '../../lib/service/accounts/auth.js';
+import { createLogin } from '../../lib/service/accounts/auth.js';
 import { devLoginKey } from '../../lib/service/accounts/dev-login-key.js';
 import { useDevServer, type ChallengeBody, type TestServer } from '../support/server.js';
 import { requestNamingHost } from '../support/host-header.js';
@@ -31,7 +31,7 @@ const SESSION_TIMEOUT = { timeout: 60_000 };
 
 /** GET /api/health as an admin session sees it: the dev wallet's key, an admin locally. */
 async function healthDetails(server: TestServer): Promise<unknown> {
-  const { token } = await createSession(server.ctx, devLoginKey(server.ctx)!.pubkey);
+  const { token } = await createLogin(server.ctx, devLoginKey(server.ctx)!.pubkey);
   return (await fetch(`${server.url}/api/health`, { headers: { authorization: `Bearer ${token}` } })).json();
 }
 

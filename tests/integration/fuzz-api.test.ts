@@ -23,7 +23,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession } from '../../lib/service/accounts/auth.js';
+import { createLogin } from '../../lib/service/accounts/auth.js';
 import { loadConfig } from '../../lib/config.js';
 import { createDeployment, type Deployment } from '../../lib/service/deployment.js';
 import { DEV_WEBHOOK_SIGNATURE_HEADER } from 'l402-paywall/backends';
@@ -36,7 +36,7 @@ import {
   readLightningSession,
   type PaymentChallenge,
   type SessionPayload,
-} from '../../packages/l402-paywall/src/payment.js';
+} from 'l402-paywall/mpp';
 import type { ServiceContext } from '../../lib/service/context.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_125);
@@ -428,6 +428,12 @@ const targets: Target[] = [
       { requiredKeys: [] },
     ),
   },
+  {
+    file: 'login.ts',
+    path: '/api/login',
+    methods: ['GET', 'DELETE'],
+    query: fc.record({ all: fc.constantFrom('1', '0', 'true', '', 'yes') }, { requiredKeys: [] }),
+  },
   { file: 'pro-check.ts', path: '/api/pro-check', methods: ['GET'], query: fc.record({ address: addresses() }, { requiredKeys: [] }) },
   {
     file: 'provider-webhook.ts',
@@ -462,6 +468,7 @@ const targets: Target[] = [
       ),
     ),
   },
+  // The dashboard login at its first path (api/session.ts re-exports api/login.ts).
   {
     file: 'session.ts',
     path: '/api/session',
@@ -625,7 +632,7 @@ describe(`fuzzing every api/ function (seed ${SEED})`, () => {
     loopbackOwner = ownerServer.address('fuzz');
     // Link proofs and manual splits are paid from the service's wallet.
     await ctx.devNode!.pay((await ctx.devNode!.createInvoice({ amountMsat: 1_000_000_000 })).invoice);
-    validSession = (await createSession(ctx, bytesToHex(secp256k1.getPublicKey(randomBytes(32), true)))).token;
+    validSession = (await createLogin(ctx, bytesToHex(secp256k1.getPublicKey(randomBytes(32), true)))).token;
     const demo = (await import('../../api/demo/btc-price.js')).default as Fetchable;
     const answer = await call(demo, new Request('http://localhost/api/demo/btc-price'), deployment);
     const challenge = (await answer.json()) as { macaroon: string; invoice: string };
@@ -708,7 +715,7 @@ describe(`fuzzing every api/ function (seed ${SEED})`, () => {
       // Sessions of their own, not yet idle: the fuzzing of cron/payouts sweeps the idle ones.
       if (PAYWALLED.has(target.file)) await openFuzzSessions(deployment.context());
       // A session of its own: another function's fuzzing may have logged the last one out.
-      validSession = (await createSession(deployment.context(), bytesToHex(secp256k1.getPublicKey(randomBytes(32), true)))).token;
+      validSession = (await createLogin(deployment.context(), bytesToHex(secp256k1.getPublicKey(randomBytes(32), true)))).token;
       const seen = new Map<number, number>();
       statuses.set(target.file, seen);
       const request = fc.record({

@@ -93,7 +93,7 @@ describe.skipIf(postgres.skip !== undefined)(`linking Lightning Addresses${postg
     expect(confirmed.status).toBe(200);
     expect(await confirmed.json()).toEqual({ address, status: 'linked' });
     expect(await (await links(token)).json()).toEqual({ addresses: [address] });
-    const me = (await (await fetch(`${url}/api/session`, { headers: { authorization: `Bearer ${token}` } })).json()) as { addresses: string[] };
+    const me = (await (await fetch(`${url}/api/login`, { headers: { authorization: `Bearer ${token}` } })).json()) as { addresses: string[] };
     expect(me.addresses).toEqual([address]);
 
     // The code is spent; starting again for a linked address pays nothing.

@@ -10,20 +10,16 @@ import { withL402 } from 'l402-paywall';
 import { upstashReplayStore } from 'l402-paywall/upstash';
 import { devWallet, fetchWithL402, getL402Receipt, type PayInvoiceArgs } from 'l402-paywall/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLAIM_SCRIPT } from '../../packages/l402-paywall/src/stores/replay-scripts.js';
 import { payChallenge, recordingProvider } from '../../packages/l402-paywall/tests/support/l402.js';
 import { payDemoChallenge, useDevServer } from '../support/server.js';
 import { redisServerMissing, startThrowawayRedis, type ThrowawayServer } from '../support/throwaway.js';
-import { startUpstashRestServer, type UpstashRestServer } from '../../packages/l402-paywall/tests/support/upstash-rest-server.js';
+import { isReplayClaim as isClaim, startUpstashRestServer, type UpstashRestServer } from '../../packages/l402-paywall/tests/support/upstash-rest-server.js';
 
 const TOKEN = 'lost-answers-rest-token';
 const SECRET = 'lost-answers-secret-0123456789abcdef0123456789';
 const PAID_URL = 'https://api.example/paid';
 const missing = redisServerMissing();
 if (missing) console.warn(`lost-answer tests skipped: ${missing}`);
-
-/** The replay claim, as @upstash/redis sends it (EVAL with the script's text). */
-const isClaim = (command: string[]) => /^eval$/i.test(command[0] ?? '') && command[1] === CLAIM_SCRIPT;
 
 /** Polls until `check` passes (the paywall gives a use back after it answered). */
 async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {

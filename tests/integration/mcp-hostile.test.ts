@@ -4,14 +4,13 @@
 // network (loopback, LAN, cloud metadata) unless the operator allowed that,
 // and no answer may hold it for ever or fill its memory.
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { useDevServer } from '../support/server.js';
 import { MIB, SECRET_BODY, startHostileServer, type HostileServer } from '../../packages/l402-paywall/tests/support/hostile-server.js';
+import { L402_BIN as BIN } from '../support/bins.js';
 
-const BIN = fileURLToPath(new URL('../../packages/l402-paywall/src/bin.ts', import.meta.url));
 const server = useDevServer();
 
 interface ToolResult {

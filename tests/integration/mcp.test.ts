@@ -1,14 +1,13 @@
 // The MCP server as an agent meets it: the SDK's own Client starts
 // `l402-paywall mcp --dev <service> --max-sats 5` over a real stdio transport,
 // lists the paid APIs of the real local server and calls (pays) its demo.
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { useDevServer } from '../support/server.js';
 import { addressProofHeaders } from '../support/directory.js';
+import { L402_BIN as BIN } from '../support/bins.js';
 
-const BIN = fileURLToPath(new URL('../../packages/l402-paywall/src/bin.ts', import.meta.url));
 const server = useDevServer(() => ({ DEMO_PRICE_SATS: '2' }));
 let client: Client;
 

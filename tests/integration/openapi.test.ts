@@ -98,6 +98,17 @@ describe('/api/openapi.json', () => {
     expect(challengeSchema({ error: 'x', code: 'PAYMENT_REQUIRED' })).toBe(false);
   });
 
+  it('describes the dashboard login at /api/login, and its first path /api/session as deprecated', () => {
+    expect(doc.components.securitySchemes.login).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.securitySchemes).not.toHaveProperty('session');
+    const operations = (path: string) => doc.paths[path] as Record<string, { security?: unknown[]; deprecated?: boolean }>;
+    for (const method of ['get', 'delete']) {
+      expect(operations('/api/login')[method]).toMatchObject({ security: [{ login: [] }] });
+      expect(operations('/api/login')[method]!.deprecated).toBeUndefined();
+      expect(operations('/api/session')[method]).toMatchObject({ security: [{ login: [] }], deprecated: true });
+    }
+  });
+
   it("describes every api/ file's methods, and nothing else", async () => {
     const files = apiFiles();
     expect(files.length).toBeGreaterThan(20);
@@ -158,8 +169,9 @@ describe('/api/openapi.json', () => {
     const login = await call('GET', '/api/lnurl-auth');
     expect(login.status).toBe(200);
     expect((await call('GET', '/api/lnurl-auth', { query: `?k1=${login.body.k1}&pollToken=${login.body.pollToken}` })).status).toBe(202);
+    expect((await call('GET', '/api/login')).status).toBe(401);
+    expect((await call('DELETE', '/api/login')).status).toBe(401);
     expect((await call('GET', '/api/session')).status).toBe(401);
-    expect((await call('DELETE', '/api/session')).status).toBe(401);
     expect((await call('GET', '/api/links')).status).toBe(401);
     expect((await call('GET', '/api/stats')).status).toBe(401);
     expect((await call('POST', '/api/delete-data')).status).toBe(200);

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLnbits, type FakeLnbits } from '../../packages/l402-paywall/tests/support/fake-backends/lnbits.js';
 import { closedPort } from '../../packages/l402-paywall/tests/support/ports.js';
-import { createSession } from '../../lib/service/accounts/auth.js';
+import { createLogin } from '../../lib/service/accounts/auth.js';
 import { useDevServer, type TestServer } from '../support/server.js';
 
 const TIMEOUT_MS = 800;
@@ -26,7 +26,7 @@ const SESSION_TIMEOUT = { timeout: 60_000 };
 
 /** GET /api/health as the operator sees it (an admin session) and as anyone does. */
 async function healthOf(server: TestServer): Promise<{ details: Response; anyone: Response }> {
-  const { token } = await createSession(server.ctx, ADMIN_PUBKEY);
+  const { token } = await createLogin(server.ctx, ADMIN_PUBKEY);
   return {
     details: await fetch(`${server.url}/api/health`, { headers: { authorization: `Bearer ${token}` } }),
     anyone: await fetch(`${server.url}/api/health`),

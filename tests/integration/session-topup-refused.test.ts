@@ -10,8 +10,8 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createBudget, createSessions, devWallet, fetchWithL402 } from 'l402-paywall/client';
 import { EVENT_TYPES, generateEventSecret, type L402Event } from 'l402-paywall/events';
-import { createSession as createLoginSession } from '../../lib/service/accounts/auth.js';
-import { formatSessionCredential, parsePaymentChallenges, readLightningSession, type LightningSessionOffer } from '../../packages/l402-paywall/src/payment.js';
+import { createLogin } from '../../lib/service/accounts/auth.js';
+import { formatSessionCredential, parsePaymentChallenges, readLightningSession, type LightningSessionOffer } from 'l402-paywall/mpp';
 import { plainHeaders, startEventReceiver, type EventReceiver } from '../../packages/l402-paywall/tests/support/event-receiver.js';
 import { useDevServer } from '../support/server.js';
 
@@ -134,7 +134,7 @@ describe('a top-up paid after the refund went out, on the local server', () => {
       ),
     );
     // GET /api/stats: two top-ups refused (40 sats), one of them (the unused one, 20 sats) not used since.
-    const { token } = await createLoginSession(server.ctx, ADMIN);
+    const { token } = await createLogin(server.ctx, ADMIN);
     await vi.waitFor(async () => {
       const stats = (await (await fetch(`${server.url}/api/stats`, { headers: { authorization: `Bearer ${token}` } })).json()) as Record<string, unknown>;
       expect(stats).toMatchObject({ sessions: { count: 2, topUpsRefused: { count: 2, sats: 40, unused: { count: 1, sats: 20 } } } });

@@ -13,7 +13,7 @@ import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, migrate, type Database, type Queryable } from '../../lib/db/index.js';
 import { MIGRATIONS_DIR } from '../../lib/db/migrate.js';
-import { createSession } from '../../lib/service/accounts/auth.js';
+import { createLogin } from '../../lib/service/accounts/auth.js';
 import { eraseKey } from '../../lib/service/accounts/erasure.js';
 import { csvField, csvLine, CSV_COLUMNS, paymentsCsv } from '../../lib/service/records/csv.js';
 import { usdCents } from '../../lib/service/records/price.js';
@@ -615,8 +615,8 @@ for (const backend of backends) {
         server.db,
         rows.filter(() => gen.chance(0.7)).map((p) => gen.split(p)),
       );
-      // Sessions issued by the auth module's own createSession (what the LNURL-auth callback calls once the signature checks out).
-      for (const [name, pubkey] of Object.entries(KEYS)) tokens[name] = (await createSession(server.ctx, pubkey)).token;
+      // Sessions issued by the auth module's own createLogin (what the LNURL-auth callback calls once the signature checks out).
+      for (const [name, pubkey] of Object.entries(KEYS)) tokens[name] = (await createLogin(server.ctx, pubkey)).token;
     });
 
     const get = (query: string, token?: string) => fetch(`${server.url}/api/stats${query}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });

@@ -5,13 +5,30 @@
 import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
+
+/**
+ * The source of the command a package's manifest names (`bin`), found by the
+ * package's name as a user's install finds it: the manifest points at
+ * dist/<name>.js, built from src/<name>.ts, which tsx runs here (the name
+ * resolves to the sources, as tsconfig.json's paths say), so no build is needed.
+ */
+function commandSource(packageName: string, command: string): string {
+  const manifestPath = createRequire(import.meta.url).resolve(`${packageName}/package.json`);
+  const { bin } = JSON.parse(readFileSync(manifestPath, 'utf8')) as { bin: string | Record<string, string> };
+  const built = typeof bin === 'string' ? bin : bin[command];
+  const source = built?.replace(/^(\.\/)?dist\/(.+)\.js$/, 'src/$2.ts');
+  if (source === undefined || source === built) throw new Error(`${packageName}'s manifest names no built command ${command} (bin: ${JSON.stringify(bin)})`);
+  return join(dirname(manifestPath), source);
+}
 
 /** `l402-paywall <url>` and `l402-paywall mcp`. */
-export const L402_BIN = fileURLToPath(new URL('../../packages/l402-paywall/src/bin.ts', import.meta.url));
+export const L402_BIN = commandSource('l402-paywall', 'l402-paywall');
 /** `l402-mcp` (the MCP server as its own package, `npx -y l402-mcp`). */
-export const L402_MCP_BIN = fileURLToPath(new URL('../../packages/l402-mcp/src/bin.ts', import.meta.url));
+export const L402_MCP_BIN = commandSource('l402-mcp', 'l402-mcp');
 
 /** This process's environment without any wallet setting (a command run with it pays only with --dev). */
 export function walletFreeEnv(extra: Record<string, string> = {}): Record<string, string> {

@@ -47,7 +47,7 @@ export async function callBack(callback: URL | string, params: Record<string, st
   return { status: response.status, body: (await response.json()) as { status: string; reason?: string } };
 }
 
-/** The whole dashboard login as a person does it at the server at `serverUrl`: the page asks, `wallet` scans and signs, the page collects; answers the session token. */
+/** The whole dashboard login as a person does it at the server at `serverUrl`: the page asks, `wallet` scans and signs, the page collects; answers the login token. */
 export async function logIn(serverUrl: string, wallet: TestWallet = testWallet()): Promise<string> {
   const challenge = (await (await fetch(`${serverUrl}/api/lnurl-auth`)).json()) as ChallengeBody;
   const signed = await wallet.scan(challenge.lnurl);

@@ -16,8 +16,8 @@ import {
   sessionChallenge,
   type PaymentChallenge,
   type SessionPayload,
-} from '../../packages/l402-paywall/src/payment.js';
-import { sseEvent } from '../../packages/l402-paywall/src/schemes/session/meter.js';
+} from 'l402-paywall/mpp';
+import { sseEvent } from '../../packages/l402-paywall/tests/support/sse.js';
 
 /**
  * The page's module, as these tests use it. It is plain JavaScript, type-checked with the pages

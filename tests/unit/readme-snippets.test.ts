@@ -22,7 +22,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const library = join(root, 'packages/l402-paywall/src');
 
 /** The documents whose snippets are checked. */
-const DOCUMENTS = ['packages/l402-paywall/README.md', 'README.md', 'docs/rest-api.md', 'docs/deploy.md'];
+const DOCUMENTS = ['packages/l402-paywall/README.md', 'README.md', 'docs/rest-api.md', 'docs/deploy.md', 'docs/library-reference.md'];
 
 /**
  * Snippets that use an API not yet in this branch: each entry names the

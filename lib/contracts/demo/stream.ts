@@ -1,19 +1,9 @@
 // GET /api/demo/stream (api/demo/stream.ts): what it takes and what it answers, declared once. The route
-// validates its query with this schema (before any unit is spent); /api/openapi.json is assembled from the contracts.
+// validates its query with the service's schema (before any unit is spent); /api/openapi.json is assembled from the contracts.
 import { z } from 'zod';
 import { NO_CACHE } from '../common.js';
 import { routeContract } from '../../http/openapi.js';
-
-export const MAX_STREAM_CHUNKS = 200;
-
-export const StreamQuery = z.object({
-  chunks: z.coerce
-    .number({ error: `chunks must be a whole number from 1 to ${MAX_STREAM_CHUNKS}` })
-    .int(`chunks must be a whole number from 1 to ${MAX_STREAM_CHUNKS}`)
-    .min(1, `chunks must be a whole number from 1 to ${MAX_STREAM_CHUNKS}`)
-    .max(MAX_STREAM_CHUNKS, `chunks must be a whole number from 1 to ${MAX_STREAM_CHUNKS}`)
-    .default(30),
-});
+import { StreamQuery } from '../../service/demo-stream-query.js';
 
 export const contract = routeContract('/api/demo/stream', {
   GET: {

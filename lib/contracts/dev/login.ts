@@ -11,7 +11,7 @@ export const contract = routeContract('/api/dev/login', {
   POST: {
     summary: 'Dev wallet: sign a dashboard login challenge',
     description:
-      'Only with the embedded dev node outside production (404 otherwise). Signs the LNURL-auth login k1 with a development key, as a wallet would; the page then polls for its session.',
+      'Only with the embedded dev node outside production (404 otherwise). Signs the LNURL-auth login k1 with a development key, as a wallet would; the page then polls for its login token.',
     tags: ['demo'],
     body: Body,
     responses: {

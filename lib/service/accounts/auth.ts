@@ -1,19 +1,24 @@
-// Dashboard sessions (docs/architecture.md decision 11): an LNURL-auth login yields an
-// opaque random token; only its SHA-256 is kept, so a copy of the database
-// opens no session. Admin rights are read from config on every request, so
-// removing a key from ADMIN_PUBKEYS takes effect at once.
+// Dashboard logins (docs/architecture.md decision 11): an LNURL-auth login yields an
+// opaque random bearer token; only its SHA-256 is kept, so a copy of the database
+// opens no login. Admin rights are read from config on every request, so
+// removing a key from ADMIN_PUBKEYS takes effect at once. Named "login", never
+// "session": a session here is a prepaid Lightning session (docs/sessions.md).
+// The wire keeps its older words (the SESSION_* error codes, the auth_sessions
+// table, SESSION_TTL_HOURS) so that clients, databases and deployments go on working.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Queryable } from '../../db/types.js';
 import { HttpError, retryLater } from '../../http/errors.js';
 import type { ServiceContext } from '../context.js';
 import { devLoginKey } from './dev-login-key.js';
 
-export interface Session {
+/** Who a dashboard login belongs to. */
+export interface Login {
   pubkey: string;
   admin: boolean;
 }
 
-export interface IssuedSession extends Session {
+/** A login as the LNURL-auth poll hands it out. */
+export interface IssuedLogin extends Login {
   /** The bearer token: shown once, never stored. */
   token: string;
   expiresAt: string;
@@ -31,31 +36,31 @@ export function isAdmin(ctx: ServiceContext, pubkey: string): boolean {
   return ctx.config.auth.adminPubkeys.includes(pubkey) || pubkey === devLoginKey(ctx)?.pubkey;
 }
 
-/** A new session for `pubkey` (already proved by an LNURL-auth signature). */
-export async function createSession(ctx: ServiceContext, pubkey: string): Promise<IssuedSession> {
+/** A new login for `pubkey` (already proved by an LNURL-auth signature). */
+export async function createLogin(ctx: ServiceContext, pubkey: string): Promise<IssuedLogin> {
   const db = await ctx.database();
   const token = randomBytes(32).toString('base64url');
   // Expired rows are kept a day so their holders hear "expired", not "unknown"; logins are rare enough to sweep here.
   await db.query(`DELETE FROM auth_sessions WHERE expires_at < now() - interval '1 day'`);
   const [row] = await db.query<{ expires_at: Date }>(
     `INSERT INTO auth_sessions (token_hash, pubkey, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3)) RETURNING expires_at`,
-    [sha256Hex(token), pubkey, ctx.config.auth.sessionTtlSeconds],
+    [sha256Hex(token), pubkey, ctx.config.auth.loginTtlSeconds],
   );
   return { token, pubkey, admin: isAdmin(ctx, pubkey), expiresAt: row!.expires_at.toISOString() };
 }
 
 /** Reads `Authorization: Bearer <token>`; throws HttpError 401 {error, code} when missing, unknown, expired or revoked. */
-export async function requireSession(ctx: ServiceContext, request: Request): Promise<Session> {
-  const { session } = await readSession(ctx, request);
-  return session;
+export async function requireLogin(ctx: ServiceContext, request: Request): Promise<Login> {
+  const { login } = await readLogin(ctx, request);
+  return login;
 }
 
-/** The session and when it ends, for GET /api/session. */
-export async function readSession(ctx: ServiceContext, request: Request): Promise<{ session: Session; tokenHash: string; expiresAt: string }> {
+/** The login and when it ends, for GET /api/login. */
+export async function readLogin(ctx: ServiceContext, request: Request): Promise<{ login: Login; tokenHash: string; expiresAt: string }> {
   const header = request.headers.get('authorization');
-  if (!header) throw unauthorized('SESSION_REQUIRED', 'Log in first: send Authorization: Bearer <session token> (from the LNURL-auth login)');
+  if (!header) throw unauthorized('SESSION_REQUIRED', 'Log in first: send Authorization: Bearer <login token> (from the LNURL-auth login)');
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match || !TOKEN.test(match[1]!)) throw unauthorized('SESSION_INVALID', 'Authorization must be Bearer <session token> as given by the LNURL-auth login');
+  if (!match || !TOKEN.test(match[1]!)) throw unauthorized('SESSION_INVALID', 'Authorization must be Bearer <login token> as given by the LNURL-auth login');
   // Looked up by its hash: timing can reveal at most something about a hash,
   // which tells nothing about any other token.
   const tokenHash = sha256Hex(match[1]!);
@@ -64,20 +69,18 @@ export async function readSession(ctx: ServiceContext, request: Request): Promis
     `SELECT pubkey, expires_at, expires_at <= now() AS expired, revoked_at IS NOT NULL AS revoked FROM auth_sessions WHERE token_hash = $1`,
     [tokenHash],
   );
-  if (!row) throw unauthorized('SESSION_INVALID', 'This session token is unknown; log in again');
-  if (row.revoked) throw unauthorized('SESSION_REVOKED', 'This session was logged out; log in again');
-  if (row.expired) throw unauthorized('SESSION_EXPIRED', 'This session has expired; log in again');
-  return { session: { pubkey: row.pubkey, admin: isAdmin(ctx, row.pubkey) }, tokenHash, expiresAt: row.expires_at.toISOString() };
+  if (!row) throw unauthorized('SESSION_INVALID', 'This login token is unknown; log in again');
+  if (row.revoked) throw unauthorized('SESSION_REVOKED', 'This login was logged out; log in again');
+  if (row.expired) throw unauthorized('SESSION_EXPIRED', 'This login has expired; log in again');
+  return { login: { pubkey: row.pubkey, admin: isAdmin(ctx, row.pubkey) }, tokenHash, expiresAt: row.expires_at.toISOString() };
 }
 
-/** Logs out this session, or every session of its key; returns how many were ended. */
-export async function revokeSession(ctx: ServiceContext, request: Request, everywhere: boolean): Promise<number> {
-  const { session, tokenHash } = await readSession(ctx, request);
+/** Logs out this login, or every login of its key; returns how many were ended. */
+export async function logOut(ctx: ServiceContext, request: Request, everywhere: boolean): Promise<number> {
+  const { login, tokenHash } = await readLogin(ctx, request);
   const db = await ctx.database();
   const rows = everywhere
-    ? await db.query(`UPDATE auth_sessions SET revoked_at = now() WHERE pubkey = $1 AND revoked_at IS NULL AND expires_at > now() RETURNING 1`, [
-        session.pubkey,
-      ])
+    ? await db.query(`UPDATE auth_sessions SET revoked_at = now() WHERE pubkey = $1 AND revoked_at IS NULL AND expires_at > now() RETURNING 1`, [login.pubkey])
     : await db.query(`UPDATE auth_sessions SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL RETURNING 1`, [tokenHash]);
   return rows.length;
 }

@@ -5,7 +5,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
-import type { ServiceContext } from '../context.js';
+import { servicePart, type ServiceContext } from '../context.js';
 
 export interface DevLoginKey {
   secretKey: Uint8Array;
@@ -13,17 +13,14 @@ export interface DevLoginKey {
   pubkey: string;
 }
 
-const keys = new WeakMap<ServiceContext, DevLoginKey>();
+const derivedKey = servicePart('dev login key', (ctx): DevLoginKey => {
+  // Derived, not stored: the same dev node key (kept under DATA_DIR) gives the same login across restarts.
+  const secretKey = hmac(sha256, hexToBytes(ctx.config.lightning.devNodePrivateKey), utf8ToBytes('l402 dev login key'));
+  return { secretKey, pubkey: bytesToHex(secp256k1.getPublicKey(secretKey, true)) };
+});
 
 /** The development wallet's key; undefined wherever the dev node is not the provider or in production. */
 export function devLoginKey(ctx: ServiceContext): DevLoginKey | undefined {
   if (!ctx.devNode || ctx.config.production || ctx.config.lightning.provider !== 'dev') return undefined;
-  let key = keys.get(ctx);
-  if (!key) {
-    // Derived, not stored: the same dev node key (kept under DATA_DIR) gives the same login across restarts.
-    const secretKey = hmac(sha256, hexToBytes(ctx.config.lightning.devNodePrivateKey), utf8ToBytes('l402 dev login key'));
-    key = { secretKey, pubkey: bytesToHex(secp256k1.getPublicKey(secretKey, true)) };
-    keys.set(ctx, key);
-  }
-  return key;
+  return ctx.part(derivedKey);
 }

@@ -2,7 +2,7 @@
 // dev node as the provider, the server plays the wallet. It signs the real
 // LNURL-auth challenge (k1) with a development key derived from the dev node's
 // key and hands the signature to the same callback check a phone wallet's goes
-// through (answerWallet), so the page then collects its session by polling as
+// through (answerWallet), so the page then collects its login token by polling as
 // usual. Nothing else about the login changes. The key is an admin locally, so
 // it sees the demo payments made from the landing page (they have no owner).
 import { secp256k1 } from '@noble/curves/secp256k1.js';

@@ -1,12 +1,13 @@
 // Right to erasure (POST /api/delete-data): once a wallet has signed, every
 // payment record of the addresses linked to its key, the links and the
-// sessions go, in one transaction. The split ledger (splits, payouts) stays:
+// logins (auth_sessions) go, in one transaction. The split ledger (splits, payouts) stays:
 // it records money the service still owes or has paid to owners.
 import type { Database } from '../../db/types.js';
 
 export interface ErasureCounts {
   payments: number;
   links: number;
+  /** Dashboard logins ended: `sessions` on the wire and in the erasures table, their first name. */
   sessions: number;
 }
 

@@ -18,7 +18,7 @@ import { sameSecret } from '../../http/secrets.js';
 import { LnurlError, fetchInvoiceForAddress, outboundPolicy } from '../../lightning/lnurl.js';
 import { PaymentFailed, ProviderConfigError, ProviderUnsupported } from 'l402-paywall/lightning';
 import { providerUnavailable } from '../money/provider-errors.js';
-import { enforceWindowLimit, linkedAddresses, sha256Hex, type Session } from './auth.js';
+import { enforceWindowLimit, linkedAddresses, sha256Hex, type Login } from './auth.js';
 import type { ServiceContext } from '../context.js';
 
 export const LINK_AMOUNT_MSAT = 1000;
@@ -43,14 +43,14 @@ const codeKey = (pubkey: string, address: string) => `link:code:${pubkey}:${addr
 const attemptsKey = (id: string) => `link:attempts:${id}`;
 
 /** Sends the 1-sat proof with a fresh code to `address` (normalised), unless this key already has it; `clientIp` started it. */
-export async function startLink(ctx: ServiceContext, session: Session, address: string, clientIp: string): Promise<LinkStarted> {
+export async function startLink(ctx: ServiceContext, login: Login, address: string, clientIp: string): Promise<LinkStarted> {
   const db = await ctx.database();
-  if ((await linkedAddresses(db, session.pubkey)).includes(address)) return { address, status: 'linked' };
+  if ((await linkedAddresses(db, login.pubkey)).includes(address)) return { address, status: 'linked' };
   const { auth } = ctx.config;
   await enforceWindowLimit(
     ctx,
     'link',
-    session.pubkey,
+    login.pubkey,
     auth.linkRatePerHour,
     3_600_000,
     'Too many links started for this key; each one pays a sat, so wait a while',
@@ -83,10 +83,10 @@ export async function startLink(ctx: ServiceContext, session: Session, address: 
 
   const code = newCode();
   const ttlMs = ctx.config.auth.linkCodeTtlSeconds * 1000;
-  const pending: PendingCode = { id: randomUUID(), codeHash: codeHash(session.pubkey, address, code), expiresAt: Date.now() + ttlMs };
+  const pending: PendingCode = { id: randomUUID(), codeHash: codeHash(login.pubkey, address, code), expiresAt: Date.now() + ttlMs };
   // Stored before paying: the code can arrive before we hear the payment went through.
-  await ctx.store.set(codeKey(session.pubkey, address), JSON.stringify(pending), { ttlMs });
-  const forget = () => ctx.store.del(codeKey(session.pubkey, address)).catch(() => 0);
+  await ctx.store.set(codeKey(login.pubkey, address), JSON.stringify(pending), { ttlMs });
+  const forget = () => ctx.store.del(codeKey(login.pubkey, address)).catch(() => 0);
 
   let invoice: string;
   try {
@@ -121,10 +121,10 @@ export async function startLink(ctx: ServiceContext, session: Session, address: 
   return { address, status: 'code-sent', expiresAt: new Date(pending.expiresAt).toISOString(), attempts: ctx.config.auth.linkCodeAttempts };
 }
 
-/** Links `address` to the session's key when `code` is the one sent to it. */
-export async function confirmLink(ctx: ServiceContext, session: Session, address: string, code: string): Promise<{ address: string; status: 'linked' }> {
+/** Links `address` to the login's key when `code` is the one sent to it. */
+export async function confirmLink(ctx: ServiceContext, login: Login, address: string, code: string): Promise<{ address: string; status: 'linked' }> {
   const db = await ctx.database();
-  const key = codeKey(session.pubkey, address);
+  const key = codeKey(login.pubkey, address);
   const raw = await ctx.store.get(key);
   if (raw === null) throw new HttpError(404, 'LINK_CODE_NOT_FOUND', `No code is waiting for ${address} (expired, used up or never sent); start the link again`);
   const pending = JSON.parse(raw) as PendingCode;
@@ -134,7 +134,7 @@ export async function confirmLink(ctx: ServiceContext, session: Session, address
     await ctx.store.del(key);
     throw retryLater(429, 'TOO_MANY_ATTEMPTS', `Too many wrong codes for ${address}; start the link again for a new code`, 60);
   }
-  if (!sameSecret(codeHash(session.pubkey, address, normaliseCode(code)), pending.codeHash)) {
+  if (!sameSecret(codeHash(login.pubkey, address, normaliseCode(code)), pending.codeHash)) {
     const attemptsLeft = max - attempt;
     if (attemptsLeft === 0) await ctx.store.del(key);
     throw new HttpError(
@@ -147,14 +147,14 @@ export async function confirmLink(ctx: ServiceContext, session: Session, address
     );
   }
   await ctx.store.del(key);
-  await db.query('INSERT INTO address_links (pubkey, address) VALUES ($1, $2) ON CONFLICT DO NOTHING', [session.pubkey, address]);
+  await db.query('INSERT INTO address_links (pubkey, address) VALUES ($1, $2) ON CONFLICT DO NOTHING', [login.pubkey, address]);
   return { address, status: 'linked' };
 }
 
-/** Removes a link of the session's key; true when there was one. */
-export async function unlink(ctx: ServiceContext, session: Session, address: string): Promise<boolean> {
+/** Removes a link of the login's key; true when there was one. */
+export async function unlink(ctx: ServiceContext, login: Login, address: string): Promise<boolean> {
   const db = await ctx.database();
-  return (await db.query('DELETE FROM address_links WHERE pubkey = $1 AND address = $2 RETURNING 1', [session.pubkey, address])).length > 0;
+  return (await db.query('DELETE FROM address_links WHERE pubkey = $1 AND address = $2 RETURNING 1', [login.pubkey, address])).length > 0;
 }
 
 function newCode(): string {

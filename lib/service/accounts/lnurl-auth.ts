@@ -6,7 +6,7 @@
 // collect what the signature unlocks. A k1 is signed at most once (set-if-absent
 // mark), and its result is collected at most once (delete-and-check).
 //
-// Login: the session is created when the page collects, so the bearer token is
+// Login: the login (its bearer token) is created when the page collects, so the bearer token is
 // never stored anywhere. Erasure: the deletion runs when the wallet signs, and
 // the page collects the counts.
 import { randomBytes } from 'node:crypto';
@@ -17,7 +17,7 @@ import { HttpError, notConfigured, retryLater } from '../../http/errors.js';
 import { sameSecret } from '../../http/secrets.js';
 import { verifyLnurlAuthSignature } from '../../lightning/lnurl-auth.js';
 import { encodeLnurl } from '../../lightning/lnurl.js';
-import { createSession, enforceWindowLimit, sha256Hex, type IssuedSession } from './auth.js';
+import { createLogin, enforceWindowLimit, sha256Hex, type IssuedLogin } from './auth.js';
 import type { ServiceContext } from '../context.js';
 import { eraseKey, type ErasureCounts } from './erasure.js';
 
@@ -176,13 +176,13 @@ function refuse(reason: string): WalletAnswer {
 
 export type Collected<T> = { status: 'pending'; expiresAt: string } | ({ status: 'ok' } & T);
 
-/** The page's poll for a login: pending until the wallet signs, then the session, once. */
-export async function collectLogin(ctx: ServiceContext, query: unknown): Promise<Collected<IssuedSession>> {
+/** The page's poll for a login: pending until the wallet signs, then the login's token, once. */
+export async function collectLogin(ctx: ServiceContext, query: unknown): Promise<Collected<IssuedLogin>> {
   const { k1, pollToken } = PollQuery.parse(query);
   const result = await collect(ctx, 'login', k1, pollToken);
   if (!('signed' in result)) return result;
   try {
-    return { status: 'ok', ...(await createSession(ctx, result.signed.pubkey)) };
+    return { status: 'ok', ...(await createLogin(ctx, result.signed.pubkey)) };
   } catch (error) {
     // Put the result back so the page's next poll can still log in.
     await ctx.store.set(keys.signed(k1), JSON.stringify(result.signed), { ttlMs: ctx.config.auth.challengeTtlSeconds * 1000, ifAbsent: true }).catch(() => {});

@@ -9,7 +9,7 @@
 // public URL changes, dropped when the demo no longer sells it, untouched when
 // nothing changed.
 import { DEMO_ROUTE, DEMO_STREAM_ROUTE, demoSellsSessions } from '../demo.js';
-import type { ServiceContext } from '../context.js';
+import { servicePart, type ServiceContext } from '../context.js';
 
 /**
  * The demo pays the service itself, so its entries have no owner to name. Never
@@ -63,7 +63,8 @@ export async function listDemo(ctx: ServiceContext, publicUrl: string): Promise<
   return urls;
 }
 
-const listed = new WeakMap<ServiceContext, Promise<void>>();
+// The listing under way or done, per service context; forgotten when it fails, so the next listing tries again.
+const demoListing = servicePart('demo listing', (): { done?: Promise<void> } => ({}));
 
 /**
  * Before an instance's first listing: the demo at PUBLIC_URL (or Vercel's
@@ -73,16 +74,13 @@ const listed = new WeakMap<ServiceContext, Promise<void>>();
 export function demoListedOnce(ctx: ServiceContext): Promise<void> {
   const publicUrl = ctx.config.publicUrl;
   if (!publicUrl) return Promise.resolve();
-  let done = listed.get(ctx);
-  if (!done) {
-    done = listDemo(ctx, publicUrl).then(
-      () => undefined,
-      (error: unknown) => {
-        listed.delete(ctx);
-        console.error(`[directory] listing the demo failed: ${error instanceof Error ? error.message : String(error)}`);
-      },
-    );
-    listed.set(ctx, done);
-  }
-  return done;
+  const listing = ctx.part(demoListing);
+  listing.done ??= listDemo(ctx, publicUrl).then(
+    () => undefined,
+    (error: unknown) => {
+      listing.done = undefined;
+      console.error(`[directory] listing the demo failed: ${error instanceof Error ? error.message : String(error)}`);
+    },
+  );
+  return listing.done;
 }

@@ -9,7 +9,7 @@
 //   the L402-Directory-Proof header, which managed mode's wrapper answers) with
 //   "<token>.<lightning_address>". This may create, update or take over the
 //   entry: whoever controls the url reclaims it from a squatter.
-// - control of the address: a dashboard session (LNURL-auth) whose key has the
+// - control of the address: a dashboard login (LNURL-auth) whose key has the
 //   address linked. This may create an entry or update one of that address,
 //   never take over another address's entry.
 // Whatever the proof, the url must be one the service would fetch itself
@@ -19,7 +19,7 @@ import { classifyHost } from 'l402-paywall/client';
 import { HttpError, retryLater } from '../../http/errors.js';
 import { guardedGet, OutboundError } from '../../http/outbound.js';
 import { outboundPolicy } from '../../lightning/lnurl.js';
-import { linkedAddresses, requireSession } from '../accounts/auth.js';
+import { linkedAddresses, requireLogin } from '../accounts/auth.js';
 import type { ServiceContext } from '../context.js';
 import type { Registration } from './entry.js';
 
@@ -100,12 +100,12 @@ export function requireListableUrl(url: string, production: boolean): void {
 
 async function proveOwnership(ctx: ServiceContext, entry: Registration, request: Request): Promise<OwnershipProof> {
   if (request.headers.has('authorization')) {
-    const session = await requireSession(ctx, request);
-    if (!(await linkedAddresses(await ctx.database(), session.pubkey)).includes(entry.lightning_address)) {
+    const login = await requireLogin(ctx, request);
+    if (!(await linkedAddresses(await ctx.database(), login.pubkey)).includes(entry.lightning_address)) {
       throw new HttpError(
         403,
         'ADDRESS_NOT_LINKED',
-        `${entry.lightning_address} is not linked to the key of this session: link it first (POST /api/links), or prove control of the url instead`,
+        `${entry.lightning_address} is not linked to the key of this login: link it first (POST /api/links), or prove control of the url instead`,
       );
     }
     return 'address';
@@ -114,7 +114,7 @@ async function proveOwnership(ctx: ServiceContext, entry: Registration, request:
     throw new HttpError(
       403,
       'OWNERSHIP_UNPROVEN',
-      `Prove control of the url: choose proof_token (32 random bytes, base64url), have ${new URL(entry.url).origin}${PROOF_PATH}<proof_token> (or the url itself, asked with the ${PROOF_HEADER} header) answer "<proof_token>.${entry.lightning_address}", and send proof_token; or send a dashboard session whose key has the address linked`,
+      `Prove control of the url: choose proof_token (32 random bytes, base64url), have ${new URL(entry.url).origin}${PROOF_PATH}<proof_token> (or the url itself, asked with the ${PROOF_HEADER} header) answer "<proof_token>.${entry.lightning_address}", and send proof_token; or send a dashboard login whose key has the address linked`,
     );
   }
   await proveUrlControl(ctx, entry.url, entry.lightning_address, entry.proof_token);

@@ -1,9 +1,9 @@
-// CSV export of the payments a session may see (GET /api/stats?format=csv):
+// CSV export of the payments a login may see (GET /api/stats?format=csv):
 // Pro owners and admins, oldest payment first, streamed in batches, every
 // field made safe for spreadsheets.
 import { HttpError } from '../../http/errors.js';
 import type { Queryable } from '../../db/types.js';
-import type { Session } from '../accounts/auth.js';
+import type { Login } from '../accounts/auth.js';
 import type { ServiceContext } from '../context.js';
 import { statsView } from './stats.js';
 import { pageOfPayments, toRecord, type Cursor, type PaymentRecord, type StatsScope } from './stats-queries.js';
@@ -19,9 +19,9 @@ export interface CsvExport {
 }
 
 /** Every visible payment as CSV; 403 PRO_REQUIRED for free owners. */
-export async function statsCsvFor(ctx: ServiceContext, session: Session, options: { now?: Date } = {}): Promise<CsvExport> {
+export async function statsCsvFor(ctx: ServiceContext, login: Login, options: { now?: Date } = {}): Promise<CsvExport> {
   const db = await ctx.database();
-  const view = await statsView(db, session, options.now);
+  const view = await statsView(db, login, options.now);
   if (view.tier === 'free') {
     throw new HttpError(
       403,

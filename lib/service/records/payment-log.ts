@@ -22,7 +22,7 @@ import { DatabaseUnavailable, type Database } from '../../db/index.js';
 import type { Payment } from 'l402-paywall';
 import type { SessionObservation } from 'l402-paywall/lightning';
 import type { KeyValueStore } from '../../store/types.js';
-import type { ServiceContext } from '../context.js';
+import { servicePart, type ServiceContext } from '../context.js';
 import { sleep, withTimeout } from '../../util/async.js';
 import { describeError } from '../../util/describe-error.js';
 import { createOutbox, isPayment, isRefusedTopUp, isSessionRecord, storedEntry, type Outbox, type StoredEntry } from './payment-outbox.js';
@@ -329,7 +329,9 @@ function describePaidRequest(
   }
 }
 
-const logs = new WeakMap<ServiceContext, PaymentLog | null>();
+const paymentLog = servicePart('payment log', (ctx): PaymentLog | undefined =>
+  ctx.config.database ? createPaymentLog({ database: () => ctx.database(), store: ctx.store, waitUntil: vercelWaitUntil }) : undefined,
+);
 
 /**
  * The service's payment log, one per service context: undefined when no
@@ -338,12 +340,7 @@ const logs = new WeakMap<ServiceContext, PaymentLog | null>();
  * the process simply runs the write to its end.
  */
 export function servicePaymentLog(ctx: ServiceContext): PaymentLog | undefined {
-  let paymentLog = logs.get(ctx);
-  if (paymentLog === undefined) {
-    paymentLog = ctx.config.database ? createPaymentLog({ database: () => ctx.database(), store: ctx.store, waitUntil: vercelWaitUntil }) : null;
-    logs.set(ctx, paymentLog);
-  }
-  return paymentLog ?? undefined;
+  return ctx.part(paymentLog);
 }
 
 // Connection trouble, timeouts and "try again" answers; anything else (a

@@ -3,7 +3,7 @@
 // answer says "simulated" instead of pretending.
 import { z } from 'zod';
 import { readBoundedText } from 'l402-paywall/lightning';
-import type { ServiceContext } from '../context.js';
+import { servicePart, type ServiceContext } from '../context.js';
 
 export interface BtcPrice {
   usd: number;
@@ -109,19 +109,16 @@ export function createPriceFeed(sources: PriceSource[], timeoutMs: number, repor
 
 export type PriceFeed = ReturnType<typeof createPriceFeed>;
 
-const feeds = new WeakMap<ServiceContext, PriceFeed>();
+const priceFeed = servicePart('price feed', (ctx): PriceFeed => {
+  const sources = ctx.config.demo.priceSources.map((name): PriceSource => {
+    const source = PUBLIC_SOURCES[name];
+    if (!source) throw new Error(`Unknown BTC price source "${name}" (known: ${Object.keys(PUBLIC_SOURCES).join(', ')}, or none)`);
+    return source;
+  });
+  return createPriceFeed(sources, ctx.config.demo.priceTimeoutMs, (message) => console.warn(`[price] ${message}`));
+});
 
 /** The service's BTC price (BTC_PRICE_SOURCES): one cached feed per service context, shared by the demo and the stats. */
 export function servicePriceFeed(ctx: ServiceContext): PriceFeed {
-  let feed = feeds.get(ctx);
-  if (!feed) {
-    const sources = ctx.config.demo.priceSources.map((name): PriceSource => {
-      const source = PUBLIC_SOURCES[name];
-      if (!source) throw new Error(`Unknown BTC price source "${name}" (known: ${Object.keys(PUBLIC_SOURCES).join(', ')}, or none)`);
-      return source;
-    });
-    feed = createPriceFeed(sources, ctx.config.demo.priceTimeoutMs, (message) => console.warn(`[price] ${message}`));
-    feeds.set(ctx, feed);
-  }
-  return feed;
+  return ctx.part(priceFeed);
 }

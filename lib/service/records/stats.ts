@@ -1,5 +1,5 @@
 // GET /api/stats (docs/architecture.md decision 11): payment
-// analytics over the payments a session may see. The SQL is in
+// analytics over the payments a login may see. The SQL is in
 // stats-queries.ts, the CSV export in csv.ts, the BTC price in price.ts.
 //
 // Who sees what: admin keys see every payment (ownerless ones too), the
@@ -17,7 +17,7 @@
 // walletUsdCents = walletSats at the current BTC price, to the nearest cent,
 // or null when no live price is available (never a made-up figure).
 import type { Queryable } from '../../db/types.js';
-import { linkedAddresses, type Session } from '../accounts/auth.js';
+import { linkedAddresses, type Login } from '../accounts/auth.js';
 import type { ServiceContext } from '../context.js';
 import { providerUnavailable } from '../money/provider-errors.js';
 import { servicePriceFeed, usdCents, type BtcPrice } from './price.js';
@@ -46,9 +46,9 @@ export interface Stats extends PaymentStats {
 // Who sees what
 
 /** The caller's view: admins everything; owners their linked addresses, 7 days unless Pro. */
-export async function statsView(db: Queryable, session: Session, now: Date = new Date()): Promise<StatsView> {
-  if (session.admin) return { tier: 'admin', addresses: 'all', since: null, now };
-  const addresses = await linkedAddresses(db, session.pubkey);
+export async function statsView(db: Queryable, login: Login, now: Date = new Date()): Promise<StatsView> {
+  if (login.admin) return { tier: 'admin', addresses: 'all', since: null, now };
+  const addresses = await linkedAddresses(db, login.pubkey);
   const pro =
     addresses.length > 0 &&
     (await db.query('SELECT 1 FROM pro_subscriptions WHERE address = ANY($1::text[]) AND expires_at > $2 LIMIT 1', [addresses, now])).length > 0;
@@ -56,7 +56,7 @@ export async function statsView(db: Queryable, session: Session, now: Date = new
 }
 
 // ---------------------------------------------------------------------------
-// The stats object for a session
+// The stats object for a login
 
 export interface StatsOptions {
   now?: Date;
@@ -64,9 +64,9 @@ export interface StatsOptions {
   price?: () => Promise<BtcPrice>;
 }
 
-export async function statsFor(ctx: ServiceContext, session: Session, options: StatsOptions = {}): Promise<Stats> {
+export async function statsFor(ctx: ServiceContext, login: Login, options: StatsOptions = {}): Promise<Stats> {
   const db = await ctx.database();
-  const view = await statsView(db, session, options.now);
+  const view = await statsView(db, login, options.now);
   const [history, walletMsat, price] = await Promise.all([
     paymentStats(db, view),
     view.addresses === 'all' ? serviceBalanceMsat(ctx) : owedMsat(db, view.addresses),

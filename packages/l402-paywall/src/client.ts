@@ -1,17 +1,10 @@
 // `l402-paywall/client`: paying L402 and Payment (MPP, Lightning charge) APIs from programs, agents and browsers.
 // Edge-safe (Web APIs, @noble, @scure; the backends' wallets add zod).
-export { fetchWithL402, getL402Receipt, getPaymentReceipt } from './client/fetch.js';
-export type {
-  FetchWithL402Options,
-  L402Receipt,
-  PayInvoiceArgs,
-  PaymentReceipt,
-  PaymentScheme,
-  ReceivedInvoice,
-  ServerReceipt,
-  Wallet,
-  Fetch,
-} from './client/fetch.js';
+export { fetchWithL402 } from './client/fetch.js';
+export { getL402Receipt, getPaymentReceipt } from './client/receipts.js';
+export type { L402Receipt, PaymentReceipt, ServerReceipt } from './client/receipts.js';
+export type { FetchWithL402Options, PayInvoiceArgs, PaymentScheme, ReceivedInvoice, Wallet } from './client/options.js';
+export type { Fetch } from './http/fetch-type.js';
 export { createBudget } from './client/budget.js';
 export { createSessions } from './client/sessions.js';
 export type { ClientSessions, ClientSessionsOptions, ClosedSession, HeldSession, SessionPayment } from './client/sessions.js';

@@ -7,7 +7,7 @@
 import { lookup } from 'node:dns/promises';
 import { Agent } from 'node:https';
 import type { DestinationPolicy } from './client/destinations.js';
-import type { Fetch } from './client/fetch.js';
+import type { Fetch } from './http/fetch-type.js';
 import { nodeFetch, pinnedLookup } from './http/node-fetch.js';
 
 /**

@@ -5,7 +5,8 @@
 // redirect from a public host into a non-public one is refused
 // (docs/security.md). Each request ends within --timeout-seconds.
 import { once } from 'node:events';
-import { fetchWithL402, getPaymentReceipt, type PaymentReceipt } from '../client/fetch.js';
+import { fetchWithL402 } from '../client/fetch.js';
+import { getPaymentReceipt, type PaymentReceipt } from '../client/receipts.js';
 import { DestinationRefused, L402ClientError } from '../client/errors.js';
 import { createSessions } from '../client/sessions.js';
 import { nodeDestinations } from '../node.js';

@@ -5,7 +5,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Network } from '../lightning/bolt11.js';
 import { createBudget, type Budget } from '../client/budget.js';
-import type { PaymentScheme, Wallet } from '../client/fetch.js';
+import type { PaymentScheme, Wallet } from '../client/options.js';
 import { blinkWallet, clnWallet, devWallet, lnbitsWallet, lndWallet, phoenixdWallet } from '../client/wallets.js';
 
 export const EXIT = {

@@ -4,7 +4,7 @@
 // needs an amount, so this wallet makes no return invoice for prepaid sessions.
 import type { Network } from '../lightning/bolt11.js';
 import { createNwcProvider } from '../lightning/providers/nwc.js';
-import type { Wallet } from './fetch.js';
+import type { Wallet } from './options.js';
 import { providerWallet } from './wallets.js';
 
 export interface NwcWalletOptions {

@@ -1,7 +1,7 @@
-// Invoices paid or being paid, by payment hash, for the whole process: the
-// one place that decides whether an invoice goes to a wallet. The first call
-// to meet an invoice pays it; any call meeting the same invoice meanwhile or
-// later waits for that payment and uses its preimage. So an invoice is paid at
+// Invoices paid or being paid, by payment hash: for one wallet, the one place
+// that decides whether an invoice goes to it. The first call to meet an
+// invoice pays it; any call meeting the same invoice meanwhile or later waits
+// for that payment and uses its preimage. So the wallet pays an invoice at
 // most once, however many calls race on it. Entries leave when their invoice
 // has expired (it can no longer be paid, so it can no longer be paid twice).
 
@@ -17,41 +17,43 @@ interface Entry {
   expiresAt: number;
 }
 
-const entries = new Map<string, Entry>();
-let nextSweep = 0;
+/** How often, at most, expired entries are looked for (seconds). */
+const SWEEP_EVERY_SECONDS = 60;
+/** A day past expiry: clocks differ, and an invoice is worthless by then anyway. */
+const KEEP_PAST_EXPIRY_SECONDS = 86_400;
 
-/** The payment of this hash already made or in flight, if any. */
-export function existingProof(paymentHash: string): Promise<Proof> | undefined {
-  return entries.get(paymentHash)?.proof;
-}
+export class PaidInvoices {
+  readonly #entries = new Map<string, Entry>();
+  /** Unix seconds before which no sweep runs. */
+  #nextSweep = 0;
 
-/**
- * Starts the one payment of paymentHash, or joins the one under way.
- * `pay` runs only for the first caller; a payment that definitely failed is
- * forgotten (`forgetOnFailure` says which errors mean that) so a later call may try again.
- */
-export function payOnce(
-  paymentHash: string,
-  expiresAt: number,
-  pay: () => Promise<Proof>,
-  forgetOnFailure: (error: unknown) => boolean,
-): { proof: Promise<Proof>; first: boolean } {
-  sweep();
-  const existing = entries.get(paymentHash);
-  if (existing) return { proof: existing.proof, first: false };
-  const proof = pay();
-  const entry: Entry = { proof, expiresAt };
-  entries.set(paymentHash, entry);
-  proof.catch((error: unknown) => {
-    if (forgetOnFailure(error) && entries.get(paymentHash) === entry) entries.delete(paymentHash);
-  });
-  return { proof, first: true };
-}
+  /**
+   * Starts the one payment of paymentHash, or joins the one under way.
+   * `pay` runs only for the first caller; a payment that definitely failed is
+   * forgotten (`forgetOnFailure` says which errors mean that) so a later call may try again.
+   */
+  payOnce(
+    paymentHash: string,
+    expiresAt: number,
+    pay: () => Promise<Proof>,
+    forgetOnFailure: (error: unknown) => boolean,
+  ): { proof: Promise<Proof>; first: boolean } {
+    this.#sweep();
+    const existing = this.#entries.get(paymentHash);
+    if (existing) return { proof: existing.proof, first: false };
+    const proof = pay();
+    const entry: Entry = { proof, expiresAt };
+    this.#entries.set(paymentHash, entry);
+    proof.catch((error: unknown) => {
+      if (forgetOnFailure(error) && this.#entries.get(paymentHash) === entry) this.#entries.delete(paymentHash);
+    });
+    return { proof, first: true };
+  }
 
-function sweep(): void {
-  const now = Date.now() / 1000;
-  if (now < nextSweep) return;
-  nextSweep = now + 60;
-  // A day past expiry: clocks differ, and an invoice is worthless by then anyway.
-  for (const [hash, entry] of entries) if (entry.expiresAt + 86_400 < now) entries.delete(hash);
+  #sweep(): void {
+    const now = Date.now() / 1000;
+    if (now < this.#nextSweep) return;
+    this.#nextSweep = now + SWEEP_EVERY_SECONDS;
+    for (const [hash, entry] of this.#entries) if (entry.expiresAt + KEEP_PAST_EXPIRY_SECONDS < now) this.#entries.delete(hash);
+  }
 }

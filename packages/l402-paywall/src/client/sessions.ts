@@ -4,7 +4,7 @@
 // and caveats, and refuses it elsewhere), in memory, for this process, and
 // which one each path (origin + pathname) was served with. fetchWithL402 opens, uses, tops up and records
 // them; this module only holds them and closes them, through the close each
-// one was given when it was opened (so it imports nothing of fetch.ts).
+// one was given when it was opened (so it imports nothing of the flow that opens them, session-flow.ts).
 import type { PaymentChallenge } from '../schemes/payment/charge.js';
 import type { RefundStatus } from '../schemes/session/codec.js';
 

@@ -25,8 +25,8 @@ export interface TokenStore {
 }
 
 /**
- * An in-memory token store (the default one is shared by every call in the
- * process). Other servers' tokens say nothing of their expiry, so an agent
+ * An in-memory token store (by default each wallet has one, for the calls
+ * paying with it). Other servers' tokens say nothing of their expiry, so an agent
  * paying many paths would keep them all: past `maxEntries` the oldest goes.
  */
 export function createTokenStore(options: { maxEntries?: number } = {}): TokenStore {
@@ -39,8 +39,6 @@ export function createTokenStore(options: { maxEntries?: number } = {}): TokenSt
     delete: (key) => void map.delete(key),
   };
 }
-
-export const defaultTokenStore = createTokenStore();
 
 export function tokenKey(url: URL): string {
   return url.origin + url.pathname;

@@ -16,7 +16,8 @@ import { createLndProvider, type LndOptions } from '../lightning/providers/lnd.j
 import { createPhoenixdProvider, type PhoenixdOptions } from '../lightning/providers/phoenixd.js';
 import { neverConnected } from '../http/never-connected.js';
 import { AmountlessInvoiceUnsupported } from './errors.js';
-import type { Fetch, PayInvoiceArgs, Wallet } from './fetch.js';
+import type { Fetch } from '../http/fetch-type.js';
+import type { PayInvoiceArgs, Wallet } from './options.js';
 
 type WithDefaultNetwork<T> = Omit<T, 'network'> & { /** Default bitcoin. */ network?: Network };
 

@@ -3,7 +3,7 @@
 // with the same onEvent handler and sessionId (default: one per handler for
 // the life of the process); its counters (paid, retries, refusals) are what
 // the events' behavioural context reports.
-import { childSpan, declaredId, elapsedMs, makeEvent, newTraceparent } from './cloudevent.js';
+import { declaredId, elapsedMs, eventMint, type EventMint } from './cloudevent.js';
 import { dispatcher, type Dispatcher, type ErrorReporter, type EventHandler } from './dispatch.js';
 import { AGENT_ID_HEADER, EVENT_TYPES, PAYMENT_VERIFICATION, SESSION_ID_HEADER, type L402EventData, type L402EventType, type PaymentProof } from './types.js';
 
@@ -27,6 +27,8 @@ interface Session {
   retries: number;
   refusals: number;
   emit: Dispatcher;
+  /** The session's span ids and event times: one pool for all its calls, not one per call. */
+  mint: EventMint;
 }
 
 // Per handler, so a session's counters live exactly as long as its handler does.
@@ -47,6 +49,7 @@ function sessionOf(onEvent: EventHandler, options: ClientEventOptions): Session 
       retries: 0,
       refusals: 0,
       emit: dispatcher(onEvent, onError, options.maxPending),
+      mint: eventMint(),
     };
     byId.set(key, session);
   }
@@ -80,6 +83,7 @@ export interface ClientCall {
  */
 export function clientCall(onEvent: EventHandler, options: ClientEventOptions, request: Request, budget: BudgetView | undefined): ClientCall {
   const session = sessionOf(onEvent, options);
+  const { makeEvent, newTraceparent, childSpan } = session.mint;
   const startedAt = performance.now();
   const url = new URL(request.url);
   const subject = url.origin + url.pathname; // never the query: it can carry keys

@@ -3,28 +3,98 @@ import type { Causation, L402Event, L402EventData, L402EventType } from './types
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 const ALL_ZEROS = /^0+$/;
-
+const HEX_DIGITS = [48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 102]; // 0-9a-f
 // Random bytes are drawn 4 KiB at a time: each getRandomValues call costs a
 // couple of microseconds in Node whatever its size, which per event would be
 // most of an event's cost.
-const pool = new Uint8Array(4096);
-let poolAt = pool.length;
-const HEX_DIGITS = [48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 102]; // 0-9a-f
-const hexCodes: number[] = [];
+const POOL_BYTES = 4096;
 
-function randomHex(bytes: number): string {
-  if (poolAt + bytes > pool.length) {
-    crypto.getRandomValues(pool);
-    poolAt = 0;
-  }
-  hexCodes.length = bytes * 2;
+type RandomHex = (bytes: number) => string;
+
+interface EventFields<Data extends L402EventData> {
+  type: L402EventType;
+  source: string;
+  subject: string;
+  data: Data;
+  id?: string;
+  time?: number;
+}
+
+/**
+ * Where one event producer (a server's events, a client's session) draws its
+ * span ids and formats its event times: a pool of random bytes refilled 4 KiB
+ * at a time and the current second's ISO prefix, both its own, so no two
+ * producers share either. The free functions below do the same without them.
+ */
+export interface EventMint {
+  traceFrom(incoming: string | null | undefined): Pick<Causation, 'traceparent' | 'traceStarted'>;
+  newTraceparent(): string;
+  childSpan(traceparent: string): string;
+  isoTime(now?: number): string;
+  makeEvent<Data extends L402EventData>(fields: EventFields<Data>): L402Event<Data>;
+}
+
+export function eventMint(): EventMint {
+  const pool = new Uint8Array(POOL_BYTES);
+  let poolAt = pool.length;
+  // Reused for every id: one string from char codes, no chain of partial strings for the collector.
+  const hexCodes: number[] = [];
+  const randomHex: RandomHex = (bytes) => {
+    if (poolAt + bytes > pool.length) {
+      crypto.getRandomValues(pool);
+      poolAt = 0;
+    }
+    const hex = hexOf(pool, poolAt, bytes, hexCodes);
+    poolAt += bytes;
+    return hex;
+  };
+  // toISOString costs half a microsecond; events of one second share its first 20 characters.
+  let isoSecond = -1;
+  let isoPrefix = '';
+  const isoTime = (now: number = Date.now()): string => {
+    const second = Math.floor(now / 1000);
+    if (second !== isoSecond) {
+      isoSecond = second;
+      isoPrefix = new Date(second * 1000).toISOString().slice(0, 20);
+    }
+    const ms = now - second * 1000;
+    return `${isoPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
+  };
+  return {
+    traceFrom: (incoming) => traceWith(randomHex, incoming),
+    newTraceparent: () => traceparentWith(randomHex),
+    childSpan: (traceparent) => childSpanWith(randomHex, traceparent),
+    isoTime,
+    makeEvent: (fields) => eventWith(isoTime(fields.time), fields),
+  };
+}
+
+/** `bytes` bytes of `source` from `at`, as lower-case hex, written through `codes` (a scratch array). */
+function hexOf(source: Uint8Array, at: number, bytes: number, codes: number[]): string {
+  codes.length = bytes * 2;
   for (let i = 0; i < bytes; i++) {
-    const b = pool[poolAt++]!;
-    hexCodes[2 * i] = HEX_DIGITS[b >> 4]!;
-    hexCodes[2 * i + 1] = HEX_DIGITS[b & 15]!;
+    const b = source[at + i]!;
+    codes[2 * i] = HEX_DIGITS[b >> 4]!;
+    codes[2 * i + 1] = HEX_DIGITS[b & 15]!;
   }
-  // One string from char codes: no chain of partial strings for the collector.
-  return String.fromCharCode.apply(null, hexCodes);
+  return String.fromCharCode.apply(null, codes);
+}
+
+/** Random hex drawn for this call alone: the free functions' source (a mint's is its pool). */
+const freshHex: RandomHex = (bytes) => hexOf(crypto.getRandomValues(new Uint8Array(bytes)), 0, bytes, []);
+
+function traceWith(randomHex: RandomHex, incoming: string | null | undefined): Pick<Causation, 'traceparent' | 'traceStarted'> {
+  const valid = validTraceparent(incoming);
+  if (valid) return { traceparent: childSpanWith(randomHex, valid), traceStarted: false };
+  return { traceparent: traceparentWith(randomHex), traceStarted: true };
+}
+
+function traceparentWith(randomHex: RandomHex): string {
+  return `00-${randomHex(16)}-${randomHex(8)}-01`;
+}
+
+function childSpanWith(randomHex: RandomHex, traceparent: string): string {
+  return `${traceparent.slice(0, 36)}${randomHex(8)}${traceparent.slice(52)}`;
 }
 
 /**
@@ -32,9 +102,7 @@ function randomHex(bytes: number): string {
  * `traceparent` when it is a valid version-00 one, otherwise a new trace.
  */
 export function traceFrom(incoming: string | null | undefined): Pick<Causation, 'traceparent' | 'traceStarted'> {
-  const valid = validTraceparent(incoming);
-  if (valid) return { traceparent: childSpan(valid), traceStarted: false };
-  return { traceparent: newTraceparent(), traceStarted: true };
+  return traceWith(freshHex, incoming);
 }
 
 /** `incoming` in lower case when it is a valid version-00 W3C traceparent (ids not all zeros); otherwise undefined. */
@@ -46,12 +114,12 @@ export function validTraceparent(incoming: string | null | undefined): string | 
 
 /** A fresh, sampled W3C traceparent. */
 export function newTraceparent(): string {
-  return `00-${randomHex(16)}-${randomHex(8)}-01`;
+  return traceparentWith(freshHex);
 }
 
 /** A child span of `traceparent` (same trace, new span id). */
 export function childSpan(traceparent: string): string {
-  return `${traceparent.slice(0, 36)}${randomHex(8)}${traceparent.slice(52)}`;
+  return childSpanWith(freshHex, traceparent);
 }
 
 // Identifiers a client declares are kept only when they are short printable tokens.
@@ -67,36 +135,24 @@ export function serverSource(options: { agentId?: string; source?: string }): st
   return options.source ?? `urn:l402-paywall:server:${declaredId(options.agentId) ?? 'anonymous'}`;
 }
 
-// toISOString costs half a microsecond; events of one second share its first 20 characters.
-let isoSecond = -1;
-let isoPrefix = '';
-
-/** new Date(now).toISOString(), from a prefix kept per second. */
+/** new Date(now).toISOString(); a mint's isoTime gives the same from the second's prefix it keeps. */
 export function isoTime(now: number = Date.now()): string {
-  const second = Math.floor(now / 1000);
-  if (second !== isoSecond) {
-    isoSecond = second;
-    isoPrefix = new Date(second * 1000).toISOString().slice(0, 20);
-  }
-  const ms = now - second * 1000;
-  return `${isoPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
+  return new Date(now).toISOString();
+}
+
+/** An event timed by isoTime; an event producer builds its events with its mint's makeEvent. */
+export function makeEvent<Data extends L402EventData>(fields: EventFields<Data>): L402Event<Data> {
+  return eventWith(isoTime(fields.time), fields);
 }
 
 // Written out field by field, without spreads: an event is built per paid request.
-export function makeEvent<Data extends L402EventData>(fields: {
-  type: L402EventType;
-  source: string;
-  subject: string;
-  data: Data;
-  id?: string;
-  time?: number;
-}): L402Event<Data> {
+function eventWith<Data extends L402EventData>(time: string, fields: EventFields<Data>): L402Event<Data> {
   return {
     specversion: '1.0',
     id: fields.id ?? crypto.randomUUID(),
     source: fields.source,
     type: fields.type,
-    time: isoTime(fields.time),
+    time,
     subject: fields.subject,
     datacontenttype: 'application/json',
     traceparent: fields.data.causation.traceparent,

@@ -6,10 +6,9 @@
 import { parseCredential } from '../schemes/l402/credential.js';
 import { isPaymentAuthorization, type Scheme } from '../schemes/charge/charge-scheme.js';
 import { decodeToken } from '../schemes/l402/token.js';
-import type { L402Options } from '../paywall/options.js';
 import type { Paid, Refusal } from '../core/decision.js';
-import type { AuditBuilder } from '../adapters/audit.js';
-import { declaredId, serverSource, elapsedMs, makeEvent, newTraceparent, traceFrom, validTraceparent } from './cloudevent.js';
+import type { AuditBuilder, AuditedOptions } from './audit-builder.js';
+import { declaredId, elapsedMs, eventMint, serverSource, type traceFrom, validTraceparent } from './cloudevent.js';
 import { dispatcher, type ErrorReporter, type EventHandler } from './dispatch.js';
 import { AGENT_ID_HEADER, EVENT_TYPES, PAYMENT_VERIFICATION, SESSION_ID_HEADER, type L402EventData, type PaymentProof } from './types.js';
 import type { ServerEventOptions } from './types.js';
@@ -63,6 +62,8 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
   const emit = dispatcher(onEvent, options.onError, options.maxPending);
   const agentId = options.agentId;
   const source = serverSource(options);
+  // This producer's own random pool and clock: its span ids and event times.
+  const { makeEvent, newTraceparent, traceFrom } = eventMint();
 
   const factsOf = (request: Request, credentialRefused = false): RequestFacts => {
     const headers = request.headers;
@@ -165,7 +166,7 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
 }
 
 /** The paywall's hook (adapters/audit.ts): what withL402 and the adapters call when onEvent is set. */
-export function serverAudit(options: L402Options & { onEvent: EventHandler }, onError: ErrorReporter): AuditBuilder {
+export function serverAudit(options: AuditedOptions, onError: ErrorReporter): AuditBuilder {
   const events = serverEvents(options.onEvent, {
     agentId: options.events?.agentId,
     source: options.events?.source,

@@ -9,7 +9,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest, type Agent } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
-import type { Fetch } from '../client/fetch.js';
+import type { Fetch } from './fetch-type.js';
 
 export interface NodeFetchOptions {
   /** The agent for https requests (a private CA, keep-alive); default none: a connection of its own per request. */

@@ -270,12 +270,21 @@ type CurvePoint = InstanceType<typeof Point>;
 // Window sizes of the multiplication tables: a product costs one addition per window
 // (256 / w of them), a table 2^(w-1) points per window. The generator's table is made
 // once per process (about 4,200 points, under 1 MB); a payee's is smaller, for up to
-// PAYEE_TABLES_MAX recently seen keys (about 1,400 points each).
+// PAYEE_TABLES_MAX recently seen keys (about 1,400 points each). Both are pure
+// precomputation: a table is a function of its point alone, and a decode answers the
+// same with or without one, only sooner.
 const GENERATOR_WINDOW = 8;
 const PAYEE_WINDOW = 6;
 const PAYEE_TABLES_MAX = 8;
-let generatorTable: CurvePoint | undefined;
+// Made on the first decode that needs it, not at import: most importers never check a signature this way.
+const generatorTable = computedOnce(() => Point.fromAffine(Point.BASE.toAffine()).precompute(GENERATOR_WINDOW));
 const payeeTables = new Map<string, CurvePoint>();
+
+/** compute's value, computed on the first call and kept: for pure precomputation only (the same value whoever asks first). */
+function computedOnce<T>(compute: () => T): () => T {
+  let computed: { value: T } | undefined;
+  return () => (computed ??= { value: compute() }).value;
+}
 
 function payeeTable(keyHex: string): CurvePoint | undefined {
   let point = payeeTables.get(keyHex);
@@ -303,8 +312,9 @@ function isSignerOf(signature: InstanceType<typeof secp256k1.Signature>, recover
   const { r, s } = signature;
   const sInverse = Fn.inv(s);
   // A copy of the generator, so that its wider table is ours and not every noble user's.
-  generatorTable ??= Point.fromAffine(Point.BASE.toAffine()).precompute(GENERATOR_WINDOW);
-  const R = generatorTable.multiplyUnsafe(Fn.mul(Fn.fromBytes(hash, true), sInverse)).add(key.multiplyUnsafe(Fn.mul(r, sInverse)));
+  const R = generatorTable()
+    .multiplyUnsafe(Fn.mul(Fn.fromBytes(hash, true), sInverse))
+    .add(key.multiplyUnsafe(Fn.mul(r, sInverse)));
   if (R.is0()) return false;
   const { x, y } = R.toAffine();
   if (Fn.create(x) !== r) return false;

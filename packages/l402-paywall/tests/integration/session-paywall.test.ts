@@ -24,7 +24,7 @@ import {
   readLightningSession,
   type LightningSessionOffer,
   type SessionPayload,
-} from '../../src/payment.js';
+} from '../../src/mpp.js';
 import { decodeBase64, parseJsonBytes } from '../../src/schemes/payment/wire.js';
 import { sessionRedisUp, useSessionStores, type SessionStores } from '../support/session-stores.js';
 

@@ -11,7 +11,7 @@ import {
   lightningChargeChallenge,
   type LightningChargeOptions,
   type PaymentChallenge,
-} from '../../src/payment.js';
+} from '../../src/mpp.js';
 import { encodeJson } from '../../src/schemes/payment/wire.js';
 import { newPreimage } from './l402.js';
 

@@ -25,6 +25,10 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
+import { CLAIM_SCRIPT } from '../../src/stores/replay-scripts.js';
+
+/** Whether `command` is the library's replay claim, as @upstash/redis sends it (EVAL with the script's text): what loseAnswers is told to lose. */
+export const isReplayClaim = (command: string[]): boolean => /^eval$/i.test(command[0] ?? '') && command[1] === CLAIM_SCRIPT;
 
 export interface UpstashRestServer {
   /** Base URL to give @upstash/redis, e.g. http://127.0.0.1:41234 */

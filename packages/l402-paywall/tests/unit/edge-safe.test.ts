@@ -10,7 +10,6 @@ export const EDGE_SAFE_ENTRIES = [
   'index',
   'lightning',
   'sessions',
-  'payment',
   'backends',
   'upstash',
   'redis',
@@ -20,6 +19,7 @@ export const EDGE_SAFE_ENTRIES = [
   'nwc',
   'client',
   'events',
+  'mpp',
 ] as const;
 
 /** Records every import of a Node built-in instead of letting esbuild fail on the first. */

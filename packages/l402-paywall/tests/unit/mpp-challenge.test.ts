@@ -12,7 +12,7 @@ import {
   parsePaymentChallenges,
   readLightningCharge,
   type PaymentChallenge,
-} from '../../src/payment.js';
+} from '../../src/mpp.js';
 import { PaymentChallengeSchema } from '../../src/schemes/payment/challenge.js';
 import { encodeJson } from '../../src/schemes/payment/wire.js';
 import { anyText, chargeFixture, ISSUED_AT, LIFETIME_SECONDS, MPP_SECRET, requestOf } from '../support/mpp.js';

@@ -12,7 +12,7 @@ import {
   verifyLightningCredential,
   type CredentialVerification,
   type PaymentChallenge,
-} from '../../src/payment.js';
+} from '../../src/mpp.js';
 import { encodeJson } from '../../src/schemes/payment/wire.js';
 import { newPreimage } from '../support/l402.js';
 import { anyText, authorizationFor, chargeFixture, ISSUED_AT, LIFETIME_SECONDS, MPP_SECRET, OTHER_SECRET, withRequest } from '../support/mpp.js';

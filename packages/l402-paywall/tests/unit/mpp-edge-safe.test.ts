@@ -1,4 +1,4 @@
-// The Payment scheme's codecs (the l402-paywall/payment entry, src/payment.ts over
+// The Payment scheme's codecs (the l402-paywall/mpp entry, src/mpp.ts over
 // src/schemes/payment/ and the session codec) are meant for the edge (docs/mpp.md): bundled for a
 // browser, as edge-safe.test.ts bundles those entries, it must
 // resolve without any Node built-in, and it must not drag in the secp256k1
@@ -21,9 +21,9 @@ const bundle = (contents: string) =>
     logLevel: 'silent',
   });
 
-describe('l402-paywall/payment bundles for the edge', () => {
+describe('l402-paywall/mpp bundles for the edge', () => {
   it('with no Node built-in and no elliptic curve', async () => {
-    const result = await bundle(`export * from './payment.js';`);
+    const result = await bundle(`export * from './mpp.js';`);
     expect(result.errors).toEqual([]);
     // What the bundle holds: modules whose code tree-shaking removed entirely are parsed, but hold 0 bytes.
     const [output] = Object.values(result.metafile.outputs);
@@ -36,6 +36,6 @@ describe('l402-paywall/payment bundles for the edge', () => {
   });
 
   it('and the check would see one', async () => {
-    await expect(bundle(`export * from './payment.js'; export { createHash } from 'node:crypto';`)).rejects.toThrow(/node:crypto/);
+    await expect(bundle(`export * from './mpp.js'; export { createHash } from 'node:crypto';`)).rejects.toThrow(/node:crypto/);
   });
 });

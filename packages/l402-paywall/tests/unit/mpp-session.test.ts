@@ -21,7 +21,7 @@ import {
   sessionReceipt,
   verifySessionCredential,
   type PaymentChallenge,
-} from '../../src/payment.js';
+} from '../../src/mpp.js';
 import { decodeBase64, encodeJson, parseJsonBytes } from '../../src/schemes/payment/wire.js';
 import { newPreimage } from '../support/l402.js';
 

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { withL402 } from 'l402-paywall';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
-import { formatCredential, formatSessionCredential, parsePaymentChallenges, readLightningCharge, readLightningSession } from 'l402-paywall/payment';
+import { formatCredential, formatSessionCredential, parsePaymentChallenges, readLightningCharge, readLightningSession } from 'l402-paywall/mpp';
 import { lightningSessions, memorySessionLedger } from 'l402-paywall/sessions';
 
 const SECRET = 'payment-decode-once-secret-0123456789abcdef0123';

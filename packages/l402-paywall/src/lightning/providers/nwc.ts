@@ -93,22 +93,23 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
-let webSocketReady: Promise<void> | undefined;
-/** Node 20 has no global WebSocket (Node 22, browsers and workers do); nostr-tools (inside the SDK) looks it up when it connects. On Node 20 install `ws`. */
-function ensureWebSocket(): Promise<void> {
-  webSocketReady ??= (async () => {
-    if (typeof globalThis.WebSocket === 'undefined') {
-      const { WebSocket } = await import('ws');
-      (globalThis as { WebSocket?: unknown }).WebSocket = WebSocket;
-    }
-  })();
-  return webSocketReady;
+/**
+ * Node 20 has no global WebSocket (Node 22, browsers and workers do); nostr-tools (inside the SDK) looks it up when it
+ * connects. On Node 20 install `ws`. Idempotent: a second call finds the global the first one set.
+ */
+async function ensureWebSocket(): Promise<void> {
+  if (typeof globalThis.WebSocket === 'undefined') {
+    const { WebSocket } = await import('ws');
+    (globalThis as { WebSocket?: unknown }).WebSocket ??= WebSocket;
+  }
 }
 
 export function createNwcProvider(options: { url: string; network: Network; timeoutMs: number; idleCloseMs?: number }): LightningProvider & { close(): void } {
   const connection = parseNwcUrl(options.url);
   const { timeoutMs, idleCloseMs = IDLE_CLOSE_MS } = options;
   let session: { client: NWCClient; calls: number; idle?: ReturnType<typeof setTimeout> } | undefined;
+  // Looked for once per provider, on its first call (a constructor cannot await).
+  let webSocketReady: Promise<void> | undefined;
 
   function discard(current: NonNullable<typeof session>) {
     if (session === current) session = undefined;
@@ -123,7 +124,7 @@ export function createNwcProvider(options: { url: string; network: Network; time
     schema: z.ZodType<T>,
     onWalletError?: (code: string, message: string) => T,
   ): Promise<T> {
-    await ensureWebSocket();
+    await (webSocketReady ??= ensureWebSocket());
     const current = (session ??= {
       client: new NWCClient({ relayUrls: connection.relays, walletPubkey: connection.walletPubkey, secret: connection.secret }),
       calls: 0,

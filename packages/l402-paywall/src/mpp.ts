@@ -1,5 +1,7 @@
-// The "Payment" HTTP authentication scheme (the Machine Payments Protocol)
-// with its Lightning charge method, beside L402 (docs/mpp.md). Edge-safe:
+// `l402-paywall/mpp`: the "Payment" HTTP authentication scheme's wire (the
+// Machine Payments Protocol): its challenges, credentials and receipts, the
+// Lightning charge and session intents' codecs and their binding keyring, for
+// a client or a page that speaks the scheme without the paywall. Edge-safe:
 // Web APIs, @noble and zod.
 export { BindingKeyring, BINDING_KEY_LABEL, bindingInput, challengeId, deriveBindingKey } from './schemes/payment/binding.js';
 export type { BoundParameters } from './schemes/payment/binding.js';
