@@ -8,6 +8,23 @@
 // same: neither can be read, tested or moved without the other, and the day one
 // of its imports carries a value the loop is a runtime one that nothing flags.
 // Dynamic import() counts too: a lazily loaded module is still a dependency.
+const LIBRARY = '^packages/l402-paywall/src/';
+
+/**
+ * A folder of the library may import only the folders in `may` (and npm packages); `alsoFiles` are single files it may import too.
+ * @param {string} folder @param {string[]} may @param {string} comment @param {string[]} [alsoFiles]
+ */
+function libraryLayer(folder, may, comment, alsoFiles = []) {
+  return [
+    {
+      name: `library-layer-${folder.replace('/', '-')}`,
+      comment,
+      severity: 'error',
+      from: { path: `${LIBRARY}${folder}/` },
+      to: { path: LIBRARY, pathNot: `${LIBRARY}(?:(?:${may.join('|')})/${alsoFiles.length ? `|${alsoFiles.join('|')}` : ''})` },
+    },
+  ];
+}
 const { readdirSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 
@@ -33,21 +50,46 @@ module.exports = {
       from: {},
       to: { circular: true },
     },
+    // --- The library's layers (packages/l402-paywall/src), issue 36 ---------------------------
+    // entries (src/*.ts) -> adapters, client, cli, managed -> paywall/ (options to schemes) ->
+    // schemes/* -> core/ -> crypto/, util/. The core knows the scheme interface, never a scheme;
+    // schemes sit beside each other (charge and session may use payment, the shared wire codecs;
+    // l402 uses no other). One rule per folder: what it may import, everything else is refused.
+    ...libraryLayer('crypto', ['crypto', 'util'], 'Shared crypto sits below everything: it imports no other part of the library.'),
+    ...libraryLayer('util', ['util'], 'Plain data structures: they import no other part of the library.'),
+    ...libraryLayer(
+      'core',
+      ['core', 'crypto', 'util'],
+      'The scheme-neutral core (pipeline, scheme interface, refusals, replay store) knows no scheme, adapter, entry or event builder.',
+    ),
+    ...libraryLayer('schemes/l402', ['schemes/l402', 'core', 'crypto', 'util'], 'L402 is a scheme on the core and crypto: it uses no other scheme.'),
+    ...libraryLayer(
+      'schemes/payment',
+      ['schemes/payment', 'core', 'crypto', 'util', 'http'],
+      "The IETF Payment scheme's wire codecs sit on the core and crypto (and the header grammar in http/): no scheme of their own.",
+    ),
+    ...libraryLayer(
+      'schemes/charge',
+      ['schemes/charge', 'schemes/payment', 'core', 'crypto', 'util'],
+      'The charge uses the Payment wire, the core and crypto only.',
+    ),
+    ...libraryLayer(
+      'schemes/session',
+      ['schemes/session', 'schemes/payment', 'core', 'crypto', 'util', 'lightning'],
+      'The session uses the Payment wire, the core, crypto and lightning/ (its refunds decode and pay invoices): never the charge or L402.',
+    ),
+    ...libraryLayer(
+      'paywall',
+      ['paywall', 'schemes', 'core', 'crypto', 'util'],
+      'The assembly turns options into the core and its schemes: nothing above it (adapters, entries, the client) and no event builder.',
+      ['events/types\\.ts'],
+    ),
     {
-      name: 'core-imports-no-events',
-      comment:
-        'The core (l402/) knows nothing of the event builder: the entry points hand it in (events/paywall.ts). ' +
-        'It names the events it reports in its options, as types from events/types.ts, the format, which imports nothing.',
+      name: 'paywall-imports-events-types-only',
+      comment: 'What the assembly takes from events/types.ts (the options name the events) is types: nothing of it is loaded with the core.',
       severity: 'error',
-      from: { path: '^packages/l402-paywall/src/l402/' },
-      to: { path: '^packages/l402-paywall/src/events/', pathNot: '^packages/l402-paywall/src/events/types\\.ts$' },
-    },
-    {
-      name: 'core-imports-events-types-only',
-      comment: 'What the core takes from events/types.ts is types: nothing of it is loaded with the core.',
-      severity: 'error',
-      from: { path: '^packages/l402-paywall/src/l402/' },
-      to: { path: '^packages/l402-paywall/src/events/types\\.ts$', dependencyTypesNot: ['type-only'] },
+      from: { path: `${LIBRARY}paywall/` },
+      to: { path: `${LIBRARY}events/types\\.ts$`, dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'api-imports-no-api',

@@ -1,7 +1,7 @@
 // `l402-paywall/hono`: the paywall as Hono middleware.
 import { paywallHonoMiddleware, type HonoMiddleware } from './adapters/hono.js';
 import { loadServerAudit } from './events/load-builder.js';
-import type { L402Options } from './l402/paywall.js';
+import type { L402Options } from './paywall/options.js';
 
 export type { HonoContext, HonoMiddleware, L402Variables } from './adapters/hono.js';
 export { getPaidRequest } from './adapters/fetch.js';

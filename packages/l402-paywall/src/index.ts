@@ -1,9 +1,9 @@
 // `l402-paywall`: the edge-safe core (Web APIs and @noble only).
 import { paywallFetchHandler } from './adapters/fetch.js';
 import { loadServerAudit } from './events/load-builder.js';
-import type { L402Options } from './l402/paywall.js';
+import type { L402Options } from './paywall/options.js';
 
-export * from './l402/index.js';
+export * from './paywall/index.js';
 export { getPaidRequest, getPayment } from './adapters/fetch.js';
 
 /** Wraps a Web-standard handler in the paywall; with `onEvent` set, its audit events are built by events/server.ts. */

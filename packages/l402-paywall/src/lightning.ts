@@ -22,25 +22,6 @@ export { readBoundedText } from './http/read-bounded.js';
 export type { BoundedText, ReadBoundedOptions } from './http/read-bounded.js';
 export { LightningAddress, LightningAddressWithLoopback, lightningAddressSchema, splitLightningAddress } from './lightning/address.js';
 export type { LightningAddressParts } from './lightning/address.js';
-// Prepaid sessions (docs/sessions.md): withL402's `session` option, the ledger, refunds.
-export { lightningSessions } from './sessions/seller.js';
-export { EVENT_STREAM_HEADERS, meteredEventStream } from './sessions/meter.js';
-export type { MeteredStreamOptions } from './sessions/meter.js';
-export type { LightningSessionsOptions } from './sessions/seller.js';
-export { canRefund, closeIdleSessions, refundDue, refundPayment, refundSession } from './sessions/refunds.js';
-export type { RefundOptions, RefundPayment, RefundReport } from './sessions/refunds.js';
-export { SPENT_BATCH_UNITS } from './sessions/observer.js';
-export type {
-  SessionClosed,
-  SessionObservation,
-  SessionObserver,
-  SessionOpened,
-  SessionRefunded,
-  SessionSpent,
-  SessionToppedUp,
-  SessionTopUpRefused,
-} from './sessions/observer.js';
-export { scriptedSessionLedger } from './sessions/ledger-scripts.js';
-export { memorySessionLedger, MEMORY_SESSION_RETENTION_MS } from './sessions/memory-ledger.js';
-export type { MemoryLedgerFootprint, MemorySessionLedger, MemorySessionLedgerOptions } from './sessions/memory-ledger.js';
-export type { RefundState, SessionAnswer, SessionLedger, SessionRecord, SessionRefund } from './sessions/ledger.js';
+// Prepaid sessions: their own entry, l402-paywall/sessions. Re-exported here,
+// kept for compatibility with code written before that entry existed.
+export * from './sessions.js';

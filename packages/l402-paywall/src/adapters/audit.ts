@@ -10,7 +10,8 @@
 // microsecond. The events are built and handed to onEvent after the response,
 // in a later task, a batch at a time. `events.waitUntil` (Vercel's, a Worker's
 // ctx.waitUntil) keeps a serverless function alive until that has happened.
-import type { L402Options, Paid, Refusal } from '../l402/paywall.js';
+import type { L402Options } from '../paywall/options.js';
+import type { Paid, Refusal } from '../core/decision.js';
 
 export interface PaywallAudit {
   /** A 402 (challenge, and the refused credential if any) or a 503. */
@@ -19,23 +20,9 @@ export interface PaywallAudit {
   served(request: Request, paid: Paid, status: number, startedAt: number): void;
 }
 
-/** When the answer was decided: performance.now() (for durations) and Date.now() (the event's time). */
-export interface AnsweredAt {
-  startedAt: number;
-  endedAt: number;
-  time: number;
-}
-
-/** What events/server.ts makes of a request once it is off the request path. */
-export interface AuditBuilder {
-  refused(request: Request, refusal: Refusal, at: AnsweredAt): void;
-  served(request: Request, paid: Paid, status: number, at: AnsweredAt): void;
-}
-
-/** Brings the builder (events/server.ts's serverAudit); handed to withL402 and the adapters by the entry points. */
-export type LoadAuditBuilder = () => Promise<
-  (options: L402Options & { onEvent: NonNullable<L402Options['onEvent']> }, onError: (error: unknown, context: string) => void) => AuditBuilder
->;
+// The builder's contract is the events' own (events/audit-builder.ts): events/ imports nothing of the adapters.
+import type { AnsweredAt, AuditBuilder, LoadAuditBuilder } from '../events/audit-builder.js';
+export type { AnsweredAt, AuditBuilder, LoadAuditBuilder };
 
 type Work = (builder: AuditBuilder) => void;
 

@@ -1,6 +1,9 @@
 // The paywall around a Web-standard handler (Next.js route handlers, Vercel
 // functions, Bun, Deno, Workers): what the package's withL402 is.
-import { buildPaywall, logError, type L402Options, type MissingSetting, type Paid, type Payment, refusalResponse } from '../l402/paywall.js';
+import { buildPaywall } from '../paywall/assemble.js';
+import { logError, type L402Options, type MissingSetting } from '../paywall/options.js';
+import type { Paid, Payment } from '../core/decision.js';
+import { refusalResponse } from '../core/refusals.js';
 import { type LoadAuditBuilder, paywallAudit } from './audit.js';
 import { serveStep } from './serve.js';
 

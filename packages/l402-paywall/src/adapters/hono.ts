@@ -2,7 +2,10 @@
 // Hono hands the middleware the Web Request (c.req.raw) and keeps the
 // handler's answer in c.res, so this is the Web handler's flow with Hono's
 // `next()` as the handler. Typed structurally: the library imports nothing of Hono.
-import { buildPaywall, logError, type L402Options, type Payment, refusalResponse } from '../l402/paywall.js';
+import { buildPaywall } from '../paywall/assemble.js';
+import { logError, type L402Options } from '../paywall/options.js';
+import type { Payment } from '../core/decision.js';
+import { refusalResponse } from '../core/refusals.js';
 import { type LoadAuditBuilder, paywallAudit } from './audit.js';
 import { markPaid } from './fetch.js';
 import { serveStep } from './serve.js';

@@ -5,8 +5,10 @@
 // the handler is the shared serve step (serve.ts), run when the answer is
 // finished: Node writes the answer itself, so the paid headers are set before
 // the handler and the receipt taken off again if the answer is an error.
-import { buildPaywall, logError, type L402Options, type Paid, type Payment, type Refusal } from '../l402/paywall.js';
-import { PAYMENT_RECEIPT_HEADER } from '../mpp/charge.js';
+import { buildPaywall } from '../paywall/assemble.js';
+import { logError, type L402Options } from '../paywall/options.js';
+import type { Paid, Payment, Refusal } from '../core/decision.js';
+import { PAYMENT_RECEIPT_HEADER } from '../schemes/payment/charge.js';
 import { type LoadAuditBuilder, paywallAudit } from './audit.js';
 import { markPaid } from './fetch.js';
 import { PAID_CACHE_CONTROL, receiptFor, serveStep } from './serve.js';

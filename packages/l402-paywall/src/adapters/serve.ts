@@ -9,8 +9,9 @@
 // - an answer that went out (below 500) is reported: the audit event, the
 //   session's spend (`served`), then onPaid, not awaited, once, its errors to onError.
 // An adapter only translates its framework's request and answer to these calls.
-import { PAYMENT_RECEIPT_HEADER } from '../mpp/charge.js';
-import { type L402Options, logError, type Paid } from '../l402/paywall.js';
+import { PAYMENT_RECEIPT_HEADER } from '../schemes/payment/charge.js';
+import { type L402Options, logError } from '../paywall/options.js';
+import type { Paid } from '../core/decision.js';
 import type { PaywallAudit } from './audit.js';
 
 export const PAID_CACHE_CONTROL = 'no-store';

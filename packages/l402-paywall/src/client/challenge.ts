@@ -4,10 +4,10 @@
 // challenges in one WWW-Authenticate field (Headers.get() joins repeated
 // fields with ", "), other schemes mixed in, unknown parameters ignored.
 // Beside them, the Payment scheme's Lightning charge challenges (docs/mpp.md),
-// read with the src/mpp/ codecs. The WWW-Authenticate grammar itself is read
+// read with the src/schemes/payment/ codecs. The WWW-Authenticate grammar itself is read
 // by http/authenticate.ts.
 import { parseAuthenticate } from '../http/authenticate.js';
-import { CHARGE_INTENT, LIGHTNING_METHOD, parsePaymentChallenges, readLightningCharge, type LightningCharge } from '../mpp/challenge.js';
+import { CHARGE_INTENT, LIGHTNING_METHOD, parsePaymentChallenges, readLightningCharge, type LightningCharge } from '../schemes/payment/challenge.js';
 
 export interface L402Challenge {
   /** `L402` or `LSAT`, as the server spelled the scheme (upper-cased). */

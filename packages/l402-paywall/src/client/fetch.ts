@@ -21,7 +21,7 @@
 // A prepaid session offered, held or running low is session-flow.ts's.
 import { clientCall, type ClientCall } from '../events/client.js';
 import { discardBody } from '../http/discard-body.js';
-import { formatCredential } from '../mpp/credential.js';
+import { formatCredential } from '../schemes/payment/credential.js';
 import { L402ClientError } from './errors.js';
 import { chooseOffer, offeredSchemes, readChallenges, type Chosen } from './offers.js';
 import { checkOptions, DEFAULT_MAX_CHALLENGE_BYTES, DEFAULT_MAX_RETRY_AFTER_SECONDS, type FetchWithL402Options } from './options.js';

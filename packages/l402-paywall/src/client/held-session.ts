@@ -2,7 +2,7 @@
 // the request that opened it), and its refund, counted back to the budget
 // only for what the wallet itself received on its return invoice.
 import { readBoundedText } from '../http/read-bounded.js';
-import { formatSessionCredential, type LightningSessionOffer } from '../mpp/session.js';
+import { formatSessionCredential, type LightningSessionOffer } from '../schemes/session/codec.js';
 import { DEFAULT_MAX_CHALLENGE_BYTES, type FetchWithL402Options, type Wallet } from './options.js';
 import { fetchOf, sendOnce } from './send.js';
 import type { ClosedSession, HeldSession } from './sessions.js';

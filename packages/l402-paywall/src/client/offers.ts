@@ -3,8 +3,8 @@
 // held against its invoice, an L402 token against its payment hash; the
 // cheapest acceptable offer in the preferred scheme, else in the other.
 import type { DecodedInvoice } from '../lightning/bolt11.js';
-import { decodeToken } from '../l402/token.js';
-import type { LightningCharge } from '../mpp/challenge.js';
+import { decodeToken } from '../schemes/l402/token.js';
+import type { LightningCharge } from '../schemes/payment/challenge.js';
 import { readBoundedText } from '../http/read-bounded.js';
 import { bodyChallenge, l402Challenges, paymentCharges, type L402Challenge } from './challenge.js';
 import { L402ClientError } from './errors.js';

@@ -3,7 +3,7 @@
 // the caller may leave out.
 import type { Network } from '../lightning/bolt11.js';
 import type { Fetch } from '../http/fetch-type.js';
-import type { Scheme } from '../l402/payment-scheme.js';
+import type { Scheme } from '../schemes/charge/charge-scheme.js';
 import type { ClientEventOptions } from '../events/client.js';
 import type { L402Event } from '../events/types.js';
 import type { Budget } from './budget.js';

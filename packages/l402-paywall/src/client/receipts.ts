@@ -1,7 +1,7 @@
 // What a call paid, kept beside the response it returned (getPaymentReceipt),
 // and the server's Payment-Receipt read and checked against that payment.
-import { PAYMENT_RECEIPT_HEADER, parseReceipt } from '../mpp/receipt.js';
-import type { LightningSessionOffer } from '../mpp/session.js';
+import { PAYMENT_RECEIPT_HEADER, parseReceipt } from '../schemes/payment/receipt.js';
+import type { LightningSessionOffer } from '../schemes/session/codec.js';
 import type { CheckedInvoice } from './invoice-check.js';
 import type { PaymentScheme } from './options.js';
 import type { Proof } from './proofs.js';

@@ -7,8 +7,8 @@
 import type { ClientCall } from '../events/client.js';
 import { discardBody } from '../http/discard-body.js';
 import { readBoundedText } from '../http/read-bounded.js';
-import { parsePaymentChallenges } from '../mpp/challenge.js';
-import { formatSessionCredential, readLightningSession, type LightningSessionOffer } from '../mpp/session.js';
+import { parsePaymentChallenges } from '../schemes/payment/challenge.js';
+import { formatSessionCredential, readLightningSession, type LightningSessionOffer } from '../schemes/session/codec.js';
 import { isAmountlessInvoiceUnsupported, L402ClientError } from './errors.js';
 import { heldSession } from './held-session.js';
 import { checkedInvoice, type CheckedInvoice } from './invoice-check.js';

@@ -5,8 +5,8 @@
 // which one each path (origin + pathname) was served with. fetchWithL402 opens, uses, tops up and records
 // them; this module only holds them and closes them, through the close each
 // one was given when it was opened (so it imports nothing of the flow that opens them, session-flow.ts).
-import type { PaymentChallenge } from '../mpp/charge.js';
-import type { RefundStatus } from '../mpp/session.js';
+import type { PaymentChallenge } from '../schemes/payment/charge.js';
+import type { RefundStatus } from '../schemes/session/codec.js';
 
 export interface ClientSessionsOptions {
   /**

@@ -6,7 +6,7 @@
 // they carry and when they expire; other servers' tokens are opaque, so they
 // are tried until refused (a refusal costs no round trip: its 402 carries the
 // fresh challenge that is paid instead).
-import { decodeToken } from '../l402/token.js';
+import { decodeToken } from '../schemes/l402/token.js';
 import { setNewest } from '../util/bounded-map.js';
 
 export interface StoredCredential {

@@ -344,7 +344,7 @@ export class ShortHmac {
 
 /**
  * HMAC-SHA256 of messages of any length with the key's pads absorbed once
- * (the Payment scheme's challenge binding, mpp/binding.ts, MACs about a
+ * (the Payment scheme's challenge binding, schemes/payment/binding.ts, MACs about a
  * kilobyte per credential): the same compression as above, so a MAC costs
  * its blocks and nothing more. Not for concurrent use: the scratch is its own.
  */

@@ -3,11 +3,11 @@
 // are session.ts's: the paywall's lazily loaded builder does not carry them.) withL402 and the adapters load
 // this module only when `onEvent` is set (adapters/audit.ts, events/load-builder.ts);
 // an operator's own paid flow can use serverEvents() directly.
-import { parseCredential } from '../l402/credential.js';
-import { isPaymentAuthorization, type Scheme } from '../l402/payment-scheme.js';
-import { decodeToken } from '../l402/token.js';
-import type { L402Options, Paid, Refusal } from '../l402/paywall.js';
-import type { AuditBuilder } from '../adapters/audit.js';
+import { parseCredential } from '../schemes/l402/credential.js';
+import { isPaymentAuthorization, type Scheme } from '../schemes/charge/charge-scheme.js';
+import { decodeToken } from '../schemes/l402/token.js';
+import type { Paid, Refusal } from '../core/decision.js';
+import type { AuditBuilder, AuditedOptions } from './audit-builder.js';
 import { declaredId, elapsedMs, eventMint, serverSource, type traceFrom, validTraceparent } from './cloudevent.js';
 import { dispatcher, type ErrorReporter, type EventHandler } from './dispatch.js';
 import { AGENT_ID_HEADER, EVENT_TYPES, PAYMENT_VERIFICATION, SESSION_ID_HEADER, type L402EventData, type PaymentProof } from './types.js';
@@ -166,7 +166,7 @@ export function serverEvents(onEvent: EventHandler, options: ServerEventOptions 
 }
 
 /** The paywall's hook (adapters/audit.ts): what withL402 and the adapters call when onEvent is set. */
-export function serverAudit(options: L402Options & { onEvent: EventHandler }, onError: ErrorReporter): AuditBuilder {
+export function serverAudit(options: AuditedOptions, onError: ErrorReporter): AuditBuilder {
   const events = serverEvents(options.onEvent, {
     agentId: options.events?.agentId,
     source: options.events?.source,

@@ -1,9 +1,9 @@
 // The prepaid sessions' audit events (docs/events.md "Prepaid sessions"):
 // session.opened, topped-up, topup-refused, spent, closed and refunded, one per observation
 // that lightningSessions and the refunds tell their onSession
-// (sessions/observer.ts). Apart from events/server.ts, so the paywall's lazily
+// (schemes/session/observer.ts). Apart from events/server.ts, so the paywall's lazily
 // loaded builder does not carry them.
-import type { SessionObservation, SessionObserver } from '../sessions/observer.js';
+import type { SessionObservation, SessionObserver } from '../schemes/session/observer.js';
 import { childSpan, makeEvent, serverSource } from './cloudevent.js';
 import { dispatcher, type ErrorReporter, type EventHandler } from './dispatch.js';
 import { EVENT_TYPES, PAYMENT_VERIFICATION, type L402EventData, type L402EventType, type PrepaidSessionFacts, type ServerEventOptions } from './types.js';

@@ -164,7 +164,7 @@ export interface PrepaidSessionFacts {
   refund?: { state: 'paid' | 'failed' | 'given-up'; amountMsat: number; attempt: number; retryAt?: string; error?: string; reason?: string };
 }
 
-/** withL402's `events` option (l402/paywall.ts), and serverEvents()'s: here, with the format, so the core names it without loading the builder. */
+/** withL402's `events` option (paywall/options.ts), and serverEvents()'s: here, with the format, so the core names it without loading the builder. */
 export interface ServerEventOptions {
   /** This service's id, as the operator names it (data.agent.id). */
   agentId?: string;

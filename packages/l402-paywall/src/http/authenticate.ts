@@ -1,6 +1,6 @@
 // Reading WWW-Authenticate values the way real servers send them, for both
 // sides: the client finds L402 and Payment challenges with it, the server
-// side reads Payment challenges (src/mpp/) with it. The grammar is RFC 9110's
+// side reads Payment challenges (src/schemes/payment/) with it. The grammar is RFC 9110's
 // (auth-scheme, token68 or auth-params, quoted strings with backslash
 // escapes), widened for a bare token followed by parameters
 // (`L402 <macaroon>, invoice="…"`), which that grammar does not allow but

@@ -84,7 +84,7 @@ export interface LightningProvider {
    * True when a payment through this backend never costs a routing fee (the
    * embedded dev node settles internally). A session refund then keeps no
    * fee back and is paid whole; on any other backend the refund is paid less
-   * its routing fee limit, which is charged to it (sessions/refunds.ts).
+   * its routing fee limit, which is charged to it (schemes/session/refunds.ts).
    */
   readonly noRoutingFee?: boolean;
   createInvoice(request: CreateInvoiceRequest): Promise<CreatedInvoice>;

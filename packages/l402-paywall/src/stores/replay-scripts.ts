@@ -6,9 +6,9 @@
 // barred. Keeping attempts is what lets a claim whose answer was lost be
 // undone exactly (decision 3 in docs/architecture.md): a blind decrement
 // could give back a use another request holds. The rule is the one the
-// in-process stores keep (claimUse and releaseUse in l402/replay.ts), written
+// in-process stores keep (claimUse and releaseUse in core/replay.ts), written
 // again in Lua; tests/support/replay-contract.ts runs the same cases on both.
-import { checkAttempt, usesLifetimeMs, type ReplayStore } from '../l402/replay.js';
+import { checkAttempt, usesLifetimeMs, type ReplayStore } from '../core/replay.js';
 
 // Keys written before attempts were kept are plain counters: each script
 // first turns one into a hash with the same count and expiry.

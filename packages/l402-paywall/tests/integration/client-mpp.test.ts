@@ -27,7 +27,7 @@ import {
   type FetchWithL402Options,
 } from 'l402-paywall/client';
 import type { L402Event } from 'l402-paywall/events';
-import { BindingKeyring, formatChallenge, formatReceipt, lightningChargeChallenge } from '../../src/mpp/index.js';
+import { BindingKeyring, formatChallenge, formatReceipt, lightningChargeChallenge } from '../../src/mpp.js';
 import { recordingWallet, type RecordingWallet } from '../support/paid-apps.js';
 import { MPPX_SECRET, startMppApp, type InvoiceFor, type MppApp } from '../support/mpp-server.js';
 

@@ -21,7 +21,7 @@ import {
   type ClientSessions,
   type Wallet,
 } from 'l402-paywall/client';
-import { memorySessionLedger } from '../../src/sessions/memory-ledger.js';
+import { memorySessionLedger } from '../../src/schemes/session/memory-ledger.js';
 
 const SECRET = 'client-sessions-test-secret-0123456789abcdef0123';
 const BASE = 'https://shop.example';

@@ -38,7 +38,7 @@ import { startFakeBlink, type FakeBlink } from '../support/fake-blink.js';
 import { startFakeNwcWallet, type FakeNwcWallet } from '../support/fake-nwc-wallet.js';
 import { startNostrRelay, type NostrRelay } from '../support/nostr-relay.js';
 import { APP_SECRET } from '../support/paid-apps.js';
-import { memorySessionLedger } from '../../src/sessions/memory-ledger.js';
+import { memorySessionLedger } from '../../src/schemes/session/memory-ledger.js';
 
 const ROUTING_FEE_MSAT = 2_000; // what the fake nodes charge per payment
 

@@ -9,7 +9,7 @@ import { createBlinkProvider } from 'l402-paywall/backends';
 import { ProviderConfigError, ProviderUnsupported } from 'l402-paywall/lightning';
 import { startFakeBlink, type FakeBlink } from '../support/fake-blink.js';
 import { rejectsWithin } from '../support/l402.js';
-import { memorySessionLedger } from '../../src/sessions/memory-ledger.js';
+import { memorySessionLedger } from '../../src/schemes/session/memory-ledger.js';
 
 const TIMEOUT_MS = 1000;
 const hex32 = () => randomBytes(32).toString('hex');

@@ -12,7 +12,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { withL402 } from 'l402-paywall';
 import { decodeInvoice, lightningSessions } from 'l402-paywall/lightning';
-import { memorySessionLedger } from '../../src/sessions/memory-ledger.js';
+import { memorySessionLedger } from '../../src/schemes/session/memory-ledger.js';
 import { PaymentFailed, ProviderUnavailable, WebhookRejected, type LightningProvider } from 'l402-paywall/lightning';
 import { createClnProvider } from 'l402-paywall/backends';
 import { ProviderConfigError } from 'l402-paywall/lightning';

@@ -1,4 +1,4 @@
-// The prepaid-session ledger (packages/l402-paywall/src/sessions/): the same
+// The prepaid-session ledger (packages/l402-paywall/src/schemes/session/): the same
 // cases on the in-process ledger and on the Lua script through ioredis and
 // @upstash/redis (over the REST emulator), on the real redis-server: a balance
 // is never overspent however requests race, a top-up is credited once, a
@@ -11,9 +11,9 @@ import { Redis as UpstashRedis } from '@upstash/redis';
 import fc from 'fast-check';
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionAnswer, SessionLedger } from '../../src/sessions/ledger.js';
-import { memorySessionLedger } from '../../src/sessions/memory-ledger.js';
-import { scriptedSessionLedger } from '../../src/sessions/ledger-scripts.js';
+import type { SessionAnswer, SessionLedger } from '../../src/schemes/session/ledger.js';
+import { memorySessionLedger } from '../../src/schemes/session/memory-ledger.js';
+import { scriptedSessionLedger } from '../../src/schemes/session/ledger-scripts.js';
 import { REDIS_URL, redisReachable } from '../support/redis.js';
 import { startUpstashRestServer, type UpstashRestServer } from '../support/upstash-rest-server.js';
 

@@ -24,8 +24,8 @@ import {
   readLightningSession,
   type LightningSessionOffer,
   type SessionPayload,
-} from '../../src/mpp/index.js';
-import { decodeBase64, parseJsonBytes } from '../../src/mpp/wire.js';
+} from '../../src/mpp.js';
+import { decodeBase64, parseJsonBytes } from '../../src/schemes/payment/wire.js';
 import { sessionRedisUp, useSessionStores, type SessionStores } from '../support/session-stores.js';
 
 const SECRET = 'session-paywall-test-secret-0123456789abcdef0123';

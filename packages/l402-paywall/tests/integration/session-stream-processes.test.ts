@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevNode } from 'l402-paywall/backends';
 import { createBudget, createSessions, fetchWithL402, getPaymentReceipt, providerWallet, type Fetch, type Wallet } from 'l402-paywall/client';
 import { scriptedSessionLedger } from 'l402-paywall/lightning';
-import { formatSessionCredential } from '../../src/mpp/index.js';
+import { formatSessionCredential } from '../../src/mpp.js';
 import { sseEvents } from '../support/sse.js';
 import { redisDevNodeStore } from '../support/redis-dev-node-store.js';
 import { REDIS_URL, redisReachable } from '../support/redis.js';

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
 import { getPayment, withL402, type SessionUse } from 'l402-paywall';
 import { EVENT_STREAM_HEADERS, lightningSessions, memorySessionLedger, meteredEventStream } from 'l402-paywall/lightning';
-import { formatSessionCredential, parsePaymentChallenges, readLightningSession, type LightningSessionOffer } from '../../src/mpp/index.js';
+import { formatSessionCredential, parsePaymentChallenges, readLightningSession, type LightningSessionOffer } from '../../src/mpp.js';
 import { sessionRedisUp, useSessionStores, type SessionStores } from '../support/session-stores.js';
 import { sseEvents as events } from '../support/sse.js';
 

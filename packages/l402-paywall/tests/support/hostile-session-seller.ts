@@ -30,9 +30,9 @@ import { getRequestListener } from '@hono/node-server';
 import { getPayment, memoryReplayStore, withL402 } from 'l402-paywall';
 import { createDevNode, createDevPayHandler, createDevReceiveHandler, memoryDevNodeStore } from 'l402-paywall/backends';
 import { lightningSessions } from 'l402-paywall/lightning';
-import { parseSessionCredential, readLightningSession } from '../../src/mpp/session.js';
-import { memorySessionLedger } from '../../src/sessions/memory-ledger.js';
-import { refundSession } from '../../src/sessions/refunds.js';
+import { parseSessionCredential, readLightningSession } from '../../src/schemes/session/codec.js';
+import { memorySessionLedger } from '../../src/schemes/session/memory-ledger.js';
+import { refundSession } from '../../src/schemes/session/refunds.js';
 
 export interface HostileSellerOptions {
   /**

@@ -1,4 +1,4 @@
-// Test helpers for the Payment scheme (src/mpp/): a real Lightning charge
+// Test helpers for the Payment scheme (src/schemes/payment/): a real Lightning charge
 // challenge over a real, signed regtest invoice, and the credential a payer
 // would send for it.
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
@@ -11,8 +11,8 @@ import {
   lightningChargeChallenge,
   type LightningChargeOptions,
   type PaymentChallenge,
-} from '../../src/mpp/index.js';
-import { encodeJson } from '../../src/mpp/wire.js';
+} from '../../src/mpp.js';
+import { encodeJson } from '../../src/schemes/payment/wire.js';
 import { newPreimage } from './l402.js';
 
 export const MPP_SECRET = 'mpp-unit-test-secret-0123456789abcdef';

@@ -1,7 +1,7 @@
 // The replay stores' contract (ReplayStore in l402-paywall, docs/architecture.md
 // decision 3), as one list of cases run against every implementation: the
 // library's in-process store (the rule itself: claimUse and releaseUse in
-// packages/l402-paywall/src/l402/replay.ts), the hosted service's memory store
+// packages/l402-paywall/src/core/replay.ts), the hosted service's memory store
 // (which keeps its records by the same rule), and the Redis scripts (the rule
 // again, in Lua) through every client, on a real redis-server.
 //

@@ -6,7 +6,7 @@ import { createBudget, createSessions, fetchWithL402, providerWallet, type Walle
 import { createDevNode, memoryDevNodeStore } from '../../src/backends.js';
 import { memoryReplayStore, withL402 } from '../../src/index.js';
 import { lightningSessions } from '../../src/lightning.js';
-import { memorySessionLedger } from '../../src/sessions/memory-ledger.js';
+import { memorySessionLedger } from '../../src/schemes/session/memory-ledger.js';
 
 const net = memoryDevNodeStore();
 const server = createDevNode({ store: net });

@@ -2,7 +2,7 @@
 // metered stream's tests see each event when it is sent, not at the end.
 
 /** One event as the library's metered streams write it: for tests of readers (a page's, a client's) against the writer. */
-export { sseEvent } from '../../src/sessions/meter.js';
+export { sseEvent } from '../../src/schemes/session/meter.js';
 
 export interface ServerSentEvent {
   /** `message` when the event names none. */

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { l402Challenges, parseAuthenticate, paymentCharges } from 'l402-paywall/client';
 import { challengeHeaders } from 'l402-paywall';
 import { parseAuthenticate as sharedParseAuthenticate } from '../../src/http/authenticate.js';
-import { formatChallenge } from '../../src/mpp/index.js';
+import { formatChallenge } from '../../src/mpp.js';
 import { chargeFixture, withRequest } from '../support/mpp.js';
 
 const MAC = 'AgEEbHNhdAJCAAD8h0dm+/0kJ5Kb4Bq2LkH8eLhS7h0=';

@@ -9,6 +9,7 @@ const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 export const EDGE_SAFE_ENTRIES = [
   'index',
   'lightning',
+  'sessions',
   'backends',
   'upstash',
   'redis',

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
 import { MEMORY_SESSION_RETENTION_MS, memorySessionLedger, type MemorySessionLedger } from 'l402-paywall/lightning';
-import { closeIdleSessions, refundDue } from '../../src/sessions/refunds.js';
+import { closeIdleSessions, refundDue } from '../../src/schemes/session/refunds.js';
 import { DueIndex } from '../../src/util/due-index.js';
 
 const SAT = 1000;

@@ -11,16 +11,6 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 
-/**
- * Files (relative to src/) still holding a module-level `let` or `var`, each
- * with why. Empty is the goal; an entry whose file no longer has one fails too,
- * so the list only shrinks.
- */
-const ALLOWED: Readonly<Record<string, string>> = {
-  // removed by issue 36's core/client work
-  'mpp/session.ts': 'lastDecoded: the session credential is decoded once by the scheme, no cache left',
-};
-
 export interface ModuleVariable {
   line: number;
   text: string;
@@ -84,18 +74,12 @@ describe('module-level state', () => {
     ]);
   });
 
-  it('no source file of the library declares a module-level let or var (but the allowed ones, while they are)', () => {
+  it('no source file of the library declares a module-level let or var', () => {
     const offenders: string[] = [];
-    const stillAllowed = new Set<string>();
     for (const path of sourceFiles(SRC)) {
       const name = relative(SRC, path).split('\\').join('/');
-      const found = moduleVariables(name, readFileSync(path, 'utf8'));
-      if (found.length === 0) continue;
-      if (name in ALLOWED) stillAllowed.add(name);
-      else offenders.push(...found.map((v) => `src/${name}:${v.line}: ${v.text}`));
+      for (const found of moduleVariables(name, readFileSync(path, 'utf8'))) offenders.push(`src/${name}:${found.line}: ${found.text}`);
     }
     expect(offenders).toEqual([]);
-    // An allowance outliving its variable would let the next one in unnoticed.
-    expect(Object.keys(ALLOWED).filter((name) => !stillAllowed.has(name))).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { describe, expect, it } from 'vitest';
 import { Keyring, mintToken } from 'l402-paywall';
-import { BINDING_KEY_LABEL, BindingKeyring, bindingInput, challengeId, deriveBindingKey, type BoundParameters } from '../../src/mpp/binding.js';
+import { BINDING_KEY_LABEL, BindingKeyring, bindingInput, challengeId, deriveBindingKey, type BoundParameters } from '../../src/schemes/payment/binding.js';
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
 

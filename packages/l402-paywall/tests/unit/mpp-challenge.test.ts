@@ -12,9 +12,9 @@ import {
   parsePaymentChallenges,
   readLightningCharge,
   type PaymentChallenge,
-} from '../../src/mpp/index.js';
-import { PaymentChallengeSchema } from '../../src/mpp/challenge.js';
-import { encodeJson } from '../../src/mpp/wire.js';
+} from '../../src/mpp.js';
+import { PaymentChallengeSchema } from '../../src/schemes/payment/challenge.js';
+import { encodeJson } from '../../src/schemes/payment/wire.js';
 import { anyText, chargeFixture, ISSUED_AT, LIFETIME_SECONDS, MPP_SECRET, requestOf } from '../support/mpp.js';
 
 describe('lightningChargeChallenge', () => {

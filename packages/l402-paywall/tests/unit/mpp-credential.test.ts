@@ -12,8 +12,8 @@ import {
   verifyLightningCredential,
   type CredentialVerification,
   type PaymentChallenge,
-} from '../../src/mpp/index.js';
-import { encodeJson } from '../../src/mpp/wire.js';
+} from '../../src/mpp.js';
+import { encodeJson } from '../../src/schemes/payment/wire.js';
 import { newPreimage } from '../support/l402.js';
 import { anyText, authorizationFor, chargeFixture, ISSUED_AT, LIFETIME_SECONDS, MPP_SECRET, OTHER_SECRET, withRequest } from '../support/mpp.js';
 

@@ -15,7 +15,7 @@ import {
   parseReceipt,
   readLightningCharge,
   verifyLightningCredential,
-} from '../../src/mpp/index.js';
+} from '../../src/mpp.js';
 import { newPreimage } from '../support/l402.js';
 import { ISSUED_AT, chargeFixture, requestOf } from '../support/mpp.js';
 

@@ -1,8 +1,8 @@
 // Payment-Receipt and the problem details bodies.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PROBLEMS, formatReceipt, parseReceipt, problemDetails, problemType } from '../../src/mpp/index.js';
-import { encodeJson } from '../../src/mpp/wire.js';
+import { PROBLEMS, formatReceipt, parseReceipt, problemDetails, problemType } from '../../src/mpp.js';
+import { encodeJson } from '../../src/schemes/payment/wire.js';
 import { anyText } from '../support/mpp.js';
 
 const HASH = 'bc'.repeat(32);

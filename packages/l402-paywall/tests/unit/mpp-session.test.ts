@@ -1,4 +1,4 @@
-// The Lightning session intent's codecs (src/mpp/session.ts,
+// The Lightning session intent's codecs (src/schemes/session/codec.ts,
 // draft-lightning-session-00): the challenge a server writes (bound by the
 // same HMAC id as the charge intent), the offer a client reads from it, the
 // four credential actions parsed and verified, and the receipt. Invoices from
@@ -21,8 +21,8 @@ import {
   sessionReceipt,
   verifySessionCredential,
   type PaymentChallenge,
-} from '../../src/mpp/index.js';
-import { decodeBase64, encodeJson, parseJsonBytes } from '../../src/mpp/wire.js';
+} from '../../src/mpp.js';
+import { decodeBase64, encodeJson, parseJsonBytes } from '../../src/schemes/payment/wire.js';
 import { newPreimage } from '../support/l402.js';
 
 const SECRET = 'session-codec-test-secret-0123456789abcdef0123';

@@ -4,8 +4,8 @@
 import fc from 'fast-check';
 import { PaymentRequest } from 'mppx';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/mpp/jcs.js';
-import { decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from '../../src/mpp/wire.js';
+import { canonicalJson } from '../../src/schemes/payment/jcs.js';
+import { decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from '../../src/schemes/payment/wire.js';
 import { anyText } from '../support/mpp.js';
 
 describe('canonicalJson (RFC 8785)', () => {

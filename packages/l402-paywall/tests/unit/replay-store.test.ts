@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { memoryReplayStore } from 'l402-paywall';
 import { hex32Words } from '../../src/crypto/encoding.js';
-import type { UseTable } from '../../src/l402/replay.js';
+import type { UseTable } from '../../src/core/replay.js';
 import { newPreimage } from '../support/l402.js';
 
 /**

@@ -1,4 +1,4 @@
-// What a prepaid session tells (onSession, src/sessions/observer.ts) and the
+// What a prepaid session tells (onSession, src/schemes/session/observer.ts) and the
 // audit events built from it (sessionEvents(), src/events/server.ts):
 // a route sold by the session through withL402, paid by the real client with
 // a dev node wallet, tells opened, spent in batches (never per unit), topped

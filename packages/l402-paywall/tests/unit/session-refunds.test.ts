@@ -1,4 +1,4 @@
-// Refunds of closed sessions (src/sessions/refunds.ts) through the real dev
+// Refunds of closed sessions (src/schemes/session/refunds.ts) through the real dev
 // Lightning node: the client's amountless return invoice is paid exactly what
 // was not spent, once, whether attempts race, fail, or lose their answer
 // after paying; a refund that cannot be paid is given up with its reason and
@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore, type DevNode } from 'l402-paywall/backends';
 import { PaymentFailed, ProviderUnavailable, type LightningProvider } from 'l402-paywall/lightning';
-import { memorySessionLedger } from '../../src/sessions/memory-ledger.js';
-import { canRefund, closeIdleSessions, refundDue, refundPayment, refundSession, type RefundOptions } from '../../src/sessions/refunds.js';
+import { memorySessionLedger } from '../../src/schemes/session/memory-ledger.js';
+import { canRefund, closeIdleSessions, refundDue, refundPayment, refundSession, type RefundOptions } from '../../src/schemes/session/refunds.js';
 
 const SAT = 1000;
 

@@ -14,7 +14,7 @@ import fc from 'fast-check';
 import { Keyring, mintToken } from 'l402-paywall';
 import { describe, expect, it } from 'vitest';
 import { wordsHex } from '../../src/crypto/encoding.js';
-import { TokenReader, type TokenFields } from '../../src/l402/token-reader.js';
+import { TokenReader, type TokenFields } from '../../src/schemes/l402/token-reader.js';
 import { newPreimage } from '../support/l402.js';
 
 const keyrings = [new Keyring(['reader-contract-secret-0123456789abcdef0123']), new Keyring(['reader-contract-other-0123456789abcdef01234'])];

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { Keyring, decodeToken, mintToken, verifyAuthorization, verifyToken, type VerifyResult } from 'l402-paywall';
 import { describe, expect, it } from 'vitest';
 import { base64UrlEncode, utf8 } from '../../src/crypto/encoding.js';
-import type { VerifiedToken } from '../../src/l402/token.js';
+import type { VerifiedToken } from '../../src/schemes/l402/token.js';
 import { newPreimage } from '../support/l402.js';
 
 const A_NEW = 'verifiers-a-new-secret-0123456789abcdef01234567';

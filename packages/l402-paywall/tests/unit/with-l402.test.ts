@@ -8,7 +8,7 @@ import express from 'express';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { l402Middleware } from 'l402-paywall/express';
 import { base64UrlEncode, utf8 } from '../../src/crypto/encoding.js';
-import { RELEASE_RETRY_DELAYS_MS } from '../../src/l402/paywall.js';
+import { RELEASE_RETRY_DELAYS_MS } from '../../src/core/release.js';
 import {
   Keyring,
   createPaywall,

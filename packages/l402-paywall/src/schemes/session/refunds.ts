@@ -9,8 +9,8 @@
 // have paid and then lost its answer, or died before recording it). An
 // invoice can be paid only once anyway; the look-up is what keeps the ledger
 // true to it.
-import { InvalidInvoice, decodeInvoice } from '../lightning/bolt11.js';
-import { PaymentFailed, ProviderConfigError, ProviderUnsupported, type LightningProvider } from '../lightning/provider.js';
+import { InvalidInvoice, decodeInvoice } from '../../lightning/bolt11.js';
+import { PaymentFailed, ProviderConfigError, ProviderUnsupported, type LightningProvider } from '../../lightning/provider.js';
 import type { RefundClaim, RefundOutcome, SessionLedger, SessionRecord } from './ledger.js';
 import { tell, type SessionClosed, type SessionObserver, type SessionRefunded } from './observer.js';
 

@@ -13,23 +13,26 @@
 //   close  {sessionId, preimage}       close, and refund what was not spent
 // Checked here without zod (the paywall core takes these functions), as
 // charge.ts checks the charge intent. Whether the session exists, is open and
-// has the balance is the ledger's to say (sessions/ledger.ts).
-import type { BindingKeyring } from './binding.js';
-import { isPreimageOf } from '../crypto/preimage.js';
+// has the balance is the ledger's to say (ledger.ts).
+import type { BindingKeyring } from '../payment/binding.js';
+import { isPreimageOf } from '../../crypto/preimage.js';
+import { invoiceNetwork } from '../payment/network.js';
 import {
   LIGHTNING_METHOD,
-  MAX_CREDENTIAL_LENGTH,
   MAX_OPAQUE_LENGTH,
   PAYMENT_SCHEME,
+  echoesIntent,
   plainBindingFields,
+  readPaymentAuthorization,
+  type PaymentReading,
   plainChallenge,
   verifyEcho,
   type BindingFields,
   type LightningNetwork,
   type PaymentChallenge,
-} from './charge.js';
-import { refuse, type Refused } from './problem.js';
-import { MAX_PARAM_LENGTH, decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from './wire.js';
+} from '../payment/charge.js';
+import { refuse, type Refused } from '../../core/problem.js';
+import { MAX_PARAM_LENGTH, decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from '../payment/wire.js';
 
 export const SESSION_INTENT = 'session';
 
@@ -231,16 +234,18 @@ function lowerHex(payload: SessionPayload): unknown {
   return out;
 }
 
-const CREDENTIAL = /^payment[ ]+([A-Za-z0-9_+/-]+={0,2})[ \t]*$/i;
-
 export type SessionCredentialParse = { ok: true; credential: SessionCredential } | Refused;
 
 /** Reads an Authorization value as a session credential (any intent in the echo; verifySessionCredential holds it to session). Never repeats a preimage. */
 export function parseSessionCredential(authorization: string | null | undefined): SessionCredentialParse {
   if (!authorization) return refuse('payment-required', 'Payment required');
-  if (authorization.length > MAX_CREDENTIAL_LENGTH + 16) return refuse('lightning/malformed-credential', 'Authorization is too long for a Payment credential');
-  const json = decodedCredential(authorization);
-  if (json === NOT_PAYMENT) return refuse('lightning/malformed-credential', 'Authorization is not of the form "Payment <base64url>"');
+  return sessionCredentialOfReading(readPaymentAuthorization(authorization));
+}
+
+/** A decoded Payment credential (readPaymentAuthorization, the one decode) as a session credential. */
+export function sessionCredentialOfReading(reading: PaymentReading): SessionCredentialParse {
+  if (!reading.ok) return reading;
+  const json = reading.json;
   if (!isObject(json)) return refuse('lightning/malformed-credential', 'the credential is not base64url JSON');
   const challenge = plainChallenge(json.challenge);
   if (!challenge || !optionalString(json.source, 512)) return refuse('lightning/malformed-credential', 'the credential does not echo a challenge');
@@ -249,29 +254,10 @@ export function parseSessionCredential(authorization: string | null | undefined)
   return { ok: true, credential: { challenge, ...(json.source !== undefined && { source: json.source as string }), payload } };
 }
 
-/** Whether an Authorization value (already known to be in the Payment scheme) echoes a session challenge: how the paywall tells the intents apart. */
+/** Whether an Authorization value (already known to be in the Payment scheme) echoes a session challenge. */
 export function isSessionAuthorization(authorization: string): boolean {
-  const json = decodedCredential(authorization);
-  return isObject(json) && isObject(json.challenge) && json.challenge.intent === SESSION_INTENT;
-}
-
-const NOT_PAYMENT = Symbol('not a Payment credential');
-let lastDecoded: { authorization: string; json: unknown } | undefined;
-
-/**
- * The credential's JSON (undefined when it is not base64url JSON), or
- * NOT_PAYMENT. The paywall asks isSessionAuthorization and then verifies the
- * same value: the last one is kept, so a bearer request decodes its
- * credential once (a fifth of its cost). A pure function of the string, so
- * the cache can never answer for another credential.
- */
-function decodedCredential(authorization: string): unknown {
-  if (lastDecoded?.authorization === authorization) return lastDecoded.json;
-  const match = CREDENTIAL.exec(authorization.trim());
-  const bytes = match ? decodeBase64(match[1]!, MAX_CREDENTIAL_LENGTH) : undefined;
-  const json = match ? (bytes ? parseJsonBytes(bytes) : undefined) : NOT_PAYMENT;
-  lastDecoded = { authorization, json };
-  return json;
+  const reading = readPaymentAuthorization(authorization);
+  return reading.ok && echoesIntent(reading.json, SESSION_INTENT);
 }
 
 /** A session credential whose challenge this server issued, unchanged, and whose preimage checks out as far as can be said without the ledger. */
@@ -323,8 +309,12 @@ export function verifySessionCredential(
   nowSeconds = Date.now() / 1000,
 ): SessionVerification {
   const parsed = parseSessionCredential(authorization);
-  if (!parsed.ok) return parsed;
-  const { challenge, payload, source } = parsed.credential;
+  return parsed.ok ? verifySessionAction(keyring, parsed.credential, nowSeconds) : parsed;
+}
+
+/** verifySessionCredential of a credential already read (sessionCredentialOfReading). */
+export function verifySessionAction(keyring: BindingKeyring, credential: SessionCredential, nowSeconds: number): SessionVerification {
+  const { challenge, payload, source } = credential;
   if (challenge.method !== LIGHTNING_METHOD || challenge.intent !== SESSION_INTENT)
     return refuse('method-unsupported', `a session action answers a lightning/session challenge, not ${challenge.method}/${challenge.intent}`);
   const echo = verifyEcho(keyring, challenge);
@@ -356,7 +346,7 @@ export function verifySessionCredential(
   // open and topUp prove payment of this challenge's deposit invoice.
   if (expiresAt <= nowSeconds) return refuse('lightning/challenge-expired', 'the challenge has expired: request a new one');
   const { depositInvoice, depositAmount, paymentHash } = request;
-  const network = depositInvoice === undefined ? undefined : invoiceNetworkOf(depositInvoice);
+  const network = depositInvoice === undefined ? undefined : invoiceNetwork(depositInvoice);
   if (depositInvoice === undefined || depositAmount === undefined || !network)
     return refuse('verification-failed', 'the challenge has no deposit this server can credit');
   const preimage = payload.action === 'open' ? payload.preimage : payload.topUpPreimage;
@@ -367,12 +357,6 @@ export function verifySessionCredential(
   const returned = checkReturnInvoice(payload.returnInvoice, network);
   if (returned) return refuse('lightning/invalid-return-invoice', returned);
   return { ...base, ...paid, sessionId: paymentHash, returnInvoice: payload.returnInvoice };
-}
-
-/** The network of an invoice by its prefix (as payment-scheme.ts reads it), undefined for testnet or anything else. */
-export function invoiceNetworkOf(invoice: string): LightningNetwork | undefined {
-  const hrp = humanReadablePart(invoice);
-  return hrp && NETWORK_OF[hrp.prefix];
 }
 
 const NETWORK_OF: Record<string, LightningNetwork | undefined> = { lnbc: 'mainnet', lnbcrt: 'regtest', lntbs: 'signet' };
@@ -392,7 +376,7 @@ function humanReadablePart(invoice: string): { prefix: string; amount: string } 
  * Why a return invoice cannot take refunds (undefined when it can): it must
  * be bech32 with a valid checksum, on the deposit's network, and name no
  * amount (or an amount of zero). Its signature is checked when the refund is
- * paid (sessions/refunds.ts decodes it whole); this check keeps the edge core
+ * paid (refunds.ts decodes it whole); this check keeps the edge core
  * free of the elliptic-curve code.
  */
 export function checkReturnInvoice(invoice: string, network: LightningNetwork): string | undefined {

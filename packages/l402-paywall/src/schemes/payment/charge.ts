@@ -1,5 +1,5 @@
 // The Lightning charge as a server issues and verifies it, without zod: what
-// the paywall (the edge-safe core, l402/paywall.ts) takes from the Payment
+// the paywall (the edge-safe core, core/ and schemes/charge) takes from the Payment
 // scheme, so the core bundle stays small (tests/package/packed.test.ts holds
 // it to 25 KB gzipped). Issuing a challenge, formatting it, reading and
 // verifying a credential, the receipt header's name.
@@ -9,17 +9,18 @@
 // those modules wrap these functions and hand in an `explain`, which says
 // with zod what is wrong when a check fails. Without it (the paywall) a
 // refusal names the part that is wrong, not the field.
-import { isCaveatName } from '../l402/caveats.js';
-import { base64UrlEncode } from '../crypto/encoding.js';
-import { isPreimageOf } from '../crypto/preimage.js';
+import { isConditionName as isCaveatName } from '../../core/conditions.js';
+import { base64UrlEncode } from '../../crypto/encoding.js';
+import { isPreimageOf } from '../../crypto/preimage.js';
 import type { BindingKeyring, BoundParameters } from './binding.js';
-import { refuse, type Refused } from './problem.js';
+import { refuse, type Refused } from '../../core/problem.js';
 import { MAX_PARAM_LENGTH, decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from './wire.js';
 
 export const PAYMENT_SCHEME = 'Payment';
 export const LIGHTNING_METHOD = 'lightning';
 export const CHARGE_INTENT = 'charge';
-export const PAYMENT_RECEIPT_HEADER = 'Payment-Receipt';
+// The receipt header is named by the core's paid-request contract (core/decision.ts).
+export { PAYMENT_RECEIPT_HEADER } from '../../core/decision.js';
 
 /** The networks the Lightning method names (draft-lightning-charge): testnet has no name there. */
 export type LightningNetwork = 'mainnet' | 'regtest' | 'signet';
@@ -221,19 +222,42 @@ const CREDENTIAL = /^payment[ ]+([A-Za-z0-9_+/-]+={0,2})[ \t]*$/i;
 
 export type CredentialParse = { ok: true; credential: PaymentCredential } | Refused;
 
-/** Reads an Authorization value as a Payment credential; a refusal names what is wrong and never repeats the preimage. */
-export function readCredential(authorization: string | null | undefined, explain?: Explain): CredentialParse {
-  if (!authorization)
-    return refuse('payment-required', 'Payment required: pay the invoice in the challenge and retry with Authorization: Payment <credential>');
+/** An Authorization value in the Payment scheme decoded to its JSON: what every intent's credential is read from. */
+export type PaymentReading = { ok: true; json: unknown } | Refused;
+
+/**
+ * The one decode of a Payment credential (base64url, then JSON), shared by
+ * the charge and the session intents: the paywall reads a value once
+ * whichever intent it turns out to be. Never repeats the preimage.
+ */
+export function readPaymentAuthorization(authorization: string): PaymentReading {
   if (authorization.length > MAX_CREDENTIAL_LENGTH + 16) return refuse('lightning/malformed-credential', 'Authorization is too long for a Payment credential');
   const match = CREDENTIAL.exec(authorization.trim());
   if (!match) return refuse('lightning/malformed-credential', 'Authorization is not of the form "Payment <base64url>"');
   const bytes = decodeBase64(match[1]!, MAX_CREDENTIAL_LENGTH);
   const json = bytes && parseJsonBytes(bytes);
   if (json === undefined) return refuse('lightning/malformed-credential', 'the credential is not base64url JSON');
-  const credential = plainCredential(json);
+  return { ok: true, json };
+}
+
+/** Whether a decoded credential echoes a challenge of `intent`: how the paywall tells the intents apart. */
+export function echoesIntent(json: unknown, intent: string): boolean {
+  return isObject(json) && isObject(json.challenge) && json.challenge.intent === intent;
+}
+
+/** Reads an Authorization value as a Payment credential; a refusal names what is wrong and never repeats the preimage. */
+export function readCredential(authorization: string | null | undefined, explain?: Explain): CredentialParse {
+  if (!authorization)
+    return refuse('payment-required', 'Payment required: pay the invoice in the challenge and retry with Authorization: Payment <credential>');
+  return credentialOfReading(readPaymentAuthorization(authorization), explain);
+}
+
+/** A decoded Payment credential as a charge credential: its parts, or what is wrong. */
+export function credentialOfReading(reading: PaymentReading, explain?: Explain): CredentialParse {
+  if (!reading.ok) return reading;
+  const credential = plainCredential(reading.json);
   if (credential) return { ok: true, credential };
-  return refuse('lightning/malformed-credential', explain ? `the credential is malformed: ${explain.credential(json)}` : 'the credential is malformed');
+  return refuse('lightning/malformed-credential', explain ? `the credential is malformed: ${explain.credential(reading.json)}` : 'the credential is malformed');
 }
 
 /** A Lightning charge credential that verified. */
@@ -271,8 +295,12 @@ export function verifyCharge(
   explain?: Explain,
 ): CredentialVerification {
   const parsed = readCredential(authorization, explain);
-  if (!parsed.ok) return parsed;
-  const { challenge, payload, source } = parsed.credential;
+  return parsed.ok ? verifyChargeCredential(keyring, parsed.credential, nowSeconds) : parsed;
+}
+
+/** verifyCharge of a credential already read (credentialOfReading). */
+export function verifyChargeCredential(keyring: BindingKeyring, credential: PaymentCredential, nowSeconds: number): CredentialVerification {
+  const { challenge, payload, source } = credential;
   if (challenge.method !== LIGHTNING_METHOD || challenge.intent !== CHARGE_INTENT) {
     return refuse('method-unsupported', `this server takes lightning/charge credentials, not ${challenge.method}/${challenge.intent}`);
   }

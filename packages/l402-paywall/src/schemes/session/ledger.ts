@@ -13,67 +13,10 @@
 // Amounts are integer millisatoshis; times are unix milliseconds, given by the
 // caller (one clock reading per request, and testable).
 
-/** Where a session's refund stands. */
-export type RefundState =
-  /** Nothing to refund: everything paid in was spent. */
-  | 'none'
-  /** To be paid to the return invoice. */
-  | 'due'
-  /** An instance holds it and is paying now (until `leaseUntil`). */
-  | 'paying'
-  /** Paid: the return invoice settled. */
-  | 'paid'
-  /** The last attempt failed; tried again from `nextAttemptAt`. */
-  | 'failed'
-  /** No more attempts, for the stated `reason`: the operator's to settle by hand. */
-  | 'given-up';
-
-export interface SessionRefund {
-  state: RefundState;
-  amountMsat: number;
-  /** Attempts made so far; the current one's number while `paying`. */
-  attempts: number;
-  /** When the next attempt may start (due, failed), or when a `paying` lease ends. */
-  nextAttemptAt: number;
-  lastError?: string;
-  /** Why it was given up. */
-  reason?: string;
-  paidAt?: number;
-  /** Attempts that found an earlier payment still in flight and paid nothing: they do not count toward giving up. Absent while none has. */
-  inFlightChecks?: number;
-}
-
-export interface SessionRecord {
-  /** The session's id: the deposit's payment hash. */
-  id: string;
-  status: 'open' | 'closed';
-  /** Everything credited: the deposit and each top-up. */
-  paidMsat: number;
-  spentMsat: number;
-  /** The amountless invoice the refund is paid to. */
-  returnInvoice: string;
-  /** A session unused this long is closed (and refunded) by the server. */
-  idleTimeoutMs: number;
-  lastActiveAt: number;
-  closedAt?: number;
-  closedBecause?: 'client' | 'idle';
-  /** Set once closed. */
-  refund?: SessionRefund;
-}
-
-export type SessionAnswer =
-  | { ok: true; balanceMsat: number; session: SessionRecord }
-  | { ok: false; reason: SessionRefusal; balanceMsat: number; session?: SessionRecord };
-
-/**
- * Why an action was refused: `unknown` (no such session), `exists` (open
- * replayed), `closed` (closed before), `idle` (closed now, having been idle
- * too long), `insufficient` (balance below the amount), `duplicate` (this
- * top-up was credited before), `refund-started` (a top-up for a closed session
- * whose refund is being paid, paid or given up: not taken, so its payment is
- * still the client's to use), `not-due` / `stale` (refund bookkeeping).
- */
-export type SessionRefusal = 'unknown' | 'exists' | 'closed' | 'idle' | 'insufficient' | 'duplicate' | 'refund-started' | 'not-due' | 'stale';
+// The records themselves are named by the paid-request record (a request paid
+// by a session exposes its balance), so they live in core/metering.ts.
+import type { RefundState, SessionAnswer, SessionRecord, SessionRefund, SessionRefusal } from '../../core/metering.js';
+export type { RefundState, SessionAnswer, SessionRecord, SessionRefund, SessionRefusal };
 
 export interface OpenSession {
   id: string;

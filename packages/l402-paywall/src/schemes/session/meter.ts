@@ -10,7 +10,7 @@
 // finished stream ends with `payment-receipt` (what this stream spent) and
 // `data: [DONE]`. Web streams only: Node, edge runtimes and Express (through
 // its adapter) alike.
-import type { SessionUse } from '../l402/paywall.js';
+import type { SessionUse } from '../../core/metering.js';
 
 export interface MeteredStreamOptions {
   /** Units spent per chunk; default 1. */

@@ -2,7 +2,7 @@
 // JSON as base64url of its JCS text without padding (written), base64url with
 // or without padding (read, draft-lightning-charge "Encoding Conventions"), and
 // RFC 3339 times. Reading never throws: hostile text gives undefined.
-import { MAX_BASE64_LENGTH, base64ToBytes, base64UrlEncode, utf8 } from '../crypto/encoding.js';
+import { MAX_BASE64_LENGTH, base64ToBytes, base64UrlEncode, utf8 } from '../../crypto/encoding.js';
 import { canonicalJson } from './jcs.js';
 
 /** The longest base64url parameter read: what base64ToBytes takes (8192 characters, 6 KiB of JSON). */

@@ -7,9 +7,9 @@
 // payment is for (route, owner: the conditions L402 puts in caveats), bound
 // by the id like everything else (binding.ts). A server builds them here; a
 // client reads them here, from any server, never trusting what it reads.
-import { CAVEAT_NAME, MAX_CAVEATS } from '../l402/caveats.js';
+import { CONDITION_NAME as CAVEAT_NAME, MAX_CONDITIONS as MAX_CAVEATS } from '../../core/conditions.js';
 import { z } from 'zod';
-import { parseAuthenticate } from '../http/authenticate.js';
+import { parseAuthenticate } from '../../http/authenticate.js';
 import type { BindingKeyring } from './binding.js';
 import {
   CHARGE_INTENT,

@@ -1,35 +1,30 @@
-// The caveat grammar, written once: what mintToken mints, what the verifier
+// The caveat grammar (core/conditions.ts's, as `name=value`): what mintToken mints, what the verifier
 // reads, and what the hosted POST /api/verify accepts as expectations. A caveat
 // is `name=value`: a lower-case name that cannot hold `=`, then printable ASCII.
 // Printable ASCII only, so a token is ASCII JSON (no UTF-8 decoding when
 // verifying) and caveats joined with "\n" for the signature cannot run into
 // each other.
 
-const NAME = '[a-z][a-z0-9_]{0,31}';
-const VALUE = '[\\x20-\\x7e]{0,512}';
-const CAVEAT = new RegExp(`^${NAME}=${VALUE}$`);
+import { CONDITION_NAME, CONDITION_PAIR, CONDITION_VALUE, MAX_CONDITIONS, isConditionName, isConditionValue } from '../../core/conditions.js';
+
 /** A caveat's name, whole (for schemas that check with a pattern, e.g. POST /api/verify's expectations). */
-export const CAVEAT_NAME = new RegExp(`^${NAME}$`);
+export const CAVEAT_NAME = CONDITION_NAME;
 /** A caveat's value, whole. */
-export const CAVEAT_VALUE = new RegExp(`^${VALUE}$`);
+export const CAVEAT_VALUE = CONDITION_VALUE;
 
 /** The most caveats a token carries. */
-export const MAX_CAVEATS = 16;
+export const MAX_CAVEATS = MAX_CONDITIONS;
 
 /** `name=value` in the grammar. */
 export function isCaveat(caveat: string): boolean {
-  return CAVEAT.test(caveat);
+  return CONDITION_PAIR.test(caveat);
 }
 
 /** A caveat's name: a lower-case letter, then up to 31 lower-case letters, digits or `_`. */
-export function isCaveatName(name: string): boolean {
-  return CAVEAT_NAME.test(name);
-}
+export const isCaveatName: (name: string) => boolean = isConditionName;
 
 /** A caveat's value: up to 512 printable ASCII characters. */
-export function isCaveatValue(value: string): boolean {
-  return CAVEAT_VALUE.test(value);
-}
+export const isCaveatValue: (value: string) => boolean = isConditionValue;
 
 /**
  * What the token reader checks of a list before the signature: the count, and

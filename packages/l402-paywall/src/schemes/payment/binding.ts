@@ -7,16 +7,16 @@
 // record of the challenges it sent.
 //
 // The key is derived from the paywall's secret, never the secret itself: the
-// L402 token keyring (token.ts) keys its HMACs with the secret, so a binding
+// L402 token keyring (schemes/l402/token.ts) keys its HMACs with the secret, so a binding
 // key equal to it would let one scheme's MAC stand for the other's. Keys
 // rotate as token keys do: the newest secret issues, every secret verifies,
 // so challenges issued before a rotation stay good until they expire (the
 // draft's "Challenge-Binding Secret Management").
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { base64UrlEncode, utf8 } from '../crypto/encoding.js';
-import { KeyedHmac } from '../crypto/sha256-block.js';
-import { Keyring, MIN_SECRET_BYTES } from '../l402/token.js';
+import { base64UrlEncode, utf8 } from '../../crypto/encoding.js';
+import { KeyedHmac } from '../../crypto/sha256-block.js';
+import { MIN_SECRET_BYTES, secretBytes, type KeyDeriver } from '../../crypto/secrets.js';
 
 /** The parameters a challenge id binds, request and opaque as their base64url text. */
 export interface BoundParameters {
@@ -82,12 +82,12 @@ export class BindingKeyring {
    */
   static fromSecrets(secret: string | readonly string[]): BindingKeyring {
     const secrets = typeof secret === 'string' ? [secret] : secret;
-    new Keyring(secrets);
+    secretBytes(secrets);
     return new BindingKeyring([...new Set(secrets)].map((s) => deriveBindingKey(utf8(s))));
   }
 
   /** The keys of a token keyring's secrets (newest first): the same keys fromSecrets derives from them. */
-  static fromKeyring(keyring: Keyring): BindingKeyring {
+  static fromKeyring(keyring: KeyDeriver): BindingKeyring {
     return new BindingKeyring(keyring.deriveKeys(BINDING_KEY_LABEL));
   }
 

@@ -12,10 +12,11 @@
 // text is read by token-reader.ts.
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { ShortHmac, padBlock, sha256Block } from '../crypto/sha256-block.js';
-import { base64UrlEncode, equalWords, hex32Words, hexWordsAt, isHex32, utf8, wordsHex } from '../crypto/encoding.js';
+import { ShortHmac, padBlock, sha256Block } from '../../crypto/sha256-block.js';
+import { base64UrlEncode, equalWords, hex32Words, hexWordsAt, isHex32, utf8, wordsHex } from '../../crypto/encoding.js';
+import { MIN_SECRET_BYTES, secretBytes, type KeyDeriver } from '../../crypto/secrets.js';
 import { MAX_CAVEATS, isCaveat, isCaveatList } from './caveats.js';
-import { reject, type Rejection } from './reasons.js';
+import { reject, type Rejection } from '../../core/rejections.js';
 import { TOKEN_VERSION, TokenReader, type TokenFields } from './token-reader.js';
 
 const CAVEATS_LABEL = 'L402/v1 caveats\n';
@@ -39,7 +40,7 @@ interface SigningKey {
   secret: Uint8Array;
 }
 
-export const MIN_SECRET_BYTES = 32;
+export { MIN_SECRET_BYTES };
 
 /**
  * Newest secret signs; every secret verifies (rotation). A keyring is also
@@ -48,7 +49,7 @@ export const MIN_SECRET_BYTES = 32;
  * is left where the next could see it but the caches, which are keyed by what
  * they hold.
  */
-export class Keyring {
+export class Keyring implements KeyDeriver {
   readonly signingKid: string;
   private readonly keys = new Map<string, SigningKey>();
   // keyed HMAC state per (kid, caveats); tokens of one route share an entry
@@ -66,18 +67,7 @@ export class Keyring {
   private reader: TokenReader | undefined;
 
   constructor(secrets: readonly string[]) {
-    if (!Array.isArray(secrets) || secrets.length === 0) throw new TypeError('Keyring needs at least one secret');
-    for (const [i, secret] of secrets.entries()) {
-      if (typeof secret !== 'string')
-        throw new TypeError(
-          `secret${secrets.length > 1 ? `[${i}]` : ''} must be a string, got ${secret === undefined ? 'undefined (is the environment variable set?)' : typeof secret}`,
-        );
-      const key = utf8(secret);
-      // Short secrets can be guessed offline from one token; 32 bytes is what `openssl rand -hex 32` gives with room to spare.
-      if (key.length < MIN_SECRET_BYTES)
-        throw new TypeError(
-          `secret${secrets.length > 1 ? `[${i}]` : ''} must be at least ${MIN_SECRET_BYTES} bytes, got ${key.length} (generate one with \`openssl rand -hex 32\`)`,
-        );
+    for (const key of secretBytes(secrets)) {
       const kid = hexOf(hmac(sha256, key, utf8('L402/v1 key id')).subarray(0, 4));
       if (!this.keys.has(kid)) this.keys.set(kid, { kid, secret: key });
     }
@@ -89,7 +79,7 @@ export class Keyring {
   /**
    * HMAC-SHA256(secret, label) for each secret, newest first: keys for
    * another use of the same secrets (the Payment scheme's challenge binding,
-   * mpp/binding.ts), never equal to the secrets this keyring signs with.
+   * schemes/payment/binding.ts), never equal to the secrets this keyring signs with.
    */
   deriveKeys(label: string): Uint8Array[] {
     return [...this.keys.values()].map(({ secret }) => hmac(sha256, secret, utf8(label)));
@@ -260,51 +250,9 @@ export class VerifiedToken implements TokenPayload {
   }
 }
 
-export interface CaveatExpectations {
-  /** The route being served; a token's `route` caveat must equal it. */
-  route?: string;
-  /** The price of this request; a token's `price_msat` must be at least this. */
-  priceMsat?: number;
-  /** Other caveats that must be present with exactly these values. */
-  exact?: Record<string, string>;
-}
-
-/**
- * Every caveat in the token must be understood and met, and every expectation
- * must be present in the token: an unknown condition fails closed.
- */
-export function checkCaveats(caveats: readonly string[], expect: CaveatExpectations): { ok: true } | { ok: false; rejection: Rejection } {
-  let sawRoute = expect.route === undefined;
-  let sawPrice = expect.priceMsat === undefined;
-  let exactSeen = 0;
-  let previous = '';
-  let previousKey = '';
-  for (const caveat of caveats) {
-    const eq = caveat.indexOf('=');
-    const key = caveat.slice(0, eq);
-    const value = caveat.slice(eq + 1);
-    // Minted sorted with unique keys; sorted order puts equal keys side by side.
-    if (caveat <= previous || key === previousKey) return reject('CAVEAT_NOT_SATISFIED');
-    previous = caveat;
-    previousKey = key;
-    if (key === 'route') {
-      if (expect.route !== undefined && value !== expect.route) return reject('WRONG_ROUTE');
-      sawRoute = true;
-    } else if (key === 'price_msat') {
-      if (expect.priceMsat !== undefined && !(Number(value) >= expect.priceMsat)) return reject('INSUFFICIENT_PRICE');
-      sawPrice = true;
-    } else if (expect.exact && Object.hasOwn(expect.exact, key)) {
-      if (expect.exact[key] !== value) return reject('CAVEAT_NOT_SATISFIED');
-      exactSeen++;
-    } else {
-      return reject('CAVEAT_NOT_SATISFIED');
-    }
-  }
-  if (!sawRoute) return reject('WRONG_ROUTE');
-  if (!sawPrice) return reject('INSUFFICIENT_PRICE');
-  if (expect.exact && exactSeen !== Object.keys(expect.exact).length) return reject('CAVEAT_NOT_SATISFIED');
-  return { ok: true };
-}
+// The check of `name=value` conditions against a request's terms is the
+// core's (core/conditions.ts): a token's caveats are such conditions.
+export { checkCaveats, type CaveatExpectations } from '../../core/conditions.js';
 
 function hexOf(bytes: Uint8Array): string {
   let hex = '';

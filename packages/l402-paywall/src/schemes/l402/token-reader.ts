@@ -16,7 +16,7 @@
 // each Keyring has one reader, and decodeToken makes one per call. The words a
 // read answers are valid until the reader's next read; Keyring copies what it
 // keeps (VerifiedToken).
-import { MAX_BASE64_LENGTH, base64ToBytes, binaryString, hex32Words, hexBytesWords, isLowerHex, utf8 } from '../crypto/encoding.js';
+import { MAX_BASE64_LENGTH, base64ToBytes, binaryString, hex32Words, hexBytesWords, isLowerHex, utf8 } from '../../crypto/encoding.js';
 import { isReadableCaveatList } from './caveats.js';
 
 export const TOKEN_VERSION = 1;

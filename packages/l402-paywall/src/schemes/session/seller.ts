@@ -1,9 +1,11 @@
 // Selling a route by the session: the Payment scheme's intent="session"
 // (draft-lightning-session-00; docs/sessions.md) as withL402's `session`
-// option. The paywall asks it for the session challenge of each 402 (a fresh
-// deposit invoice, to open or to top up) and hands it every credential that
-// echoes a session challenge; it verifies statelessly (mpp/session.ts) and
-// acts on the ledger (ledger.ts) in one atomic step per action:
+// option: a pricing mode, one scheme of the paywall (core/scheme.ts) beside
+// L402 and the charge. Its offer in each 402 is a session challenge (a fresh
+// deposit invoice, to open or to top up); it recognises every credential that
+// echoes a session challenge (the Payment credential decoded once, shared with
+// the charge), verifies it statelessly (codec.ts) and acts on the ledger
+// (ledger.ts) in one atomic step per action:
 //
 //   open   the deposit's payment hash claimed in the replay store (it opens
 //          exactly one thing and never passes as a charge), the session
@@ -13,27 +15,72 @@
 //   close  closed, the refund paid at once (refunds.ts): 200 with how it went
 //
 // It lives outside the edge core (withL402's bundle): refunds decode invoices,
-// which needs the elliptic-curve code. It is exported by l402-paywall/lightning.
-import type { RejectionCode } from '../l402/reasons.js';
-import type { InvoiceProvider, Paid, Payment, SessionContext, SessionOffer, SessionSeller, SessionStep, SessionUse } from '../l402/paywall.js';
-import { formatChallenge } from '../mpp/charge.js';
+// which needs the elliptic-curve code. It is exported by l402-paywall/sessions
+// (and, for compatibility, l402-paywall/lightning). Its batching of what a
+// request spends lives in SessionPaid below; what it tells goes to onSession (observer.ts).
+import type { AttemptNames } from '../../core/attempts.js';
+import type { InvoiceMaker, InvoiceProvider } from '../../core/invoices.js';
+import type { Paid, PaidRequest } from '../../core/decision.js';
+import type { SessionUse } from '../../core/metering.js';
+import { codeOfProblem } from '../../core/refusals.js';
+import { REJECTIONS, type RejectionCode } from '../../core/rejections.js';
+import type { ReplayStore } from '../../core/replay.js';
+import { hasAuthScheme, type Offer, type OfferContext, type PaywallScheme, type Presented, type Terms, type Verdict } from '../../core/scheme.js';
+import type { BindingKeyring } from '../payment/binding.js';
+import { echoesIntent, formatChallenge, readPaymentAuthorization, type PaymentReading } from '../payment/charge.js';
+import { invoiceNetwork } from '../payment/network.js';
 import {
-  invoiceNetworkOf,
-  isSessionAuthorization,
+  SESSION_INTENT,
   sessionChallenge,
+  sessionCredentialOfReading,
   sessionReceipt,
-  verifySessionCredential,
+  verifySessionAction,
   type RefundStatus,
   type VerifiedSessionAction,
-} from '../mpp/session.js';
-import { codeOfProblem } from '../l402/payment-scheme.js';
-import { REJECTIONS } from '../l402/reasons.js';
+} from './codec.js';
 import type { SessionAnswer, SessionLedger, SessionRecord } from './ledger.js';
 import { closedObservation, refundPayment, refundSession } from './refunds.js';
 import { SPENT_BATCH_UNITS, tell, type SessionObserver } from './observer.js';
-import type { LightningProvider } from '../lightning/provider.js';
+import type { LightningProvider } from '../../lightning/provider.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
+
+/** What a paywall gives its session scheme at construction: its keys, realm, backend, stores and error channel. */
+export interface SessionServices {
+  binding: BindingKeyring;
+  /** The Payment challenges' realm for a request (the paywall's `realm` option). */
+  realmOf(request: Request): string;
+  provider: InvoiceProvider;
+  replay: ReplayStore;
+  attempts: AttemptNames;
+  invoices: InvoiceMaker;
+  onError(error: unknown, context: string): void;
+}
+
+/**
+ * Selling a route by the session (the Payment scheme's `intent="session"`,
+ * draft-lightning-session-00; docs/sessions.md): withL402's `session` option.
+ * `lightningSessions({ unitPriceSats, ledger })` makes one; each paywall that
+ * takes it builds its own session scheme from it.
+ */
+export interface SessionSeller {
+  /** Throws a TypeError naming the backend when it cannot refund sessions (pay invoices without an amount). */
+  check(provider: InvoiceProvider): void;
+  /** This seller as one paywall's scheme (core/scheme.ts), with what it needs from that paywall. */
+  scheme(services: SessionServices): PaywallScheme;
+}
+
+/** @deprecated the per-request bag of callbacks the paywall handed a seller before sessions became a scheme; what a session scheme gets now is SessionServices, once. */
+export type SessionContext = SessionServices;
+
+/** @deprecated what a seller's decision came to before sessions became a scheme: now the scheme interface's Verdict. */
+export type SessionStep = Verdict;
+
+/** A 402's session challenge: its WWW-Authenticate value and the `session` member of the body. */
+export interface SessionOffer {
+  header: string;
+  body: Record<string, unknown>;
+}
 
 export interface LightningSessionsOptions {
   /** Whole satoshis per unit: one request (or, through Payment.session.spend, one chunk of a streamed answer). */
@@ -88,11 +135,9 @@ function checkSessionOptions(options: LightningSessionsOptions): Checked {
   return { unitPriceSats, depositUnits, idleTimeoutSeconds, ledger, unitType, ...(maxRefundFeeMsat && { maxRefundFeeMsat }), ...(onSession && { onSession }) };
 }
 
-const refused = (code: RejectionCode, extra?: Record<string, unknown>, message: string = REJECTIONS[code]): SessionStep => ({
+const refused = (code: RejectionCode, extra?: Record<string, unknown>, message: string = REJECTIONS[code]): Verdict => ({
   kind: 'refuse',
-  code,
-  message,
-  ...(extra && { extra }),
+  reason: { code, message, ...(extra && { extra }) },
 });
 
 class LightningSessions implements SessionSeller {
@@ -110,20 +155,45 @@ class LightningSessions implements SessionSeller {
       );
   }
 
-  isSessionCredential(authorization: string): boolean {
-    return isSessionAuthorization(authorization);
+  scheme(services: SessionServices): PaywallScheme {
+    return new SessionScheme(this.options, services);
+  }
+}
+
+/**
+ * The session as a scheme of one paywall: it recognises a Payment credential
+ * that echoes a session challenge (decoded once, shared with the charge
+ * through Presented), verifies it statelessly (codec.ts) and acts on the
+ * ledger (ledger.ts) in one atomic step per action; its offer is a fresh
+ * deposit invoice's session challenge.
+ */
+class SessionScheme implements PaywallScheme<PaymentReading & { ok: true }> {
+  readonly name = 'Payment';
+  readonly sellsWithRouteInvoice = false;
+  // A session's unit is kept when the handler fails (SessionPaid); it claims no use of the pipeline's.
+  readonly keepsUseOnFailure = true;
+
+  constructor(
+    private readonly options: Checked,
+    private readonly services: SessionServices,
+  ) {}
+
+  recognise(presented: Presented): (PaymentReading & { ok: true }) | undefined {
+    if (!hasAuthScheme(presented.authorization, 'payment')) return undefined;
+    const reading = presented.read(readPaymentAuthorization);
+    return reading.ok && echoesIntent(reading.json, SESSION_INTENT) ? reading : undefined;
   }
 
-  async offer(context: SessionContext, memo: string, expiresAt: number): Promise<SessionOffer | undefined> {
+  async offer(request: Request, terms: Terms, { memo, expiresAt }: OfferContext): Promise<Offer | undefined> {
     const { unitPriceSats, depositUnits, idleTimeoutSeconds, unitType } = this.options;
     const depositSats = unitPriceSats * depositUnits;
-    const invoice = await context.invoice(depositSats * 1000, `${memo} (session deposit)`.slice(0, 120));
+    const invoice = await this.services.invoices.make(depositSats * 1000, `${memo} (session deposit)`.slice(0, 120));
     // A network the Lightning method has no name for (testnet): no session offered, as no charge is.
-    if (!invoice || !invoiceNetworkOf(invoice.invoice)) return undefined;
-    const paymentHash = invoice.paymentHash.toLowerCase();
+    if (!invoice || !invoiceNetwork(invoice.invoice)) return undefined;
+    const paymentHash = invoice.paymentHash;
     try {
-      const challenge = sessionChallenge(context.binding, {
-        realm: context.realm,
+      const challenge = sessionChallenge(this.services.binding, {
+        realm: this.services.realmOf(request),
         unitPriceSats,
         depositInvoice: invoice.invoice,
         paymentHash,
@@ -131,27 +201,33 @@ class LightningSessions implements SessionSeller {
         idleTimeoutSeconds,
         unitType,
         expires: new Date(expiresAt * 1000),
-        binding: { ...context.exact, route: context.route },
+        binding: { ...terms.exact, route: terms.route },
       });
       return {
-        header: formatChallenge(challenge),
-        body: { challengeId: challenge.id, depositInvoice: invoice.invoice, paymentHash, depositSats, unitPriceSats, idleTimeoutSeconds },
+        authenticate: [formatChallenge(challenge)],
+        body: { session: { challengeId: challenge.id, depositInvoice: invoice.invoice, paymentHash, depositSats, unitPriceSats, idleTimeoutSeconds } },
+        ownInvoice: invoice,
       };
     } catch (error) {
-      context.onError(error, 'making the session challenge failed; the 402 offers none');
+      this.services.onError(error, 'making the session challenge failed; the 402 offers none');
       return undefined;
     }
   }
 
-  async decide(context: SessionContext, authorization: string, nowSeconds: number): Promise<SessionStep> {
-    const verified = verifySessionCredential(context.binding, authorization, nowSeconds);
-    if (!verified.ok) {
-      const step: SessionStep = { kind: 'refuse', code: codeOfProblem(verified.problem), message: verified.detail, problem: verified.problem };
-      return verified.problem === 'method-unsupported' ? { ...step, badRequest: true } : step;
-    }
-    if (verified.realm !== context.realm) return refused('WRONG_REALM');
-    if (verified.binding.route !== context.route) return refused('WRONG_ROUTE');
-    for (const name in context.exact) if (verified.binding[name] !== context.exact[name]) return refused('CAVEAT_NOT_SATISFIED');
+  /** A session action (docs/sessions.md): open and bearer serve the request; topUp and close are answered by the paywall, without the handler. */
+  async verify(reading: PaymentReading & { ok: true }, request: Request, terms: Terms, nowSeconds: number): Promise<Verdict> {
+    const parsed = sessionCredentialOfReading(reading);
+    const verified = parsed.ok ? verifySessionAction(this.services.binding, parsed.credential, nowSeconds) : parsed;
+    if (!verified.ok)
+      return {
+        kind: 'refuse',
+        reason: { code: codeOfProblem(verified.problem), message: verified.detail, problem: verified.problem },
+        ...(verified.problem === 'method-unsupported' && { badRequest: true }),
+      };
+    if (verified.realm !== this.services.realmOf(request)) return refused('WRONG_REALM');
+    if (verified.binding.route !== terms.route) return refused('WRONG_ROUTE');
+    for (const name in terms.exact) if (verified.binding[name] !== terms.exact[name]) return refused('CAVEAT_NOT_SATISFIED');
+    const context: Sale = { route: terms.route };
     try {
       switch (verified.action) {
         case 'open':
@@ -164,21 +240,21 @@ class LightningSessions implements SessionSeller {
           return await this.#close(context, verified, nowSeconds);
       }
     } catch (error) {
-      context.onError(error, 'session ledger unavailable');
+      this.services.onError(error, 'session ledger unavailable');
       return { kind: 'unavailable', message: 'Session store temporarily unavailable; retry with the same credential' };
     }
   }
 
   /** Claims a deposit's (or top-up's) payment hash in the replay store: it opens or credits exactly one thing, and never passes as a charge. */
-  async #claimDeposit(context: SessionContext, verified: VerifiedSessionAction): Promise<{ claimed: boolean; attempt: string }> {
-    const attempt = context.attempt();
-    const claimed = await context.replay.claim(verified.paidHash!, 1, verified.expiresAt, attempt);
+  async #claimDeposit(verified: VerifiedSessionAction): Promise<{ claimed: boolean; attempt: string }> {
+    const attempt = this.services.attempts.next();
+    const claimed = await this.services.replay.claim(verified.paidHash!, 1, verified.expiresAt, attempt);
     return { claimed, attempt };
   }
 
-  async #open(context: SessionContext, verified: VerifiedSessionAction, nowSeconds: number): Promise<SessionStep> {
+  async #open(context: Sale, verified: VerifiedSessionAction, nowSeconds: number): Promise<Verdict> {
     const { ledger, idleTimeoutSeconds } = this.options;
-    const { claimed, attempt } = await this.#claimDeposit(context, verified);
+    const { claimed, attempt } = await this.#claimDeposit(verified);
     if (!claimed) return refused('DEPOSIT_ALREADY_USED');
     let opened: SessionAnswer;
     try {
@@ -188,7 +264,9 @@ class LightningSessions implements SessionSeller {
       );
     } catch (error) {
       // Not opened, or its answer lost: the deposit is given back, so the same credential can open on retry (a second open is refused by the ledger).
-      await context.replay.release(verified.paidHash!, attempt, verified.expiresAt).catch((e: unknown) => context.onError(e, 'releasing a deposit failed'));
+      await this.services.replay
+        .release(verified.paidHash!, attempt, verified.expiresAt)
+        .catch((e: unknown) => this.services.onError(e, 'releasing a deposit failed'));
       throw error;
     }
     if (!opened.ok) return refused('DEPOSIT_ALREADY_USED');
@@ -202,22 +280,22 @@ class LightningSessions implements SessionSeller {
         unitPriceMsat: this.options.unitPriceSats * 1000,
         at: nowSeconds * 1000,
       },
-      context.onError,
+      this.services.onError,
     );
     return this.#spendUnit(context, verified, nowSeconds);
   }
 
-  async #spendUnit(context: SessionContext, verified: VerifiedSessionAction, nowSeconds: number): Promise<SessionStep> {
+  async #spendUnit(context: Sale, verified: VerifiedSessionAction, nowSeconds: number): Promise<Verdict> {
     const spent = await this.options.ledger.spend(verified.sessionId, this.options.unitPriceSats * 1000, nowSeconds * 1000);
     if (!spent.ok) {
       if (spent.reason === 'idle') await this.#closedIdle(context, verified.sessionId, spent.session);
       return ledgerRefusal(spent);
     }
-    return { kind: 'paid', paid: new SessionPaid(this.options, verified, context, nowSeconds, spent.session) };
+    return { kind: 'paid', paid: new SessionPaid(this.options, this.services, verified, context.route, nowSeconds, spent.session) };
   }
 
-  async #topUp(context: SessionContext, verified: VerifiedSessionAction, nowSeconds: number): Promise<SessionStep> {
-    const { claimed, attempt } = await this.#claimDeposit(context, verified);
+  async #topUp(context: Sale, verified: VerifiedSessionAction, nowSeconds: number): Promise<Verdict> {
+    const { claimed, attempt } = await this.#claimDeposit(verified);
     if (!claimed) return refused('DEPOSIT_ALREADY_USED');
     const credited = await this.options.ledger.topUp(verified.sessionId, verified.paidHash!, verified.paidSats! * 1000, nowSeconds * 1000);
     // Received whether credited or, the session being closed, folded into its refund.
@@ -233,11 +311,11 @@ class LightningSessions implements SessionSeller {
           closed: !credited.ok,
           at: nowSeconds * 1000,
         },
-        context.onError,
+        this.services.onError,
       );
     if (!credited.ok) {
       // No such session: nothing was recorded, so the payment is given back (it can still open a session). Closed: the ledger folded it into the refund.
-      if (credited.reason === 'unknown') await context.replay.release(verified.paidHash!, attempt, verified.expiresAt);
+      if (credited.reason === 'unknown') await this.services.replay.release(verified.paidHash!, attempt, verified.expiresAt);
       if (credited.reason === 'refund-started') return this.#refusedTopUp(context, verified, attempt, credited, nowSeconds);
       // Closed now for idleness, or closed before with this top-up folded into a refund not yet paid: paid at once.
       if (credited.reason === 'closed' || credited.reason === 'idle') {
@@ -263,23 +341,23 @@ class LightningSessions implements SessionSeller {
    * 402 says so, and the operator hears of it (onSession, onError).
    */
   async #refusedTopUp(
-    context: SessionContext,
+    context: Sale,
     verified: VerifiedSessionAction,
     attempt: string,
     refusal: SessionAnswer & { ok: false },
     nowSeconds: number,
-  ): Promise<SessionStep> {
+  ): Promise<Verdict> {
     const paymentHash = verified.paidHash!;
     const amountMsat = verified.paidSats! * 1000;
     const refundState = refusal.session?.refund?.state;
-    await context.replay.release(paymentHash, attempt, verified.expiresAt);
+    await this.services.replay.release(paymentHash, attempt, verified.expiresAt);
     if (refundState === 'paying' || refundState === 'paid' || refundState === 'given-up')
       tell(
         this.options.onSession,
         { type: 'topup-refused', sessionId: verified.sessionId, route: context.route, paymentHash, amountMsat, refundState, at: nowSeconds * 1000 },
-        context.onError,
+        this.services.onError,
       );
-    context.onError(
+    this.services.onError(
       new Error(
         `session ${verified.sessionId}: a top-up of ${verified.paidSats} sats (payment hash ${paymentHash}) came after its refund started (${refundState}); not taken, the client can open a session with it`,
       ),
@@ -296,45 +374,45 @@ class LightningSessions implements SessionSeller {
     );
   }
 
-  #tellClosed(context: SessionContext, record: SessionRecord): void {
-    tell(this.options.onSession, { ...closedObservation(record), route: context.route }, context.onError);
+  #tellClosed(context: Sale, record: SessionRecord): void {
+    tell(this.options.onSession, { ...closedObservation(record), route: context.route }, this.services.onError);
   }
 
   /** A spend found the session idle and closed it: told, and its refund paid now. */
-  async #closedIdle(context: SessionContext, id: string, record: SessionRecord | undefined): Promise<void> {
+  async #closedIdle(context: Sale, id: string, record: SessionRecord | undefined): Promise<void> {
     if (record) this.#tellClosed(context, record);
     await this.#refund(context, id);
   }
 
   /** Pays a closed session's refund now if it is due (refunds.ts); one that is not paid stays due for refundDue, and onError hears of it. Never throws. */
-  async #refund(context: SessionContext, id: string): Promise<void> {
+  async #refund(context: Sale, id: string): Promise<void> {
     const { ledger, maxRefundFeeMsat } = this.options;
     const told = this.options.onSession;
     // Refunds paid here are the route's: their observations say so.
     const onSession: SessionObserver | undefined = told && ((observation) => told({ ...observation, route: context.route }));
     try {
-      const provider = context.provider as LightningProvider;
+      const provider = this.services.provider as LightningProvider;
       const report = await refundSession(
-        { ledger, provider, ...(maxRefundFeeMsat && { maxFeeMsat: maxRefundFeeMsat }), ...(onSession && { onSession }), onError: context.onError },
+        { ledger, provider, ...(maxRefundFeeMsat && { maxFeeMsat: maxRefundFeeMsat }), ...(onSession && { onSession }), onError: this.services.onError },
         id,
       );
       if (report.result !== 'paid' && report.result !== 'not-due')
-        context.onError(new Error(`session ${id}: refund ${report.result}${report.detail ? `: ${report.detail}` : ''}`), 'a session refund was not paid');
+        this.services.onError(new Error(`session ${id}: refund ${report.result}${report.detail ? `: ${report.detail}` : ''}`), 'a session refund was not paid');
     } catch (error) {
-      context.onError(error, 'a session refund was not paid; it stays due');
+      this.services.onError(error, 'a session refund was not paid; it stays due');
     }
   }
 
   /** What a refund of `amountMsat` sends (refundPayment); the amount due itself when the operator's fee limit is unusable (the refund attempt has told onError). */
-  #sending(context: SessionContext, amountMsat: number): number {
+  #sending(amountMsat: number): number {
     try {
-      return refundPayment(context.provider as LightningProvider, amountMsat, this.options.maxRefundFeeMsat).sendMsat;
+      return refundPayment(this.services.provider as LightningProvider, amountMsat, this.options.maxRefundFeeMsat).sendMsat;
     } catch {
       return amountMsat;
     }
   }
 
-  async #close(context: SessionContext, verified: VerifiedSessionAction, nowSeconds: number): Promise<SessionStep> {
+  async #close(context: Sale, verified: VerifiedSessionAction, nowSeconds: number): Promise<Verdict> {
     const { ledger } = this.options;
     const closed = await ledger.close(verified.sessionId, 'client', nowSeconds * 1000);
     if (!closed.ok) return ledgerRefusal(closed);
@@ -344,7 +422,7 @@ class LightningSessions implements SessionSeller {
       await this.#refund(context, verified.sessionId);
       record = (await ledger.get(verified.sessionId).catch(() => null)) ?? record;
     }
-    const refund = closeRefund(record, (amountMsat) => this.#sending(context, amountMsat));
+    const refund = closeRefund(record, (amountMsat) => this.#sending(amountMsat));
     return {
       kind: 'answer',
       body: { status: 'closed', ...refund.wire, refund: refund.detail },
@@ -353,11 +431,16 @@ class LightningSessions implements SessionSeller {
   }
 }
 
+/** What one session request is sold under: the route its observations name. */
+interface Sale {
+  route: string;
+}
+
 /** The replay store's key for a session's held stream: a hash of its own, never a payment's. */
 const topUpWaitMark = (sessionId: string) => bytesToHex(sha256(utf8ToBytes(`l402-paywall held stream ${sessionId}`)));
 
 /** Why the ledger refused a session action, as a 402's reason (with the balance, for a short one). */
-function ledgerRefusal(answer: SessionAnswer & { ok: false }): SessionStep {
+function ledgerRefusal(answer: SessionAnswer & { ok: false }): Verdict {
   switch (answer.reason) {
     case 'unknown':
       return refused('SESSION_NOT_FOUND');
@@ -417,7 +500,7 @@ function closeRefund(
  */
 class SessionPaid implements Paid {
   readonly kind = 'paid';
-  #payment: Payment | undefined;
+  #payment: PaidRequest | undefined;
   /** Units spent and not yet told; the request's own unit to begin with. */
   #units = 1;
   #amountMsat: number;
@@ -428,8 +511,9 @@ class SessionPaid implements Paid {
 
   constructor(
     private readonly options: Checked,
+    private readonly services: SessionServices,
     private readonly verified: VerifiedSessionAction,
-    private readonly context: SessionContext,
+    private readonly route: string,
     private readonly at: number,
     spentUnit: SessionRecord,
   ) {
@@ -441,7 +525,7 @@ class SessionPaid implements Paid {
     return this.verified.expiresAt;
   }
 
-  get payment(): Payment {
+  get payment(): PaidRequest {
     const { options, verified } = this;
     const session: SessionUse = {
       id: verified.sessionId,
@@ -452,7 +536,7 @@ class SessionPaid implements Paid {
     };
     return (this.#payment ??= {
       paymentHash: verified.sessionId,
-      route: this.context.route,
+      route: this.route,
       amountMsat: options.unitPriceSats * 1000,
       scheme: 'Payment',
       challengeId: verified.challengeId,
@@ -488,8 +572,7 @@ class SessionPaid implements Paid {
       return answer;
     }
     this.#tell();
-    if (answer.reason === 'idle' && answer.session)
-      tell(options.onSession, { ...closedObservation(answer.session), route: this.context.route }, this.context.onError);
+    if (answer.reason === 'idle' && answer.session) tell(options.onSession, { ...closedObservation(answer.session), route: this.route }, this.services.onError);
     return answer;
   }
 
@@ -499,9 +582,9 @@ class SessionPaid implements Paid {
    * the ledger stays as it is, and a hold costs one claim and one release.
    */
   async #claimTopUpWait(untilMs: number): Promise<(() => Promise<void>) | undefined> {
-    const { replay, onError } = this.context;
+    const { replay, onError } = this.services;
     const mark = topUpWaitMark(this.verified.sessionId);
-    const attempt = this.context.attempt();
+    const attempt = this.services.attempts.next();
     const expiresAt = Math.ceil(untilMs / 1000);
     const release = () => replay.release(mark, attempt, expiresAt);
     try {
@@ -534,14 +617,14 @@ class SessionPaid implements Paid {
       {
         type: 'spent',
         sessionId: latest.id,
-        route: this.context.route,
+        route: this.route,
         units: this.#units,
         amountMsat: this.#amountMsat,
         spentMsat: latest.spentMsat,
         paidMsat: latest.paidMsat,
         at: latest.lastActiveAt,
       },
-      this.context.onError,
+      this.services.onError,
     );
     this.#units = 0;
     this.#amountMsat = 0;

@@ -2,8 +2,8 @@
 // (docs/architecture.md "Interoperability"): L402 or legacy LSAT in any case, base64url or
 // standard base64 token, preimage hex in any case. verifyAuthorization takes
 // the header to a verified token, the paywall's per-request check.
-import { isLowerHex } from '../crypto/encoding.js';
-import { reject, type Rejection } from './reasons.js';
+import { isLowerHex } from '../../crypto/encoding.js';
+import { reject, type Rejection } from '../../core/rejections.js';
 import { verifyToken, type Keyring, type VerifyResult } from './token.js';
 
 export interface Credential {

@@ -6,7 +6,7 @@
 // and it forgets a settled session (its refund paid, given up, or nothing to
 // refund) `retentionMs` after it settled, as Redis expires its key: without
 // that, every session ever opened would stay in memory.
-import { DueIndex } from '../util/due-index.js';
+import { DueIndex } from '../../util/due-index.js';
 import {
   applySession,
   checkedAmount,

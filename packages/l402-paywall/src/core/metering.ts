@@ -1,0 +1,90 @@
+// Pricing by a prepaid balance (the session pricing mode, schemes/session): what
+// a request paid that way exposes to the handler (PaidRequest.session), and the
+// ledger's record and answers it reads. Types only: the core meters nothing
+// itself; the session scheme implements them.
+
+/** Where a session's refund stands. */
+export type RefundState =
+  /** Nothing to refund: everything paid in was spent. */
+  | 'none'
+  /** To be paid to the return invoice. */
+  | 'due'
+  /** An instance holds it and is paying now (until `leaseUntil`). */
+  | 'paying'
+  /** Paid: the return invoice settled. */
+  | 'paid'
+  /** The last attempt failed; tried again from `nextAttemptAt`. */
+  | 'failed'
+  /** No more attempts, for the stated `reason`: the operator's to settle by hand. */
+  | 'given-up';
+
+export interface SessionRefund {
+  state: RefundState;
+  amountMsat: number;
+  /** Attempts made so far; the current one's number while `paying`. */
+  attempts: number;
+  /** When the next attempt may start (due, failed), or when a `paying` lease ends. */
+  nextAttemptAt: number;
+  lastError?: string;
+  /** Why it was given up. */
+  reason?: string;
+  paidAt?: number;
+  /** Attempts that found an earlier payment still in flight and paid nothing: they do not count toward giving up. Absent while none has. */
+  inFlightChecks?: number;
+}
+
+export interface SessionRecord {
+  /** The session's id: the deposit's payment hash. */
+  id: string;
+  status: 'open' | 'closed';
+  /** Everything credited: the deposit and each top-up. */
+  paidMsat: number;
+  spentMsat: number;
+  /** The amountless invoice the refund is paid to. */
+  returnInvoice: string;
+  /** A session unused this long is closed (and refunded) by the server. */
+  idleTimeoutMs: number;
+  lastActiveAt: number;
+  closedAt?: number;
+  closedBecause?: 'client' | 'idle';
+  /** Set once closed. */
+  refund?: SessionRefund;
+}
+
+export type SessionAnswer =
+  | { ok: true; balanceMsat: number; session: SessionRecord }
+  | { ok: false; reason: SessionRefusal; balanceMsat: number; session?: SessionRecord };
+
+/**
+ * Why an action was refused: `unknown` (no such session), `exists` (open
+ * replayed), `closed` (closed before), `idle` (closed now, having been idle
+ * too long), `insufficient` (balance below the amount), `duplicate` (this
+ * top-up was credited before), `refund-started` (a top-up for a closed session
+ * whose refund is being paid, paid or given up: not taken, so its payment is
+ * still the client's to use), `not-due` / `stale` (refund bookkeeping).
+ */
+export type SessionRefusal = 'unknown' | 'exists' | 'closed' | 'idle' | 'insufficient' | 'duplicate' | 'refund-started' | 'not-due' | 'stale';
+
+/** A session a paid request runs under (PaidRequest.session): the seam for metering a streamed answer. */
+export interface SessionUse {
+  /** The session's id: its deposit's payment hash. */
+  id: string;
+  unitPriceSats: number;
+  /** Spends `units` more units in one atomic step: refused (`insufficient`, nothing taken) when the balance does not cover them all. */
+  spend(units: number): Promise<SessionAnswer>;
+  /**
+   * For a layer that spends after the answer has gone out (meteredEventStream):
+   * the request's spending is reported (the session's observer) once the
+   * function it answers is called, when the stream is done, rather than when
+   * the answer leaves.
+   */
+  hold?(): () => void;
+  /**
+   * For a metered stream that runs dry: claims the session's one wait for a
+   * top-up until `untilMs` (unix ms), marked in the paywall's replay store so
+   * that one stream per session is held across every instance sharing it.
+   * Answers what gives the mark back, or undefined when another stream holds
+   * it (or the store could not say: onError is told, and nothing is held).
+   */
+  claimTopUpWait?(untilMs: number): Promise<(() => Promise<void>) | undefined>;
+}
