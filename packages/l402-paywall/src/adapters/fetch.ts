@@ -1,26 +1,12 @@
 // The paywall around a Web-standard handler (Next.js route handlers, Vercel
 // functions, Bun, Deno, Workers): what the package's withL402 is.
-import { buildPaywall } from '../paywall/assemble.js';
-import { logError, type L402Options, type MissingSetting } from '../paywall/options.js';
-import type { Paid, Payment } from '../core/decision.js';
+import type { L402Options, MissingSetting } from '../paywall/options.js';
+import type { Payment } from '../core/decision.js';
 import { refusalResponse } from '../core/refusals.js';
-import { type LoadAuditBuilder, paywallAudit } from './audit.js';
-import { serveStep } from './serve.js';
+import type { LoadAuditBuilder } from './audit.js';
+import { getPaidRequest, paywallGate } from './serve.js';
 
-// A private symbol on the Request rather than a WeakMap: no ephemeron for the
-// garbage collector to trace per paid request. It holds the decision, whose
-// payment is made only if a handler asks.
-const PAID = Symbol('l402.paid');
-
-/** Marks `request` as paid by `paid`, for getPaidRequest: the adapters that hand the handler a Web Request call it. */
-export function markPaid(request: Request, paid: Paid): void {
-  (request as { [PAID]?: Paid })[PAID] = paid;
-}
-
-/** The paid request behind a request that reached a paywalled handler (withL402, or the Hono middleware's c.req.raw). */
-export function getPaidRequest(request: Request): Payment | undefined {
-  return (request as { [PAID]?: Paid })[PAID]?.payment;
-}
+export { getPaidRequest };
 
 /** The same as getPaidRequest (its former name), kept for code written against it. */
 export const getPayment: (request: Request) => Payment | undefined = getPaidRequest;
@@ -36,22 +22,15 @@ export function paywallFetchHandler<Rest extends unknown[]>(
   loadAuditBuilder: LoadAuditBuilder,
   missing: readonly MissingSetting[] = [],
 ): (request: Request, ...rest: Rest) => Promise<Response> {
-  const paywall = buildPaywall(options, missing);
-  // Undefined without onEvent: then no clock is read and no event is built.
-  const audit = paywallAudit(options, options.onError ?? logError, loadAuditBuilder);
-  const serve = serveStep(options, audit);
+  const { serve, start, admit } = paywallGate(options, loadAuditBuilder, missing);
 
   return async (request, ...rest) => {
-    const startedAt = audit ? performance.now() : 0;
-    const decided = paywall.decideNow(request);
+    const startedAt = start();
+    const admitted = admit(request, startedAt);
     // A paid request to a fixed-price route is decided synchronously: no await.
-    const decision = decided instanceof Promise ? await decided : decided;
-    if (decision.kind === 'refused') {
-      audit?.refused(request, decision, startedAt);
-      return refusalResponse(decision);
-    }
+    const decision = admitted instanceof Promise ? await admitted : admitted;
+    if (decision.kind === 'refused') return refusalResponse(decision);
 
-    markPaid(request, decision);
     let response: Response;
     try {
       const answer = handler(request, ...rest);

@@ -2,13 +2,11 @@
 // Hono hands the middleware the Web Request (c.req.raw) and keeps the
 // handler's answer in c.res, so this is the Web handler's flow with Hono's
 // `next()` as the handler. Typed structurally: the library imports nothing of Hono.
-import { buildPaywall } from '../paywall/assemble.js';
-import { logError, type L402Options } from '../paywall/options.js';
+import type { L402Options } from '../paywall/options.js';
 import type { Payment } from '../core/decision.js';
 import { refusalResponse } from '../core/refusals.js';
-import { type LoadAuditBuilder, paywallAudit } from './audit.js';
-import { markPaid } from './fetch.js';
-import { serveStep } from './serve.js';
+import type { LoadAuditBuilder } from './audit.js';
+import { paywallGate } from './serve.js';
 
 /** What the middleware reads and writes of Hono's Context. */
 export interface HonoContext {
@@ -29,20 +27,13 @@ export type HonoMiddleware = (c: HonoContext, next: () => Promise<void>) => Prom
 
 /** The package's l402 (src/hono.ts) is this one handed the event builder's loader. */
 export function paywallHonoMiddleware(options: L402Options, loadAuditBuilder: LoadAuditBuilder): HonoMiddleware {
-  const paywall = buildPaywall(options);
-  const audit = paywallAudit(options, options.onError ?? logError, loadAuditBuilder);
-  const serve = serveStep(options, audit);
+  const { serve, start, admit } = paywallGate(options, loadAuditBuilder);
   return async (c, next) => {
     const request = c.req.raw;
-    const startedAt = audit ? performance.now() : 0;
-    const decided = paywall.decideNow(request);
-    const decision = decided instanceof Promise ? await decided : decided;
-    if (decision.kind === 'refused') {
-      audit?.refused(request, decision, startedAt);
-      return refusalResponse(decision);
-    }
-
-    markPaid(request, decision);
+    const startedAt = start();
+    const admitted = admit(request, startedAt);
+    const decision = admitted instanceof Promise ? await admitted : admitted;
+    if (decision.kind === 'refused') return refusalResponse(decision);
     c.set('l402', decision.payment);
     try {
       await next();

@@ -5,13 +5,11 @@
 // the handler is the shared serve step (serve.ts), run when the answer is
 // finished: Node writes the answer itself, so the paid headers are set before
 // the handler and the receipt taken off again if the answer is an error.
-import { buildPaywall } from '../paywall/assemble.js';
 import { logError, type L402Options } from '../paywall/options.js';
 import type { Paid, Payment, Refusal } from '../core/decision.js';
 import { PAYMENT_RECEIPT_HEADER } from '../schemes/payment/charge.js';
-import { type LoadAuditBuilder, paywallAudit } from './audit.js';
-import { markPaid } from './fetch.js';
-import { PAID_CACHE_CONTROL, receiptFor, serveStep } from './serve.js';
+import type { LoadAuditBuilder } from './audit.js';
+import { PAID_CACHE_CONTROL, paywallGate, receiptFor } from './serve.js';
 
 interface NodeRequest {
   method?: string;
@@ -39,12 +37,10 @@ type Next = (error?: unknown) => void;
 
 /** The package's l402Middleware (src/express.ts) is this one handed the event builder's loader. */
 export function paywallNodeMiddleware(options: L402Options, loadAuditBuilder: LoadAuditBuilder): (req: NodeRequest, res: NodeResponse, next: Next) => void {
-  const paywall = buildPaywall(options);
   const onError = options.onError ?? logError;
-  const audit = paywallAudit(options, onError, loadAuditBuilder);
-  const serve = serveStep(options, audit);
+  const { serve, start, admit } = paywallGate(options, loadAuditBuilder);
   return (req, res, next) => {
-    const startedAt = audit ? performance.now() : 0;
+    const startedAt = start();
     let request: Request;
     try {
       request = toWebRequest(req);
@@ -53,30 +49,31 @@ export function paywallNodeMiddleware(options: L402Options, loadAuditBuilder: Lo
       writeJson(res, 405, { error: `Method ${req.method} cannot be used on a paid route`, code: 'METHOD_NOT_ALLOWED' });
       return;
     }
-    paywall.decide(request).then(
-      (decision) => {
-        if (decision.kind === 'refused') {
-          audit?.refused(request, decision, startedAt);
-          writeRefusal(res, decision);
-          return;
-        }
-        req.l402 = decision.payment;
-        // onPaid is handed this Web Request: getPaidRequest reads it as withL402's.
-        markPaid(request, decision);
-        res.setHeader('Cache-Control', PAID_CACHE_CONTROL);
-        if (decision.receipt !== undefined) withReceipt(res, decision);
-        // Express error handlers answer 5xx after next(err): the status is known when the answer is finished.
-        res.once('finish', () => serve.finished(request, decision, res.statusCode, startedAt, () => answerHead(res)));
-        try {
-          next();
-        } catch (error) {
-          // A Connect-style handler that throws (Express catches its own): answered 500, which gives the use back.
-          onError(error, 'the handler after l402Middleware threw');
-          if (!res.headersSent) writeJson(res, 500, { error: 'internal error', code: 'INTERNAL' });
-        }
-      },
-      (error) => next(error),
-    );
+    // A throw while deciding reaches next(error), as a rejection does.
+    Promise.resolve()
+      .then(() => admit(request, startedAt))
+      .then(
+        (decision) => {
+          if (decision.kind === 'refused') {
+            writeRefusal(res, decision);
+            return;
+          }
+          // onPaid is handed the Web Request, marked paid: getPaidRequest reads it as withL402's.
+          req.l402 = decision.payment;
+          res.setHeader('Cache-Control', PAID_CACHE_CONTROL);
+          if (decision.receipt !== undefined) withReceipt(res, decision);
+          // Express error handlers answer 5xx after next(err): the status is known when the answer is finished.
+          res.once('finish', () => serve.finished(request, decision, res.statusCode, startedAt, () => answerHead(res)));
+          try {
+            next();
+          } catch (error) {
+            // A Connect-style handler that throws (Express catches its own): answered 500, which gives the use back.
+            onError(error, 'the handler after l402Middleware threw');
+            if (!res.headersSent) writeJson(res, 500, { error: 'internal error', code: 'INTERNAL' });
+          }
+        },
+        (error) => next(error),
+      );
   };
 }
 

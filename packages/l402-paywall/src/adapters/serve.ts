@@ -10,9 +10,54 @@
 //   session's spend (`served`), then onPaid, not awaited, once, its errors to onError.
 // An adapter only translates its framework's request and answer to these calls.
 import { PAYMENT_RECEIPT_HEADER } from '../schemes/payment/charge.js';
-import { type L402Options, logError } from '../paywall/options.js';
-import type { Paid } from '../core/decision.js';
-import type { PaywallAudit } from './audit.js';
+import { buildPaywall } from '../paywall/assemble.js';
+import { type L402Options, type MissingSetting, logError } from '../paywall/options.js';
+import type { Decision, Paid, Payment } from '../core/decision.js';
+import { type LoadAuditBuilder, type PaywallAudit, paywallAudit } from './audit.js';
+
+// A private symbol on the Request rather than a WeakMap: no ephemeron for the
+// garbage collector to trace per paid request. It holds the decision, whose
+// payment is made only if a handler asks.
+const PAID = Symbol('l402.paid');
+
+/** The paid request behind a request that reached a paywalled handler (withL402, l402Middleware's onPaid, or the Hono middleware's c.req.raw). */
+export function getPaidRequest(request: Request): Payment | undefined {
+  return (request as { [PAID]?: Paid })[PAID]?.payment;
+}
+
+/** The paywall in front of an adapter, and the step after its handler. */
+export interface PaywallGate {
+  readonly serve: ServeStep;
+  /** The clock reading a request's audit events measure from; 0 (no clock read) when no events are built. */
+  start(): number;
+  /**
+   * The paywall's decision on a request: a refusal, already reported to the
+   * audit events, for the adapter to write; or the paid decision, marked on
+   * the request for getPaidRequest. Synchronous when the paywall decides so
+   * (a fixed-price route and a store with a synchronous claim).
+   */
+  admit(request: Request, startedAt: number): Decision | Promise<Decision>;
+}
+
+/** Every adapter's paywall: built once from the options (`missing`: managed mode's settings that are not set). */
+export function paywallGate(options: L402Options, loadAuditBuilder: LoadAuditBuilder, missing: readonly MissingSetting[] = []): PaywallGate {
+  const paywall = buildPaywall(options, missing);
+  // Undefined without onEvent: then no clock is read and no event is built.
+  const audit = paywallAudit(options, options.onError ?? logError, loadAuditBuilder);
+  const admitted = (request: Request, decision: Decision, startedAt: number): Decision => {
+    if (decision.kind === 'refused') audit?.refused(request, decision, startedAt);
+    else (request as { [PAID]?: Paid })[PAID] = decision;
+    return decision;
+  };
+  return {
+    serve: serveStep(options, audit),
+    start: () => (audit ? performance.now() : 0),
+    admit(request, startedAt) {
+      const decided = paywall.decideNow(request);
+      return decided instanceof Promise ? decided.then((decision) => admitted(request, decision, startedAt)) : admitted(request, decided, startedAt);
+    },
+  };
+}
 
 export const PAID_CACHE_CONTROL = 'no-store';
 
