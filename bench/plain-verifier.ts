@@ -1,6 +1,6 @@
 // The token format verified the plain way, with nothing of ours: atob,
 // JSON.parse, @noble/hashes' HMAC and SHA-256, both HMACs computed afresh per
-// token. What a careful implementation from the README's "Token format" would
+// token. What a careful implementation from docs/library-reference.md's "Token format" would
 // do, and the yardstick for what the hand-tuned verifier (token.ts,
 // sha256-block.ts) buys: npm run bench prints the two side by side.
 import { hmac } from '@noble/hashes/hmac.js';

@@ -162,7 +162,7 @@ describe(`the landing page and the dev login in Chromium, on ${backend.name}`, (
       const replay = await fetch(`${running.url}/api/demo/btc-price`, { headers: { authorization: authorization! } });
       expect(replay.status).toBe(402);
       expect(((await replay.json()) as { code: string }).code).toBe('TOKEN_ALREADY_USED');
-      // The token names its payment hash (packages/l402-paywall/README.md "Token format").
+      // The token names its payment hash (docs/library-reference.md "Token format").
       const token = authorization!.slice('L402 '.length).split(':')[0]!;
       demoPaymentHash = (JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { hash: string }).hash;
       // The steps carry whole invoices and tokens: they wrap inside their boxes.

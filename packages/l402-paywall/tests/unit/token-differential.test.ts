@@ -20,7 +20,7 @@ const otherKeyring = new Keyring([OTHER]);
 type Answer = { ok: true; kid: string; hash: string; exp: number; caveats: string[] } | { ok: false; code: string };
 
 // ---------------------------------------------------------------------------
-// The reference, from the format as documented (packages/l402-paywall/src/schemes/l402/token.ts header, packages/l402-paywall/README.md "Token format").
+// The reference, from the format as documented (packages/l402-paywall/src/schemes/l402/token.ts header, docs/library-reference.md "Token format").
 
 const kidOf = (secret: string) => createHmac('sha256', secret).update('L402/v1 key id').digest('hex').slice(0, 8);
 const KIDS = new Map(SECRETS.map((s) => [kidOf(s), s]));

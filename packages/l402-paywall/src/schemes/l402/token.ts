@@ -2,7 +2,7 @@
 //
 // A token is base64url(JSON) of
 //   {"v":1,"kid":"<8 hex>","hash":"<payment hash hex>","exp":<unix s>,"caveats":["k=v",...],"sig":"<64 hex>"}
-// The signature (the library's README, "Token format", documents it for other implementations):
+// The signature (docs/library-reference.md, "Token format", documents it for other implementations):
 //   caveatKey = HMAC-SHA256(secret, "L402/v1 caveats\n" + caveats.join("\n"))
 //   sig       = HMAC-SHA256(caveatKey, 0x01 || payment hash (32 bytes) || exp (uint64 big-endian))
 // Two nested PRFs: editing any caveat changes the key, editing hash or exp the
