@@ -159,7 +159,7 @@ const EXTRA_MEMBERS = ['challengeId', 'session', 'sessionId', 'balanceMsat', 'ba
 export function toolCallError(refusal: Refusal): ToolCallError {
   const body = refusal.body;
   const code = typeof body.code === 'string' ? body.code : 'PAYMENT_REQUIRED';
-  const detail = typeof body.error === 'string' ? body.error : 'Payment required';
+  const detail = toolDetail(code, typeof body.error === 'string' ? body.error : 'Payment required');
   const retry = typeof body.retryAfter === 'number' ? { retryAfterSeconds: body.retryAfter } : {};
   switch (refusal.status) {
     case 402: {
@@ -187,4 +187,12 @@ export function toolCallError(refusal: Refusal): ToolCallError {
         data: { httpStatus: refusal.status, code, detail, ...retry, ...(body.missing !== undefined && { missing: body.missing }) },
       };
   }
+}
+
+/** The paywall's sentences name HTTP's Authorization header where a tool's client must use _meta: said the transport's way. */
+function toolDetail(code: string, detail: string): string {
+  if (!detail.includes('Authorization')) return detail;
+  if (code === 'PAYMENT_REQUIRED')
+    return `Payment required: pay the invoice of one of the challenges and repeat the call with {challenge, payload} in params._meta["${CREDENTIAL_META_KEY}"]`;
+  return `The credential in params._meta["${CREDENTIAL_META_KEY}"] is not one this tool takes: echo one of the challenges unchanged, with its payment's payload`;
 }

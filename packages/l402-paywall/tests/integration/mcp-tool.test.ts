@@ -145,7 +145,8 @@ describe('a paid tool, per call', () => {
     const s = await shop();
     const error = await refusal(s.client, { name: 'price', arguments: { currency: 'usd' } });
     expect(error.code).toBe(PAYMENT_REQUIRED_CODE);
-    expect(error.data).toMatchObject({ httpStatus: 402, code: 'PAYMENT_REQUIRED', problem: { status: 402 } });
+    expect(error.data).toMatchObject({ httpStatus: 402, code: 'PAYMENT_REQUIRED', problem: { status: 402, detail: expect.stringContaining('params._meta') } });
+    expect(JSON.stringify(error.data)).not.toContain('Authorization');
     const challenges = error.data.challenges as JsonChallenge[];
     expect(challenges).toHaveLength(1);
     const [challenge] = challenges;
