@@ -21,6 +21,7 @@ import { McpClient } from 'mppx/mcp/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { withL402, type PaidRequest } from 'l402-paywall';
+import { EVENT_TYPES, type L402Event } from 'l402-paywall/events';
 import { createDevNode, memoryDevNodeStore, type DevNode } from 'l402-paywall/backends';
 import { decodeInvoice, lightningSessions } from 'l402-paywall/lightning';
 import { canonicalJson, formatCredential, parsePaymentChallenges } from 'l402-paywall/mpp';
@@ -239,6 +240,25 @@ describe('a paid tool, per call', () => {
     expect(result.receipt).toMatchObject({ method: 'lightning', status: 'success' });
     expect(payments).toBe(1);
     expect(s.calls()).toBe(1);
+  });
+
+  it('emits the audit events a request would: challenge.issued, request.served, token.rejected, each for the tool', async () => {
+    const events: L402Event[] = [];
+    const s = await shop({ onEvent: (event) => void events.push(event) });
+    const challenge = challengeOf(await refusal(s.client, { name: 'price', arguments: { currency: 'usd' } }));
+    const credential = await payCharge(s, challenge);
+    await s.client.callTool({ name: 'price', arguments: { currency: 'usd' }, _meta: { [CREDENTIAL_META_KEY]: credential } });
+    await refusal(s.client, { name: 'price', arguments: { currency: 'usd' }, _meta: { [CREDENTIAL_META_KEY]: credential } });
+    await vi_waitFor(() => events.length >= 4);
+    expect(events.map((e) => e.type)).toEqual([
+      EVENT_TYPES.challengeIssued,
+      EVENT_TYPES.serverRequestServed,
+      EVENT_TYPES.tokenRejected,
+      EVENT_TYPES.challengeIssued,
+    ]);
+    expect(events[1]!.data).toMatchObject({ scheme: 'Payment' });
+    expect(JSON.stringify(events[1]!.data)).toContain((challenge.request.methodDetails as { paymentHash: string }).paymentHash);
+    expect(JSON.stringify(events)).not.toContain(credential.payload.preimage);
   });
 
   it('refuses to register after a free tool, and a config that cannot sell', () => {
