@@ -5,6 +5,7 @@ import { contract as demo } from './demo.js';
 import { contract as demoBtcPrice } from './demo/btc-price.js';
 import { contract as demoPreimage } from './demo/preimage.js';
 import { contract as demoStream } from './demo/stream.js';
+import { contract as mcp } from './mcp.js';
 import { contract as devPay } from './dev/pay.js';
 import { contract as devReceive, statusContract as devReceiveStatus } from './dev/receive.js';
 import { contract as devInbox } from './dev/inbox.js';
@@ -33,6 +34,7 @@ export const ROUTE_CONTRACTS: readonly RouteContract[] = [
   demoBtcPrice,
   demoPreimage,
   demoStream,
+  mcp,
   devPay,
   devReceive,
   devReceiveStatus,

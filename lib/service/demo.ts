@@ -31,6 +31,22 @@ const DEMO_PREIMAGE_GRACE_SECONDS = 600;
 interface DemoHandlers {
   btcPrice: (request: Request) => Promise<Response>;
   stream: (request: Request) => Promise<Response>;
+  sale: DemoSale;
+}
+
+/** What the demo sells with, shared by its HTTP routes and its MCP tools (lib/service/demo-mcp.ts): one provider, one session seller. */
+export interface DemoSale {
+  /** The paywall options of a route sold under `route`, its invoices described by `memo`. */
+  options(route: string, memo: string): Omit<L402Options, 'priceSats'>;
+  /** The 1-sat charge's memo: its invoices' preimages are handed back (GET /api/demo/preimage). */
+  chargeMemo: string;
+  /** Undefined on a backend that cannot refund sessions. */
+  session: SessionSeller | undefined;
+}
+
+/** The demo's provider, options and sessions, built once per service context. */
+export function demoSale(ctx: ServiceContext): DemoSale {
+  return demoHandlers(ctx).sale;
 }
 
 /** The paywalled BTC price, sold by the request and by the session; built once per service context. */
@@ -48,7 +64,7 @@ const demoHandlers = (ctx: ServiceContext): DemoHandlers => ctx.part(builtDemoHa
 const builtDemoHandlers = servicePart('demo handlers', (ctx): DemoHandlers => {
   const feed = servicePriceFeed(ctx);
   const provider = demoProvider(ctx);
-  const sold = (route: string, memo: string) => ({
+  const sold = (route: string, memo: string): Omit<L402Options, 'priceSats'> => ({
     provider,
     secret: ctx.keyring,
     replayStore: ctx.replay,
@@ -75,6 +91,7 @@ const builtDemoHandlers = servicePart('demo handlers', (ctx): DemoHandlers => {
       ...(session && { session }),
     }),
     stream: session ? demoStreamHandler(ctx, sold(DEMO_STREAM_ROUTE, 'L402 demo: metered stream'), session) : streamUnavailable(ctx),
+    sale: { options: sold, chargeMemo: DEMO_CHARGE_MEMO, session },
   };
 });
 

@@ -69,6 +69,8 @@ interface Target {
   weight?: number;
   /** Query every request starts from (what routing adds on Vercel, e.g. a [name] segment); the generated one may override it. */
   baseQuery?: Record<string, string>;
+  /** A check of each answer of its own, besides the common ones (POST /api/mcp: no stranger's credential is served). */
+  check?: (body: string, status: number, text: string, where: string) => void;
 }
 
 // ---------------------------------------------------------------------------
@@ -332,6 +334,115 @@ const randomQuery = fc.dictionary(
   { maxKeys: 4 },
 );
 
+/** Tool credentials (POST /api/mcp) made from credentials no one may be served with: their JSON, as the MCP transport carries them. */
+const neverServedTool = new Set<string>();
+/** A Payment Authorization value as the MCP transport's credential object (the challenge's request decoded); text that is none stays text. */
+function asToolCredential(authorization: string): unknown {
+  let credential: unknown = authorization;
+  try {
+    const json = JSON.parse(Buffer.from(authorization.slice('Payment '.length), 'base64url').toString()) as { challenge?: { request?: unknown } };
+    if (typeof json?.challenge?.request === 'string') json.challenge.request = JSON.parse(Buffer.from(json.challenge.request, 'base64url').toString());
+    credential = json;
+  } catch {
+    // Not JSON inside: sent as the text it is.
+  }
+  if (neverServed.has(authorization)) neverServedTool.add(JSON.stringify(credential));
+  return credential;
+}
+/** Hostile tool credentials: guessed and foreign session credentials, the real charge credential mutated, random JSON and text. */
+const toolCredential = () =>
+  fc.oneof(
+    guessedSessionCredential().map(asToolCredential),
+    foreignSessionCredential().map(asToolCredential),
+    // The real charge credential (served once, on btc_price, then refused as used).
+    { weight: 3, arbitrary: fc.constant('').map(() => asToolCredential(realPayment)) },
+    mutate(() => realPayment).map(asToolCredential),
+    fc
+      .tuple(
+        fc.constantFrom('challenge', 'payload', 'source', 'id', 'realm', 'method', 'intent', 'request', 'expires', 'opaque', 'preimage', 'amount'),
+        fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constant(undefined)),
+      )
+      .map(([field, value]) => {
+        const credential = asToolCredential(realPayment) as { challenge: Record<string, unknown>; payload: Record<string, unknown> } & Record<string, unknown>;
+        const request = credential.challenge.request as Record<string, unknown>;
+        const holder = field in credential ? credential : field === 'preimage' ? credential.payload : field === 'amount' ? request : credential.challenge;
+        if (value === undefined) delete holder[field];
+        else holder[field] = value;
+        return credential;
+      }),
+    fc.jsonValue({ maxDepth: 3 }),
+    headerText,
+  );
+const CREDENTIAL_KEY = 'org.paymentauth/credential';
+/** JSON-RPC bodies: tool calls carrying a hostile credential (in params._meta or at the root), other methods, malformed messages, batches. */
+const mcpBody = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom('btc_price', 'btc_price_session', 'nope', ''),
+        toolCredential(),
+        fc.boolean(),
+        fc.oneof(fc.constant({}), fc.jsonValue({ maxDepth: 2 })),
+        fc.oneof(fc.integer(), fc.string({ maxLength: 8 })),
+      )
+      .map(([name, credential, atRoot, args, id]) =>
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name, arguments: args, ...(!atRoot && { _meta: { [CREDENTIAL_KEY]: credential } }) },
+          ...(atRoot && { _meta: { [CREDENTIAL_KEY]: credential } }),
+        }),
+      ),
+  },
+  fc
+    .record(
+      {
+        jsonrpc: fc.oneof(fc.constant('2.0'), fc.jsonValue({ maxDepth: 1 })),
+        id: fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.constant(null), fc.jsonValue({ maxDepth: 1 })),
+        method: fc.oneof(
+          fc.constantFrom('initialize', 'tools/list', 'tools/call', 'ping', 'notifications/initialized', 'resources/list', 'prompts/get'),
+          anyText,
+        ),
+        params: fc.jsonValue({ maxDepth: 3 }),
+        _meta: fc.jsonValue({ maxDepth: 2 }),
+      },
+      { requiredKeys: [] },
+    )
+    .map((message) => JSON.stringify(message)),
+  fc
+    .array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 4 })
+    .map((batch) => JSON.stringify(batch.map((v) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: v })))),
+  rawBody,
+);
+// Mostly what an MCP client sends, so most requests reach the tools; the rest what it must not.
+const mostly = <T>(usual: fc.Arbitrary<T>, other: fc.Arbitrary<T>) => fc.oneof({ weight: 9, arbitrary: usual }, { weight: 1, arbitrary: other });
+const mcpHeaders = fc.record(
+  {
+    accept: mostly(fc.constant('application/json, text/event-stream'), fc.oneof(fc.constantFrom('application/json', 'text/event-stream', '*/*'), headerText)),
+    'content-type': mostly(fc.constantFrom('application/json', 'application/json; charset=utf-8'), fc.oneof(fc.constant('text/plain'), headerText)),
+    'mcp-protocol-version': mostly(fc.constantFrom('2025-06-18', '2025-03-26', '2024-11-05'), headerText),
+    'x-real-ip': fc.constantFrom('192.0.2.1', '2001:db8::1', 'unknown', '', '127.0.0.1'),
+    authorization: authorization(),
+  },
+  { requiredKeys: ['accept', 'content-type'] },
+);
+/** POST /api/mcp never serves a tool call on a credential that is not its opener's own (a guessed or foreign session's). */
+function neverServesStrangers(body: string, status: number, text: string, where: string): void {
+  if (status !== 200) return;
+  let sent: { params?: { _meta?: Record<string, unknown> }; _meta?: Record<string, unknown> };
+  try {
+    sent = JSON.parse(body);
+  } catch {
+    return;
+  }
+  const credential = sent?.params?._meta?.[CREDENTIAL_KEY] ?? sent?._meta?.[CREDENTIAL_KEY];
+  if (credential === undefined || !neverServedTool.has(JSON.stringify(credential))) return;
+  const answer = JSON.parse(text) as { result?: { isError?: boolean } };
+  expect(answer.result === undefined || answer.result.isError === true, `a stranger's tool credential was served: ${where}`).toBe(true);
+}
+
 // ---------------------------------------------------------------------------
 // One target per api/ file
 
@@ -525,6 +636,7 @@ const targets: Target[] = [
   { file: 'cron/payouts.ts', path: '/api/cron/payouts', methods: ['GET'] },
   { file: 'demo/btc-price.ts', weight: HEAVY, path: '/api/demo/btc-price', methods: ['GET'], headers: sessionHeaders },
   { file: 'demo/index.ts', path: '/api/demo', methods: ['GET'] },
+  { file: 'mcp.ts', weight: HEAVY, path: '/api/mcp', methods: ['POST'], headers: mcpHeaders, body: mcpBody, check: neverServesStrangers },
   {
     file: 'demo/stream.ts',
     weight: HEAVY,
@@ -744,6 +856,7 @@ describe(`fuzzing every api/ function (seed ${SEED})`, () => {
           if (given !== undefined && PAYWALLED.has(target.file) && neverServed.has(given)) strangerRefusals.push(status);
           const text = await response.text();
           const where = `${method} ${url.pathname}${url.search} ${JSON.stringify(headers)} body ${JSON.stringify(body).slice(0, 300)} -> ${status} ${text.slice(0, 300)}`;
+          if (hasBody && target.check) target.check(body, status, text, where);
           expect(status, where).toBeGreaterThanOrEqual(200);
           expect(status, where).toBeLessThan(500);
           if (status === 429 || status === 503) expect(Number(response.headers.get('retry-after')), where).toBeGreaterThan(0);
