@@ -18,7 +18,7 @@ import { l402Middleware } from 'l402-paywall/express';
 import { decodeInvoice } from 'l402-paywall/lightning';
 import { redisReplayStore } from 'l402-paywall/redis';
 import { EVENT_TYPES, type L402Event } from 'l402-paywall/events';
-import { DEFAULT_REALM, getPayment, memoryReplayStore, withL402, type L402Options, type Payment, type ReplayStore } from 'l402-paywall';
+import { getPayment, memoryReplayStore, withL402, type L402Options, type Payment, type ReplayStore } from 'l402-paywall';
 import { fetchWithL402, getPaymentReceipt, type Wallet } from 'l402-paywall/client';
 import { REDIS_URL, redisReachable } from '../support/redis.js';
 import { newPreimage } from '../support/l402.js';
@@ -142,8 +142,8 @@ describe('the 402 carries both schemes for one invoice', () => {
     expect(values.indexOf('Payment ')).toBeGreaterThan(values.lastIndexOf('L402 '));
     const body = (await response.clone().json()) as Bought['body'];
     const challenge = Challenge.fromResponse(response);
-    // No realm option: the fixed default, never the request's host (shop.example).
-    expect(challenge).toMatchObject({ realm: DEFAULT_REALM, method: 'lightning', intent: 'charge' });
+    // No realm option: the host name of the request's URL, without its port.
+    expect(challenge).toMatchObject({ realm: new URL(get('/paid').url).hostname, method: 'lightning', intent: 'charge' });
     expect(challenge.request).toEqual({
       amount: '21',
       currency: 'sat',
