@@ -12,11 +12,11 @@ import { ChargeScheme, bindingKeyringOf } from '../schemes/charge/charge-scheme.
 import { L402Scheme } from '../schemes/l402/scheme.js';
 import { Keyring } from '../schemes/l402/token.js';
 import {
-  DEFAULT_REALM,
   MISSING_SECRET,
   checkOptions,
   logError,
   notConfigured,
+  realmOfRequest,
   secretIsMissing,
   validPrice,
   type L402Options,
@@ -64,7 +64,7 @@ function pipelineSettings(options: L402Options): PipelineSettings {
   if (!charge && !l402 && !options.session) throw new TypeError('withL402: option `schemes` turns both L402 and Payment off: nothing could be sold');
   const session = options.session;
   const realm = options.realm;
-  const realmOf = typeof realm === 'string' ? () => realm : (realm ?? (() => DEFAULT_REALM));
+  const realmOf = typeof realm === 'string' ? () => realm : (realm ?? realmOfRequest);
   const invoices = new InvoiceMaker(options.provider, ttlSeconds, onError);
   const attempts = new AttemptNames();
 

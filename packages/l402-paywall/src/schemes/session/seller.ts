@@ -202,6 +202,7 @@ class SessionScheme implements PaywallScheme<PaymentReading & { ok: true }> {
       });
       return {
         authenticate: [formatChallenge(challenge)],
+        payment: { method: challenge.method, intent: challenge.intent },
         body: { session: { challengeId: challenge.id, depositInvoice: invoice.invoice, paymentHash, depositSats, unitPriceSats, idleTimeoutSeconds } },
         ownInvoice: invoice,
       };
