@@ -1,6 +1,7 @@
 // An MCP server's tools (tools/list, every page), each with the price its
-// listing states. A paid tool states its price in its `_meta` (a price object:
-// `{amount, currency: "sat", method?, intent?}`) and in words in its
+// listing states. A paid tool states its price in its `_meta` (a price object
+// `{amount, currency: "sat", method?, intents?}` under `dev.l402paywall/price`,
+// this library's sellers' key) and in words in its
 // description; the price read here is what the listing says, for choosing,
 // and never what is paid: a call pays the invoice of its challenge, checked
 // against maxPriceSats, whatever the listing said. A hostile listing is read
@@ -13,8 +14,10 @@ import type { RpcConnection } from './mcp-rpc.js';
 export interface ToolPrice {
   /** Whole satoshis: per call (intent charge), or per unit of a prepaid session (intent session). */
   sats: number;
-  /** `charge` (each call paid) or `session` (a deposit, spent per call), as stated; `charge` when unsaid. */
+  /** `charge` (each call paid) when the tool is sold so, else how it is sold (`session`: a deposit, spent per call); `charge` when unsaid. */
   intent: string;
+  /** Every way it is sold, as stated (`['charge', 'session']`). */
+  intents: string[];
   /** The payment method, as stated (`lightning`). */
   method?: string;
   /** The `_meta` key it was read from. */
@@ -39,7 +42,7 @@ const MAX_PAGES = 20;
 /** Tools kept at most. */
 const MAX_TOOLS = 1000;
 /** Where a price may be stated in a tool's `_meta`, the first found counting. */
-const PRICE_KEYS = ['org.paymentauth/price', 'org.paymentauth/pricing', 'l402-paywall/price', 'price', 'pricing'];
+const PRICE_KEYS = ['dev.l402paywall/price', 'org.paymentauth/price', 'price'];
 
 const ToolSchema = z
   .object({
@@ -64,6 +67,8 @@ const PriceSchema = z
     currency: z.string().optional(),
     method: z.string().max(64).optional(),
     intent: z.string().max(64).optional(),
+    /** How it is sold (this library's tools): `charge`, `session`, or both. */
+    intents: z.array(z.string().max(64)).max(8).optional(),
   })
   .loose();
 
@@ -105,9 +110,10 @@ export function toolPrice(meta: Record<string, unknown>): ToolPrice | undefined 
   for (const key of PRICE_KEYS) {
     const stated = PriceSchema.safeParse(meta[key]);
     if (!stated.success) continue;
-    const { amount, currency, method, intent } = stated.data;
+    const { amount, currency, method, intent, intents } = stated.data;
     if (currency !== undefined && currency.toLowerCase() !== 'sat') continue;
-    return { sats: Number(amount), intent: intent ?? 'charge', ...(method !== undefined && { method }), key };
+    const sold = intents && intents.length > 0 ? intents : [intent ?? 'charge'];
+    return { sats: Number(amount), intent: sold.includes('charge') ? 'charge' : sold[0]!, intents: sold, ...(method !== undefined && { method }), key };
   }
   return undefined;
 }

@@ -25,6 +25,7 @@ beforeEach(() => {
   wallet = recordingWallet(node);
   server.credentials.length = 0;
   server.served = 0;
+  server.devPayments = 0;
 });
 
 describe('mcpToolClient against an mppx MCP server', () => {
@@ -60,21 +61,10 @@ describe('mcpToolClient against an mppx MCP server', () => {
   });
 
   it('pays with the dev wallet of a service over HTTP', async () => {
-    // The dev wallet posts to /api/dev/pay: served here by a route of the test's own on the dev node.
-    const { createServer } = await import('node:http');
-    const { getRequestListener } = await import('@hono/node-server');
-    const { createDevPayHandler } = await import('l402-paywall/backends');
-    const http = createServer(getRequestListener(createDevPayHandler(node)));
-    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    try {
-      const serviceUrl = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
-      const client = mcpToolClient(server.url, { wallet: devWallet({ serviceUrl }), maxPriceSats: 5 });
-      const { receipt } = await client.callTool('weather');
-      expect(receipt?.serverReceipt?.reference).toBe(receipt?.paymentHash);
-    } finally {
-      http.closeAllConnections();
-      http.close();
-    }
+    const client = mcpToolClient(server.url, { wallet: devWallet({ serviceUrl: new URL(server.url).origin }), maxPriceSats: 5 });
+    const { receipt } = await client.callTool('weather');
+    expect(receipt?.serverReceipt?.reference).toBe(receipt?.paymentHash);
+    expect(server.devPayments).toBe(1);
   });
 
   it('calls a free tool without paying', async () => {

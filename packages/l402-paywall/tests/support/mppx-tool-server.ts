@@ -7,7 +7,8 @@
 // an in-process dev node and whose verification checks SHA256(preimage) =
 // the payment hash, once per payment hash. The low-level SDK server is used:
 // McpServer turns a tool's thrown error into an `isError` result, which would
-// hide the -32042.
+// hide the -32042. Beside it, on the same origin, the dev wallet
+// (/api/dev/pay) that `--dev <origin>` pays with.
 import { createHash } from 'node:crypto';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,7 +18,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { Errors, Method } from 'mppx';
 import { Mppx, Transport } from 'mppx/server';
-import type { DevNode } from 'l402-paywall/backends';
+import { createDevPayHandler, type DevNode } from 'l402-paywall/backends';
 import { lightningCharge, MPPX_SECRET } from './mpp-server.js';
 
 export const MPPX_TOOL_REALM = 'mcp.mppx.test';
@@ -31,6 +32,8 @@ export interface MppxToolServer {
   credentials: unknown[];
   /** Tool calls served after payment. */
   served: number;
+  /** Invoices the dev wallet at /api/dev/pay (on the same origin, what `--dev <origin>` pays with) paid. */
+  devPayments: number;
   close(): Promise<void>;
 }
 
@@ -62,7 +65,8 @@ export async function startMppxToolServer(node: DevNode): Promise<MppxToolServer
     },
   });
   const mppx = Mppx.create({ methods: [method], secretKey: MPPX_SECRET, realm: MPPX_TOOL_REALM, transport: Transport.mcpSdk() });
-  const state = { credentials: [] as unknown[], served: 0 };
+  const state = { credentials: [] as unknown[], served: 0, devPayments: 0 };
+  const devPay = createDevPayHandler(node);
 
   function mcpServer(): Server {
     const server = new Server({ name: 'mppx-tools', version: '1.0.0' }, { capabilities: { tools: {} } });
@@ -89,7 +93,13 @@ export async function startMppxToolServer(node: DevNode): Promise<MppxToolServer
   }
 
   const listener = getRequestListener(async (request) => {
-    if (new URL(request.url).pathname !== '/mcp') return new Response('not found', { status: 404 });
+    const { pathname } = new URL(request.url);
+    if (pathname === '/api/dev/pay') {
+      const answer = await devPay(request);
+      if (answer.ok) state.devPayments++;
+      return answer;
+    }
+    if (pathname !== '/mcp') return new Response('not found', { status: 404 });
     // Stateless: a server and a transport of its own for each request.
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const server = mcpServer();
