@@ -14,6 +14,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 export const LIBRARY_SLOW = [
   'tests/integration/cli-hostile.test.ts',
   'tests/integration/client-mpp.test.ts',
+  'tests/integration/mcp-paid-tools-bins.test.ts',
   'tests/integration/session-stream-processes.test.ts',
 ];
 
