@@ -81,8 +81,8 @@ module.exports = {
     ...libraryLayer(
       'paywall',
       ['paywall', 'schemes', 'core', 'crypto', 'util'],
-      'The assembly turns options into the core and its schemes: nothing above it (adapters, entries, the client) and no event builder.',
-      ['events/types\\.ts'],
+      'The assembly turns options into the core and its schemes: nothing above it (adapters, entries, the client) and no event builder, only its loader (events/load-builder.ts: the session events, loaded with onEvent only).',
+      ['events/types\\.ts', 'events/load-builder\\.ts'],
     ),
     {
       name: 'paywall-imports-events-types-only',

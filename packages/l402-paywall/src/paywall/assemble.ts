@@ -22,6 +22,7 @@ import {
   type L402Options,
   type MissingSetting,
 } from './options.js';
+import { sessionEventObserver } from './session-events.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -77,7 +78,10 @@ function pipelineSettings(options: L402Options): PipelineSettings {
       schemes.push(
         new ChargeScheme({ binding, realmOf, keepUseOnFailure: options.keepPaymentOnFailure === true, leavesSessions: session !== undefined, onError }),
       );
-    if (session) schemes.push(session.scheme({ binding, realmOf, provider: options.provider, replay, attempts, invoices, onError }));
+    // With onEvent set, the session's events leave through it too: one pipeline for every event of the paywall.
+    const observe = session && sessionEventObserver(options, onError);
+    if (session)
+      schemes.push(session.scheme({ binding, realmOf, provider: options.provider, replay, attempts, invoices, onError, ...(observe && { observe }) }));
   }
 
   const withUses = (extra: Record<string, string>) => (uses > 1 ? { ...extra, uses: String(uses) } : extra);
