@@ -20,6 +20,7 @@ export const EDGE_SAFE_ENTRIES = [
   'client',
   'events',
   'mpp',
+  'proxy',
 ] as const;
 
 /** Records every import of a Node built-in instead of letting esbuild fail on the first. */
