@@ -84,6 +84,11 @@ module.exports = {
       'The assembly turns options into the core and its schemes: nothing above it (adapters, entries, the client) and no event builder, only its loader (events/load-builder.ts: the session events, loaded with onEvent only).',
       ['events/types\\.ts', 'events/load-builder\\.ts'],
     ),
+    ...libraryLayer(
+      'proxy',
+      ['proxy', 'adapters', 'paywall', 'schemes', 'core', 'crypto', 'util', 'http', 'lightning', 'events'],
+      'The proxy is an adapter of the core (beside adapters/, on their gate and serve step): never the client, the CLI or managed mode.',
+    ),
     {
       name: 'paywall-imports-events-types-only',
       comment: 'What the assembly takes from events/types.ts (the options name the events) is types: nothing of it is loaded with the core.',

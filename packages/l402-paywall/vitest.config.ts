@@ -16,6 +16,7 @@ export const LIBRARY_SLOW = [
   'tests/integration/client-mpp.test.ts',
   'tests/integration/mcp-paid-tools-bins.test.ts',
   'tests/integration/session-stream-processes.test.ts',
+  'tests/integration/proxy-cli.test.ts',
 ];
 
 /** Probes the shared Redis once, says what its absence skips; under L402_TEST_REQUIRE_SERVICES=1 fails instead. */
