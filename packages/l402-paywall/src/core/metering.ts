@@ -64,17 +64,7 @@ export type SessionAnswer =
  * still the client's to use), `not-due` / `stale` (refund bookkeeping), `not-reserved` (a reservation
  * settled before, or never made: nothing to settle).
  */
-export type SessionRefusal =
-  | 'unknown'
-  | 'exists'
-  | 'closed'
-  | 'idle'
-  | 'insufficient'
-  | 'duplicate'
-  | 'refund-started'
-  | 'not-due'
-  | 'stale'
-  | 'not-reserved';
+export type SessionRefusal = 'unknown' | 'exists' | 'closed' | 'idle' | 'insufficient' | 'duplicate' | 'refund-started' | 'not-due' | 'stale' | 'not-reserved';
 
 /** A session a paid request runs under (PaidRequest.session): the seam for metering a streamed answer. */
 export interface SessionUse {

@@ -225,7 +225,12 @@ describe.each(ledgers)('%s', (_name, makeLedger, needsRedis) => {
     expect(await ledger.reserve!(id, 'r1', 49 * SAT, T0 + 1)).toMatchObject({ ok: true, balanceMsat: 51 * SAT, session: { spentMsat: 49 * SAT } });
     // The same reservation again: refused, nothing more taken.
     expect(await ledger.reserve!(id, 'r1', 49 * SAT, T0 + 2)).toMatchObject({ ok: false, reason: 'duplicate', balanceMsat: 51 * SAT });
-    expect(await ledger.settle!(id, 'r1', 36 * SAT, T0 + 3)).toMatchObject({ ok: true, chargedMsat: 36 * SAT, balanceMsat: 64 * SAT, session: { spentMsat: 36 * SAT } });
+    expect(await ledger.settle!(id, 'r1', 36 * SAT, T0 + 3)).toMatchObject({
+      ok: true,
+      chargedMsat: 36 * SAT,
+      balanceMsat: 64 * SAT,
+      session: { spentMsat: 36 * SAT },
+    });
     // Settled once: a second settle (a retry, another instance) changes nothing.
     const again = await Promise.all([ledger.settle!(id, 'r1', 0, T0 + 4), ledger.settle!(id, 'r1', 0, T0 + 4)]);
     for (const answer of again) expect(answer).toMatchObject({ ok: false, reason: 'not-reserved', balanceMsat: 64 * SAT });
@@ -257,13 +262,20 @@ describe.each(ledgers)('%s', (_name, makeLedger, needsRedis) => {
     const ledger = makeLedger();
     const { id } = await open(ledger, 100);
     await ledger.reserve!(id, 'streaming', 49 * SAT, T0 + 1);
-    expect(await ledger.close(id, 'client', T0 + 2)).toMatchObject({ ok: true, session: { spentMsat: 49 * SAT, refund: { state: 'due', amountMsat: 51 * SAT } } });
+    expect(await ledger.close(id, 'client', T0 + 2)).toMatchObject({
+      ok: true,
+      session: { spentMsat: 49 * SAT, refund: { state: 'due', amountMsat: 51 * SAT } },
+    });
     expect(await ledger.settle!(id, 'streaming', 1 * SAT, T0 + 3)).toMatchObject({ ok: false, reason: 'closed', balanceMsat: 51 * SAT });
     expect(await ledger.get(id)).toMatchObject({ spentMsat: 49 * SAT, refund: { amountMsat: 51 * SAT } });
     expect(outcome(await ledger.reserve!(id, 'late', 0, T0 + 4))).toBe('closed');
     // Idle: a reservation on a session idle past its timeout closes it, as a spend does.
     const idle = await open(ledger, 10, 60_000);
-    expect(await ledger.reserve!(idle.id, 'r', SAT, T0 + 60_000)).toMatchObject({ ok: false, reason: 'idle', session: { status: 'closed', closedBecause: 'idle' } });
+    expect(await ledger.reserve!(idle.id, 'r', SAT, T0 + 60_000)).toMatchObject({
+      ok: false,
+      reason: 'idle',
+      session: { status: 'closed', closedBecause: 'idle' },
+    });
   });
 
   run('a reservation never settled (its process died) stays spent: the close refunds around it', async () => {
