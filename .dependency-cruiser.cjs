@@ -81,8 +81,13 @@ module.exports = {
     ...libraryLayer(
       'paywall',
       ['paywall', 'schemes', 'core', 'crypto', 'util'],
-      'The assembly turns options into the core and its schemes: nothing above it (adapters, entries, the client) and no event builder.',
-      ['events/types\\.ts'],
+      'The assembly turns options into the core and its schemes: nothing above it (adapters, entries, the client) and no event builder, only its loader (events/load-builder.ts: the session events, loaded with onEvent only).',
+      ['events/types\\.ts', 'events/load-builder\\.ts'],
+    ),
+    ...libraryLayer(
+      'proxy',
+      ['proxy', 'adapters', 'paywall', 'schemes', 'core', 'crypto', 'util', 'http', 'lightning', 'events'],
+      'The proxy is an adapter of the core (beside adapters/, on their gate and serve step): never the client, the CLI or managed mode.',
     ),
     {
       name: 'paywall-imports-events-types-only',

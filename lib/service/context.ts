@@ -38,7 +38,8 @@ export interface ServiceContext {
    * The Payment challenges' realm: the host name of the public origin (PUBLIC_URL,
    * else Vercel's domain, else where the local server listens), without the port,
    * as mppx's validator expects it; never a request's Host header. Undefined
-   * (production without a public origin): the library's fixed DEFAULT_REALM.
+   * (production without a public origin): the library's default, the host name
+   * of each request's URL.
    */
   realm?: string;
   /**

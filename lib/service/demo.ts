@@ -14,7 +14,7 @@ import { invoiceLimit } from './money/invoices.js';
 import { servicePriceFeed } from './records/price.js';
 import { providerUnavailable } from './money/provider-errors.js';
 import { servicePaymentLog } from './records/payment-log.js';
-import { serviceSessionObserver } from './session-observer.js';
+import { sessionLogObserver } from './session-observer.js';
 import { servicePart, type ServiceContext } from './context.js';
 
 export const DEMO_ROUTE = '/api/demo/btc-price';
@@ -161,7 +161,8 @@ function demoSessions(ctx: ServiceContext, provider: InvoiceProvider): SessionSe
     depositUnits: ctx.config.demo.sessionDepositUnits,
     ledger: ctx.sessions,
     // Deposits, top-ups, spending and refunds in the payment log: a request a session serves is not a payment (onPaid skips it).
-    onSession: serviceSessionObserver(ctx),
+    // Their audit events leave through the paywall's onEvent (ctx.events.paywall), once.
+    onSession: sessionLogObserver(ctx),
   });
   seller.check(provider);
   return seller;

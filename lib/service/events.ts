@@ -5,7 +5,7 @@
 // only in development) and is kept alive after the answer with Vercel's
 // waitUntil. Unset, nothing here exists and no event is built.
 import { waitUntil as vercelWaitUntil } from '@vercel/functions';
-import { httpEventSink, serverEvents, sessionEvents, type EventSinkStats, type HttpEventSink, type ServerEvents } from 'l402-paywall/events';
+import { httpEventSink, serverEvents, sessionEvents, type EventHandler, type EventSinkStats, type ServerEvents } from 'l402-paywall/events';
 import type { SessionObserver } from 'l402-paywall/lightning';
 import type { Config } from '../config.js';
 import { guardedFetch } from '../http/outbound.js';
@@ -15,11 +15,11 @@ import { outboundPolicy } from '../lightning/lnurl.js';
 export const SERVICE_AGENT_ID = 'l402-paywall-service';
 
 export interface ServiceEvents {
-  /** withL402 options: the sink as onEvent, and who emits. */
-  paywall: { onEvent: HttpEventSink; events: { agentId: string; source: string | undefined; waitUntil: (promise: Promise<unknown>) => void } };
+  /** withL402 options: the sink as onEvent (the paywall's own events and its prepaid sessions'), and who emits. */
+  paywall: { onEvent: EventHandler; events: { agentId: string; source: string | undefined; waitUntil: (promise: Promise<unknown>) => void } };
   /** For paid flows that are not withL402 (Pro activation). */
   server: ServerEvents;
-  /** The prepaid sessions' events: an onSession observer (lib/service/session-observer.ts). */
+  /** The prepaid sessions' events outside a paywall (the cron's refunds): an onSession observer (lib/service/session-observer.ts). */
   sessions: SessionObserver;
   /** Waits for every event sent so far to be delivered or given up (tests, shutdown). */
   flush(): Promise<void>;

@@ -16,5 +16,18 @@ export default defineConfig({
   // Keep `node:` in the one Node entry's imports: Deno, Bun and Workers' nodejs_compat resolve it.
   removeNodeProtocol: false,
   // Peer and optional dependencies stay imports; everything else the entries need is listed in dependencies.
-  external: [/^@noble\//, /^@scure\//, 'zod', '@getalby/sdk', /^@getalby\/sdk\//, /^@modelcontextprotocol\/sdk/, '@upstash/redis', 'ws', /^node:/],
+  // ioredis and redis: whichever client the user installed, for the proxy's REDIS_URL.
+  external: [
+    /^@noble\//,
+    /^@scure\//,
+    'zod',
+    '@getalby/sdk',
+    /^@getalby\/sdk\//,
+    /^@modelcontextprotocol\/sdk/,
+    '@upstash/redis',
+    'ws',
+    /^node:/,
+    'ioredis',
+    'redis',
+  ],
 });

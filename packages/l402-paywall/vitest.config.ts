@@ -14,7 +14,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
 export const LIBRARY_SLOW = [
   'tests/integration/cli-hostile.test.ts',
   'tests/integration/client-mpp.test.ts',
+  'tests/integration/mcp-paid-tools-bins.test.ts',
   'tests/integration/session-stream-processes.test.ts',
+  'tests/integration/proxy-cli.test.ts',
 ];
 
 /** Probes the shared Redis once, says what its absence skips; under L402_TEST_REQUIRE_SERVICES=1 fails instead. */

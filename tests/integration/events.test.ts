@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { type CloudEvent, HTTP } from 'cloudevents';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EVENT_TYPES, generateEventSecret, verifyEvent, type L402Event } from 'l402-paywall/events';
+import { EVENT_TYPES, EVENT_TYPE_PREFIX, generateEventSecret, verifyEvent, type L402Event } from 'l402-paywall/events';
 import { plainHeaders, startEventReceiver, type EventReceiver } from '../../packages/l402-paywall/tests/support/event-receiver.js';
 import { startServerProcess } from '../support/server-process.js';
 import { createLogin } from '../../lib/service/accounts/auth.js';
@@ -19,6 +19,8 @@ import { createBudget, createSessions, devWallet, fetchWithL402 } from 'l402-pay
 import type { SessionObservation } from 'l402-paywall/lightning';
 
 const SECRET = generateEventSecret();
+
+const SESSION_EVENT_PREFIX = `${EVENT_TYPE_PREFIX}.server.session.`;
 
 async function payDemoInvoice(base: string, invoice: string): Promise<string> {
   const response = await fetch(`${base}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice }) });
@@ -197,15 +199,24 @@ describe('EVENTS_WEBHOOK_URL set: a prepaid session of the demo', () => {
   const server = useDevServer(() => ({ EVENTS_WEBHOOK_URL: receiver.url, EVENTS_WEBHOOK_SECRET: SECRET, DEMO_STREAM_INTERVAL_MS: '0' }));
 
   it('opened, spent, topped-up, spent, closed, refunded: exactly these, in this order, signed, spending batched, no preimage or secret', async () => {
-    // What the demo's observer tells the event builder, in the order it tells it (deliveries may overtake each other).
-    const told: SessionObservation['type'][] = [];
+    // The session events the demo's paywall hands its onEvent (the service's sink), in the order it hands them
+    // (deliveries may overtake each other); the observer for events outside a paywall (the cron's) is never told.
+    const told: string[] = [];
+    const outsidePaywall: SessionObservation[] = [];
     const events = server.ctx.events!;
     server.use({
       ...server.ctx,
       events: {
         ...events,
+        paywall: {
+          ...events.paywall,
+          onEvent: (event) => {
+            if (event.type.startsWith(SESSION_EVENT_PREFIX)) told.push(event.type.slice(SESSION_EVENT_PREFIX.length));
+            return events.paywall.onEvent(event);
+          },
+        },
         sessions: (observation) => {
-          told.push(observation.type);
+          outsidePaywall.push(observation);
           events.sessions(observation);
         },
       },
@@ -230,6 +241,7 @@ describe('EVENTS_WEBHOOK_URL set: a prepaid session of the demo', () => {
     await vi.waitFor(() => expect(told).toHaveLength(6));
     // 25 units in two batches: the 20 before the pause for a top-up, the 5 after it at the stream's end.
     expect(told).toEqual(['opened', 'spent', 'topped-up', 'spent', 'closed', 'refunded']);
+    expect(outsidePaywall).toEqual([]);
 
     await events.flush();
     const delivered = receiver.deliveries.map((delivery) => {
@@ -239,7 +251,8 @@ describe('EVENTS_WEBHOOK_URL set: a prepaid session of the demo', () => {
       expect((HTTP.toEvent({ headers, body: delivery.body }) as CloudEvent<unknown>).validate()).toBe(true);
       return event;
     });
-    const session = delivered.filter((e) => e.type.startsWith('dev.l402paywall.server.session.'));
+    // Each once: the paywall's onEvent is their one way out.
+    const session = delivered.filter((e) => e.type.startsWith(SESSION_EVENT_PREFIX));
     expect(session.map((e) => e.type).sort()).toEqual(
       [
         EVENT_TYPES.sessionOpened,

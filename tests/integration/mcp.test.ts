@@ -62,9 +62,9 @@ afterAll(async () => {
 });
 
 describe('l402-paywall mcp', () => {
-  it('offers list_paid_apis and call_paid_api', async () => {
+  it('offers list_paid_apis, call_paid_api, list_paid_tools and call_paid_tool', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['call_paid_api', 'list_paid_apis']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['call_paid_api', 'call_paid_tool', 'list_paid_apis', 'list_paid_tools']);
     const callTool = tools.find((t) => t.name === 'call_paid_api')!;
     expect(Object.keys(callTool.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['url', 'method', 'body', 'max_price_sats']));
   });

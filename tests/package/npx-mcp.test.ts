@@ -155,7 +155,7 @@ describe('npx -y l402-mcp (the MCP configuration of the README)', () => {
       expect(client.getServerVersion()).toMatchObject({ name: 'l402-paywall', version: '0.1.0' });
 
       const { tools } = await client.listTools();
-      expect(tools.map((tool) => tool.name).sort()).toEqual(['call_paid_api', 'list_paid_apis']);
+      expect(tools.map((tool) => tool.name).sort()).toEqual(['call_paid_api', 'call_paid_tool', 'list_paid_apis', 'list_paid_tools']);
 
       const listing = (await client.callTool({ name: 'list_paid_apis', arguments: {} })) as ToolResult;
       expect(listing.isError, listing.content[0]?.text).toBeFalsy();

@@ -276,12 +276,14 @@ describe('the packed tarball', () => {
         exports: Record<string, string | { types: string; default: string }>;
       };
       for (const [subpath, target] of Object.entries(manifest.exports)) {
-        if (typeof target === 'string') continue; // ./package.json
+        if (typeof target === 'string') continue; // ./package.json, ./proxy-config.schema.json
         expect(packed.files, subpath).toContain(target.default.replace(/^\.\//, ''));
         expect(packed.files, subpath).toContain(target.types.replace(/^\.\//, ''));
       }
       expect(packed.files).toContain('package.json');
-      expect(packed.files.filter((file) => !file.startsWith('dist/') && !/^(package\.json|README\.md|LICENSE)$/.test(file))).toEqual([]);
+      expect(packed.files.filter((file) => !file.startsWith('dist/') && !/^(package\.json|README\.md|LICENSE|proxy-config\.schema\.json)$/.test(file))).toEqual(
+        [],
+      );
       expect(packed.files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
     },
     3 * MINUTE,
@@ -339,7 +341,7 @@ describe('the packed tarball', () => {
       const project = await installed('packed-consumer');
       const manifest = JSON.parse(readFileSync(join(LIBRARY_DIR, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
       // l402-paywall/node and l402-paywall/mcp (the MCP server on stdio) are for Node alone.
-      const entries = Object.keys(manifest.exports).filter((subpath) => !['./node', './mcp', './package.json'].includes(subpath));
+      const entries = Object.keys(manifest.exports).filter((subpath) => !['./node', './mcp', './package.json', './proxy-config.schema.json'].includes(subpath));
       expect(entries.length).toBeGreaterThanOrEqual(8);
       for (const subpath of entries) {
         const specifier = `l402-paywall${subpath.slice(1)}`;

@@ -25,3 +25,5 @@ export type { ClientEventOptions } from './events/client.js';
 export type { DestinationPolicy } from './client/destinations.js';
 export { classifyAddress, classifyHost, ipv6Bytes } from './http/address-kind.js';
 export type { AddressKind } from './http/address-kind.js';
+export { mcpToolClient, McpToolError, McpTransportError } from './client/mcp-tools.js';
+export type { McpToolClient, McpToolsOptions, PaidTool, PaidToolResult, ToolPaymentReceipt, ToolPrice } from './client/mcp-tools.js';

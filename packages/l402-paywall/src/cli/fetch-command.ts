@@ -30,6 +30,7 @@ import { printedHelpOrVersion } from './version.js';
 
 export const FETCH_USAGE = `Usage: l402-paywall <url> [options]
        l402-paywall mcp [options]          (MCP server on stdio; l402-paywall mcp --help)
+       l402-paywall tool <server-url> [<tool> [json-args]]   (an MCP server's paid tools; l402-paywall tool --help)
 
 Fetches <url>, paying its L402 challenge or its Payment challenge (the IETF
 "Payment" scheme, MPP: method lightning, intent charge) within --max-sats.

@@ -1,7 +1,9 @@
 /// <reference types="node" />
-// `l402-paywall mcp`: an MCP server on stdio for agents. Two tools:
-//   list_paid_apis  the paid APIs a service lists at /api/apis.json (price, category)
-//   call_paid_api   one HTTP request, paid within the session's limits
+// `l402-paywall mcp`: an MCP server on stdio for agents. Four tools:
+//   list_paid_apis   the paid APIs a service lists at /api/apis.json (price, category)
+//   call_paid_api    one HTTP request, paid within the session's limits
+//   list_paid_tools  the tools of another MCP server (Streamable HTTP), with their prices
+//   call_paid_tool   one tool of another MCP server called, paid within the same limits
 // Every payment is within --max-sats and the session's budget (--budget-sats),
 // with the wallet the command line would use. The URLs come from directories
 // and from the model, so no request goes to a non-public address (this
@@ -17,6 +19,8 @@ import { fetchWithinPolicy } from '../client/destinations.js';
 import { fetchWithL402 } from '../client/fetch.js';
 import { getPaymentReceipt, type PaymentReceipt } from '../client/receipts.js';
 import { DestinationRefused, L402ClientError } from '../client/errors.js';
+import { McpToolError, McpTransportError, type ToolPaymentReceipt } from '../client/mcp-errors.js';
+import { mcpToolClient, type McpToolClient } from '../client/mcp-tools.js';
 import { createSessions } from '../client/sessions.js';
 import { deadline } from '../http/deadline.js';
 import { discardBody } from '../http/discard-body.js';
@@ -50,10 +54,13 @@ const DIRECTORY_SERVICE = 'a directory service (its listing is at /api/apis.json
 export const MCP_USAGE = `Usage: npx -y l402-mcp [options]
        l402-paywall mcp [options]     (the same; needs @modelcontextprotocol/sdk installed beside it)
 
-An MCP server on stdio with the tools list_paid_apis and call_paid_api.
-call_paid_api pays L402 challenges and Payment challenges (the IETF "Payment"
-scheme, MPP: method lightning, intent charge; other methods are never paid),
-and its result names the scheme paid and, for Payment, the receipt.
+An MCP server on stdio with the tools list_paid_apis, call_paid_api,
+list_paid_tools and call_paid_tool. call_paid_api pays L402 challenges and
+Payment challenges (the IETF "Payment" scheme, MPP: method lightning, intent
+charge; other methods are never paid), and its result names the scheme paid
+and, for Payment, the receipt. call_paid_tool calls a tool of another MCP
+server (Streamable HTTP) and pays its Payment challenge (JSON-RPC -32042,
+lightning/charge) within the same limits, once per call.
 
 Options:
   --max-sats N        most one request may cost, whole sats (default 10)
@@ -81,6 +88,10 @@ Options:
   -V, --version       the version
 The wallet comes from the environment as for l402-paywall <url> (l402-paywall --help).
 `;
+/** MCP servers whose clients (and sessions, for a stateful server) are kept for later calls; past this, the oldest is closed. */
+const MAX_TOOL_SERVERS = 32;
+/** The most of one answer of another MCP server read, unless --max-body-bytes asks for more: a larger one fails the call. */
+const MIN_TOOL_ANSWER_BYTES = 4 * 1024 * 1024;
 const CATEGORIES = ['data', 'ai', 'finance', 'weather', 'compute', 'storage', 'other'] as const;
 /** Answer headers an agent may need; others (cookies included) are left out. */
 const HEADERS_THAT_MATTER = [
@@ -293,6 +304,111 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
     },
   );
 
+  const toolServers = new Map<string, McpToolClient>();
+  /** The client of an MCP server, made once per endpoint (the oldest closed past MAX_TOOL_SERVERS). */
+  function toolServer(endpoint: string): McpToolClient {
+    const known = toolServers.get(endpoint);
+    if (known) return known;
+    const client = mcpToolClient(endpoint, {
+      wallet,
+      maxPriceSats: flags.maxSats,
+      maxFeeSats: flags.maxFeeSats,
+      budget,
+      destinations,
+      timeoutMs: flags.timeoutMs,
+      maxAnswerBytes: Math.max(MIN_TOOL_ANSWER_BYTES, maxBodyBytes),
+      clientInfo: { name, version: VERSION },
+    });
+    toolServers.set(endpoint, client);
+    if (toolServers.size > MAX_TOOL_SERVERS) {
+      const [oldest, oldClient] = toolServers.entries().next().value!;
+      toolServers.delete(oldest);
+      void oldClient.close();
+    }
+    return client;
+  }
+
+  server.registerTool(
+    'list_paid_tools',
+    {
+      title: 'List paid tools of an MCP server',
+      description:
+        'Lists the tools of another MCP server (its Streamable HTTP endpoint, such as https://host/api/mcp): name, description, the JSON Schema of its arguments, and the price its listing states (sats a call, or a unit of a prepaid session). ' +
+        'Call one with call_paid_tool. Servers on this machine or a private network are refused (DESTINATION_REFUSED) unless the operator allowed them.',
+      inputSchema: { server: z.url().describe("the MCP server's endpoint URL (http or https)") },
+    },
+    async ({ server: endpoint }) => {
+      try {
+        const tools = await toolServer(endpoint).listTools();
+        const result = {
+          server: endpoint,
+          count: tools.length,
+          tools: tools.map((tool) => ({
+            name: tool.name,
+            ...(tool.title !== undefined && { title: tool.title }),
+            description: tool.description ?? '',
+            ...(tool.price && { price_sats: tool.price.sats, price_intent: tool.price.intent }),
+            ...(tool.inputSchema && { input_schema: tool.inputSchema }),
+          })),
+          ...budgetState(),
+        };
+        return { content: [{ type: 'text' as const, text: JSON.stringify(result, null, 2) }], structuredContent: result };
+      } catch (error) {
+        return toolCallFailed(error, endpoint, `Could not list the tools of ${endpoint}`);
+      }
+    },
+  );
+
+  server.registerTool(
+    'call_paid_tool',
+    {
+      title: 'Call a paid tool of an MCP server',
+      description:
+        'Calls one tool of another MCP server (Streamable HTTP). When the tool asks for payment (JSON-RPC -32042 with a Payment challenge, method lightning, intent charge), ' +
+        'pays its Lightning invoice (checked: amount, network, expiry, the challenge against its invoice) once and calls it again with the credential; a server asking again after being paid is not paid twice. ' +
+        `Never pays more than max_price_sats (at most ${flags.maxSats}) for one call, nor more than the session budget of ${flags.budgetSats} sats in all. ` +
+        `Returns the tool's content (its text cut at ${maxBodyBytes} bytes), structured content, is_error, the sats paid and the server's receipt.`,
+      inputSchema: {
+        server: z.url().describe("the MCP server's endpoint URL (http or https)"),
+        tool: z.string().min(1).max(256).describe('the name of the tool'),
+        arguments: z.record(z.string(), z.unknown()).optional().describe("the tool's arguments, as its input schema says"),
+        max_price_sats: z.number().int().positive().optional().describe(`most this call may cost (default and ceiling ${flags.maxSats})`),
+      },
+    },
+    async ({ server: endpoint, tool, arguments: args, max_price_sats }) => {
+      try {
+        const { result: called, receipt } = await toolServer(endpoint).callTool(tool, args ?? {}, { maxPriceSats: max_price_sats ?? flags.maxSats });
+        const { content, cut } = cutContent(called.content, maxBodyBytes);
+        const result = {
+          server: endpoint,
+          tool,
+          content,
+          ...(cut && { content_truncated: true, content_truncated_at_bytes: maxBodyBytes }),
+          ...(called.structuredContent !== undefined && !cut && { structured_content: called.structuredContent }),
+          is_error: called.isError === true,
+          ...toolPaidFacts(receipt),
+          ...budgetState(),
+        };
+        return { content: [{ type: 'text' as const, text: JSON.stringify(result, null, 2) }], structuredContent: result };
+      } catch (error) {
+        return toolCallFailed(error, endpoint, `Could not call ${tool} at ${endpoint}`);
+      }
+    },
+  );
+
+  /** A tool error for a tool call that ended without a result: a refusal, a JSON-RPC error, no MCP answer; with what it paid. */
+  function toolCallFailed(error: unknown, endpoint: string, failed: string) {
+    if (error instanceof L402ClientError) return toolError(error.code, error.message, { refused: error.refused, ...error.details, ...budgetState() });
+    if (error instanceof McpToolError)
+      return toolError('TOOL_ERROR', error.message, { rpc_code: error.rpcCode, ...toolPaidFacts(error.receipt), ...budgetState() });
+    if (error instanceof McpTransportError) {
+      const facts = { ...toolPaidFacts(error.receipt), ...budgetState() };
+      if (timedOut(error.cause)) return toolError('TIMEOUT', `${failed}: no complete answer within ${flags.timeoutMs / 1000} s (--timeout-seconds)`, facts);
+      return toolError('MCP_ERROR', `${failed}: ${error.message}`, facts);
+    }
+    return requestFailed(error, new URL(endpoint), 'REQUEST_FAILED', failed, budgetState());
+  }
+
   function budgetState() {
     const spent = budget.spent();
     return { session_spent_sats: spent.totalSats, session_budget_left_sats: budget.remainingMsat() / 1000 };
@@ -331,6 +447,7 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
     // Only refunds the wallet received are credited to the budget: this is what the whole run spent.
     io.stderr.write(`${name}: ${spentText(budget, closed)}\n`);
   }
+  await Promise.all([...toolServers.values()].map((client) => client.close()));
   wallet.close?.();
   await server.close();
   return EXIT.SERVED;
@@ -390,4 +507,43 @@ function paidFacts(receipt: PaymentReceipt | undefined) {
 function toolError(code: string, message: string, details: Record<string, unknown> = {}) {
   const result = { error: message, code, ...details };
   return { isError: true, content: [{ type: 'text' as const, text: JSON.stringify(result, null, 2) }] };
+}
+
+/** What a tool call paid, for its answer (as paidFacts says it of an HTTP call). */
+function toolPaidFacts(receipt: ToolPaymentReceipt | undefined) {
+  return {
+    sats_paid: receipt?.paidByThisCall ? receipt.amountMsat / 1000 : 0,
+    fee_sats: receipt?.paidByThisCall ? receipt.feeMsat / 1000 : 0,
+    ...(receipt && {
+      payment_hash: receipt.paymentHash,
+      scheme: receipt.scheme,
+      challenge_id: receipt.challengeId,
+      ...(receipt.serverReceipt && {
+        receipt: { challenge_id: receipt.serverReceipt.challengeId, payment_hash: receipt.serverReceipt.reference, timestamp: receipt.serverReceipt.timestamp },
+      }),
+      ...(receipt.serverReceiptProblem !== undefined && { receipt_problem: receipt.serverReceiptProblem }),
+    }),
+  };
+}
+
+/** A tool's content with its text cut to `maxBytes` in all (UTF-8), the rest of the items left out past it. */
+function cutContent(content: unknown[] | undefined, maxBytes: number): { content: unknown[]; cut: boolean } {
+  const items = Array.isArray(content) ? content : [];
+  const encoder = new TextEncoder();
+  const out: unknown[] = [];
+  let left = maxBytes;
+  for (const item of items) {
+    const text = (item as { type?: unknown; text?: unknown }).type === 'text' ? (item as { text?: unknown }).text : undefined;
+    const size = typeof text === 'string' ? encoder.encode(text).byteLength : encoder.encode(JSON.stringify(item)).byteLength;
+    if (size <= left) {
+      out.push(item);
+      left -= size;
+      continue;
+    }
+    // Cut on a character: decoding the first bytes drops a split character's rest.
+    if (typeof text === 'string' && left > 0)
+      out.push({ ...(item as object), text: new TextDecoder().decode(encoder.encode(text).subarray(0, left)).replace(/\uFFFD$/, '') });
+    return { content: out, cut: true };
+  }
+  return { content: out, cut: false };
 }

@@ -61,9 +61,10 @@ export type SessionAnswer =
  * too long), `insufficient` (balance below the amount), `duplicate` (this
  * top-up was credited before), `refund-started` (a top-up for a closed session
  * whose refund is being paid, paid or given up: not taken, so its payment is
- * still the client's to use), `not-due` / `stale` (refund bookkeeping).
+ * still the client's to use), `not-due` / `stale` (refund bookkeeping), `not-reserved` (a reservation
+ * settled before, or never made: nothing to settle).
  */
-export type SessionRefusal = 'unknown' | 'exists' | 'closed' | 'idle' | 'insufficient' | 'duplicate' | 'refund-started' | 'not-due' | 'stale';
+export type SessionRefusal = 'unknown' | 'exists' | 'closed' | 'idle' | 'insufficient' | 'duplicate' | 'refund-started' | 'not-due' | 'stale' | 'not-reserved';
 
 /** A session a paid request runs under (PaidRequest.session): the seam for metering a streamed answer. */
 export interface SessionUse {

@@ -31,7 +31,8 @@ import {
 import { REJECTIONS } from './rejections.js';
 import { giveBack, type Background } from './release.js';
 import type { ReplayStore } from './replay.js';
-import { Presented, type ClaimUse, type Offer, type PaywallScheme, type RefusalReason, type Terms, type Verdict } from './scheme.js';
+import { parseAcceptPayment, rankByPreference, type PaymentKind } from './accept-payment.js';
+import { Presented, hasAuthScheme, type ClaimUse, type Offer, type PaywallScheme, type RefusalReason, type Terms, type Verdict } from './scheme.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -202,6 +203,7 @@ export class PaywallPipeline implements SyncCapablePaywall {
       if (isDevNodeInProduction(error)) return unavailable(error.code, error.message, NOT_CONFIGURED_RETRY_AFTER_SECONDS);
       throw error;
     }
+    offers = inPreferredOrder(offers, request);
     const own = offers.find((offer) => offer?.ownInvoice)?.ownInvoice;
     if ((sells && !charged) || (!charged && !own)) return unavailable('PROVIDER_UNAVAILABLE', 'Lightning provider temporarily unavailable; try again shortly');
     const shown = (charged ?? own)!;
@@ -239,6 +241,30 @@ export class PaywallPipeline implements SyncCapablePaywall {
       },
     };
   }
+}
+
+/**
+ * The offers in the order the client asked for. A client that sends a
+ * well-formed Accept-Payment gets the Payment challenges it takes first,
+ * ordered by its preference (server order on ties), without those it refuses,
+ * then the other schemes' in the server's order; one that showed a Payment
+ * credential (refused, or it would not be here) gets the Payment challenges
+ * first. Otherwise the server's order: the L402 family, then Payment. A
+ * preference that would leave no challenge at all is not honoured: a 402
+ * without one helps nobody.
+ */
+function inPreferredOrder(offers: readonly (Offer | undefined)[], request: Request): (Offer | undefined)[] {
+  const payment = offers.filter((offer): offer is Offer & { payment: PaymentKind } => offer?.payment !== undefined);
+  if (payment.length === 0) return [...offers];
+  const others = offers.filter((offer) => offer !== undefined && offer.payment === undefined);
+  const ranges = parseAcceptPayment(request.headers.get('accept-payment'));
+  if (ranges) {
+    const taken = rankByPreference(payment, (offer) => offer.payment, ranges);
+    if (taken.length > 0 || others.length > 0) return [...taken, ...others];
+    return [...offers];
+  }
+  const authorization = request.headers.get('authorization');
+  return authorization !== null && hasAuthScheme(authorization, 'payment') ? [...payment, ...others] : [...offers];
 }
 
 /** A class rather than closures per paid request; the record (and its hash as hex) is made when first asked for. */

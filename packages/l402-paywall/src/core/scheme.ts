@@ -11,6 +11,7 @@
 import type { Paid, SchemeName } from './decision.js';
 import type { ProblemCode } from './problem.js';
 import type { Rejection } from './rejections.js';
+import type { PaymentKind } from './accept-payment.js';
 
 export type { SchemeName };
 
@@ -131,6 +132,11 @@ export interface OfferContext {
 export interface Offer {
   /** WWW-Authenticate values, in the order they are sent. */
   readonly authenticate: readonly string[];
+  /**
+   * Set when the values are Payment challenges: their method and intent, by
+   * which a client's Accept-Payment header selects and orders them.
+   */
+  readonly payment?: PaymentKind;
   /** Members of the 402's body before the invoice (L402's macaroon, where clients have always found it). */
   readonly leadingBody?: Record<string, unknown>;
   /** Members of the 402's body after the problem details (challengeId, session). */

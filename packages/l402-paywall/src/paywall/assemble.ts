@@ -12,16 +12,17 @@ import { ChargeScheme, bindingKeyringOf } from '../schemes/charge/charge-scheme.
 import { L402Scheme } from '../schemes/l402/scheme.js';
 import { Keyring } from '../schemes/l402/token.js';
 import {
-  DEFAULT_REALM,
   MISSING_SECRET,
   checkOptions,
   logError,
   notConfigured,
+  realmOfRequest,
   secretIsMissing,
   validPrice,
   type L402Options,
   type MissingSetting,
 } from './options.js';
+import { sessionEventObserver } from './session-events.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -64,7 +65,7 @@ function pipelineSettings(options: L402Options): PipelineSettings {
   if (!charge && !l402 && !options.session) throw new TypeError('withL402: option `schemes` turns both L402 and Payment off: nothing could be sold');
   const session = options.session;
   const realm = options.realm;
-  const realmOf = typeof realm === 'string' ? () => realm : (realm ?? (() => DEFAULT_REALM));
+  const realmOf = typeof realm === 'string' ? () => realm : (realm ?? realmOfRequest);
   const invoices = new InvoiceMaker(options.provider, ttlSeconds, onError);
   const attempts = new AttemptNames();
 
@@ -77,7 +78,10 @@ function pipelineSettings(options: L402Options): PipelineSettings {
       schemes.push(
         new ChargeScheme({ binding, realmOf, keepUseOnFailure: options.keepPaymentOnFailure === true, leavesSessions: session !== undefined, onError }),
       );
-    if (session) schemes.push(session.scheme({ binding, realmOf, provider: options.provider, replay, attempts, invoices, onError }));
+    // With onEvent set, the session's events leave through it too: one pipeline for every event of the paywall.
+    const observe = session && sessionEventObserver(options, onError);
+    if (session)
+      schemes.push(session.scheme({ binding, realmOf, provider: options.provider, replay, attempts, invoices, onError, ...(observe && { observe }) }));
   }
 
   const withUses = (extra: Record<string, string>) => (uses > 1 ? { ...extra, uses: String(uses) } : extra);

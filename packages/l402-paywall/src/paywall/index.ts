@@ -2,7 +2,7 @@
 // from options, its decision types, and the L402 and Payment charge
 // verification a caller can use alone. Edge-safe: Web APIs and @noble only.
 export { createPaywall } from './assemble.js';
-export { DEFAULT_REALM } from './options.js';
+export { DEFAULT_REALM, realmOfRequest } from './options.js';
 export type { L402Options, InvoiceLimit } from './options.js';
 export { PROVIDER_RETRY_AFTER_SECONDS, refusalResponse } from '../core/refusals.js';
 export { PAYMENT_RECEIPT_HEADER } from '../core/decision.js';

@@ -70,9 +70,13 @@ export interface L402Options {
   schemes?: { l402?: boolean; payment?: boolean };
   /**
    * The Payment challenges' realm (printable ASCII, no `|`): your public host
-   * name, e.g. "api.example.com", from configuration. Default DEFAULT_REALM
-   * ("l402-paywall"), never the request's Host header, which the client
-   * chooses. A function of the request must not read Host either.
+   * name, e.g. "api.example.com", from configuration. Default: the host name
+   * of the request's URL without its port (`realmOfRequest`), as MPP clients
+   * and mppx's validator expect; an adapter builds that URL from the Host
+   * header, which the client chooses, so behind a proxy that rewrites Host, or
+   * to answer every host with one name, set it. A realm is bound into each
+   * challenge and checked against the request its credential comes with, so a
+   * forged Host gets a challenge good only for requests that forge it again.
    */
   realm?: string | ((request: Request) => string);
   /**
@@ -93,11 +97,34 @@ export interface L402Options {
 }
 
 /**
- * The realm of the Payment challenges when the `realm` option is unset: a
- * fixed name. Never the request's Host header: the client chooses it, and a
- * challenge would echo `realm="evil.example"` back to whoever forged it.
+ * The fixed realm the Payment challenges had by default before the request's
+ * host name (realmOfRequest) became the default.
+ * @deprecated no longer the default; pass `realm: DEFAULT_REALM` to keep it.
  */
 export const DEFAULT_REALM = 'l402-paywall';
+
+/**
+ * The default realm: the host name of the request's URL, without its port
+ * (`127.0.0.1` for `http://127.0.0.1:3000/x`, `[::1]` for IPv6). Read from the
+ * URL as Request serialises it (scheme, `://`, host, optional port, path), so
+ * no URL is parsed on the credential's path; a URL without a host gives ''.
+ */
+export function realmOfRequest(request: Request): string {
+  const url = request.url;
+  const start = url.indexOf('://');
+  if (start < 0) return '';
+  const from = start + 3;
+  let end = from;
+  if (url.charCodeAt(from) === 91 /* [ */) {
+    const close = url.indexOf(']', from);
+    return close < 0 ? '' : url.slice(from, close + 1);
+  }
+  for (; end < url.length; end++) {
+    const c = url.charCodeAt(end);
+    if (c === 58 /* : */ || c === 47 /* / */ || c === 63 /* ? */ || c === 35 /* # */) break;
+  }
+  return url.slice(from, end);
+}
 
 /** The default onError: the message only (a stack or cause could carry a secret). */
 export function logError(error: unknown, context: string): void {

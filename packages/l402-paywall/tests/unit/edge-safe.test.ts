@@ -21,6 +21,7 @@ export const EDGE_SAFE_ENTRIES = [
   'events',
   'mpp',
   'mcp-tools',
+  'proxy',
 ] as const;
 
 /** Records every import of a Node built-in instead of letting esbuild fail on the first. */

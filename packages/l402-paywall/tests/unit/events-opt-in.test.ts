@@ -8,11 +8,20 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { withL402, type L402Options } from 'l402-paywall';
 import { l402Middleware } from 'l402-paywall/express';
+import { createDevNode } from 'l402-paywall/backends';
+import { lightningSessions, memorySessionLedger } from 'l402-paywall/sessions';
 import { payChallenge, recordingProvider } from '../support/l402.js';
 
 const builder = vi.hoisted(() => ({ loads: 0 }));
 vi.mock(import('../../src/events/server.js'), async (importOriginal) => {
   builder.loads += 1;
+  return importOriginal();
+});
+
+// The prepaid sessions' event builder: loaded by a paywall that sells sessions and has onEvent, and by no other.
+const sessionBuilder = vi.hoisted(() => ({ loads: 0 }));
+vi.mock(import('../../src/events/session.js'), async (importOriginal) => {
+  sessionBuilder.loads += 1;
   return importOriginal();
 });
 
@@ -64,5 +73,25 @@ describe('onEvent unset', () => {
     expect(flow.bodies).toEqual(['INVALID_PREIMAGE', { ok: true }, 'TOKEN_ALREADY_USED']);
     await vi.waitFor(() => expect(events.length).toBe(6));
     expect(builder.loads).toBe(1);
+  });
+});
+
+describe("the session event builder: onEvent and a session's", () => {
+  const sold = (options: Partial<L402Options>) =>
+    withL402(() => Response.json({ ok: true }), { priceSats: 1, provider: createDevNode(), secret: SECRET, onError: () => {}, ...options });
+  const session = () => lightningSessions({ unitPriceSats: 1, ledger: memorySessionLedger() });
+  const settled = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+  it('is never loaded without a session (whatever onEvent), nor for a session without onEvent', async () => {
+    sold({ onEvent: () => {} });
+    const unwatched = sold({ session: session() });
+    expect((await unwatched(new Request('http://shop.example/stream'))).status).toBe(402);
+    await settled();
+    expect(sessionBuilder.loads).toBe(0);
+  });
+
+  it('is loaded by a paywall that sells sessions and has onEvent', async () => {
+    sold({ session: session(), onEvent: () => {} });
+    await vi.waitFor(() => expect(sessionBuilder.loads).toBe(1));
   });
 });

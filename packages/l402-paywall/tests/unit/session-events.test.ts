@@ -10,7 +10,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
 import { createBudget, createSessions, fetchWithL402, providerWallet, type Fetch, type Wallet } from 'l402-paywall/client';
-import { EVENT_TYPES, sessionEvents, type L402Event } from 'l402-paywall/events';
+import { EVENT_TYPES, sessionEventId, sessionEvents, type L402Event } from 'l402-paywall/events';
 import {
   EVENT_STREAM_HEADERS,
   PaymentFailed,
@@ -23,7 +23,7 @@ import {
   type LightningProvider,
   type SessionObservation,
 } from 'l402-paywall/lightning';
-import { getPayment, withL402 } from 'l402-paywall';
+import { getPayment, withL402, type L402Options, type SessionSeller } from 'l402-paywall';
 
 const SAT = 1000;
 
@@ -39,6 +39,30 @@ function network() {
   };
   return { node, walletNode, wallet };
 }
+
+const SECRET = 'session-events-secret-0123456789abcdef0123';
+
+/** A route sold by the session alone through withL402 (`extra`: more of its options, e.g. onEvent). */
+function sessionRoute(handler: (request: Request) => Response, provider: LightningProvider, session: SessionSeller, extra: Partial<L402Options> = {}) {
+  return withL402(handler, { priceSats: 1, provider, secret: SECRET, schemes: { l402: false, payment: false }, session, onError: () => {}, ...extra });
+}
+
+/** The real client, holding sessions of at most `maxDepositSats`, paying `route` with `wallet`. */
+function sessionClient(route: (request: Request) => Promise<Response>, wallet: Wallet, maxDepositSats: number) {
+  const fetch: Fetch = async (input, init) => route(new Request(input, init));
+  const sessions = createSessions({ maxDepositSats });
+  const get = (url: string) => fetchWithL402(url, undefined, { wallet, maxPriceSats: 1, budget: createBudget({ totalSats: 300 }), sessions, fetch });
+  return { sessions, get };
+}
+
+const SESSION_EVENT_TYPES: readonly string[] = [
+  EVENT_TYPES.sessionOpened,
+  EVENT_TYPES.sessionToppedUp,
+  EVENT_TYPES.sessionTopUpRefused,
+  EVENT_TYPES.sessionSpent,
+  EVENT_TYPES.sessionClosed,
+  EVENT_TYPES.sessionRefunded,
+];
 
 /** Observations as told, and the events built from them. */
 function recorder() {
@@ -65,7 +89,7 @@ describe('a session route through withL402 and the real client', () => {
     const ledger = memorySessionLedger();
     // 120 one-sat chunks on a 100-sat deposit: two batches of 50 (the second ends at the pause), a top-up, the last 20 at the end.
     const session = lightningSessions({ unitPriceSats: 1, depositUnits: 100, ledger, onSession });
-    const route = withL402(
+    const route = sessionRoute(
       (request) =>
         new Response(
           meteredEventStream(
@@ -75,24 +99,11 @@ describe('a session route through withL402 and the real client', () => {
           ),
           { headers: EVENT_STREAM_HEADERS },
         ),
-      {
-        priceSats: 1,
-        provider: node,
-        secret: 'session-events-secret-0123456789abcdef0123',
-        schemes: { l402: false, payment: false },
-        session,
-        onError: () => {},
-      },
+      node,
+      session,
     );
-    const fetch: Fetch = async (input, init) => route(new Request(input, init));
-    const sessions = createSessions({ maxDepositSats: 100 });
-    const response = await fetchWithL402('https://seller.example/generate', undefined, {
-      wallet,
-      maxPriceSats: 1,
-      budget: createBudget({ totalSats: 300 }),
-      sessions,
-      fetch,
-    });
+    const { sessions, get } = sessionClient(route, wallet, 100);
+    const response = await get('https://seller.example/generate');
     const text = await response.text();
     expect(text).toContain('event: payment-need-topup');
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
@@ -144,27 +155,16 @@ describe('a session found idle on its next request', () => {
     const { node, wallet } = network();
     const { told, events, onSession } = recorder();
     const session = lightningSessions({ unitPriceSats: 1, depositUnits: 20, idleTimeoutSeconds: 1, ledger: memorySessionLedger(), onSession });
-    const route = withL402(() => Response.json({ ok: true }), {
-      priceSats: 1,
-      provider: node,
-      secret: 'session-events-secret-0123456789abcdef0123',
-      schemes: { l402: false, payment: false },
-      session,
-      onError: () => {},
-    });
-    const fetch: Fetch = async (input, init) => route(new Request(input, init));
-    const sessions = createSessions({ maxDepositSats: 20 });
-    expect(
-      (await fetchWithL402('https://seller.example/price', undefined, { wallet, maxPriceSats: 1, budget: createBudget({ totalSats: 300 }), sessions, fetch }))
-        .status,
-    ).toBe(200);
+    const { sessions, get } = sessionClient(
+      sessionRoute(() => Response.json({ ok: true }), node, session),
+      wallet,
+      20,
+    );
+    expect((await get('https://seller.example/price')).status).toBe(200);
     const first = sessions.list()[0]!.sessionId;
     await new Promise((resolve) => setTimeout(resolve, 1100));
     // The held session is refused as closed; the client opens another.
-    expect(
-      (await fetchWithL402('https://seller.example/price', undefined, { wallet, maxPriceSats: 1, budget: createBudget({ totalSats: 300 }), sessions, fetch }))
-        .status,
-    ).toBe(200);
+    expect((await get('https://seller.example/price')).status).toBe(200);
     await sessions.closeAll();
     const ofFirst = told.filter((o) => o.sessionId === first);
     expect(ofFirst.map((o) => o.type)).toEqual(['opened', 'spent', 'closed', 'refunded']);
@@ -176,6 +176,53 @@ describe('a session found idle on its next request', () => {
       EVENT_TYPES.sessionClosed,
       EVENT_TYPES.sessionRefunded,
     ]);
+  });
+});
+
+describe("one pipeline: withL402's onEvent carries the session's events", () => {
+  /** Opens a session on a fresh route, spends a unit, closes it: the session's id, and the events onEvent got. */
+  async function openSpendClose(options: { onSession?: (observation: SessionObservation) => void }) {
+    const { node, wallet } = network();
+    const events: L402Event[] = [];
+    const session = lightningSessions({ unitPriceSats: 1, depositUnits: 20, ledger: memorySessionLedger(), ...options });
+    const route = sessionRoute(() => Response.json({ ok: true }), node, session, {
+      onEvent: (event) => void events.push(event),
+      events: { agentId: 'test-seller', source: 'https://seller.example' },
+    });
+    const { sessions, get } = sessionClient(route, wallet, 20);
+    expect((await get('https://seller.example/price')).status).toBe(200);
+    const id = sessions.list()[0]!.sessionId;
+    expect(await sessions.closeAll()).toMatchObject([{ status: 200, refundStatus: 'succeeded' }]);
+    const ofSession = () => events.filter((event) => SESSION_EVENT_TYPES.includes(event.type));
+    await expect.poll(() => ofSession().length).toBe(4);
+    return { id, events: ofSession() };
+  }
+
+  it("with onEvent alone (no onSession), each of a session's events once, signed-ready and naming the route", async () => {
+    const { id, events } = await openSpendClose({});
+    expect(events.map((event) => event.type)).toEqual([
+      EVENT_TYPES.sessionOpened,
+      EVENT_TYPES.sessionSpent,
+      EVENT_TYPES.sessionClosed,
+      EVENT_TYPES.sessionRefunded,
+    ]);
+    expect(new Set(events.map((event) => event.id)).size).toBe(4);
+    for (const event of events)
+      expect(event).toMatchObject({
+        source: 'https://seller.example',
+        subject: '/price',
+        data: { agent: { id: 'test-seller' }, session: { id, kind: 'prepaid' } },
+      });
+    // Nothing more comes later (a second copy of the pipeline would post each again).
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(events).toHaveLength(4);
+  });
+
+  it('with onSession too, the observer is told each observation once and onEvent gets each event once', async () => {
+    const told: SessionObservation[] = [];
+    const { events } = await openSpendClose({ onSession: (observation) => void told.push(observation) });
+    expect(told.map((observation) => observation.type)).toEqual(['opened', 'spent', 'closed', 'refunded']);
+    expect(events.map((event) => event.id)).toEqual(told.map((observation) => sessionEventId(observation)));
   });
 });
 
@@ -269,7 +316,7 @@ describe('challenge.issued on a route sold by the session alone', () => {
     const route = withL402(() => new Response('never served unpaid'), {
       priceSats: 1,
       provider: node,
-      secret: 'session-events-secret-0123456789abcdef0123',
+      secret: SECRET,
       schemes: { l402: false, payment: false },
       session: lightningSessions({ unitPriceSats: 1, depositUnits: 20, ledger: memorySessionLedger() }),
       onEvent: (event) => void events.push(event),

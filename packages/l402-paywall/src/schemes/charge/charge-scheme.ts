@@ -217,7 +217,11 @@ export class ChargeScheme implements PaywallScheme<Presented> {
         expires: new Date(expiresAt * 1000),
         binding: { ...terms.exact, route: terms.route },
       });
-      return { authenticate: [formatChallenge(challenge)], body: { challengeId: challenge.id } };
+      return {
+        authenticate: [formatChallenge(challenge)],
+        payment: { method: challenge.method, intent: challenge.intent },
+        body: { challengeId: challenge.id },
+      };
     } catch (error) {
       this.#options.onError(error, 'making the Payment challenge failed; the 402 offers L402 only');
       return undefined;

@@ -130,6 +130,19 @@ export function tell(
   }
 }
 
+/** One observer telling `first`, then `second`, each on its own (a throw from one never stops the other); either may be absent. */
+export function alsoTelling(
+  first: SessionObserver | undefined,
+  second: SessionObserver | undefined,
+  onError: (error: unknown, context: string) => void,
+): SessionObserver | undefined {
+  if (!first || !second) return first ?? second;
+  return (observation) => {
+    tell(first, observation, onError);
+    tell(second, observation, onError);
+  };
+}
+
 function reportToConsole(error: unknown, context: string): void {
   console.error(`[l402] ${context}:`, error instanceof Error ? error.message : error);
 }

@@ -38,7 +38,7 @@ import {
 } from './codec.js';
 import type { SessionAnswer, SessionLedger, SessionRecord } from './ledger.js';
 import { closedObservation, refundPayment, refundSession } from './refunds.js';
-import { tell, type SessionObserver } from './observer.js';
+import { alsoTelling, tell, type SessionObserver } from './observer.js';
 import { SessionPaid } from './paid-session.js';
 import type { LightningProvider } from '../../lightning/provider.js';
 
@@ -52,6 +52,8 @@ export interface SessionServices {
   attempts: AttemptNames;
   invoices: InvoiceMaker;
   onError(error: unknown, context: string): void;
+  /** The paywall's own observer (its onEvent's session events), told each observation after the seller's onSession. */
+  observe?: SessionObserver;
 }
 
 /**
@@ -153,7 +155,7 @@ class LightningSessions implements SessionSeller {
   }
 
   scheme(services: SessionServices): PaywallScheme {
-    return new SessionScheme(this.options, services);
+    return new SessionScheme({ ...this.options, onSession: alsoTelling(this.options.onSession, services.observe, services.onError) }, services);
   }
 }
 
@@ -202,6 +204,7 @@ class SessionScheme implements PaywallScheme<PaymentReading & { ok: true }> {
       });
       return {
         authenticate: [formatChallenge(challenge)],
+        payment: { method: challenge.method, intent: challenge.intent },
         body: { session: { challengeId: challenge.id, depositInvoice: invoice.invoice, paymentHash, depositSats, unitPriceSats, idleTimeoutSeconds } },
         ownInvoice: invoice,
       };

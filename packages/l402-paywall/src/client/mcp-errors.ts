@@ -1,0 +1,57 @@
+// Why a tool call (mcp-tools.ts) ended without a result, and what a paid one
+// paid: a JSON-RPC error the server answered, or an answer that was no MCP
+// answer at all. Either carries the receipt of a payment made before it, so a
+// caller knows what it paid for nothing (it is never paid again in that call).
+
+/** What a tool call paid, beside its result. */
+export interface ToolPaymentReceipt {
+  server: string;
+  tool: string;
+  paymentHash: string;
+  /** The invoice's amount, integer msat. */
+  amountMsat: number;
+  /** Routing fee reported by the wallet, integer msat (0 when another call had paid this invoice). */
+  feeMsat: number;
+  /** False when another call had already paid this invoice and this call used its proof. */
+  paidByThisCall: boolean;
+  scheme: 'Payment';
+  /** The id of the challenge answered. */
+  challengeId: string;
+  /** The server's receipt (`_meta["org.paymentauth/receipt"]`), when it sent one for this payment and challenge. */
+  serverReceipt?: { challengeId: string; reference: string; timestamp: string };
+  /** Why there is no serverReceipt. */
+  serverReceiptProblem?: string;
+}
+
+/** The server answered a JSON-RPC error (after a payment, `receipt` says what was paid: it is not paid again). */
+export class McpToolError extends Error {
+  override readonly name = 'McpToolError';
+  readonly code = 'MCP_TOOL_ERROR';
+  constructor(
+    message: string,
+    /** The JSON-RPC error code: -32042 payment required, -32043 payment verification failed, -32602 invalid params, … */
+    readonly rpcCode: number,
+    readonly data: unknown,
+    /** What this call paid before the error, if it paid. */
+    readonly receipt?: ToolPaymentReceipt,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The server did not answer as an MCP server over Streamable HTTP does: no answer, an HTTP error, too much, not JSON-RPC. */
+export class McpTransportError extends Error {
+  override readonly name = 'McpTransportError';
+  readonly code = 'MCP_TRANSPORT_ERROR';
+  constructor(
+    message: string,
+    /** The HTTP status, when an answer came. */
+    readonly status?: number,
+    /** What the call paid before this failure, if it paid: it is not paid again. */
+    readonly receipt?: ToolPaymentReceipt,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

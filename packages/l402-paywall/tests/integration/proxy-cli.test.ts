@@ -1,0 +1,158 @@
+// `l402-paywall proxy` as a process (the bin under tsx; the packed tarball's
+// is tests/package's): `proxy <upstream> --price-sats 2 --dev` answers an
+// unpaid request 402 and the upstream sees nothing; `l402-paywall --dev
+// <proxy>` (another process) pays it and the request reaches the upstream
+// once, intact; the same credential again is refused unforwarded. A bad
+// configuration names its field and exits 2, and so do --dev in production
+// and a missing backend. On the slow list: each process costs seconds of tsx.
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { payL402, recordingUpstream, type Upstream } from '../support/proxy-upstream.js';
+
+const BIN = fileURLToPath(new URL('../../src/bin.ts', import.meta.url));
+
+/** The environment without any backend or store setting of the machine's. */
+function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !/^(NWC_URL|LNBITS_|PHOENIXD_|LND_|CLN_|BLINK_|LIGHTNING_|L402_SECRET|REDIS_URL|UPSTASH_|KV_REST_|NODE_ENV)/.test(k)) env[k] = v;
+  return { ...env, ...extra };
+}
+
+function run(args: string[], env = cleanEnv()): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('close', (code) => {
+      clearTimeout(killer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+interface RunningProxy {
+  url: string;
+  child: ChildProcessByStdio<null, Readable, Readable>;
+  stderr(): string;
+}
+
+/** Starts `l402-paywall proxy ...args --port 0` and waits for its start-up lines (where it listens, what it sells, with what). */
+function startProxy(args: string[]): Promise<RunningProxy> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'proxy', ...args, '--port', '0'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk;
+      const listening = /listening on (http:\/\/\S+),/.exec(stderr);
+      // The last start-up line: where uses and sessions are kept.
+      if (listening && /uses and sessions: .*\n/.test(stderr)) resolve({ url: listening[1]!, child, stderr: () => stderr });
+    });
+    child.on('close', (code) => reject(new Error(`the proxy exited ${code}: ${stderr}`)));
+  });
+}
+
+function stop(proxy: RunningProxy): Promise<number | null> {
+  return new Promise((resolve) => {
+    proxy.child.removeAllListeners('close');
+    proxy.child.on('close', (code) => resolve(code));
+    proxy.child.kill('SIGTERM');
+  });
+}
+
+let upstream: Upstream;
+let proxy: RunningProxy;
+
+beforeAll(async () => {
+  upstream = await recordingUpstream();
+  proxy = await startProxy([upstream.url, '--price-sats', '2', '--dev']);
+}, 60_000);
+
+afterAll(async () => {
+  if (proxy) expect(await stop(proxy)).toBe(0);
+  await upstream?.close();
+});
+
+describe('l402-paywall proxy <upstream> --price-sats 2 --dev', () => {
+  it('says what it sells, and with what', () => {
+    expect(proxy.stderr()).toContain(`selling ${upstream.url}`);
+    expect(proxy.stderr()).toContain('/* (any method): 2 sat a request');
+    expect(proxy.stderr()).toContain('the embedded dev node');
+    expect(proxy.stderr()).toContain('uses and sessions: in memory');
+  });
+
+  it('answers an unpaid request 402 and the upstream sees nothing', async () => {
+    const answer = await fetch(`${proxy.url}/echo`, { method: 'POST', body: 'unpaid' });
+    expect(answer.status).toBe(402);
+    expect(((await answer.json()) as { priceSats: number }).priceSats).toBe(2);
+    expect(upstream.received).toHaveLength(0);
+  });
+
+  it('is paid by `l402-paywall --dev <proxy>`: the request reaches the upstream once, intact, without the credential', async () => {
+    const before = upstream.received.length;
+    const paid = await run(['--dev', proxy.url, '-X', 'PUT', '-d', '{"n":1}', '-H', 'X-Kept: yes', `${proxy.url}/echo?a=b`]);
+    expect(paid.code, paid.stderr).toBe(0);
+    expect(paid.stderr).toContain('paid 2 sats');
+    expect(upstream.received).toHaveLength(before + 1);
+    const got = upstream.received.at(-1)!;
+    expect(got).toMatchObject({ method: 'PUT', url: '/echo?a=b', body: '{"n":1}' });
+    expect(got.headers['x-kept']).toBe('yes');
+    expect(got.headers.authorization).toBeUndefined();
+    // The upstream's answer is what the command printed.
+    expect(JSON.parse(paid.stdout)).toMatchObject({ method: 'PUT', url: '/echo?a=b' });
+  }, 60_000);
+
+  it('refuses the same credential again, unforwarded', async () => {
+    const authorization = await payL402(proxy.url, await fetch(`${proxy.url}/echo`));
+    expect((await fetch(`${proxy.url}/echo`, { headers: { authorization } })).status).toBe(201);
+    const before = upstream.received.length;
+    const again = await fetch(`${proxy.url}/echo`, { headers: { authorization } });
+    expect(again.status).toBe(402);
+    expect(((await again.json()) as { code: string }).code).toBe('TOKEN_ALREADY_USED');
+    expect(upstream.received).toHaveLength(before);
+  });
+});
+
+describe('what stops it at start (exit 2)', () => {
+  it('a configuration file that fails the schema, naming the bad field', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'l402-proxy-'));
+    const file = join(dir, 'l402-proxy.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        upstream: 'http://127.0.0.1:1',
+        routes: [
+          { path: '/a', free: true },
+          { path: '/*', priceSats: 0 },
+        ],
+      }),
+    );
+    const bad = await run(['proxy', '--config', file, '--dev']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(`--config ${file}: routes[1].priceSats: Too small: expected number to be >=1`);
+    writeFileSync(file, '{ not json');
+    const notJson = await run(['proxy', '--config', file, '--dev']);
+    expect(notJson.code).toBe(2);
+    expect(notJson.stderr).toContain('is not JSON');
+  }, 60_000);
+
+  it('--dev under a production NODE_ENV, and no backend without --dev', async () => {
+    const production = await run(['proxy', 'http://127.0.0.1:1', '--price-sats', '1', '--dev'], cleanEnv({ NODE_ENV: 'production' }));
+    expect(production.code).toBe(2);
+    expect(production.stderr).toContain('never runs in production');
+    const none = await run(['proxy', 'http://127.0.0.1:1', '--price-sats', '1']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('Set LIGHTNING_PROVIDER');
+    const noPrice = await run(['proxy', 'http://127.0.0.1:1', '--dev']);
+    expect(noPrice.code).toBe(2);
+    expect(noPrice.stderr).toContain('--price-sats');
+  }, 60_000);
+});
