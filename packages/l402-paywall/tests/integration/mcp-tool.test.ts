@@ -151,7 +151,8 @@ describe('a paid tool, per call', () => {
     const challenges = error.data.challenges as JsonChallenge[];
     expect(challenges).toHaveLength(1);
     const [challenge] = challenges;
-    expect(challenge).toMatchObject({ method: 'lightning', intent: 'charge', realm: 'l402-paywall', request: { amount: '1', currency: 'sat' } });
+    // No HTTP request on this transport: the default realm is localhost (set `realm` to your host name).
+    expect(challenge).toMatchObject({ method: 'lightning', intent: 'charge', realm: 'localhost', request: { amount: '1', currency: 'sat' } });
     expect(decodeInvoice(invoiceOf(challenge!)).amountMsat).toBe(1000);
     expect(s.calls()).toBe(0);
     // Arguments are checked before any invoice is made.
@@ -281,7 +282,8 @@ describe('one replay store for HTTP routes and tools', () => {
     const net = memoryDevNodeStore();
     const node = createDevNode({ store: net });
     const wallet = createDevNode({ store: net });
-    const options = { provider: node, secret: SECRET, replayStore: stores.replayStore(), onError: () => {} };
+    // The same secret, store and realm as the HTTP route's: what makes one payment good at either door.
+    const options = { provider: node, secret: SECRET, replayStore: stores.replayStore(), realm: 'shop.example', onError: () => {} };
     const http = withL402(() => Response.json({ ok: true }), { ...options, priceSats: 1, route: '/api/price' });
     const tools = toolPaywall(options);
     const server = new McpServer({ name: 'both', version: '1' });
