@@ -236,7 +236,8 @@ function pricedDescription(description: string | undefined, priceSats: number, i
  * The call as the paywall reads a request: the credential as its
  * Authorization, the HTTP request's other headers when the transport has one
  * (so limitInvoices and realm functions see the client as for HTTP), and a
- * URL naming the tool.
+ * URL naming the tool on the HTTP request's origin (the default realm is its
+ * host name, as for the server's HTTP routes); on stdio, `mcp://localhost`.
  */
 function toolRequest(name: string, extra: RequestHandlerExtra<ServerRequest, ServerNotification>): Request {
   const headers = new Headers();
@@ -253,7 +254,8 @@ function toolRequest(name: string, extra: RequestHandlerExtra<ServerRequest, Ser
   }
   const authorization = credentialAuthorization(credentialOf(extra._meta));
   if (authorization !== undefined) headers.set('authorization', authorization);
-  return new Request(`mcp://tools/${name}`, { method: 'POST', headers });
+  const origin = extra.requestInfo?.url?.origin;
+  return new Request(`${origin && origin !== 'null' ? origin : 'mcp://localhost'}/mcp/tools/${name}`, { method: 'POST', headers });
 }
 
 /**

@@ -21,6 +21,7 @@ import { McpClient } from 'mppx/mcp/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { withL402, type PaidRequest } from 'l402-paywall';
+import { EVENT_TYPES, type L402Event } from 'l402-paywall/events';
 import { createDevNode, memoryDevNodeStore, type DevNode } from 'l402-paywall/backends';
 import { decodeInvoice, lightningSessions } from 'l402-paywall/lightning';
 import { canonicalJson, formatCredential, parsePaymentChallenges } from 'l402-paywall/mpp';
@@ -150,7 +151,8 @@ describe('a paid tool, per call', () => {
     const challenges = error.data.challenges as JsonChallenge[];
     expect(challenges).toHaveLength(1);
     const [challenge] = challenges;
-    expect(challenge).toMatchObject({ method: 'lightning', intent: 'charge', realm: 'l402-paywall', request: { amount: '1', currency: 'sat' } });
+    // No HTTP request on this transport: the default realm is localhost (set `realm` to your host name).
+    expect(challenge).toMatchObject({ method: 'lightning', intent: 'charge', realm: 'localhost', request: { amount: '1', currency: 'sat' } });
     expect(decodeInvoice(invoiceOf(challenge!)).amountMsat).toBe(1000);
     expect(s.calls()).toBe(0);
     // Arguments are checked before any invoice is made.
@@ -241,6 +243,25 @@ describe('a paid tool, per call', () => {
     expect(s.calls()).toBe(1);
   });
 
+  it('emits the audit events a request would: challenge.issued, request.served, token.rejected, each for the tool', async () => {
+    const events: L402Event[] = [];
+    const s = await shop({ onEvent: (event) => void events.push(event) });
+    const challenge = challengeOf(await refusal(s.client, { name: 'price', arguments: { currency: 'usd' } }));
+    const credential = await payCharge(s, challenge);
+    await s.client.callTool({ name: 'price', arguments: { currency: 'usd' }, _meta: { [CREDENTIAL_META_KEY]: credential } });
+    await refusal(s.client, { name: 'price', arguments: { currency: 'usd' }, _meta: { [CREDENTIAL_META_KEY]: credential } });
+    await vi_waitFor(() => events.length >= 4);
+    expect(events.map((e) => e.type)).toEqual([
+      EVENT_TYPES.challengeIssued,
+      EVENT_TYPES.serverRequestServed,
+      EVENT_TYPES.tokenRejected,
+      EVENT_TYPES.challengeIssued,
+    ]);
+    expect(events[1]!.data).toMatchObject({ scheme: 'Payment' });
+    expect(JSON.stringify(events[1]!.data)).toContain((challenge.request.methodDetails as { paymentHash: string }).paymentHash);
+    expect(JSON.stringify(events)).not.toContain(credential.payload.preimage);
+  });
+
   it('refuses to register after a free tool, and a config that cannot sell', () => {
     const tools = toolPaywall({ provider: createDevNode(), secret: SECRET });
     const server = new McpServer({ name: 'x', version: '1' });
@@ -261,7 +282,8 @@ describe('one replay store for HTTP routes and tools', () => {
     const net = memoryDevNodeStore();
     const node = createDevNode({ store: net });
     const wallet = createDevNode({ store: net });
-    const options = { provider: node, secret: SECRET, replayStore: stores.replayStore(), onError: () => {} };
+    // The same secret, store and realm as the HTTP route's: what makes one payment good at either door.
+    const options = { provider: node, secret: SECRET, replayStore: stores.replayStore(), realm: 'shop.example', onError: () => {} };
     const http = withL402(() => Response.json({ ok: true }), { ...options, priceSats: 1, route: '/api/price' });
     const tools = toolPaywall(options);
     const server = new McpServer({ name: 'both', version: '1' });
