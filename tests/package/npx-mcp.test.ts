@@ -4,7 +4,8 @@
 // published to a local registry (verdaccio, every other package proxied from
 // the npm registry), driven by the MCP SDK's own client over stdio: it lists
 // the tools, lists the service's directory and pays the demo with the dev
-// wallet. And `npx -y l402-paywall mcp`, which cannot start without the
+// wallet, then lists the service's paid MCP tools (POST /api/mcp) and pays the
+// demo tool with call_paid_tool. And `npx -y l402-paywall mcp`, which cannot start without the
 // optional peer @modelcontextprotocol/sdk, says to run l402-mcp instead.
 //
 // Slow (every dependency is downloaded through the registry into an empty
@@ -186,6 +187,26 @@ describe('npx -y l402-mcp (the MCP configuration of the README)', () => {
         resolved: expect.stringContaining('127.0.0.1'),
       });
       expect(installed.packages['node_modules/@modelcontextprotocol/sdk']).toBeDefined();
+
+      // The service's paid MCP tools: listed with their prices, the demo tool paid within the budget with the dev wallet.
+      const mcpUrl = `${service.url}/api/mcp`;
+      const toolList = (await client.callTool({ name: 'list_paid_tools', arguments: { server: mcpUrl } })) as ToolResult;
+      expect(toolList.isError, toolList.content[0]?.text).toBeFalsy();
+      const listed = (toolList.structuredContent!.tools as { name: string; price_sats?: number; price_intent?: string }[]).find(
+        (tool) => tool.price_intent === 'charge',
+      );
+      expect(listed).toMatchObject({ price_sats: DEMO_PRICE_SATS });
+      const tool = (await client.callTool({ name: 'call_paid_tool', arguments: { server: mcpUrl, tool: listed!.name, max_price_sats: 5 } })) as ToolResult;
+      expect(tool.isError, tool.content[0]?.text).toBeFalsy();
+      expect(tool.structuredContent).toMatchObject({
+        is_error: false,
+        sats_paid: DEMO_PRICE_SATS,
+        scheme: 'Payment',
+        receipt: { payment_hash: expect.stringMatching(/^[0-9a-f]{64}$/) },
+        session_spent_sats: 2 * DEMO_PRICE_SATS,
+      });
+      const content = tool.structuredContent!.content as { type: string; text: string }[];
+      expect(JSON.parse(content[0]!.text)).toMatchObject({ usd: expect.any(Number), source: 'simulated' });
     },
     10 * MINUTE,
   );
