@@ -9,10 +9,10 @@
 // each taken from two adjacent rounds. The core bundle (withL402 and
 // verification, esbuild for the browser, minified and gzipped) is measured
 // from both copies' sources the same way.
-import { gzipSync } from 'node:zlib';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { libsecp256k1Signer } from '../lib/lightning/invoice-signer.js';
+import { coreBundleSize } from '../tests/support/packed.js';
 import { chooseBaseline, currentLibrary, extractBaseline, loadLibrary, type Library } from './baseline.js';
 import { paymentCharges } from './mpp.js';
 import { paymentChallenge, paymentCredential, type PaymentChallengeEcho } from './payment-wire.js';
@@ -290,20 +290,7 @@ async function compare(figure: Figure, baseline: Library, current: Library): Pro
 }
 
 /** withL402 and verification from one copy's root entry, bundled for a browser as an edge function ships it. */
-async function coreBundle(srcDir: string): Promise<{ minifiedBytes: number; gzippedBytes: number }> {
-  const { build } = await import('esbuild');
-  const result = await build({
-    stdin: { contents: `export { withL402, getPayment, verifyAuthorization } from ${JSON.stringify(`${srcDir}/index.ts`)};`, resolveDir: srcDir, loader: 'ts' },
-    bundle: true,
-    minify: true,
-    write: false,
-    format: 'esm',
-    platform: 'browser',
-    logLevel: 'silent',
-  });
-  const code = result.outputFiles[0]!.contents;
-  return { minifiedBytes: code.byteLength, gzippedBytes: gzipSync(code, { level: 9 }).byteLength };
-}
+const coreBundle = (srcDir: string) => coreBundleSize(srcDir, `${srcDir}/index.ts`);
 
 /** `only`: figures whose name contains one of these (all when empty). */
 export async function benchSideBySide(only: readonly string[] = []): Promise<SideBySide> {

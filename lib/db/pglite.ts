@@ -4,33 +4,39 @@ import { PGlite } from '@electric-sql/pglite';
 import { execOn, type Database, type Queryable, type Row } from './types.js';
 
 /**
- * The data directory initdb made for the first in-memory database of this
- * process. initdb's result is the same every time, and running it is most of
- * the cost of a new database, so later in-memory databases start from a copy
- * of it (as PGlite's own clone() does): several times faster, and the test
- * suites open hundreds. A file-backed database (npm start) is not affected.
+ * New in-memory databases, from the data directory initdb made for the first
+ * one. initdb's result is the same every time, and running it is most of the
+ * cost of a new database, so later in-memory databases start from a copy of it
+ * (as PGlite's own clone() does): several times faster, and the test suites
+ * open hundreds. Pure precomputation: what a caller gets is the same either
+ * way. A file-backed database (npm start) is not affected.
  */
-let freshCluster: Promise<Blob> | undefined;
+class InMemoryDatabases {
+  #freshCluster: Promise<Blob> | undefined;
 
-async function openInMemory(): Promise<PGlite> {
-  if (freshCluster) {
-    const snapshot = await freshCluster.catch(() => undefined);
-    if (snapshot) return PGlite.create({ loadDataDir: snapshot });
+  async open(): Promise<PGlite> {
+    if (this.#freshCluster) {
+      const snapshot = await this.#freshCluster.catch(() => undefined);
+      if (snapshot) return PGlite.create({ loadDataDir: snapshot });
+    }
+    const db = new PGlite();
+    await db.waitReady;
+    // Dumped before anything is written to it, so the copy is the empty cluster.
+    const dumped = db.dumpDataDir('none');
+    this.#freshCluster ??= dumped;
+    // A failed dump costs the copies, not this database: later ones run initdb again.
+    await dumped.catch(() => {
+      if (this.#freshCluster === dumped) this.#freshCluster = undefined;
+    });
+    return db;
   }
-  const db = new PGlite();
-  await db.waitReady;
-  // Dumped before anything is written to it, so the copy is the empty cluster.
-  const dumped = db.dumpDataDir('none');
-  freshCluster ??= dumped;
-  // A failed dump costs the copies, not this database: later ones run initdb again.
-  await dumped.catch(() => {
-    if (freshCluster === dumped) freshCluster = undefined;
-  });
-  return db;
 }
 
+// One per process: the copy is worth the most when every in-memory database shares it.
+const inMemory = new InMemoryDatabases();
+
 export async function createPgliteDatabase(options: { dataDir?: string } = {}): Promise<Database> {
-  const db = options.dataDir ? new PGlite(options.dataDir) : await openInMemory();
+  const db = options.dataDir ? new PGlite(options.dataDir) : await inMemory.open();
   await db.waitReady;
   // PGlite runs one statement at a time: transactions are serialised by it.
   // It is in process, so it is never "unreachable": no DatabaseUnavailable here.

@@ -12,32 +12,29 @@ import { nobleInvoiceSigner, type InvoiceSigner } from 'l402-paywall/lightning';
 
 type Libsecp256k1 = typeof import('tiny-secp256k1');
 
-let libsecp: Libsecp256k1 | null | undefined;
-let signer: InvoiceSigner | undefined;
-
-/** tiny-secp256k1, loaded on first use; null (said once) when it cannot be loaded here. */
+/**
+ * tiny-secp256k1, loaded on first use (Node's module cache keeps it, so a
+ * later call costs a lookup); null, said, when it cannot be loaded here. Asked
+ * once per dev node the service builds.
+ */
 function libsecp256k1(): Libsecp256k1 | null {
-  if (libsecp !== undefined) return libsecp;
   try {
-    libsecp = createRequire(import.meta.url)('tiny-secp256k1') as Libsecp256k1;
+    return createRequire(import.meta.url)('tiny-secp256k1') as Libsecp256k1;
   } catch (error) {
     console.warn('[dev-node] libsecp256k1 could not be loaded; signing invoices in pure JS (slower):', error instanceof Error ? error.message : error);
-    libsecp = null;
+    return null;
   }
-  return libsecp;
 }
 
-/** libsecp256k1's signer; the pure-JS one, said once, if it cannot be loaded here. */
+/** libsecp256k1's signer; the pure-JS one, said, if it cannot be loaded here. */
 export function libsecp256k1Signer(): InvoiceSigner {
-  if (signer) return signer;
   const secp = libsecp256k1();
-  signer = secp
+  return secp
     ? (hash, privateKey) => {
         const { signature, recoveryId } = secp.signRecoverable(hash, privateKey);
         return { signature, recovery: recoveryId };
       }
     : nobleInvoiceSigner;
-  return signer;
 }
 
 /**

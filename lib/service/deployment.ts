@@ -48,12 +48,12 @@ export function deploymentOf(ctx: ServiceContext): Deployment {
   return { config: () => ctx.config, context: () => ctx };
 }
 
-let instance: Deployment | undefined;
+// Made at import but lazy (createDeployment reads the environment on first use): its state is its own members.
+const processDeployment = createDeployment(() => loadConfig());
 
 /** This instance's deployment, configured from the environment: what every api/ file's `fetch` runs with. */
 export function defaultDeployment(): Deployment {
-  instance ??= createDeployment(() => loadConfig());
-  return instance;
+  return processDeployment;
 }
 
 /**

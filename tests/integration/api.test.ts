@@ -16,6 +16,7 @@ import { Keyring, decodeToken, mintToken } from 'l402-paywall';
 import { decodeInvoice, encodeInvoice } from 'l402-paywall/lightning';
 import type { ServiceFunction } from '../../lib/service/deployment.js';
 import { useDevServer, type ChallengeBody as Challenge } from '../support/server.js';
+import { startWellInsideMinute, useRealClock } from '../support/clock-minute.js';
 import { unreachableProvider } from '../../packages/l402-paywall/tests/support/l402.js';
 
 const SECRET = 'api-integration-secret-0123456789abcdef0123456789abcdef01234567'.slice(0, 64);
@@ -421,10 +422,12 @@ describe('POST /api/invoice rate limit (20 per minute per IP)', () => {
   beforeAll(async () => {
     server.redeploy(server.config({ INVOICE_RATE_LIMIT_PER_MINUTE: '20' }));
     // The limiter's window is the clock minute; start well inside one so the count is exact.
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 50));
-  }, 30_000);
-  afterAll(freshService);
+    startWellInsideMinute(50_000);
+  });
+  afterAll(async () => {
+    useRealClock();
+    await freshService();
+  });
 
   it('answers 429 with Retry-After on the 21st request, per IP', async () => {
     for (let i = 0; i < 20; i++) {

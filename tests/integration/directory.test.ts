@@ -13,6 +13,7 @@ import { sha256Hex } from '../../lib/service/accounts/auth.js';
 import { CATEGORIES, MAX_PRICE_SATS } from '../../lib/service/directory/entry.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn, type Settings, type TestServer } from '../support/server.js';
+import { startWellInsideMinute, useRealClock } from '../support/clock-minute.js';
 
 // Every test runs on PGlite (in memory) and on a real PostgreSQL server when one
 // is reachable (TEST_DATABASE_URL): a database of its own, dropped after.
@@ -610,12 +611,12 @@ for (const backend of backends) {
         redeploy({ REGISTER_RATE_LIMIT_PER_MINUTE: '5' });
         await emptyDirectory();
         // The limiter's window is the clock minute; start well inside one so the count is exact.
-        const intoMinute = Date.now() % 60_000;
-        if (intoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 50));
+        startWellInsideMinute(50_000);
         return async () => {
+          useRealClock();
           server.restore();
         };
-      }, 30_000);
+      });
 
       it('answers 429 RATE_LIMITED with Retry-After on the 6th request per IP, valid or not', async () => {
         for (let i = 0; i < 4; i++) await registered(entry({ url: `https://limited.example.com/${i}` }));

@@ -4,13 +4,14 @@
 // session sees (and the logs). The backend is asked at most once per
 // HEALTH_PROBE_TTL_MS however many requests come, each client IP gets
 // HEALTH_RATE_LIMIT_PER_MINUTE in the shared store, and nothing is cached.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { HEALTH_PROBE_TTL_MS } from '../../lib/service/health.js';
 import { startFakeLnbits, type FakeLnbits } from '../../packages/l402-paywall/tests/support/fake-backends/lnbits.js';
 import { logIn, testWallet, type TestWallet } from '../support/lnurl-wallet.js';
 import { rawRequest } from '../support/raw-request.js';
 import { useDevServer } from '../support/server.js';
 import { stackSkipReason, useStack } from '../support/stack.js';
+import { startWellInsideMinute, useRealClock } from '../support/clock-minute.js';
 
 const PUBLIC_KEYS = ['checkedAt', 'database', 'missing', 'ok', 'problems', 'provider', 'store'];
 
@@ -161,8 +162,8 @@ describe.skipIf((await stackSkipReason()) !== undefined)('on real PostgreSQL and
 
   it(`limits each client IP to HEALTH_RATE_LIMIT_PER_MINUTE (${PER_MINUTE}) in the shared store: then 429 with Retry-After, other clients unaffected`, async () => {
     // A fixed window per clock minute: start well inside one, so the count is exact.
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 50));
+    startWellInsideMinute(45_000);
+    onTestFinished(useRealClock);
     const other = '127.0.0.2';
     for (let i = 0; i < PER_MINUTE; i++) expect((await rawRequest(`${stack.url}/api/health`, { from: other })).status).toBe(200);
     const limited = await rawRequest(`${stack.url}/api/health`, { from: other });

@@ -4,9 +4,10 @@
 // the session deposit's) and the LNURL-pay callback. Above it: 429
 // RATE_LIMITED with Retry-After, and no invoice is made. Through the real
 // local server on real PostgreSQL and real Redis (the limiter's counters).
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChallengeBody } from '../support/server.js';
 import { stackSkipReason, useStack } from '../support/stack.js';
+import { startWellInsideMinute, useRealClock } from '../support/clock-minute.js';
 
 const skip = await stackSkipReason();
 const LIMIT = 4;
@@ -35,11 +36,9 @@ describe.skipIf(skip !== undefined)(`invoice rate limit per client (local server
   }
 
   let paidDemo: { macaroon: string; preimage: string };
-  beforeAll(async () => {
-    // The limiter's window is a minute: start well inside one so the count below is exact.
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 50));
-  }, 30_000);
+  // The limiter's window is a minute: start well inside one so the count below is exact.
+  beforeAll(() => void startWellInsideMinute(45_000));
+  afterAll(useRealClock);
 
   it(`the ${LIMIT + 1}th invoice of a client within a minute is refused on every route with 429 and Retry-After`, async () => {
     const before = await invoicesMade();

@@ -17,7 +17,7 @@ import { REDIS_URL, redisReachable } from '../../packages/l402-paywall/tests/sup
 import { payDemoChallenge, useDevServer } from '../support/server.js';
 import type { SessionObservation } from 'l402-paywall/lightning';
 import { createBudget, createSessions, devWallet, fetchWithL402 } from 'l402-paywall/client';
-import { createLogin } from '../../lib/service/accounts/auth.js';
+import { statsReader } from '../support/stats.js';
 import { paymentStats } from '../../lib/service/records/stats-queries.js';
 import { startUpstashRestServer, type UpstashRestServer } from '../../packages/l402-paywall/tests/support/upstash-rest-server.js';
 
@@ -1092,10 +1092,7 @@ describe('the hosted demo logs its sessions', () => {
       },
     ]);
     // GET /api/stats (admin): 40 received, 14 refunded.
-    const { token } = await createLogin(server.ctx, ADMIN);
-    const stats = await fetch(`${server.url}/api/stats`, { headers: { authorization: `Bearer ${token}` } });
-    expect(stats.status).toBe(200);
-    const body = (await stats.json()) as Record<string, unknown>;
+    const body = await (await statsReader(server, ADMIN)).read();
     expect(body).toMatchObject({
       totalPayments: 2,
       totalSats: 26,

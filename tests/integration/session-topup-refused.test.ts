@@ -10,10 +10,10 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createBudget, createSessions, devWallet, fetchWithL402 } from 'l402-paywall/client';
 import { EVENT_TYPES, generateEventSecret, type L402Event } from 'l402-paywall/events';
-import { createLogin } from '../../lib/service/accounts/auth.js';
 import { formatSessionCredential, parsePaymentChallenges, readLightningSession, type LightningSessionOffer } from 'l402-paywall/mpp';
 import { plainHeaders, startEventReceiver, type EventReceiver } from '../../packages/l402-paywall/tests/support/event-receiver.js';
 import { useDevServer } from '../support/server.js';
+import { statsReader } from '../support/stats.js';
 
 const SECRET = generateEventSecret();
 const ADMIN = `02${'b'.repeat(64)}`;
@@ -134,10 +134,9 @@ describe('a top-up paid after the refund went out, on the local server', () => {
       ),
     );
     // GET /api/stats: two top-ups refused (40 sats), one of them (the unused one, 20 sats) not used since.
-    const { token } = await createLogin(server.ctx, ADMIN);
+    const stats = await statsReader(server, ADMIN);
     await vi.waitFor(async () => {
-      const stats = (await (await fetch(`${server.url}/api/stats`, { headers: { authorization: `Bearer ${token}` } })).json()) as Record<string, unknown>;
-      expect(stats).toMatchObject({ sessions: { count: 2, topUpsRefused: { count: 2, sats: 40, unused: { count: 1, sats: 20 } } } });
+      expect(await stats.read()).toMatchObject({ sessions: { count: 2, topUpsRefused: { count: 2, sats: 40, unused: { count: 1, sats: 20 } } } });
     });
     expect(unused.offer.paymentHash).not.toBe(reused.offer.paymentHash);
   });

@@ -128,8 +128,11 @@ export function readmeRecipe(): Map<string, string> {
   return files;
 }
 
+/** Modules of tests/fixtures/packed-shared a fixture app imports as its own (copied into it, so they load its installed package). */
+const SHARED_MODULES: Record<string, readonly string[]> = { 'packed-express': ['paid-app.js'], 'packed-node-http': ['paid-app.js'] };
+
 /**
- * Copies tests/fixtures/<fixture> to `into`, writes `files` into it (the
+ * Copies tests/fixtures/<fixture> (and the shared modules it imports) to `into`, writes `files` into it (the
  * README's recipe), points its `l402-paywall` dependency at the tarball and
  * runs `npm install` there. Returns the directory.
  */
@@ -140,6 +143,7 @@ export async function installFixture(
   options: { lowPriority?: boolean; files?: Map<string, string> } = {},
 ): Promise<string> {
   cpSync(join(FIXTURES_DIR, fixture), into, { recursive: true, filter: (source) => !/[\\/](node_modules|\.next)$/.test(source) });
+  for (const shared of SHARED_MODULES[fixture] ?? []) cpSync(join(FIXTURES_DIR, 'packed-shared', shared), join(into, shared));
   for (const [path, text] of options.files ?? []) {
     mkdirSync(dirname(join(into, path)), { recursive: true });
     writeFileSync(join(into, path), text);
@@ -163,13 +167,15 @@ export function installedPackages(project: string): string[] {
 
 /**
  * The core as a cold start pays for it: `withL402` and the credential
- * verification, bundled from the installed package with esbuild for a browser
- * platform (what an edge function ships), minified, then gzipped.
+ * verification, bundled with esbuild for a browser platform (what an edge
+ * function ships), minified, then gzipped. From the package installed in
+ * `project`, or (`from`) another copy's root entry, e.g. a source tree's
+ * src/index.ts (bench/side-by-side.ts).
  */
-export async function coreBundleSize(project: string): Promise<{ minifiedBytes: number; gzippedBytes: number }> {
+export async function coreBundleSize(project: string, from = 'l402-paywall'): Promise<{ minifiedBytes: number; gzippedBytes: number }> {
   const { build } = await import('esbuild');
   const result = await build({
-    stdin: { contents: "export { withL402, getPayment, verifyAuthorization } from 'l402-paywall';", resolveDir: project, loader: 'js' },
+    stdin: { contents: `export { withL402, getPayment, verifyAuthorization } from ${JSON.stringify(from)};`, resolveDir: project, loader: 'js' },
     bundle: true,
     minify: true,
     write: false,

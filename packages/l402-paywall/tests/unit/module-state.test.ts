@@ -3,52 +3,13 @@
 // paywall's decode cache read by the next) belongs to the object that owns it,
 // and pure precomputation needs no reassignable binding. Read with the
 // TypeScript compiler, so a `let` in a string or a comment is not one.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { moduleVariables, sourceFiles } from '../support/module-variables.js';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
-
-export interface ModuleVariable {
-  line: number;
-  text: string;
-}
-
-/**
- * The `let` and `var` declarations of a module's own scope: those outside every
- * function, method, accessor, class and static block, including ones in a
- * top-level block or `if` (still the module's), but not a top-level loop's own
- * `for (let ...)` counter, which lives for the loop alone.
- */
-export function moduleVariables(fileName: string, source: string): ModuleVariable[] {
-  const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
-  const found: ModuleVariable[] = [];
-  const visit = (node: ts.Node): void => {
-    if (ts.isFunctionLike(node) || ts.isClassLike(node) || ts.isClassStaticBlockDeclaration(node)) return;
-    if (ts.isVariableDeclarationList(node)) {
-      const blockScoped = node.flags & (ts.NodeFlags.Const | ts.NodeFlags.Using | ts.NodeFlags.AwaitUsing);
-      const loopCounter =
-        (ts.isForStatement(node.parent) || ts.isForOfStatement(node.parent) || ts.isForInStatement(node.parent)) && node.flags & ts.NodeFlags.Let;
-      if (!blockScoped && !loopCounter) {
-        const { line } = file.getLineAndCharacterOfPosition(node.getStart(file));
-        found.push({ line: line + 1, text: node.getText(file).split('\n')[0]! });
-      }
-    }
-    ts.forEachChild(node, visit);
-  };
-  visit(file);
-  return found;
-}
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
-  });
-}
 
 describe('module-level state', () => {
   it('finds the module-level let and var a source declares, and nothing scoped to a function, class or loop', () => {

@@ -32,17 +32,16 @@ const server = createDevNode({ store });
 const wallet = createDevNode({ store });
 const NOW = Math.floor(Date.now() / 1000);
 
+/** The session every offer here makes, and what a client reads back of it (with the deposit's invoice and payment hash). */
+const TERMS = { unitPriceSats: 2, depositSats: 40, idleTimeoutSeconds: 300, description: 'LLM token stream', unitType: 'chunk' };
+
 async function offered(options: { expiresIn?: number } = {}) {
   const deposit = await server.createInvoice({ amountMsat: 40_000, memo: 'session deposit' });
   const challenge = sessionChallenge(ring, {
     realm: 'api.example.com',
-    unitPriceSats: 2,
+    ...TERMS,
     depositInvoice: deposit.invoice,
     paymentHash: deposit.paymentHash,
-    depositSats: 40,
-    idleTimeoutSeconds: 300,
-    description: 'LLM token stream',
-    unitType: 'chunk',
     expires: new Date((NOW + (options.expiresIn ?? 600)) * 1000),
     binding: { route: '/generate' },
   });
@@ -92,17 +91,7 @@ describe('sessionChallenge', () => {
     expect(read).toEqual(challenge);
     expect(readLightningSession(read!)).toEqual({
       ok: true,
-      session: {
-        challenge,
-        unitPriceSats: 2,
-        depositInvoice: deposit.invoice,
-        paymentHash: deposit.paymentHash,
-        depositSats: 40,
-        idleTimeoutSeconds: 300,
-        description: 'LLM token stream',
-        unitType: 'chunk',
-        expiresAt: NOW + 600,
-      },
+      session: { challenge, ...TERMS, depositInvoice: deposit.invoice, paymentHash: deposit.paymentHash, expiresAt: NOW + 600 },
     });
     const mppx = Challenge.deserialize(header);
     expect(mppx).toMatchObject({ id: challenge.id, realm: 'api.example.com', method: 'lightning', intent: 'session' });
