@@ -93,12 +93,41 @@ const toJson = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
   return json;
 };
 
-export function openApiDocument(info: { title: string; version: string; description: string }, contracts: readonly RouteContract[]): JsonSchema {
+/**
+ * One way to pay an operation, as its 402 asks (the `x-payment-info` extension
+ * of MPP discovery): the Payment method and intent, the amount in the
+ * currency's smallest unit as a decimal string, the currency.
+ */
+export interface PaymentOffer {
+  method: string;
+  intent: string;
+  amount: string;
+  currency: string;
+}
+
+/** What the running service adds to the contracts: each paid path's offers (by its OpenAPI path), and the document's `x-service-info`. */
+export interface DiscoveryInfo {
+  offers?: Readonly<Record<string, readonly PaymentOffer[]>>;
+  serviceInfo?: JsonSchema;
+}
+
+export function openApiDocument(
+  info: { title: string; version: string; description: string },
+  contracts: readonly RouteContract[],
+  discovery: DiscoveryInfo = {},
+): JsonSchema {
   const documentPaths: Record<string, JsonSchema> = {};
   for (const { path, methods } of contracts) {
     if (documentPaths[path]) throw new Error(`two contracts describe ${path}`);
     const item: JsonSchema = {};
-    for (const [method, spec] of Object.entries(methods) as [Method, OperationSpec][]) item[method.toLowerCase()] = operation(method, spec);
+    const offers = discovery.offers?.[path];
+    for (const [method, spec] of Object.entries(methods) as [Method, OperationSpec][]) {
+      item[method.toLowerCase()] = {
+        ...operation(method, spec),
+        // Only where the route is sold, and as its 402 asks: a client or validator finds the paid operations by it.
+        ...((spec.paid || spec.session) && offers && offers.length > 0 && { 'x-payment-info': { offers } }),
+      };
+    }
     // route() answers HEAD wherever it answers GET: the same operation, without a body.
     if (item.get) item.head = headOf(item.get as JsonSchema);
     documentPaths[path] = item;
@@ -107,6 +136,7 @@ export function openApiDocument(info: { title: string; version: string; descript
     openapi: '3.1.0',
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     info,
+    ...(discovery.serviceInfo && { 'x-service-info': discovery.serviceInfo }),
     paths: documentPaths,
     components: {
       schemas: { Error: toJson(ErrorBody, 'output'), L402Challenge: toJson(L402Challenge, 'output') },

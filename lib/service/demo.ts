@@ -16,6 +16,7 @@ import { providerUnavailable } from './money/provider-errors.js';
 import { servicePaymentLog } from './records/payment-log.js';
 import { sessionLogObserver } from './session-observer.js';
 import { servicePart, type ServiceContext } from './context.js';
+import type { PaymentOffer } from '../http/openapi.js';
 
 export const DEMO_ROUTE = '/api/demo/btc-price';
 export const DEMO_STREAM_ROUTE = '/api/demo/stream';
@@ -148,6 +149,17 @@ function demoProvider(ctx: ServiceContext): InvoiceProvider & Pick<LightningProv
 /** Whether the demo sells prepaid sessions (and so its stream): only on a backend that can refund them. */
 export function demoSellsSessions(ctx: ServiceContext): boolean {
   return canRefund(ctx.provider);
+}
+
+/**
+ * How the demo's routes are sold, as their 402s ask (OpenAPI `x-payment-info`):
+ * the price a charge, and with sessions on the unit price of a session, in sats.
+ */
+export function demoPaymentOffers(ctx: ServiceContext): Record<string, PaymentOffer[]> {
+  const amount = String(ctx.config.demo.priceSats);
+  const charge: PaymentOffer = { method: 'lightning', intent: 'charge', amount, currency: 'sat' };
+  const session: PaymentOffer[] = demoSellsSessions(ctx) ? [{ method: 'lightning', intent: 'session', amount, currency: 'sat' }] : [];
+  return { [DEMO_ROUTE]: [charge, ...session], [DEMO_STREAM_ROUTE]: session };
 }
 
 /** The demo's sessions: one unit = DEMO_PRICE_SATS; none (said once) on a backend that cannot refund. */

@@ -24,8 +24,22 @@ export function sendOnce(
   // A clone each time: the request (and its body) may have to go out twice.
   const attempt = request.clone();
   if (authorization) attempt.headers.set('authorization', authorization);
+  const accepted = acceptPaymentOf(options);
+  if (accepted && !attempt.headers.has('accept-payment')) attempt.headers.set('accept-payment', accepted);
   const signal = deadline(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, callerSignal);
   return options.destinations ? fetchWithinPolicy(doFetch, attempt, options.destinations, signal) : doFetch(attempt, { signal });
+}
+
+/**
+ * The Accept-Payment header (the MPP core draft) of a client asked to pay in
+ * the Payment scheme: the challenges it pays, so a server that honours it
+ * sends them first. The session first when it holds sessions (it opens one
+ * whenever one is offered), else the charge alone. None for an L402 client,
+ * and a caller's own header is left as it is.
+ */
+export function acceptPaymentOf(options: Pick<FetchWithL402Options, 'scheme' | 'sessions'>): string | undefined {
+  if (options.scheme !== 'Payment') return undefined;
+  return options.sessions ? 'lightning/session, lightning/charge;q=0.9' : 'lightning/charge';
 }
 
 /** Seconds to wait before sending a paid request again: its answer was 503 with a Retry-After of at most `maxSeconds`. */
