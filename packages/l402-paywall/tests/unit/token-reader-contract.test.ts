@@ -11,7 +11,8 @@
 // caches (the last key id and caveat list) are warm and must not change an
 // answer; a fresh reader reads each by JSON.parse.
 import fc from 'fast-check';
-import { Keyring, mintToken } from 'l402-paywall';
+import { Keyring } from 'l402-paywall';
+import { mintLegacyToken } from '../support/legacy-token.js';
 import { describe, expect, it } from 'vitest';
 import { wordsHex } from '../../src/crypto/encoding.js';
 import { TokenReader, type TokenFields } from '../../src/schemes/l402/token-reader.js';
@@ -27,7 +28,7 @@ function snapshot(t: TokenFields | null): unknown {
 
 const toBase64 = (latin1: string) => Buffer.from(latin1, 'latin1').toString('base64url');
 const mintedJson = (keyring: Keyring, caveats: Record<string, string | number>, exp = now) =>
-  Buffer.from(mintToken(keyring, { paymentHash: newPreimage().hash, expiresAt: exp, caveats }), 'base64url').toString('latin1');
+  Buffer.from(mintLegacyToken(keyring, { paymentHash: newPreimage().hash, expiresAt: exp, caveats }), 'base64url').toString('latin1');
 
 const significant = [...'"\\,:[]{}. -+eE0123456789abcdefABCDEF_=/\n\t\r\x00\x1f\x7f\xe9\xff'];
 const edit = fc.record({

@@ -53,7 +53,7 @@ const validExp = (exp: number) => Number.isSafeInteger(exp) && exp > 0;
 export class TokenReader {
   /** The token text as bytes (base64ToBytes's scratch), then the token's own bytes. */
   private readonly text: Uint8Array;
-  private readonly bytes: Uint8Array;
+  readonly bytes: Uint8Array;
   private readonly hashWords = new Int32Array(8);
   private readonly sigWords = new Int32Array(8);
   // The last key id read, as bytes and as its string: a server's tokens carry
@@ -76,7 +76,18 @@ export class TokenReader {
   /** The token in text[from, to): its fields, or null when it is not base64 of a token's JSON. */
   read(text: string, from: number, to: number): TokenFields | null {
     const length = this.decode(text, from, to);
-    if (length < 0) return null;
+    return length < 0 ? null : this.readLegacyJsonToken(length);
+  }
+
+  /**
+   * The first `length` decoded bytes as a legacy JSON token (format 1,
+   * `{"v":1,...}`), which releases before the macaroon minted. Kept only so
+   * that those tokens stay readable until they expire: remove this reader
+   * (and this file's JSON layout) one release after the macaroon, once no
+   * token of format 1 can still be within its lifetime (docs/l402-token.md,
+   * "Tokens of format 1").
+   */
+  readLegacyJsonToken(length: number): TokenFields | null {
     const minted = this.readMintedLayout(length);
     return minted !== undefined ? minted : this.readJson(this.json(length));
   }
