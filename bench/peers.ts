@@ -4,9 +4,9 @@
 // - ours: verifyToken of our macaroon (docs/l402-token.md: the HMAC chain
 //   over identifier and caveats, expiry, SHA256(preimage) == hash) then
 //   checkCaveats (route and price), the demo's caveats;
-// - ours, format 1: the same for the legacy JSON token (one HMAC over a cached
-//   key per caveat list), which the macaroon replaced and which is still read
-//   until it expires;
+// - ours, format 1: the same for the legacy JSON token, which the macaroon
+//   replaced and which is still read, by a small reader that is not tuned for
+//   speed (JSON.parse, @noble/hashes), until it expires;
 // - js-macaroon on our macaroon: the same tokens imported and verified by
 //   js-macaroon with their root keys (derived before timing) and the same
 //   checks, what a macaroon library costs on our tokens;

@@ -176,6 +176,13 @@ export function wordsHex(words: Int32Array): string {
   return hex;
 }
 
+/** Bytes of hex digits (an even number of them, checked by the caller). */
+export function hexToBytes(hex: string): Uint8Array {
+  const bytes = new Uint8Array(hex.length >> 1);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return bytes;
+}
+
 export function randomHex32(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
   let hex = '';

@@ -365,30 +365,8 @@ export class KeyedHmac {
 
   /** The MAC of `message`, as 32 bytes. */
   mac(message: Uint8Array): Uint8Array {
-    const { state, block } = this;
-    state.set(this.inner);
-    const length = message.length;
-    const full = length & ~63;
-    for (let at = 0; at < full; at += 64) {
-      for (let i = 0; i < 16; i++) {
-        const b = at + 4 * i;
-        block[i] = (message[b]! << 24) | (message[b + 1]! << 16) | (message[b + 2]! << 8) | message[b + 3]!;
-      }
-      compress(state, block, state);
-    }
-    // The tail, 0x80, zeros, and the bit length (the key block's 64 bytes included): one block, or two when the tail leaves no room.
-    block.fill(0);
-    const tail = length - full;
-    for (let i = 0; i < tail; i++) block[i >> 2]! |= message[full + i]! << (24 - 8 * (i & 3));
-    block[tail >> 2]! |= 0x80 << (24 - 8 * (tail & 3));
-    if (tail > 55) {
-      compress(state, block, state);
-      block.fill(0);
-    }
-    const bits = (64 + length) * 8;
-    block[14] = Math.floor(bits / 0x1_0000_0000);
-    block[15] = bits >>> 0;
-    compress(state, block, this.outerBlock);
+    this.state.set(this.inner);
+    innerDigest(this.state, this.block, message, 0, message.length, this.outerBlock);
     const digest = new Int32Array(8);
     compress(this.outer, this.outerBlock, digest);
     const out = new Uint8Array(32);
@@ -433,27 +411,37 @@ export class HmacChain {
     for (let i = 0; i < 8; i++) keyBlock[i] = key[i]! ^ 0x5c5c5c5c;
     keyBlock.fill(0x5c5c5c5c, 8, 16);
     compress(INITIAL, keyBlock, outerState);
-    const length = to - from;
-    const full = from + (length & ~63);
-    for (let at = from; at < full; at += 64) {
-      for (let i = 0; i < 16; i++) {
-        const b = at + 4 * i;
-        block[i] = (message[b]! << 24) | (message[b + 1]! << 16) | (message[b + 2]! << 8) | message[b + 3]!;
-      }
-      compress(innerState, block, innerState);
-    }
-    block.fill(0);
-    const tail = to - full;
-    for (let i = 0; i < tail; i++) block[i >> 2]! |= message[full + i]! << (24 - 8 * (i & 3));
-    block[tail >> 2]! |= 0x80 << (24 - 8 * (tail & 3));
-    if (tail > 55) {
-      compress(innerState, block, innerState);
-      block.fill(0);
-    }
-    const bits = (64 + length) * 8;
-    block[14] = Math.floor(bits / 0x1_0000_0000);
-    block[15] = bits >>> 0;
-    compress(innerState, block, outerBlock);
+    innerDigest(innerState, block, message, from, to, outerBlock);
     compress(outerState, outerBlock, out);
   }
+}
+
+/**
+ * The inner hash of an HMAC: message[from, to) absorbed onto `state` (the
+ * key's inner pad already in it) in 64-byte blocks, then the tail, 0x80,
+ * zeros and the bit length (the key block's 64 bytes included): one block, or
+ * two when the tail leaves no room. The digest goes to out[0..7].
+ */
+function innerDigest(state: Int32Array, block: Int32Array, message: Uint8Array, from: number, to: number, out: Int32Array): void {
+  const length = to - from;
+  const full = from + (length & ~63);
+  for (let at = from; at < full; at += 64) {
+    for (let i = 0; i < 16; i++) {
+      const b = at + 4 * i;
+      block[i] = (message[b]! << 24) | (message[b + 1]! << 16) | (message[b + 2]! << 8) | message[b + 3]!;
+    }
+    compress(state, block, state);
+  }
+  block.fill(0);
+  const tail = to - full;
+  for (let i = 0; i < tail; i++) block[i >> 2]! |= message[full + i]! << (24 - 8 * (i & 3));
+  block[tail >> 2]! |= 0x80 << (24 - 8 * (tail & 3));
+  if (tail > 55) {
+    compress(state, block, state);
+    block.fill(0);
+  }
+  const bits = (64 + length) * 8;
+  block[14] = Math.floor(bits / 0x1_0000_0000);
+  block[15] = bits >>> 0;
+  compress(state, block, out);
 }

@@ -8,7 +8,7 @@
 //   Macaroon: <hex>  (or Grpc-Metadata-Macaroon) the macaroon alone, its preimage in a `preimage=`
 //                                              caveat, read by the pipeline as `Macaroon <hex>`.
 // verifyAuthorization takes the header to a verified token, the paywall's per-request check.
-import { base64Encode, isLowerHex } from '../../crypto/encoding.js';
+import { base64Encode, hexToBytes, isLowerHex } from '../../crypto/encoding.js';
 import { reject, type Rejection } from '../../core/rejections.js';
 import { verifyToken, type Keyring, type VerifyResult } from './token.js';
 
@@ -50,12 +50,6 @@ function parseOne(field: string): ParseResult {
   const preimage = match[2]!.toLowerCase();
   if (!PREIMAGE.test(preimage)) return reject('INVALID_PREIMAGE');
   return { ok: true, credential: { token: match[1]!, preimage } };
-}
-
-function hexToBytes(hex: string): Uint8Array {
-  const bytes = new Uint8Array(hex.length >> 1);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-  return bytes;
 }
 
 export type AuthorizationResult = VerifyResult;

@@ -51,8 +51,6 @@ export class MacaroonReader {
   readonly layout = new MacaroonLayout();
   private readonly hashWords = new Int32Array(8);
   private readonly sigWords = new Int32Array(8);
-  private readonly lastKidBytes = new Uint8Array(KID_BYTES);
-  private lastKid: string | undefined;
   private lastConditions = NO_CONDITIONS;
 
   /** bytes[0, length) as an L402 macaroon: its fields, or null. */
@@ -88,13 +86,7 @@ export class MacaroonReader {
 
   /** The key id, the token id's first four bytes as lower-case hex. */
   private kidAt(bytes: Uint8Array, at: number): string {
-    const last = this.lastKidBytes;
-    if (this.lastKid !== undefined && bytes[at] === last[0] && bytes[at + 1] === last[1] && bytes[at + 2] === last[2] && bytes[at + 3] === last[3])
-      return this.lastKid;
-    let kid = '';
-    for (let i = 0; i < KID_BYTES; i++) kid += bytes[at + i]!.toString(16).padStart(2, '0');
-    last.set(bytes.subarray(at, at + KID_BYTES));
-    return (this.lastKid = kid);
+    return (((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0).toString(16).padStart(8, '0');
   }
 
   /** The list read, or the last one when it holds the same conditions (so a route's tokens share one, recognised by identity). */

@@ -17,7 +17,7 @@
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { HmacChain, ShortHmac, padBlock, sha256Block } from '../../crypto/sha256-block.js';
-import { base64Encode, equalWords, hex32Words, hexWordsAt, isHex32, utf8, wordsHex } from '../../crypto/encoding.js';
+import { base64Encode, equalWords, hexToBytes, hexWordsAt, isHex32, utf8, wordsHex } from '../../crypto/encoding.js';
 import { MIN_SECRET_BYTES, secretBytes, type KeyDeriver } from '../../crypto/secrets.js';
 import { MAX_CAVEATS, isCaveat, isCaveatList } from './caveats.js';
 import { reject, type Rejection } from '../../core/rejections.js';
@@ -40,7 +40,6 @@ const CAVEATS_LABEL = 'L402/v1 caveats\n';
 const ROOT_KEYS_LABEL = 'L402/v2 macaroon root keys';
 /** The key every macaroon library MACs a root key under before the chain (libmacaroons, go-macaroon, js-macaroon). */
 const KEY_GENERATOR = 'macaroons-key-generator';
-const MESSAGE_LENGTH = 41;
 
 export interface TokenPayload {
   /** The token's format: 2, a macaroon; 1, the legacy JSON token. */
@@ -75,17 +74,9 @@ export { MIN_SECRET_BYTES };
 export class Keyring implements KeyDeriver {
   readonly signingKid: string;
   private readonly keys = new Map<string, SigningKey>();
-  // keyed HMAC state per (kid, caveats); tokens of one route share an entry
-  private readonly caveatKeys = new Map<string, Map<string, ShortHmac>>();
-  // The last key used: a busy route's tokens share caveats (the reader hands
-  // them the same frozen array), and comparing is cheaper than joining them to
-  // look the key up. A caller's unfrozen array is copied: it could change.
-  private lastKey = { kid: '', caveats: [] as readonly string[], key: undefined as ShortHmac | undefined };
   // Hot-path buffers as SHA-256 words (sha256-block.ts), padded once here.
-  private readonly messageBlock = new Int32Array(16);
   private readonly preimageBlock = new Int32Array(16);
   private readonly digest = new Int32Array(8);
-  private readonly signingWords = new Int32Array(8);
   // Made on the first verification: a keyring that only signs, or only checks secrets, needs none.
   private reader: TokenReader | undefined;
   private macaroonReader: MacaroonReader | undefined;
@@ -103,7 +94,6 @@ export class Keyring implements KeyDeriver {
       if (!this.keys.has(kid)) this.keys.set(kid, { kid, secret: key, rootKeys: new ShortHmac(hmac(sha256, key, utf8(ROOT_KEYS_LABEL))) });
     }
     this.signingKid = this.keys.keys().next().value!;
-    padBlock(this.messageBlock, MESSAGE_LENGTH, 64);
     padBlock(this.preimageBlock, 32, 0);
     padBlock(this.tokenIdBlock, 32, 64);
     padBlock(this.rootKeyBlock, 32, 64);
@@ -122,10 +112,14 @@ export class Keyring implements KeyDeriver {
     return this.keys.has(kid);
   }
 
-  /** Signs; the caller provides hash (lower-case hex) and caveats (validated). */
+  /**
+   * Format 1's signature (the legacy JSON token, docs/l402-token.md), hex: the
+   * caller provides hash (lower-case hex) and caveats (validated). Also a MAC
+   * for other uses of the newest secret (managed/managed.ts's directory proof).
+   */
   sign(hash: string, exp: number, caveats: readonly string[]): string {
-    if (!hex32Words(hash, this.signingWords)) throw new Error('hash must be 32 bytes of lower-case hex');
-    return wordsHex(this.computeMac(this.caveatKey(this.signingKid, caveats)!, this.signingWords, exp));
+    if (!isHex32(hash)) throw new Error('hash must be 32 bytes of lower-case hex');
+    return hexOf(legacySignature(this.keys.get(this.signingKid)!.secret, hexToBytes(hash), exp, caveats));
   }
 
   /**
@@ -195,10 +189,13 @@ export class Keyring implements KeyDeriver {
    */
   private verifyLegacyJsonToken(t: TokenFields | null, preimageText: string, preimageAt: number, nowSeconds: number): VerifyResult {
     if (!t) return reject('MALFORMED_TOKEN');
-    if (!this.keys.has(t.kid)) return reject('UNKNOWN_KEY');
-    const key = this.caveatKey(t.kid, t.caveats);
-    if (!key) return reject('MALFORMED_TOKEN');
-    if (!equalWords(this.computeMac(key, t.hashWords, t.exp), t.sigWords)) return reject('BAD_SIGNATURE');
+    const signing = this.keys.get(t.kid);
+    if (!signing) return reject('UNKNOWN_KEY');
+    if (!isCaveatList(t.caveats)) return reject('MALFORMED_TOKEN');
+    const hash = new Uint8Array(32);
+    for (let i = 0; i < 32; i++) hash[i] = t.hashWords[i >> 2]! >>> (24 - 8 * (i & 3));
+    wordsAt(legacySignature(signing.secret, hash, t.exp, t.caveats), 0, this.digest);
+    if (!equalWords(this.digest, t.sigWords)) return reject('BAD_SIGNATURE');
     if (t.exp <= nowSeconds) return reject('TOKEN_EXPIRED');
     if (!this.preimageMatches(preimageText, preimageAt, t.hashWords)) return reject('PREIMAGE_MISMATCH');
     return { ok: true, token: new VerifiedToken({ ...t, v: TOKEN_VERSION }) };
@@ -219,9 +216,9 @@ export class Keyring implements KeyDeriver {
   /** A macaroon for the payment hash (lower-case hex) with these caveats (validated), minted with the newest secret: its bytes. */
   mintMacaroon(hash: string, caveats: readonly string[]): Uint8Array {
     const identifier = new Uint8Array(IDENTIFIER_BYTES);
-    identifier.set(hexBytes(hash), HASH_AT);
+    identifier.set(hexToBytes(hash), HASH_AT);
     const tokenId = identifier.subarray(TOKEN_ID_AT);
-    tokenId.set(hexBytes(this.signingKid));
+    tokenId.set(hexToBytes(this.signingKid));
     tokenId.set(crypto.getRandomValues(new Uint8Array(32 - KID_BYTES)), KID_BYTES);
     const rootKey = this.macaroonRootKey(tokenId)!;
     const encoded = caveats.map(utf8);
@@ -229,50 +226,19 @@ export class Keyring implements KeyDeriver {
     for (const caveat of encoded) signature = hmac(sha256, signature, caveat);
     return encodeMacaroon({ identifier, caveats: encoded, signature });
   }
-
-  private caveatKey(kid: string, caveats: readonly string[]): ShortHmac | undefined {
-    const last = this.lastKey;
-    if (last.key && kid === last.kid && sameStrings(caveats, last.caveats)) return last.key;
-    const joined = caveats.join('\n');
-    const signing = this.keys.get(kid);
-    if (!signing) return undefined;
-    let cache = this.caveatKeys.get(kid);
-    if (!cache) this.caveatKeys.set(kid, (cache = new Map()));
-    let key = cache.get(joined);
-    if (!key) {
-      // Validated here, on a cache miss, so the hot path skips the regex.
-      if (!isCaveatList(caveats)) return undefined;
-      key = new ShortHmac(hmac(sha256, signing.secret, utf8(CAVEATS_LABEL + joined)));
-      // Forged tokens can carry arbitrary caveats; bound the cache, not the work.
-      if (cache.size >= 1024) cache.clear();
-      cache.set(joined, key);
-    }
-    this.lastKey = { kid, caveats: Object.isFrozen(caveats) ? caveats : caveats.slice(), key };
-    return key;
-  }
-
-  // The MAC of the hash (as words) and exp, in this keyring's digest words.
-  private computeMac(key: ShortHmac, h: Int32Array, exp: number): Int32Array {
-    // exp < 2^53: its high and low 32-bit halves
-    const high = Math.floor(exp / 0x1_0000_0000);
-    const low = exp >>> 0;
-    // The message 0x01 || hash || exp is 41 bytes, so every word is shifted by the version byte.
-    const m = this.messageBlock;
-    m[0] = (TOKEN_VERSION << 24) | (h[0]! >>> 8);
-    for (let i = 1; i < 8; i++) m[i] = (h[i - 1]! << 24) | (h[i]! >>> 8);
-    m[8] = (h[7]! << 24) | (high >>> 8);
-    m[9] = (high << 24) | (low >>> 8);
-    m[10] = (low << 24) | 0x00800000; // exp's last byte, then the padding byte 0x80 (padBlock)
-    key.macBlock(m, this.digest);
-    return this.digest;
-  }
 }
 
-function sameStrings(a: readonly string[], b: readonly string[]): boolean {
-  if (a === b) return true; // one route's tokens share one frozen list
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+/**
+ * Format 1's signature: HMAC(HMAC(secret, "L402/v1 caveats\n" + caveats
+ * joined by "\n"), 0x01 || hash || exp as uint64 big-endian). Remove with the
+ * legacy reader, except as Keyring.sign's MAC.
+ */
+function legacySignature(secret: Uint8Array, hash: Uint8Array, exp: number, caveats: readonly string[]): Uint8Array {
+  const message = new Uint8Array(41);
+  message[0] = TOKEN_VERSION;
+  message.set(hash, 1);
+  new DataView(message.buffer).setBigUint64(33, BigInt(exp));
+  return hmac(sha256, hmac(sha256, secret, utf8(CAVEATS_LABEL + caveats.join('\n'))), message);
 }
 
 export interface MintInput {
@@ -391,12 +357,6 @@ export class VerifiedToken implements TokenPayload {
 // The check of `name=value` conditions against a request's terms is the
 // core's (core/conditions.ts): a token's caveats are such conditions.
 export { checkCaveats, type CaveatExpectations } from '../../core/conditions.js';
-
-function hexBytes(hex: string): Uint8Array {
-  const bytes = new Uint8Array(hex.length >> 1);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-  return bytes;
-}
 
 function hexOf(bytes: Uint8Array): string {
   let hex = '';
