@@ -1,8 +1,15 @@
 // Our verification side by side with what a user would compare it with, on one
 // core, each checking a paid credential (token + preimage) the way its users do:
 //
-// - ours: verifyToken (signature, expiry, SHA256(preimage) == hash) then
-//   checkCaveats (route and price);
+// - ours: verifyToken of our macaroon (docs/l402-token.md: the HMAC chain
+//   over identifier and caveats, expiry, SHA256(preimage) == hash) then
+//   checkCaveats (route and price), the demo's caveats;
+// - ours, format 1: the same for the legacy JSON token, which the macaroon
+//   replaced and which is still read, by a small reader that is not tuned for
+//   speed (JSON.parse, @noble/hashes), until it expires;
+// - js-macaroon on our macaroon: the same tokens imported and verified by
+//   js-macaroon with their root keys (derived before timing) and the same
+//   checks, what a macaroon library costs on our tokens;
 // - `macaroon` (js-macaroon, the library Aperture's JavaScript clients use):
 //   import the base64 macaroon, verify it with a first-party caveat checker
 //   (services, capabilities, valid_until), then SHA256(preimage) against the
@@ -63,6 +70,48 @@ async function ours(): Promise<number> {
   }, 400_000);
 }
 
+/** Tokens of format 1 (base64url JSON, before the macaroon), made from the keyring's signature as those releases made them. */
+async function oursLegacy(): Promise<number> {
+  const keyring = new Keyring(['bench-peers-secret-'.padEnd(64, 'x')]);
+  const exp = Math.floor(Date.now() / 1000) + 3600;
+  const caveats = ['price_msat=1000', `route=${ROUTE}`];
+  const tokens = credentials().map((c) => {
+    const payload = { v: 1, kid: keyring.signingKid, hash: c.hash, exp, caveats, sig: keyring.sign(c.hash, exp, caveats) };
+    return { token: Buffer.from(JSON.stringify(payload)).toString('base64url'), preimage: c.preimage };
+  });
+  const expect = { route: ROUTE, priceMsat: 1000 };
+  return opsPerSecond((i) => {
+    const t = tokens[i & (N - 1)]!;
+    const r = verifyToken(keyring, t.token, t.preimage);
+    return r.ok && checkCaveats(r.token.caveats, expect).ok;
+  }, 400_000);
+}
+
+/** js-macaroon verifying our macaroons (the demo's caveats) with their root keys, our checks as its caveat checker. */
+async function jsMacaroonOnOurs(): Promise<number> {
+  const keyring = new Keyring(['bench-peers-secret-'.padEnd(64, 'x')]);
+  const exp = Math.floor(Date.now() / 1000) + 3600;
+  const tokens = credentials().map((c) => {
+    const token = mintToken(keyring, { paymentHash: c.hash, expiresAt: exp, caveats: { route: ROUTE, price_msat: 1000 } });
+    const rootKey = keyring.macaroonRootKey(macaroon.importMacaroon(token).identifier.subarray(34))!;
+    return { token, rootKey, preimage: c.preimage };
+  });
+  const now = Math.floor(Date.now() / 1000);
+  const check = (condition: string): string | null => {
+    if (condition === `route=${ROUTE}`) return null;
+    if (condition.startsWith('price_msat=')) return Number(condition.slice(11)) >= 1000 ? null : 'price';
+    if (condition.startsWith('expires_at=')) return Number(condition.slice(11)) > now ? null : 'expired';
+    return 'unknown caveat';
+  };
+  return opsPerSecond((i) => {
+    const t = tokens[i & (N - 1)]!;
+    const m = macaroon.importMacaroon(t.token);
+    m.verify(t.rootKey, check); // throws when anything is wrong
+    const hash = Buffer.from(m.identifier.subarray(2, 34)).toString('hex');
+    return createHash('sha256').update(Buffer.from(t.preimage, 'hex')).digest('hex') === hash;
+  }, 30_000);
+}
+
 async function jsMacaroon(): Promise<number> {
   const rootKey = randomBytes(32);
   const validUntil = Math.floor(Date.now() / 1000) + 3600;
@@ -120,7 +169,9 @@ async function unsignedFloor(): Promise<number> {
 
 export async function benchPeers(): Promise<PeerResult[]> {
   return [
-    { name: 'ours', what: 'verifyToken + checkCaveats (HMAC-signed, bound to route and price)', perSecond: await ours() },
+    { name: 'ours', what: 'verifyToken + checkCaveats of our macaroon (HMAC chain, bound to route, price, expiry)', perSecond: await ours() },
+    { name: 'ours, format 1 (JSON)', what: 'the same for the legacy JSON token, read until it expires', perSecond: await oursLegacy() },
+    { name: 'js-macaroon on ours', what: 'importMacaroon + verify(root key) of our macaroon, same checks + preimage', perSecond: await jsMacaroonOnOurs() },
     { name: 'macaroon (js-macaroon)', what: 'importMacaroon + verify with caveat checker + preimage, as Aperture clients', perSecond: await jsMacaroon() },
     { name: 'Alby lightning-tools', what: 'verifyL402Macaroon + validatePreimage', perSecond: await alby() },
     { name: 'unsigned {hash, exp}', what: 'decode, exp, SHA256(preimage) == hash: forgeable, the floor', perSecond: await unsignedFloor() },

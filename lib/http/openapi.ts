@@ -145,7 +145,7 @@ export function openApiDocument(
           type: 'http',
           scheme: 'L402',
           description:
-            'Pay per request over Lightning. Without a valid credential the answer is 402 with `WWW-Authenticate: L402 macaroon="…", invoice="…"` (also `L402 <macaroon>, invoice="…"`, and the same facts in the JSON body). ' +
+            'Pay per request over Lightning. Without a valid credential the answer is 402 with `WWW-Authenticate: L402 macaroon="…", invoice="…"` (also `LSAT macaroon="…", invoice="…"` and `L402 version="0", token="…", invoice="…"`, and the same facts in the JSON body). ' +
             'Pay the invoice, then send `Authorization: L402 <macaroon>:<preimage hex>`. A token buys one request; a used, expired or invalid one gets a fresh 402 challenge.',
         },
         Payment: {
@@ -199,7 +199,7 @@ function operation(method: Method, spec: OperationSpec): JsonSchema {
     const challenges = [
       ...(spec.paid
         ? [
-            'L402 challenges: `L402 <macaroon>, invoice="…"` and `L402 macaroon="…", invoice="…", token="…", version="0"`; then the Payment challenge for the same invoice: `Payment id="…", realm="…", method="lightning", intent="charge", request="…", expires="…"`',
+            'L402 challenges: `LSAT macaroon="…", invoice="…"`, `L402 macaroon="…", invoice="…"` and `L402 version="0", token="…", invoice="…"`; then the Payment challenge for the same invoice: `Payment id="…", realm="…", method="lightning", intent="charge", request="…", expires="…"`',
           ]
         : []),
       ...(spec.session

@@ -103,10 +103,11 @@ describe('L402 protocol flow through the dev server', () => {
     const challenge = (await first.json()) as Challenge;
     expect(challenge).toMatchObject({ code: 'PAYMENT_REQUIRED', priceSats: 1 });
     const header = first.headers.get('www-authenticate')!;
-    expect(header).toContain(`L402 ${challenge.macaroon}, invoice="${challenge.invoice}"`);
-    expect(header).toContain(`L402 macaroon="${challenge.macaroon}", invoice="${challenge.invoice}", token="${challenge.macaroon}", version="0"`);
-    // The seed's macaroon: base64url JSON {hash, exp} with exp about an hour ahead.
-    const macaroon = JSON.parse(Buffer.from(challenge.macaroon, 'base64url').toString('utf8')) as { hash: string; exp: number };
+    expect(header).toContain(`LSAT macaroon="${challenge.macaroon}", invoice="${challenge.invoice}"`);
+    expect(header).toContain(`L402 macaroon="${challenge.macaroon}", invoice="${challenge.invoice}"`);
+    expect(header).toContain(`L402 version="0", token="${challenge.macaroon}", invoice="${challenge.invoice}"`);
+    // The macaroon (docs/l402-token.md): the invoice's payment hash in its identifier, an expiry about an hour ahead.
+    const macaroon = decodeToken(challenge.macaroon)!;
     expect(macaroon.hash).toBe(challenge.paymentHash);
     expect(macaroon.exp - Date.now() / 1000).toBeGreaterThan(3590);
     expect(macaroon.exp - Date.now() / 1000).toBeLessThanOrEqual(3600);
@@ -159,7 +160,7 @@ describe('L402 protocol flow through the dev server', () => {
     for (const spell of [
       (m: string, p: string) => `LSAT ${m}:${p}`,
       (m: string, p: string) => `l402 ${m}:${p.toUpperCase()}`,
-      (m: string, p: string) => `L402 ${Buffer.from(m, 'base64url').toString('base64')}:${p}`,
+      (m: string, p: string) => `L402 ${Buffer.from(m, 'base64').toString('base64url')}:${p}`,
     ]) {
       const { challenge, preimage } = await buyDemo();
       const response = await fetch(`${base}/api/demo/btc-price`, { headers: { Authorization: spell(challenge.macaroon, preimage) } });

@@ -143,8 +143,10 @@ describe('EVENTS_WEBHOOK_URL set to a local receiver', () => {
 
     // The attacker re-signs nothing: it breaks each token's signature and sends it naming its own host.
     const forge = (token: string) => {
-      const fields = JSON.parse(Buffer.from(token, 'base64url').toString()) as Record<string, unknown>;
-      return Buffer.from(JSON.stringify({ ...fields, sig: 'e'.repeat(64) })).toString('base64url');
+      // The macaroon's signature is its last 32 bytes.
+      const bytes = Buffer.from(token, 'base64');
+      bytes.fill(0xee, bytes.length - 32);
+      return bytes.toString('base64');
     };
     const demoAnswer = await requestNamingHost(`${base}/api/demo/btc-price`, 'attacker.example', {
       headers: { traceparent: victimTrace, authorization: `L402 ${forge(demo.macaroon)}:${guessedPreimage}` },

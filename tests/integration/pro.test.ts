@@ -13,7 +13,7 @@ import type { ServiceContext } from '../../lib/service/context.js';
 import { PRO_ACTIVATION_WINDOW_SECONDS } from '../../lib/service/accounts/pro.js';
 import { databaseBackends } from '../support/postgres.js';
 import { useDevServerOn, type Settings, type TestServer } from '../support/server.js';
-import { unreachableProvider } from '../../packages/l402-paywall/tests/support/l402.js';
+import { unreachableProvider, withCaveats } from '../../packages/l402-paywall/tests/support/l402.js';
 
 // Every test runs on PGlite (in memory) and on a real PostgreSQL server when one
 // is reachable (TEST_DATABASE_URL): a database of its own, dropped after.
@@ -279,9 +279,7 @@ for (const backend of backends) {
 
       it('a real Pro token with its address edited: 403 BAD_SIGNATURE', async () => {
         const { macaroon, preimage } = await buy('oscar@example.com');
-        const payload = JSON.parse(Buffer.from(macaroon, 'base64url').toString('utf8')) as { caveats: string[] };
-        payload.caveats = payload.caveats.map((c) => (c.startsWith('address=') ? 'address=mallory@example.com' : c));
-        const edited = Buffer.from(JSON.stringify(payload)).toString('base64url');
+        const edited = withCaveats(macaroon, (caveats) => caveats.map((c) => (c.startsWith('address=') ? 'address=mallory@example.com' : c)));
         await expectError(await activate({ macaroon: edited, preimage }), 403, 'BAD_SIGNATURE');
         expect(await check('mallory@example.com')).toEqual({ active: false });
       });

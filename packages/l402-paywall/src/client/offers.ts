@@ -3,7 +3,7 @@
 // held against its invoice, an L402 token against its payment hash; the
 // cheapest acceptable offer in the preferred scheme, else in the other.
 import type { DecodedInvoice } from '../lightning/bolt11.js';
-import { decodeToken } from '../schemes/l402/token.js';
+import { tokenPaymentHash } from '../schemes/l402/token.js';
 import type { LightningCharge } from '../schemes/payment/challenge.js';
 import { readBoundedText } from '../http/read-bounded.js';
 import { bodyChallenge, l402Challenges, paymentCharges, type L402Challenge } from './challenge.js';
@@ -98,9 +98,9 @@ function acceptableInvoice(offer: Offer, options: FetchWithL402Options, url: URL
     what: 'the invoice',
     disagree,
   });
-  // A token that names a payment hash (this project's) must name this invoice's, or paying would buy nothing.
-  const token = offer.scheme === 'L402' ? decodeToken(offer.challenge.token) : undefined;
-  if (token && token.hash !== invoice.paymentHash) {
+  // A token that names a payment hash (this project's, or a macaroon with Aperture's identifier) must name this invoice's, or paying would buy nothing.
+  const tokenHash = offer.scheme === 'L402' ? tokenPaymentHash(offer.challenge.token) : undefined;
+  if (tokenHash !== undefined && tokenHash !== invoice.paymentHash) {
     const facts = { ...where, paymentHash: invoice.paymentHash, amountMsat: invoice.amountMsat, network: invoice.network };
     throw new L402ClientError('TOKEN_INVOICE_MISMATCH', 'Not paid: the token in the challenge is for another payment than its invoice', facts);
   }

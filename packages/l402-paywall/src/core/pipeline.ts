@@ -101,7 +101,7 @@ export class PaywallPipeline implements SyncCapablePaywall {
 
   /** Recognise, verify, then act on the verdict: each refusal is a fresh challenge. */
   #decideUnder(request: Request, terms: Terms, nowSeconds: number): Decision | Promise<Decision> {
-    const authorization = request.headers.get('authorization');
+    const authorization = request.headers.get('authorization') ?? macaroonAlone(request.headers);
     if (!authorization) return this.#challenge(request, terms, PAYMENT_REQUIRED);
     const presented = new Presented(authorization);
     for (const scheme of this.#schemes) {
@@ -301,4 +301,14 @@ class PaidUse implements Paid {
   release(): Promise<void> {
     return this.replay ? giveBack(this.replay, this.use, this.background) : Promise.resolve();
   }
+}
+
+/**
+ * Aperture's clients may send the macaroon alone, in hex, in a `Macaroon` or
+ * `Grpc-Metadata-Macaroon` header, with its preimage in a caveat: when there is
+ * no Authorization, that is the value `Macaroon <hex>`, which the L402 scheme reads.
+ */
+function macaroonAlone(headers: Headers): string | null {
+  const hex = headers.get('macaroon') ?? headers.get('grpc-metadata-macaroon');
+  return hex === null ? null : `Macaroon ${hex}`;
 }

@@ -8,9 +8,14 @@ export function utf8(text: string): Uint8Array {
 }
 
 export function base64UrlEncode(bytes: Uint8Array): string {
+  return base64Encode(bytes).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/** Padded standard base64 (RFC 4648 §4), what macaroon libraries and Aperture's clients expect in headers. */
+export function base64Encode(bytes: Uint8Array): string {
   let binary = '';
   for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]!);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(binary);
 }
 
 // The digit values of both base64 alphabets, standard (+/) and URL-safe (-_),
@@ -169,6 +174,13 @@ export function wordsHex(words: Int32Array): string {
     );
   }
   return hex;
+}
+
+/** Bytes of hex digits (an even number of them, checked by the caller). */
+export function hexToBytes(hex: string): Uint8Array {
+  const bytes = new Uint8Array(hex.length >> 1);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return bytes;
 }
 
 export function randomHex32(): string {

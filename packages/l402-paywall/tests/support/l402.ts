@@ -76,3 +76,35 @@ export interface ChallengeBody {
   priceSats: number;
   expiresAt: string;
 }
+
+/**
+ * An L402 macaroon (standard base64) with its identifier's payment hash
+ * replaced and its signature kept: what a forger who paid another invoice
+ * would send. The identifier is the macaroon's first field: version byte,
+ * field type, length 66, then uint16 version 0 and the hash (docs/l402-token.md).
+ */
+export function withPaymentHash(macaroon: string, hash: string): string {
+  const bytes = Buffer.from(macaroon, 'base64');
+  if (bytes[0] !== 2 || bytes[1] !== 2 || bytes[2] !== 66) throw new Error('not an L402 macaroon without location');
+  Buffer.from(hash, 'hex').copy(bytes, 5);
+  return bytes.toString('base64');
+}
+
+/**
+ * An L402 macaroon (standard base64) with its caveats edited and its signature
+ * kept: what a client that rewrites a condition would send. The macaroon is
+ * read as mintToken writes it (no location; identifier, then each caveat as
+ * field 2 with a one-byte length; docs/l402-token.md).
+ */
+export function withCaveats(macaroon: string, edit: (caveats: string[]) => string[]): string {
+  const bytes = Buffer.from(macaroon, 'base64');
+  const caveats: string[] = [];
+  let at = 70;
+  while (bytes[at] !== 0) {
+    const length = bytes[at + 1]!;
+    caveats.push(bytes.subarray(at + 2, at + 2 + length).toString('latin1'));
+    at += 3 + length;
+  }
+  const sections = edit(caveats).map((c) => Buffer.concat([Buffer.from([2, c.length]), Buffer.from(c, 'latin1'), Buffer.from([0])]));
+  return Buffer.concat([bytes.subarray(0, 70), ...sections, bytes.subarray(at)]).toString('base64');
+}

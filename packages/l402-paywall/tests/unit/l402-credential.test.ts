@@ -45,10 +45,32 @@ describe('parseCredential', () => {
 
   // The reference: the header grammar read step by step, without a regex.
   const TOKEN_CHARS = new Set('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_=-');
-  const referenceParse = (header: string | null): { ok: true; token: string; preimage: string } | { ok: false; code: string } => {
+  type Reference = { ok: true; token: string; preimage: string } | { ok: false; code: string };
+  const referenceParse = (header: string | null): Reference => {
     if (!header) return { ok: false, code: 'PAYMENT_REQUIRED' };
     if (header.length > 8192) return { ok: false, code: 'MALFORMED_CREDENTIAL' };
-    const text = header.trim();
+    const alone = referenceMacaroonAlone(header.trim());
+    if (alone) return alone;
+    // Fields joined by a comma (Aperture's LSAT and L402 fields): each one credential, all the same one.
+    const fields = header.split(',');
+    if (fields.length === 1) return referenceField(header);
+    const each = fields.map(referenceField);
+    const first = each[0]!;
+    return first.ok && each.every((r) => r.ok && r.token === first.token && r.preimage === first.preimage)
+      ? first
+      : { ok: false, code: 'MALFORMED_CREDENTIAL' };
+  };
+  // `Macaroon <hex>` (the pipeline's reading of a Macaroon header): the bytes as standard base64, the preimage left to the caveat.
+  const referenceMacaroonAlone = (text: string): Reference | undefined => {
+    if (text.slice(0, 8).toLowerCase() !== 'macaroon') return undefined;
+    let at = 8;
+    while (text[at] === ' ' || text[at] === '\t') at++;
+    const hex = text.slice(at);
+    if (at === 8 || hex === '' || hex.length % 2 !== 0 || [...hex.toLowerCase()].some((c) => !'0123456789abcdef'.includes(c))) return undefined;
+    return { ok: true, token: Buffer.from(hex, 'hex').toString('base64'), preimage: '' };
+  };
+  const referenceField = (field: string): Reference => {
+    const text = field.trim();
     const scheme = text.slice(0, 4).toLowerCase();
     if (scheme !== 'l402' && scheme !== 'lsat') return { ok: false, code: 'MALFORMED_CREDENTIAL' };
     let at = 4;

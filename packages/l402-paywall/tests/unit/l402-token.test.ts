@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { Keyring, checkCaveats, decodeToken, mintToken, verifyToken } from 'l402-paywall';
 import { base64UrlEncode, utf8 } from '../../src/crypto/encoding.js';
 import { newPreimage } from '../support/l402.js';
+import { mintLegacyToken } from '../support/legacy-token.js';
 
 const SECRET = 'test-secret-0123456789abcdef0123456789abcdef';
 const keyring = new Keyring([SECRET]);
@@ -19,10 +20,13 @@ function edit(token: string, change: (payload: Record<string, unknown>) => void)
   return encode(payload);
 }
 
-describe('token mint and verify', () => {
-  it('mints base64url JSON carrying hash and exp that verifies with its preimage', () => {
+// Tokens of format 1 (base64url JSON), minted before the macaroon: the legacy
+// reader keeps them readable until they expire (docs/l402-token.md). The
+// macaroon's own tests are l402-macaroon.test.ts.
+describe('token mint and verify (format 1, the legacy JSON token)', () => {
+  it('reads base64url JSON carrying hash and exp that verifies with its preimage', () => {
     const { preimage, hash } = newPreimage();
-    const token = mintToken(keyring, { paymentHash: hash, expiresAt: now + 3600, caveats });
+    const token = mintLegacyToken(keyring, { paymentHash: hash, expiresAt: now + 3600, caveats });
     expect(token).toMatch(/^[A-Za-z0-9_-]+$/);
     const payload = JSON.parse(Buffer.from(token, 'base64url').toString());
     expect(payload).toMatchObject({ v: 1, hash, exp: now + 3600, caveats: ['price_msat=1000', 'route=/api/demo/btc-price'] });
@@ -34,7 +38,7 @@ describe('token mint and verify', () => {
   it('follows the documented signature construction exactly', async () => {
     const { createHmac } = await import('node:crypto');
     const { hash } = newPreimage();
-    const token = mintToken(keyring, { paymentHash: hash, expiresAt: 1_900_000_000, caveats });
+    const token = mintLegacyToken(keyring, { paymentHash: hash, expiresAt: 1_900_000_000, caveats });
     const payload = decodeToken(token)!;
     const caveatKey = createHmac('sha256', SECRET)
       .update('L402/v1 caveats\n' + payload.caveats.join('\n'))
@@ -52,7 +56,7 @@ describe('token mint and verify', () => {
     const { createHmac } = await import('node:crypto');
     for (const secret of ['s'.repeat(32), 'b'.repeat(64), 'l'.repeat(65), 'ü-unicode-secret-'.repeat(10)]) {
       const { hash } = newPreimage();
-      const payload = decodeToken(mintToken(new Keyring([secret]), { paymentHash: hash, expiresAt: 1_800_000_000, caveats: { route: '/r' } }))!;
+      const payload = decodeToken(mintLegacyToken(new Keyring([secret]), { paymentHash: hash, expiresAt: 1_800_000_000, caveats: { route: '/r' } }))!;
       const caveatKey = createHmac('sha256', Buffer.from(secret, 'utf8')).update('L402/v1 caveats\nroute=/r').digest();
       const message = Buffer.concat([Buffer.from([1]), Buffer.from(hash, 'hex'), Buffer.from('000000006b49d200', 'hex')]);
       expect(payload.sig, secret.slice(0, 8)).toBe(createHmac('sha256', caveatKey).update(message).digest('hex'));
@@ -72,7 +76,7 @@ describe('token mint and verify', () => {
       sig: 'ab'.repeat(32),
     });
     expect(verifyToken(keyring, madeUp, preimage)).toMatchObject({ ok: false, rejection: { code: 'BAD_SIGNATURE' } });
-    const otherKey = mintToken(new Keyring(['another-secret-0123456789abcdef0123456789']), { paymentHash: hash, expiresAt: now + 3600, caveats });
+    const otherKey = mintLegacyToken(new Keyring(['another-secret-0123456789abcdef0123456789']), { paymentHash: hash, expiresAt: now + 3600, caveats });
     expect(verifyToken(keyring, otherKey, preimage)).toMatchObject({ ok: false, rejection: { code: 'UNKNOWN_KEY' } });
     const otherKeySameKid = edit(otherKey, (p) => (p.kid = keyring.signingKid));
     expect(verifyToken(keyring, otherKeySameKid, preimage)).toMatchObject({ ok: false, rejection: { code: 'BAD_SIGNATURE' } });
@@ -81,7 +85,7 @@ describe('token mint and verify', () => {
   it('refuses a real token with hash, exp, caveats or signature edited', () => {
     const { preimage, hash } = newPreimage();
     const other = newPreimage();
-    const token = mintToken(keyring, { paymentHash: hash, expiresAt: now + 3600, caveats });
+    const token = mintLegacyToken(keyring, { paymentHash: hash, expiresAt: now + 3600, caveats });
     const edits: [string, (p: Record<string, unknown>) => void][] = [
       ['hash', (p) => (p.hash = other.hash)],
       ['exp', (p) => (p.exp = now + 999_999)],
@@ -102,19 +106,19 @@ describe('token mint and verify', () => {
 
   it('says exactly "Token expired" for an expired token', () => {
     const { preimage, hash } = newPreimage();
-    const token = mintToken(keyring, { paymentHash: hash, expiresAt: now - 1, caveats });
+    const token = mintLegacyToken(keyring, { paymentHash: hash, expiresAt: now - 1, caveats });
     expect(verifyToken(keyring, token, preimage)).toEqual({ ok: false, rejection: { code: 'TOKEN_EXPIRED', message: 'Token expired' } });
   });
 
   it('refuses a preimage that does not hash to the token hash', () => {
     const { hash } = newPreimage();
-    const token = mintToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats });
+    const token = mintLegacyToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats });
     expect(verifyToken(keyring, token, newPreimage().preimage)).toMatchObject({ ok: false, rejection: { code: 'PREIMAGE_MISMATCH' } });
   });
 
   it('takes preimage, hash and signature only as exactly 64 lower-case hex digits', () => {
     const { preimage, hash } = newPreimage();
-    const token = mintToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats });
+    const token = mintLegacyToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats });
     expect(verifyToken(keyring, token, preimage).ok).toBe(true);
     // Latin-1 JSON, so a character beyond ASCII reaches the hex reader as one character.
     const latin1 = (change: (p: Record<string, unknown>) => void) => {
@@ -158,7 +162,7 @@ describe('token mint and verify', () => {
 
   it('calls a hash, signature or caveat outside the token grammar malformed, and a well-formed one with a wrong signature forged', () => {
     const { preimage, hash } = newPreimage();
-    const token = mintToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats });
+    const token = mintLegacyToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats });
     const code = (change: (p: Record<string, unknown>) => void) => {
       const result = verifyToken(keyring, edit(token, change), preimage);
       return result.ok ? 'ok' : result.rejection.code;
@@ -177,7 +181,9 @@ describe('token mint and verify', () => {
   it('reads the URL-safe characters of base64url (a caveat with > ? ~ makes them) and their standard spelling', () => {
     const { preimage, hash } = newPreimage();
     // in base64, a byte ends a group of three as - when it is > or ~, as _ when it is ?; the padding tries each position
-    const found = ['/?~', '/a?~', '/aa?~'].map((route) => mintToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats: { route, price_msat: 1000 } }));
+    const found = ['/?~', '/a?~', '/aa?~'].map((route) =>
+      mintLegacyToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats: { route, price_msat: 1000 } }),
+    );
     const joined = found.join('');
     expect(joined).toMatch(/-/);
     expect(joined).toMatch(/_/);
@@ -189,7 +195,7 @@ describe('token mint and verify', () => {
 
   it('verifies its tokens written in any JSON layout (key order, spacing, escapes), not only the minted one', () => {
     const { preimage, hash } = newPreimage();
-    const token = mintToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats });
+    const token = mintLegacyToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats });
     const { v, kid, exp, caveats: list, sig } = decodeToken(token)!;
     const layouts = [
       JSON.stringify({ sig, caveats: list, exp, hash, kid, v }),
@@ -202,7 +208,7 @@ describe('token mint and verify', () => {
 
   it('keeps its cache of signing keys to itself: changing a caveat list after it was used opens nothing', () => {
     const { preimage, hash } = newPreimage();
-    const real = mintToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats });
+    const real = mintLegacyToken(keyring, { paymentHash: hash, expiresAt: now + 60, caveats });
     const dearer = edit(real, (p) => (p.caveats = ['price_msat=999999999', 'route=/api/demo/btc-price']));
     const relaid = base64UrlEncode(utf8(JSON.stringify(decodeToken(real), null, 1)));
     // A verified token's caveats are frozen, whichever reader read them (the minted layout's, or JSON.parse's).
@@ -223,11 +229,11 @@ describe('token mint and verify', () => {
   it('rotates keys: a token signed by the previous secret still verifies, new tokens use the new one', () => {
     const { preimage, hash } = newPreimage();
     const old = new Keyring([SECRET]);
-    const token = mintToken(old, { paymentHash: hash, expiresAt: now + 60, caveats });
+    const token = mintLegacyToken(old, { paymentHash: hash, expiresAt: now + 60, caveats });
     const rotated = new Keyring(['new-secret-0123456789abcdef0123456789abcdef', SECRET]);
     expect(verifyToken(rotated, token, preimage).ok).toBe(true);
     expect(rotated.signingKid).not.toBe(old.signingKid);
-    expect(decodeToken(mintToken(rotated, { paymentHash: hash, expiresAt: now + 60 }))!.kid).toBe(rotated.signingKid);
+    expect(decodeToken(mintLegacyToken(rotated, { paymentHash: hash, expiresAt: now + 60 }))!.kid).toBe(rotated.signingKid);
     // removed from the ring: refused
     expect(verifyToken(new Keyring(['new-secret-0123456789abcdef0123456789abcdef']), token, preimage).ok).toBe(false);
   });
@@ -263,7 +269,7 @@ describe('caveats', () => {
 
 describe('hostile tokens (property-based)', () => {
   const { preimage, hash } = newPreimage();
-  const valid = mintToken(keyring, { paymentHash: hash, expiresAt: now + 3600, caveats });
+  const valid = mintLegacyToken(keyring, { paymentHash: hash, expiresAt: now + 3600, caveats });
 
   it('never throws and never accepts random strings', () => {
     fc.assert(

@@ -8,7 +8,8 @@
 import { createHash, createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Keyring, mintToken, verifyToken } from 'l402-paywall';
+import { Keyring, verifyToken } from 'l402-paywall';
+import { mintLegacyToken } from '../support/legacy-token.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_125);
 const NOW = 1_800_000_000;
@@ -100,7 +101,7 @@ const minted = fc
   .map(({ seed, exp, caveats, signer }) => {
     const preimage = preimageOf(seed);
     const ring = signer === 'current' ? keyring : signer === 'previous' ? new Keyring([SECRETS[1]!]) : otherKeyring;
-    return { token: mintToken(ring, { paymentHash: hashOf(preimage), expiresAt: exp, caveats }), preimage };
+    return { token: mintLegacyToken(ring, { paymentHash: hashOf(preimage), expiresAt: exp, caveats }), preimage };
   });
 
 const fromJson = (text: string) => Buffer.from(text, 'latin1').toString('base64url');

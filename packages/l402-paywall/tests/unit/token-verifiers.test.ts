@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { base64UrlEncode, utf8 } from '../../src/crypto/encoding.js';
 import type { VerifiedToken } from '../../src/schemes/l402/token.js';
 import { newPreimage } from '../support/l402.js';
+import { mintLegacyToken } from '../support/legacy-token.js';
 
 const A_NEW = 'verifiers-a-new-secret-0123456789abcdef01234567';
 const A_OLD = 'verifiers-a-old-secret-0123456789abcdef01234567';
@@ -34,15 +35,33 @@ function minted(name: string, secrets: string[], caveats: Record<string, string 
 const aNew = [1, 2, 3].map((i) => minted(`a-new-${i}`, [A_NEW], { route: '/a', price_msat: 1000 }));
 const aOld = [1, 2].map((i) => minted(`a-old-${i}`, [A_OLD], { route: '/a', price_msat: 2000 }));
 const b = [1, 2, 3].map((i) => minted(`b-${i}`, [B], { route: '/b', price_msat: 5000, uses: 3 }));
-const first = aNew[0]!;
+// Tokens of format 1 (JSON), read by the legacy reader until they expire.
+const legacy = [1, 2].map((i) => {
+  const { preimage, hash } = newPreimage();
+  return {
+    name: `a-new legacy ${i}`,
+    text: mintLegacyToken(new Keyring([A_NEW]), { paymentHash: hash, expiresAt: now + 600, caveats: { route: '/a', price_msat: 1000 } }),
+    preimage,
+  };
+});
+const first = legacy[0]!;
+/** A macaroon with one byte of its signature (its last) changed. */
+const resigned = (text: string) => {
+  const bytes = Buffer.from(text, 'base64');
+  bytes[bytes.length - 1]! ^= 1;
+  return bytes.toString('base64');
+};
 const subjects: Subject[] = [
   ...aNew,
   ...aOld,
   ...b,
+  ...legacy,
+  { name: 'a-new macaroon forged', text: resigned(aNew[1]!.text), preimage: aNew[1]!.preimage },
   // Read by JSON.parse rather than by position.
   { name: 'a-new relaid', text: json(decodeToken(first.text)), preimage: first.preimage },
   minted('b expired', [B], { route: '/b', price_msat: 5000, uses: 3 }, now - 1),
   { name: 'a-new wrong preimage', text: first.text, preimage: aNew[1]!.preimage },
+  { name: 'a-new macaroon wrong preimage', text: aNew[2]!.text, preimage: aNew[1]!.preimage },
   // A's hash and kid with another caveat list and a made-up signature.
   {
     name: 'a forged',

@@ -21,7 +21,7 @@ import {
   type Payment,
   type ReplayStore,
 } from 'l402-paywall';
-import { newPreimage, payChallenge, recordingProvider, type ChallengeBody, type RecordingProvider } from '../support/l402.js';
+import { newPreimage, payChallenge, recordingProvider, withPaymentHash, type ChallengeBody, type RecordingProvider } from '../support/l402.js';
 
 const SECRET = 'unit-test-secret-0123456789abcdef0123456789abcdef';
 const BASE = 'http://shop.example';
@@ -70,16 +70,16 @@ async function expectChallenge(response: Response, code: string): Promise<Challe
   const body = (await response.json()) as ChallengeBody;
   expect(body.code).toBe(code);
   // Every refusal is a fresh, payable challenge.
-  expect(body.macaroon).toMatch(/^[A-Za-z0-9_-]+$/);
+  expect(body.macaroon).toMatch(/^[A-Za-z0-9+/]+={0,2}$/);
   expect(body.invoice).toMatch(/^lnbcrt-test-/);
-  expect(response.headers.get('www-authenticate')).toContain(`L402 ${body.macaroon}, invoice="${body.invoice}"`);
+  expect(response.headers.get('www-authenticate')).toContain(`L402 macaroon="${body.macaroon}", invoice="${body.invoice}"`);
   expect(response.headers.get('cache-control')).toBe('no-store');
   return body;
 }
 
-function toStandardBase64(token: string): string {
-  const plain = token.replace(/-/g, '+').replace(/_/g, '/');
-  return plain + '='.repeat((4 - (plain.length % 4)) % 4);
+/** The token in URL-safe base64 without padding: another spelling of the same bytes. */
+function toUrlSafeBase64(token: string): string {
+  return token.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
 describe('withL402: the challenge', () => {
@@ -120,15 +120,16 @@ describe('withL402: the challenge', () => {
     expect(expiresAt / 1000).toBeGreaterThanOrEqual(before + 3600);
     expect(expiresAt / 1000).toBeLessThanOrEqual(before + 3602);
 
-    // The seed's macaroon: base64url JSON carrying {hash, exp}.
-    const decoded = JSON.parse(Buffer.from(body.macaroon, 'base64url').toString('utf8')) as { hash: string; exp: number };
+    // The macaroon (docs/l402-token.md): its identifier names the invoice's payment hash, its expires_at caveat the expiry.
+    const decoded = decodeToken(body.macaroon)!;
     expect(decoded.hash).toBe(body.paymentHash);
     expect(decoded.exp * 1000).toBe(expiresAt);
 
-    // Two WWW-Authenticate values; Headers.get joins them with ", ".
-    const seedForm = `L402 ${body.macaroon}, invoice="${body.invoice}"`;
-    const standardForm = `L402 macaroon="${body.macaroon}", invoice="${body.invoice}", token="${body.macaroon}", version="0"`;
-    expect(response.headers.get('www-authenticate')).toBe(`${seedForm}, ${standardForm}`);
+    // Three WWW-Authenticate values; Headers.get joins them with ", ".
+    const lsatForm = `LSAT macaroon="${body.macaroon}", invoice="${body.invoice}"`;
+    const l402Form = `L402 macaroon="${body.macaroon}", invoice="${body.invoice}"`;
+    const tokenForm = `L402 version="0", token="${body.macaroon}", invoice="${body.invoice}"`;
+    expect(response.headers.get('www-authenticate')).toBe(`${lsatForm}, ${l402Form}, ${tokenForm}`);
     // refined-element l402-requests' parser (docs/architecture.md "Interoperability") finds macaroon= right before invoice=.
     const strict = /(L402|LSAT)\s+macaroon="([^"]+)"\s*,\s*invoice="([^"]+)"/i.exec(response.headers.get('www-authenticate')!);
     expect(strict?.[2]).toBe(body.macaroon);
@@ -225,15 +226,13 @@ describe('withL402: credentials as real clients send them', () => {
     });
   }
 
-  it('accepts the token in standard base64 with padding', async () => {
+  it('accepts the token in URL-safe base64 without padding', async () => {
     const { handler, provider, calls } = setup();
-    // Spelled differently at least by its padding; - and _ (rare in our tokens) are covered in l402-token.test.ts.
     const bought = await buy(handler, provider);
-    const standard = toStandardBase64(bought.body.macaroon);
-    expect(standard).not.toBe(bought.body.macaroon);
-    expect(standard).toMatch(/^[A-Za-z0-9+/]+=*$/);
-    expect(Buffer.from(standard, 'base64').equals(Buffer.from(bought.body.macaroon, 'base64url'))).toBe(true);
-    const response = await handler(get('/paid', `L402 ${standard}:${bought.preimage}`));
+    const urlSafe = toUrlSafeBase64(bought.body.macaroon);
+    expect(urlSafe).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(Buffer.from(urlSafe, 'base64url').equals(Buffer.from(bought.body.macaroon, 'base64'))).toBe(true);
+    const response = await handler(get('/paid', `L402 ${urlSafe}:${bought.preimage}`));
     expect(response.status).toBe(200);
     expect(calls).toHaveLength(1);
   });
@@ -388,8 +387,8 @@ describe('withL402: refusals get a fresh challenge with the reason', () => {
       [encode({ v: 1, kid, hash, exp, caveats, sig: newPreimage().hash }), 'BAD_SIGNATURE'],
       // A made-up key id.
       [encode({ v: 1, kid: kid === '00000000' ? '11111111' : '00000000', hash, exp, caveats, sig: newPreimage().hash }), 'UNKNOWN_KEY'],
-      // The real token's signature over the forger's hash.
-      [encode({ ...decodeToken(real.macaroon)!, hash }), 'BAD_SIGNATURE'],
+      // The real macaroon's signature over the forger's hash.
+      [withPaymentHash(real.macaroon, hash), 'BAD_SIGNATURE'],
     ];
     for (const [token, code] of forged) {
       await expectChallenge(await handler(get('/paid', `L402 ${token}:${preimage}`)), code);
@@ -411,7 +410,7 @@ describe('withL402: refusals get a fresh challenge with the reason', () => {
     const body = await expectChallenge(await handler(get('/paid', authorization)), 'TOKEN_ALREADY_USED');
     expect(body.error).toBe('Token has already been used');
     // Another spelling of the same credential is not a new token.
-    await expectChallenge(await handler(get('/paid', `lsat ${toStandardBase64(bought.macaroon)}:${preimage.toUpperCase()}`)), 'TOKEN_ALREADY_USED');
+    await expectChallenge(await handler(get('/paid', `lsat ${toUrlSafeBase64(bought.macaroon)}:${preimage.toUpperCase()}`)), 'TOKEN_ALREADY_USED');
     expect(calls).toHaveLength(1);
   });
 });
@@ -738,8 +737,9 @@ describe('l402Middleware in a real Express 5 app', () => {
     expect(challenge.headers.get('content-type')).toBe('application/json');
     expect(challenge.headers.get('cache-control')).toBe('no-store');
     const header = challenge.headers.get('www-authenticate')!;
-    expect(header).toContain(`L402 ${body.macaroon}, invoice="${body.invoice}"`);
-    expect(header).toContain(`L402 macaroon="${body.macaroon}", invoice="${body.invoice}", token="${body.macaroon}", version="0"`);
+    expect(header).toContain(`LSAT macaroon="${body.macaroon}", invoice="${body.invoice}"`);
+    expect(header).toContain(`L402 macaroon="${body.macaroon}", invoice="${body.invoice}"`);
+    expect(header).toContain(`L402 version="0", token="${body.macaroon}", invoice="${body.invoice}"`);
 
     const paid = await fetch(base + '/paid', { headers: { authorization } });
     expect(paid.status).toBe(200);
@@ -752,13 +752,14 @@ describe('l402Middleware in a real Express 5 app', () => {
     expect(((await replay.json()) as ChallengeBody).code).toBe('TOKEN_ALREADY_USED');
   });
 
-  it('sends the two challenges as two header lines', async () => {
+  it('sends the three challenges as three header lines', async () => {
     const raw = await rawGet(base, '/paid', {});
     expect(raw.status).toBe(402);
     const lines = raw.headerLines('www-authenticate');
-    expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(/^L402 [A-Za-z0-9_-]+, invoice="lnbcrt-test-[0-9a-f]{8}"$/);
-    expect(lines[1]).toMatch(/^L402 macaroon="[A-Za-z0-9_-]+", invoice="lnbcrt-test-[0-9a-f]{8}", token="[A-Za-z0-9_-]+", version="0"$/);
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^LSAT macaroon="[A-Za-z0-9+/]+={0,2}", invoice="lnbcrt-test-[0-9a-f]{8}"$/);
+    expect(lines[1]).toMatch(/^L402 macaroon="[A-Za-z0-9+/]+={0,2}", invoice="lnbcrt-test-[0-9a-f]{8}"$/);
+    expect(lines[2]).toMatch(/^L402 version="0", token="[A-Za-z0-9+/]+={0,2}", invoice="lnbcrt-test-[0-9a-f]{8}"$/);
   });
 
   it('gives the use back when the route handler fails with next(err)', async () => {

@@ -1,20 +1,27 @@
-// Parses `Authorization: L402 <token>:<preimage>` as real clients send it
-// (docs/architecture.md "Interoperability"): L402 or legacy LSAT in any case, base64url or
-// standard base64 token, preimage hex in any case. verifyAuthorization takes
-// the header to a verified token, the paywall's per-request check.
-import { isLowerHex } from '../../crypto/encoding.js';
+// Parses an L402 credential in every form a public client sends
+// (docs/l402-token.md "Credentials"):
+//   Authorization: L402 <token>:<preimage>     L402 or legacy LSAT in any case, the token in
+//                                              standard or URL-safe base64, padded or not, the
+//                                              preimage hex in any case;
+//   Authorization: LSAT <t>:<p>, L402 <t>:<p>  Aperture's REST clients send both fields, and a Web
+//                                              Request joins them with ", ": one credential, twice;
+//   Macaroon: <hex>  (or Grpc-Metadata-Macaroon) the macaroon alone, its preimage in a `preimage=`
+//                                              caveat, read by the pipeline as `Macaroon <hex>`.
+// verifyAuthorization takes the header to a verified token, the paywall's per-request check.
+import { base64Encode, hexToBytes, isLowerHex } from '../../crypto/encoding.js';
 import { reject, type Rejection } from '../../core/rejections.js';
 import { verifyToken, type Keyring, type VerifyResult } from './token.js';
 
 export interface Credential {
   token: string;
-  /** 32 bytes, lower-case hex. */
+  /** 32 bytes, lower-case hex; empty when the credential is a macaroon alone, which carries its preimage in a caveat. */
   preimage: string;
 }
 
 // Any preimage text is taken here so a non-hex one is reported as INVALID_PREIMAGE.
 const CREDENTIAL = /^(?:l402|lsat)[ \t]+([A-Za-z0-9+/_=-]+):([^\s:]+)[ \t]*$/i;
 const PREIMAGE = /^[0-9a-f]{64}$/;
+const MACAROON_ALONE = /^macaroon[ \t]+((?:[0-9a-fA-F]{2})+)[ \t]*$/i;
 const MAX_HEADER_LENGTH = 8192;
 
 export type ParseResult = { ok: true; credential: Credential } | { ok: false; rejection: Rejection };
@@ -22,7 +29,23 @@ export type ParseResult = { ok: true; credential: Credential } | { ok: false; re
 export function parseCredential(header: string | null | undefined): ParseResult {
   if (!header) return reject('PAYMENT_REQUIRED');
   if (header.length > MAX_HEADER_LENGTH) return reject('MALFORMED_CREDENTIAL');
-  const match = CREDENTIAL.exec(header.trim());
+  const alone = MACAROON_ALONE.exec(header.trim());
+  if (alone) return { ok: true, credential: { token: base64Encode(hexToBytes(alone[1]!)), preimage: '' } };
+  // No credential holds a comma, so fields joined by ", " split back apart; each must be the same credential.
+  const fields = header.split(',');
+  if (fields.length === 1) return parseOne(header);
+  let found: Credential | undefined;
+  for (const field of fields) {
+    const parsed = parseOne(field);
+    if (!parsed.ok || (found && (found.token !== parsed.credential.token || found.preimage !== parsed.credential.preimage)))
+      return reject('MALFORMED_CREDENTIAL');
+    found = parsed.credential;
+  }
+  return { ok: true, credential: found! };
+}
+
+function parseOne(field: string): ParseResult {
+  const match = CREDENTIAL.exec(field.trim());
   if (!match) return reject('MALFORMED_CREDENTIAL');
   const preimage = match[2]!.toLowerCase();
   if (!PREIMAGE.test(preimage)) return reject('INVALID_PREIMAGE');

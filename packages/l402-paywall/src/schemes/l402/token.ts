@@ -1,28 +1,48 @@
-// Signed L402 tokens (docs/architecture.md decisions 1-2).
+// L402 tokens (docs/l402-token.md): macaroons that any macaroon library reads.
 //
-// A token is base64url(JSON) of
-//   {"v":1,"kid":"<8 hex>","hash":"<payment hash hex>","exp":<unix s>,"caveats":["k=v",...],"sig":"<64 hex>"}
-// The signature (docs/library-reference.md, "Token format", documents it for other implementations):
-//   caveatKey = HMAC-SHA256(secret, "L402/v1 caveats\n" + caveats.join("\n"))
-//   sig       = HMAC-SHA256(caveatKey, 0x01 || payment hash (32 bytes) || exp (uint64 big-endian))
-// Two nested PRFs: editing any caveat changes the key, editing hash or exp the
-// message. The split is for speed: the keyed state per (key, caveats) is cached,
-// so verifying a token compresses two blocks for the signature and one for the
-// preimage (sha256-block.ts), instead of five. Caveats follow caveats.ts; the
-// text is read by token-reader.ts.
+// A token is a libmacaroons version 2 binary macaroon (macaroon.ts), in padded
+// standard base64 (unpadded and URL-safe are read too):
+//   identifier = uint16 0 || payment hash (32 bytes) || token id (32 bytes)   (Aperture's version 0)
+//   token id   = key id (4 bytes) || 28 random bytes
+//   caveats    = the `name=value` conditions (caveats.ts), `expires_at=<unix s>` among them, sorted
+//   root key   = HMAC-SHA256(HMAC-SHA256(secret, "L402/v2 macaroon root keys"), token id)
+//   signature  = the macaroon chain: k = HMAC-SHA256("macaroons-key-generator", root key),
+//                s = HMAC-SHA256(k, identifier), then s = HMAC-SHA256(s, caveat) per caveat
+// The root key is derived, never stored: the key id in the token id names the
+// secret (rotation: the newest secret mints, every secret verifies). The chain is
+// MACed with the hand-tuned SHA-256 (crypto/sha256-block.ts), where each key's
+// HMAC state that does not change per token (the secret's, the key generator's)
+// is absorbed once. Tokens minted before the macaroon (format 1, JSON) are read by
+// token-reader.ts until they expire (verifyLegacyJsonToken).
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { ShortHmac, padBlock, sha256Block } from '../../crypto/sha256-block.js';
-import { base64UrlEncode, equalWords, hex32Words, hexWordsAt, isHex32, utf8, wordsHex } from '../../crypto/encoding.js';
+import { HmacChain, ShortHmac, padBlock, sha256Block } from '../../crypto/sha256-block.js';
+import { base64Encode, equalWords, hexToBytes, hexWordsAt, isHex32, utf8, wordsHex } from '../../crypto/encoding.js';
 import { MIN_SECRET_BYTES, secretBytes, type KeyDeriver } from '../../crypto/secrets.js';
 import { MAX_CAVEATS, isCaveat, isCaveatList } from './caveats.js';
 import { reject, type Rejection } from '../../core/rejections.js';
 import { TOKEN_VERSION, TokenReader, type TokenFields } from './token-reader.js';
+import { encodeMacaroon } from './macaroon.js';
+import {
+  EXPIRES_AT,
+  HASH_AT,
+  IDENTIFIER_BYTES,
+  KID_BYTES,
+  MACAROON_FIRST_BYTE,
+  MACAROON_TOKEN_VERSION,
+  MacaroonReader,
+  PREIMAGE,
+  TOKEN_ID_AT,
+  wordsAt,
+} from './macaroon-reader.js';
 
 const CAVEATS_LABEL = 'L402/v1 caveats\n';
-const MESSAGE_LENGTH = 41;
+const ROOT_KEYS_LABEL = 'L402/v2 macaroon root keys';
+/** The key every macaroon library MACs a root key under before the chain (libmacaroons, go-macaroon, js-macaroon). */
+const KEY_GENERATOR = 'macaroons-key-generator';
 
 export interface TokenPayload {
+  /** The token's format: 2, a macaroon; 1, the legacy JSON token. */
   v: number;
   kid: string;
   hash: string;
@@ -38,6 +58,8 @@ export type VerifyResult = { ok: true; token: VerifiedToken } | { ok: false; rej
 interface SigningKey {
   kid: string;
   secret: Uint8Array;
+  /** HMAC(secret, ROOT_KEYS_LABEL), keyed: a token id MACed under it is the token's root key. */
+  rootKeys: ShortHmac;
 }
 
 export { MIN_SECRET_BYTES };
@@ -52,28 +74,29 @@ export { MIN_SECRET_BYTES };
 export class Keyring implements KeyDeriver {
   readonly signingKid: string;
   private readonly keys = new Map<string, SigningKey>();
-  // keyed HMAC state per (kid, caveats); tokens of one route share an entry
-  private readonly caveatKeys = new Map<string, Map<string, ShortHmac>>();
-  // The last key used: a busy route's tokens share caveats (the reader hands
-  // them the same frozen array), and comparing is cheaper than joining them to
-  // look the key up. A caller's unfrozen array is copied: it could change.
-  private lastKey = { kid: '', caveats: [] as readonly string[], key: undefined as ShortHmac | undefined };
   // Hot-path buffers as SHA-256 words (sha256-block.ts), padded once here.
-  private readonly messageBlock = new Int32Array(16);
   private readonly preimageBlock = new Int32Array(16);
   private readonly digest = new Int32Array(8);
-  private readonly signingWords = new Int32Array(8);
   // Made on the first verification: a keyring that only signs, or only checks secrets, needs none.
   private reader: TokenReader | undefined;
+  private macaroonReader: MacaroonReader | undefined;
+  // The macaroon chain's scratch: the token id (then the root key) laid out as
+  // one message block each, the key generator's keyed state, the chain's MAC.
+  private readonly tokenIdBlock = new Int32Array(16);
+  private readonly rootKeyBlock = new Int32Array(16);
+  private readonly chainWords = new Int32Array(8);
+  private keyGenerator: ShortHmac | undefined;
+  private chain: HmacChain | undefined;
 
   constructor(secrets: readonly string[]) {
     for (const key of secretBytes(secrets)) {
       const kid = hexOf(hmac(sha256, key, utf8('L402/v1 key id')).subarray(0, 4));
-      if (!this.keys.has(kid)) this.keys.set(kid, { kid, secret: key });
+      if (!this.keys.has(kid)) this.keys.set(kid, { kid, secret: key, rootKeys: new ShortHmac(hmac(sha256, key, utf8(ROOT_KEYS_LABEL))) });
     }
     this.signingKid = this.keys.keys().next().value!;
-    padBlock(this.messageBlock, MESSAGE_LENGTH, 64);
     padBlock(this.preimageBlock, 32, 0);
+    padBlock(this.tokenIdBlock, 32, 64);
+    padBlock(this.rootKeyBlock, 32, 64);
   }
 
   /**
@@ -89,10 +112,14 @@ export class Keyring implements KeyDeriver {
     return this.keys.has(kid);
   }
 
-  /** Signs; the caller provides hash (lower-case hex) and caveats (validated). */
+  /**
+   * Format 1's signature (the legacy JSON token, docs/l402-token.md), hex: the
+   * caller provides hash (lower-case hex) and caveats (validated). Also a MAC
+   * for other uses of the newest secret (managed/managed.ts's directory proof).
+   */
   sign(hash: string, exp: number, caveats: readonly string[]): string {
-    if (!hex32Words(hash, this.signingWords)) throw new Error('hash must be 32 bytes of lower-case hex');
-    return wordsHex(this.computeMac(this.caveatKey(this.signingKid, caveats)!, this.signingWords, exp));
+    if (!isHex32(hash)) throw new Error('hash must be 32 bytes of lower-case hex');
+    return hexOf(legacySignature(this.keys.get(this.signingKid)!.secret, hexToBytes(hash), exp, caveats));
   }
 
   /**
@@ -104,62 +131,114 @@ export class Keyring implements KeyDeriver {
    * constant-time. Caveats outside the token grammar are MALFORMED_TOKEN.
    */
   verifyAt(text: string, from: number, to: number, preimageText: string, preimageAt: number, nowSeconds: number): VerifyResult {
-    const t = (this.reader ??= new TokenReader()).read(text, from, to);
+    const reader = (this.reader ??= new TokenReader());
+    const length = reader.decode(text, from, to);
+    if (length < 0) return reject('MALFORMED_TOKEN');
+    if (reader.bytes[0] === MACAROON_FIRST_BYTE) return this.verifyMacaroon(reader.bytes, length, preimageText, preimageAt, nowSeconds);
+    return this.verifyLegacyJsonToken(reader.readLegacyJsonToken(length), preimageText, preimageAt, nowSeconds);
+  }
+
+  /**
+   * A macaroon in bytes[0, length): read, its key, its chain, its expiry, then
+   * its preimage: the one given after the colon, or (given none) its `preimage`
+   * caveat; when both are there they must agree.
+   */
+  private verifyMacaroon(bytes: Uint8Array, length: number, preimageText: string, preimageAt: number, nowSeconds: number): VerifyResult {
+    const t = (this.macaroonReader ??= new MacaroonReader()).read(bytes, length);
     if (!t) return reject('MALFORMED_TOKEN');
-    if (!this.keys.has(t.kid)) return reject('UNKNOWN_KEY');
-    const key = this.caveatKey(t.kid, t.caveats);
-    if (!key) return reject('MALFORMED_TOKEN');
-    if (!equalWords(this.computeMac(key, t.hashWords, t.exp), t.sigWords)) return reject('BAD_SIGNATURE');
+    const signing = this.keys.get(t.kid);
+    if (!signing) return reject('UNKNOWN_KEY');
+    if (!equalWords(this.macaroonSignature(signing, bytes), t.sigWords)) return reject('BAD_SIGNATURE');
     if (t.exp <= nowSeconds) return reject('TOKEN_EXPIRED');
-    if (preimageText.length - preimageAt !== 64 || !hexWordsAt(preimageText, preimageAt, this.preimageBlock)) return reject('PREIMAGE_MISMATCH');
-    sha256Block(this.preimageBlock, this.digest);
-    if (!equalWords(this.digest, t.hashWords)) return reject('PREIMAGE_MISMATCH');
+    const given = preimageText.length - preimageAt;
+    if (t.preimage !== undefined) {
+      if (given > 0 && preimageText.slice(preimageAt).toLowerCase() !== t.preimage.toLowerCase()) return reject('PREIMAGE_MISMATCH');
+      if (!this.preimageMatches(t.preimage.toLowerCase(), 0, t.hashWords)) return reject('PREIMAGE_MISMATCH');
+    } else if (!this.preimageMatches(preimageText, preimageAt, t.hashWords)) {
+      return reject('PREIMAGE_MISMATCH');
+    }
     return { ok: true, token: new VerifiedToken(t) };
   }
 
-  private caveatKey(kid: string, caveats: readonly string[]): ShortHmac | undefined {
-    const last = this.lastKey;
-    if (last.key && kid === last.kid && sameStrings(caveats, last.caveats)) return last.key;
-    const joined = caveats.join('\n');
-    const signing = this.keys.get(kid);
-    if (!signing) return undefined;
-    let cache = this.caveatKeys.get(kid);
-    if (!cache) this.caveatKeys.set(kid, (cache = new Map()));
-    let key = cache.get(joined);
-    if (!key) {
-      // Validated here, on a cache miss, so the hot path skips the regex.
-      if (!isCaveatList(caveats)) return undefined;
-      key = new ShortHmac(hmac(sha256, signing.secret, utf8(CAVEATS_LABEL + joined)));
-      // Forged tokens can carry arbitrary caveats; bound the cache, not the work.
-      if (cache.size >= 1024) cache.clear();
-      cache.set(joined, key);
-    }
-    this.lastKey = { kid, caveats: Object.isFrozen(caveats) ? caveats : caveats.slice(), key };
+  /** The chain's MAC over the macaroon the macaroon reader just laid out, in this keyring's chain words. */
+  private macaroonSignature(signing: SigningKey, bytes: Uint8Array): Int32Array {
+    const layout = this.macaroonReader!.layout;
+    const id = layout.identifierFrom;
+    wordsAt(bytes, id + TOKEN_ID_AT, this.tokenIdBlock);
+    // The root key is written straight into the key generator's message block.
+    signing.rootKeys.macBlock(this.tokenIdBlock, this.rootKeyBlock);
+    const key = this.chainWords;
+    (this.keyGenerator ??= new ShortHmac(utf8(KEY_GENERATOR))).macBlock(this.rootKeyBlock, key);
+    const chain = (this.chain ??= new HmacChain());
+    chain.mac(key, bytes, id, layout.identifierTo, key);
+    for (let i = 0; i < layout.caveatCount; i++) chain.mac(key, bytes, layout.caveatFrom[i]!, layout.caveatTo[i]!, key);
     return key;
   }
 
-  // The MAC of the hash (as words) and exp, in this keyring's digest words.
-  private computeMac(key: ShortHmac, h: Int32Array, exp: number): Int32Array {
-    // exp < 2^53: its high and low 32-bit halves
-    const high = Math.floor(exp / 0x1_0000_0000);
-    const low = exp >>> 0;
-    // The message 0x01 || hash || exp is 41 bytes, so every word is shifted by the version byte.
-    const m = this.messageBlock;
-    m[0] = (TOKEN_VERSION << 24) | (h[0]! >>> 8);
-    for (let i = 1; i < 8; i++) m[i] = (h[i - 1]! << 24) | (h[i]! >>> 8);
-    m[8] = (h[7]! << 24) | (high >>> 8);
-    m[9] = (high << 24) | (low >>> 8);
-    m[10] = (low << 24) | 0x00800000; // exp's last byte, then the padding byte 0x80 (padBlock)
-    key.macBlock(m, this.digest);
-    return this.digest;
+  /** SHA256 of the 64 lower-case hex digits of preimageText from `at` equals the hash. */
+  private preimageMatches(preimageText: string, at: number, hashWords: Int32Array): boolean {
+    if (preimageText.length - at !== 64 || !hexWordsAt(preimageText, at, this.preimageBlock)) return false;
+    sha256Block(this.preimageBlock, this.digest);
+    return equalWords(this.digest, hashWords);
+  }
+
+  /**
+   * A legacy JSON token (format 1), read by token-reader.ts's
+   * readLegacyJsonToken: remove with it, once no such token can be within its
+   * lifetime (docs/l402-token.md, "Tokens of format 1").
+   */
+  private verifyLegacyJsonToken(t: TokenFields | null, preimageText: string, preimageAt: number, nowSeconds: number): VerifyResult {
+    if (!t) return reject('MALFORMED_TOKEN');
+    const signing = this.keys.get(t.kid);
+    if (!signing) return reject('UNKNOWN_KEY');
+    if (!isCaveatList(t.caveats)) return reject('MALFORMED_TOKEN');
+    const hash = new Uint8Array(32);
+    for (let i = 0; i < 32; i++) hash[i] = t.hashWords[i >> 2]! >>> (24 - 8 * (i & 3));
+    wordsAt(legacySignature(signing.secret, hash, t.exp, t.caveats), 0, this.digest);
+    if (!equalWords(this.digest, t.sigWords)) return reject('BAD_SIGNATURE');
+    if (t.exp <= nowSeconds) return reject('TOKEN_EXPIRED');
+    if (!this.preimageMatches(preimageText, preimageAt, t.hashWords)) return reject('PREIMAGE_MISMATCH');
+    return { ok: true, token: new VerifiedToken({ ...t, v: TOKEN_VERSION }) };
+  }
+
+  /**
+   * A macaroon's root key (32 bytes) for its token id (32 bytes), or
+   * undefined when no secret of this keyring has the token id's key id. What
+   * another macaroon library verifies our tokens with (js-macaroon's
+   * `verify(rootKey, …)`); it opens that one token only.
+   */
+  macaroonRootKey(tokenId: Uint8Array): Uint8Array | undefined {
+    if (tokenId.length !== 32) return undefined;
+    const signing = this.keys.get(hexOf(tokenId.subarray(0, KID_BYTES)));
+    return signing && hmac(sha256, hmac(sha256, signing.secret, utf8(ROOT_KEYS_LABEL)), tokenId);
+  }
+
+  /** A macaroon for the payment hash (lower-case hex) with these caveats (validated), minted with the newest secret: its bytes. */
+  mintMacaroon(hash: string, caveats: readonly string[]): Uint8Array {
+    const identifier = new Uint8Array(IDENTIFIER_BYTES);
+    identifier.set(hexToBytes(hash), HASH_AT);
+    const tokenId = identifier.subarray(TOKEN_ID_AT);
+    tokenId.set(hexToBytes(this.signingKid));
+    tokenId.set(crypto.getRandomValues(new Uint8Array(32 - KID_BYTES)), KID_BYTES);
+    const rootKey = this.macaroonRootKey(tokenId)!;
+    const encoded = caveats.map(utf8);
+    let signature = hmac(sha256, hmac(sha256, utf8(KEY_GENERATOR), rootKey), identifier);
+    for (const caveat of encoded) signature = hmac(sha256, signature, caveat);
+    return encodeMacaroon({ identifier, caveats: encoded, signature });
   }
 }
 
-function sameStrings(a: readonly string[], b: readonly string[]): boolean {
-  if (a === b) return true; // one route's tokens share one frozen list
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+/**
+ * Format 1's signature: HMAC(HMAC(secret, "L402/v1 caveats\n" + caveats
+ * joined by "\n"), 0x01 || hash || exp as uint64 big-endian). Remove with the
+ * legacy reader, except as Keyring.sign's MAC.
+ */
+function legacySignature(secret: Uint8Array, hash: Uint8Array, exp: number, caveats: readonly string[]): Uint8Array {
+  const message = new Uint8Array(41);
+  message[0] = TOKEN_VERSION;
+  message.set(hash, 1);
+  new DataView(message.buffer).setBigUint64(33, BigInt(exp));
+  return hmac(sha256, hmac(sha256, secret, utf8(CAVEATS_LABEL + caveats.join('\n'))), message);
 }
 
 export interface MintInput {
@@ -173,29 +252,53 @@ export function mintToken(keyring: Keyring, input: MintInput): string {
   const hash = input.paymentHash.toLowerCase();
   if (!isHex32(hash)) throw new Error('paymentHash must be 32 bytes of hex');
   if (!Number.isSafeInteger(input.expiresAt) || input.expiresAt <= 0) throw new Error('expiresAt must be unix seconds');
-  const caveats = Object.entries(input.caveats ?? {})
-    .map(([k, v]) => `${k}=${v}`)
-    .sort();
-  for (const c of caveats) if (!isCaveat(c)) throw new Error(`Invalid caveat: ${JSON.stringify(c)}`);
+  const conditions = Object.entries(input.caveats ?? {}).map(([k, v]) => `${k}=${v}`);
+  for (const c of conditions) {
+    if (!isCaveat(c)) throw new Error(`Invalid caveat: ${JSON.stringify(c)}`);
+    // The token's own fields, never a condition.
+    if (c.startsWith(`${EXPIRES_AT}=`) || c.startsWith(`${PREIMAGE}=`)) throw new Error(`Caveat name reserved for the token itself: ${JSON.stringify(c)}`);
+  }
   // More would mint a token no reader takes.
-  if (caveats.length > MAX_CAVEATS) throw new Error(`A token carries at most ${MAX_CAVEATS} caveats, got ${caveats.length}`);
-  const payload: TokenPayload = {
-    v: TOKEN_VERSION,
-    kid: keyring.signingKid,
-    hash,
-    exp: input.expiresAt,
-    caveats,
-    sig: keyring.sign(hash, input.expiresAt, caveats),
-  };
-  return base64UrlEncode(utf8(JSON.stringify(payload)));
+  if (conditions.length > MAX_CAVEATS) throw new Error(`A token carries at most ${MAX_CAVEATS} caveats, got ${conditions.length}`);
+  const caveats = [...conditions, `${EXPIRES_AT}=${input.expiresAt}`].sort();
+  return base64Encode(keyring.mintMacaroon(hash, caveats));
 }
 
-/** Decodes a token and checks it against the token grammar, without trusting it. */
+/** Decodes a token (a macaroon, or a legacy JSON token) and checks it against the token grammar, without trusting it. */
 export function decodeToken(token: string): TokenPayload | null {
-  const t = new TokenReader(token.length).read(token, 0, token.length);
+  const reader = new TokenReader(token.length);
+  const length = reader.decode(token, 0, token.length);
+  if (length < 0) return null;
+  const t = reader.bytes[0] === MACAROON_FIRST_BYTE ? new MacaroonReader().read(reader.bytes, length) : reader.readLegacyJsonToken(length);
   return t && isCaveatList(t.caveats)
-    ? { v: TOKEN_VERSION, kid: t.kid, hash: wordsHex(t.hashWords), exp: t.exp, caveats: t.caveats, sig: wordsHex(t.sigWords) }
+    ? {
+        v: reader.bytes[0] === MACAROON_FIRST_BYTE ? MACAROON_TOKEN_VERSION : TOKEN_VERSION,
+        kid: t.kid,
+        hash: wordsHex(t.hashWords),
+        exp: t.exp,
+        caveats: t.caveats,
+        sig: wordsHex(t.sigWords),
+      }
     : null;
+}
+
+/**
+ * The payment hash a challenge's token names, if it is one this library can
+ * read without the server's secret: ours (either format), or any macaroon
+ * whose identifier is Aperture's version 0 (uint16 0, payment hash, token id).
+ * Lower-case hex.
+ */
+export function tokenPaymentHash(token: string): string | undefined {
+  const ours = decodeToken(token);
+  if (ours) return ours.hash;
+  const reader = new TokenReader(token.length);
+  const length = reader.decode(token, 0, token.length);
+  if (length < 0 || reader.bytes[0] !== MACAROON_FIRST_BYTE) return undefined;
+  const layout = new MacaroonReader().layout;
+  if (!layout.read(reader.bytes, length)) return undefined;
+  const id = layout.identifierFrom;
+  if (layout.identifierTo - id !== IDENTIFIER_BYTES || reader.bytes[id] !== 0 || reader.bytes[id + 1] !== 0) return undefined;
+  return hexOf(reader.bytes.subarray(id + HASH_AT, id + HASH_AT + 32));
 }
 
 /**
@@ -215,7 +318,7 @@ export function verifyToken(keyring: Keyring, token: string, preimage: string, n
  * may never ask.
  */
 export class VerifiedToken implements TokenPayload {
-  readonly v = TOKEN_VERSION;
+  readonly v: number;
   readonly kid: string;
   readonly exp: number;
   readonly caveats: readonly string[];
@@ -224,7 +327,8 @@ export class VerifiedToken implements TokenPayload {
   #hash: string | undefined;
   #sig: string | undefined;
 
-  constructor(t: TokenFields) {
+  constructor(t: TokenFields & { v: number }) {
+    this.v = t.v;
     this.kid = t.kid;
     this.exp = t.exp;
     this.caveats = t.caveats;
