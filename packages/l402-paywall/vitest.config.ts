@@ -15,6 +15,7 @@ export const LIBRARY_SLOW = [
   'tests/integration/cli-hostile.test.ts',
   'tests/integration/client-mpp.test.ts',
   'tests/integration/session-stream-processes.test.ts',
+  'tests/integration/usage-metering-cli.test.ts',
 ];
 
 /** Probes the shared Redis once, says what its absence skips; under L402_TEST_REQUIRE_SERVICES=1 fails instead. */

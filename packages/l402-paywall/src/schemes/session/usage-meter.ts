@@ -252,32 +252,36 @@ function meteredPassThrough(
   };
 
   const stream = new ReadableStream<Uint8Array>({
+    // Reads until there is something to send (a pull that enqueues nothing is not called again): a partial or hidden event sends nothing.
     async pull(controller) {
-      let next: ReadableStreamReadResult<Uint8Array>;
-      try {
-        next = await upstream.read();
-      } catch (error) {
-        // The upstream broke off: what was sent stays sent, and the reservation is charged whole unless the usage came.
-        await settleNow('upstream-failed');
-        controller.error(error);
-        return;
-      }
-      if (gone) return;
-      if (next.done) {
-        pending += decoder.decode();
-        let rest = await passEvents(true);
-        if (!settledOnce) {
-          const settled = await settleNow('no-usage');
-          rest += await receipt(settled);
+      for (;;) {
+        let next: ReadableStreamReadResult<Uint8Array>;
+        try {
+          next = await upstream.read();
+        } catch (error) {
+          // The upstream broke off: what was sent stays sent, and the reservation is charged whole unless the usage came.
+          await settleNow('upstream-failed');
+          controller.error(error);
+          return;
         }
         if (gone) return;
-        if (rest) controller.enqueue(encoder.encode(rest));
-        controller.close();
-        return;
+        if (next.done) {
+          pending += decoder.decode();
+          let rest = await passEvents(true);
+          if (!settledOnce) rest += await receipt(await settleNow('no-usage'));
+          if (gone) return;
+          if (rest) controller.enqueue(encoder.encode(rest));
+          controller.close();
+          return;
+        }
+        pending += decoder.decode(next.value, { stream: true });
+        const out = await passEvents(false);
+        if (gone) return;
+        if (out) {
+          controller.enqueue(encoder.encode(out));
+          return;
+        }
       }
-      pending += decoder.decode(next.value, { stream: true });
-      const out = await passEvents(false);
-      if (out && !gone) controller.enqueue(encoder.encode(out));
     },
     async cancel(reason) {
       gone = true;
