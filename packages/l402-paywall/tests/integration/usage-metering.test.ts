@@ -13,6 +13,7 @@ import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
 import { memoryReplayStore, withL402 } from 'l402-paywall';
 import { createBudget, createSessions, fetchWithL402, providerWallet, type ClientSessions, type Wallet } from 'l402-paywall/client';
 import { lightningSessions, meterByUsage, openAiUsage, type SessionObservation, type SessionSpent } from 'l402-paywall/sessions';
+import { sessionEvents } from 'l402-paywall/events';
 import { fakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
 import { sessionRedisUp, useSessionStores, type SessionStores } from '../support/session-stores.js';
 
@@ -26,6 +27,8 @@ function shop(stores: SessionStores, upstream: FakeOpenAi, depositUnits = 100) {
   const node = createDevNode({ store: net });
   const ledger = stores.ledger();
   const observations: SessionObservation[] = [];
+  const events: { type: string; data: unknown }[] = [];
+  const audit = sessionEvents((event) => void events.push(event as { type: string; data: unknown }), { source: 'https://llm.example', onError: () => {} });
   let forwarded = 0;
   const handler = withL402(
     (request) =>
@@ -43,7 +46,16 @@ function shop(stores: SessionStores, upstream: FakeOpenAi, depositUnits = 100) {
       secret: SECRET,
       replayStore: memoryReplayStore(),
       onError: () => {},
-      session: lightningSessions({ unitPriceSats: 1, depositUnits, ledger, idleTimeoutSeconds: 600, onSession: (o) => void observations.push(o) }),
+      session: lightningSessions({
+        unitPriceSats: 1,
+        depositUnits,
+        ledger,
+        idleTimeoutSeconds: 600,
+        onSession: (o) => {
+          observations.push(o);
+          audit(o);
+        },
+      }),
     },
   );
   const fetch = (input: string | URL | Request, init?: RequestInit) => handler(input instanceof Request ? input : new Request(input, init));
@@ -66,7 +78,7 @@ function shop(stores: SessionStores, upstream: FakeOpenAi, depositUnits = 100) {
       { wallet, maxPriceSats: 1, sessions, budget, fetch },
     );
   const spent = () => observations.filter((o): o is SessionSpent => o.type === 'spent');
-  return { ledger, sessions, call, spent, forwarded: () => forwarded };
+  return { ledger, sessions, call, spent, events, forwarded: () => forwarded };
 }
 
 const sessionOf = async (sessions: ClientSessions) => sessions.list()[0]!.sessionId;
@@ -129,9 +141,13 @@ describe.each([
 
   run('an upstream that never reports usage: charged at the reservation, said so in the receipt and the events', async () => {
     const upstream = fakeOpenAi({ mode: 'no-usage' });
-    const { ledger, sessions, call, spent } = shop(makeStores(), upstream);
+    const { ledger, sessions, call, spent, events } = shop(makeStores(), upstream);
     const text = await (await call({ stream: true, max_tokens: 50 })).text();
     expect(text).toContain('data: [DONE]');
+    // The audit event (session.spent) says it too.
+    await expect
+      .poll(() => JSON.stringify(events.filter((event) => event.type.endsWith('session.spent')).map((event) => event.data)))
+      .toContain('"metered":{"reservedUnits":50,"chargedUnits":50,"settledAt":"reservation","reason":"no-usage"}');
     expect(JSON.parse(/event: payment-receipt\ndata: (.*)\n/.exec(text)![1]!)).toMatchObject({
       units: 50,
       settled: 'at reservation',
