@@ -12,6 +12,7 @@ import { Redis as IORedis } from 'ioredis';
 import { Keyring, getPayment, memoryReplayStore, withL402, type L402Options, type SessionUse } from 'l402-paywall';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
 import { lightningSessions, meteredEventStream, memorySessionLedger, scriptedSessionLedger, type SessionLedger } from 'l402-paywall/lightning';
+import { meterByUsage, openAiUsage } from 'l402-paywall/sessions';
 import { redisReplayStore } from 'l402-paywall/redis';
 import { NO_REDIS, REDIS_URL, redisAnswers } from '../packages/l402-paywall/tests/support/redis.js';
 import { paidAuthorization } from './credentials.js';
@@ -37,6 +38,9 @@ const REDIS_PLAN: Plan = { batch: 500, rounds: 7, streams: 5 };
 export interface SessionsBackendBench {
   chargeMicros: number;
   bearerMicros: number;
+  /** A session request whose handler answers a completion's JSON itself (direct), and the same through meterByUsage (reserve, settle to the usage). */
+  directCompletionMicros: number;
+  meteredCompletionMicros: number;
   /** Per chunk, reading the whole stream: plain SSE, and metered on the session. */
   plainChunkMicros: number;
   meteredChunkMicros: number;
@@ -75,11 +79,16 @@ async function benchBackend({ ledger, replayStore }: Stores, plan: Plan): Promis
   const bearerUnits = (plan.rounds + 1) * plan.batch;
   // Each stream's first chunk is paid by the request that started it (meter.ts).
   const streamUnits = (plan.streams + WARM_UP_STREAMS) * (STREAM_CHUNKS - 1);
+  // Each metered completion reserves 5 units and settles to the 3 its upstream reports.
+  const completionUnits = (plan.rounds + 1) * plan.batch * 3;
   let lastSession: SessionUse | undefined;
+  const meter = openAiUsage();
   const handler = withL402(
     (request) => {
       lastSession = getPayment(request)?.session;
-      return Response.json({ usd: 100_000, source: 'simulated' });
+      if (request.method !== 'POST') return Response.json({ usd: 100_000, source: 'simulated' });
+      if (request.headers.get('x-bench') === 'direct') return completionUpstream(request);
+      return meterByUsage(request, completionUpstream, { meter });
     },
     {
       priceSats: 1,
@@ -88,7 +97,7 @@ async function benchBackend({ ledger, replayStore }: Stores, plan: Plan): Promis
       route: ROUTE,
       replayStore,
       // Room for every request and chunk of the run: no top-up is ever needed, so the timed path is the normal one.
-      session: lightningSessions({ unitPriceSats: 1, depositUnits: 1 + bearerUnits + streamUnits + 10, ledger }),
+      session: lightningSessions({ unitPriceSats: 1, depositUnits: 1 + bearerUnits + streamUnits + completionUnits * 2 + 10, ledger }),
       onError: (error) => {
         throw error;
       },
@@ -115,12 +124,32 @@ async function benchBackend({ ledger, replayStore }: Stores, plan: Plan): Promis
   const bearers = () => Array.from({ length: plan.batch }, () => request(bearer));
   await time(charges());
   await time(bearers());
+  const completions = (direct: boolean) =>
+    Array.from(
+      { length: plan.batch },
+      () =>
+        new Request(URL_OF_ROUTE, {
+          method: 'POST',
+          headers: { authorization: bearer, 'content-type': 'application/json', ...(direct && { 'x-bench': 'direct' }) },
+          body: COMPLETION_BODY,
+        }),
+    );
+  const spentBeforeCompletions = (await ledger.get(sessionId))?.spentMsat ?? 0;
+  await time(completions(true));
+  await time(completions(false));
   const charge: number[] = [];
   const bearerTimes: number[] = [];
+  const direct: number[] = [];
+  const meteredCompletions: number[] = [];
   for (let round = 0; round < plan.rounds; round++) {
     charge.push(await time(charges()));
     bearerTimes.push(await time(bearers()));
+    direct.push(await time(completions(true)));
+    meteredCompletions.push(await time(completions(false)));
   }
+  // Every metered completion settled to its 3 units (the direct ones spent their 1): else the timing measured something else.
+  const completionsSpent = ((await ledger.get(sessionId))?.spentMsat ?? 0) - spentBeforeCompletions - plan.rounds * plan.batch * 1000;
+  if (completionsSpent !== (plan.rounds + 1) * plan.batch * 4 * 1000) throw new Error(`the completions spent ${completionsSpent} msat`);
   const session = lastSession;
   if (session?.id !== sessionId) throw new Error('the last request was not served by the session');
 
@@ -147,8 +176,28 @@ async function benchBackend({ ledger, replayStore }: Stores, plan: Plan): Promis
     plain.push(p.micros);
     metered.push(m.micros);
   }
-  return { chargeMicros: median(charge), bearerMicros: median(bearerTimes), plainChunkMicros: median(plain), meteredChunkMicros: median(metered) };
+  return {
+    chargeMicros: median(charge),
+    bearerMicros: median(bearerTimes),
+    directCompletionMicros: median(direct),
+    meteredCompletionMicros: median(meteredCompletions),
+    plainChunkMicros: median(plain),
+    meteredChunkMicros: median(metered),
+  };
 }
+
+const COMPLETION_BODY = JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
+
+/** An OpenAI-compatible upstream in process: a completion reporting 3 tokens. */
+const completionUpstream = async (request: Request) => {
+  await request.arrayBuffer();
+  return Response.json({
+    id: 'cmpl',
+    object: 'chat.completion',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'ok' } }],
+    usage: { total_tokens: 3 },
+  });
+};
 
 /** The same chunks as meteredEventStream sends them, one read ahead, without a session. */
 function plainEventStream(chunks: Iterable<string>): ReadableStream<Uint8Array> {
@@ -196,6 +245,18 @@ export function printSessionsBench(result: SessionsBench, log: (line: string) =>
     else log(`  ${name.padEnd(8)} ${us(r.chargeMicros)} ${us(r.bearerMicros)} ${ratio(r.bearerMicros / r.chargeMicros).padStart(14)}`);
   }
   log('  (charge: a fresh L402 token + preimage, verified and claimed in the replay store; bearer: one unit spent on the session ledger)');
+  log('\nMetering by reported usage, per request (a session request answering a completion in process, same run):');
+  log(`  ${'stores'.padEnd(8)} ${'direct'.padStart(10)} ${'metered'.padStart(10)} ${'overhead'.padStart(10)} ${'metered/direct'.padStart(15)}`);
+  for (const [name, r] of rows) {
+    if ('skipped' in r) log(`  ${name.padEnd(8)} not measured: ${r.skipped}`);
+    else
+      log(
+        `  ${name.padEnd(8)} ${us(r.directCompletionMicros)} ${us(r.meteredCompletionMicros)} ${us(r.meteredCompletionMicros - r.directCompletionMicros)} ${ratio(r.meteredCompletionMicros / r.directCompletionMicros).padStart(15)}`,
+      );
+  }
+  log(
+    '  (metered: meterByUsage with openAiUsage, the body read for max_tokens, a reservation and its settle on the ledger; direct: the handler answers the same JSON itself)',
+  );
   log(`\nMetering a stream, per chunk (${result.chunks.toLocaleString('en-US')} small chunks, the stream read to its end):`);
   log(`  ${'stores'.padEnd(8)} ${'plain SSE'.padStart(10)} ${'metered'.padStart(10)} ${'overhead'.padStart(10)} ${'metered/plain'.padStart(14)}`);
   for (const [name, r] of rows) {

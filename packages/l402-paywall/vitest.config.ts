@@ -17,6 +17,7 @@ export const LIBRARY_SLOW = [
   'tests/integration/mcp-paid-tools-bins.test.ts',
   'tests/integration/session-stream-processes.test.ts',
   'tests/integration/proxy-cli.test.ts',
+  'tests/integration/usage-metering-cli.test.ts',
 ];
 
 /** Probes the shared Redis once, says what its absence skips; under L402_TEST_REQUIRE_SERVICES=1 fails instead. */

@@ -53,7 +53,15 @@ function prepaidFacts(observation: SessionObservation): { facts: PrepaidSessionF
         payment: { paymentHash: observation.paymentHash, amountMsat: observation.amountMsat },
       };
     case 'spent':
-      return { facts: { units: observation.units, amountMsat: observation.amountMsat, paidMsat: observation.paidMsat, spentMsat: observation.spentMsat } };
+      return {
+        facts: {
+          units: observation.units,
+          amountMsat: observation.amountMsat,
+          paidMsat: observation.paidMsat,
+          spentMsat: observation.spentMsat,
+          ...(observation.metered && { metered: { ...observation.metered } }),
+        },
+      };
     case 'closed':
       return {
         facts: { because: observation.because, paidMsat: observation.paidMsat, spentMsat: observation.spentMsat, refundMsat: observation.refundMsat },

@@ -162,6 +162,8 @@ export interface PrepaidSessionFacts {
   refundMsat?: number;
   /** refunded: how the attempt ended; `retryAt` (RFC 3339) and `error` when failed, `reason` when given up. */
   refund?: { state: 'paid' | 'failed' | 'given-up'; amountMsat: number; attempt: number; retryAt?: string; error?: string; reason?: string };
+  /** spent: the batch ends with work metered by reported usage, settled to its usage or at the reservation (and why). */
+  metered?: { reservedUnits: number; usedUnits?: number; chargedUnits: number; settledAt: 'usage' | 'reservation'; reason?: string };
 }
 
 /** withL402's `events` option (paywall/options.ts), and serverEvents()'s: here, with the format, so the core names it without loading the builder. */
