@@ -16,6 +16,8 @@ export const LIBRARY_SLOW = [
   'tests/integration/client-mpp.test.ts',
   'tests/integration/session-stream-processes.test.ts',
   'tests/integration/proxy-cli.test.ts',
+  // 400 requests and 200 invoices at once: seconds of signing on a shared machine.
+  'tests/integration/proxy-load.test.ts',
 ];
 
 /** Probes the shared Redis once, says what its absence skips; under L402_TEST_REQUIRE_SERVICES=1 fails instead. */
