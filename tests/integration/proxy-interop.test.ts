@@ -16,7 +16,11 @@ let upstream: Upstream;
 let proxy: ProxyServer;
 
 const devPay = async (invoice: string): Promise<string> => {
-  const answer = await fetch(`${proxy.url}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice }) });
+  const answer = await fetch(`${proxy.url}/api/dev/pay`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ invoice }),
+  });
   if (!answer.ok) throw new Error(`dev wallet refused: ${answer.status} ${await answer.text()}`);
   return ((await answer.json()) as { preimage: string }).preimage;
 };
@@ -55,7 +59,7 @@ describe("third-party clients pay the proxy's 402", () => {
     expect(upstream.received.at(-1)!.headers.authorization).toBeUndefined();
   });
 
-  it("mppx reads the Payment challenge, its credential is served once, and its receipt reads back", async () => {
+  it('mppx reads the Payment challenge, its credential is served once, and its receipt reads back', async () => {
     const first = await fetch(`${proxy.url}/echo?client=mppx`, { method: 'POST', body: 'from mppx' });
     expect(first.status).toBe(402);
     const body = (await first.clone().json()) as { invoice: string; paymentHash: string };
