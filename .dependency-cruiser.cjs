@@ -75,8 +75,8 @@ module.exports = {
     ),
     ...libraryLayer(
       'schemes/session',
-      ['schemes/session', 'schemes/payment', 'core', 'crypto', 'util', 'lightning'],
-      'The session uses the Payment wire, the core, crypto and lightning/ (its refunds decode and pay invoices): never the charge or L402.',
+      ['schemes/session', 'schemes/payment', 'core', 'crypto', 'util', 'lightning', 'http'],
+      'The session uses the Payment wire, the core, crypto, lightning/ (its refunds decode and pay invoices) and http/ (metering reads bodies bounded): never the charge or L402.',
     ),
     ...libraryLayer(
       'paywall',

@@ -18,6 +18,7 @@ export const LIBRARY_SLOW = [
   'tests/integration/proxy-cli.test.ts',
   // 400 requests and 200 invoices at once: seconds of signing on a shared machine.
   'tests/integration/proxy-load.test.ts',
+  'tests/integration/usage-metering-cli.test.ts',
 ];
 
 /** Probes the shared Redis once, says what its absence skips; under L402_TEST_REQUIRE_SERVICES=1 fails instead. */

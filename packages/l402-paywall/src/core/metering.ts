@@ -61,9 +61,57 @@ export type SessionAnswer =
  * too long), `insufficient` (balance below the amount), `duplicate` (this
  * top-up was credited before), `refund-started` (a top-up for a closed session
  * whose refund is being paid, paid or given up: not taken, so its payment is
- * still the client's to use), `not-due` / `stale` (refund bookkeeping).
+ * still the client's to use), `not-due` / `stale` (refund bookkeeping), `not-reserved` (a reservation
+ * settled before, or never made: nothing to settle).
  */
-export type SessionRefusal = 'unknown' | 'exists' | 'closed' | 'idle' | 'insufficient' | 'duplicate' | 'refund-started' | 'not-due' | 'stale';
+export type SessionRefusal = 'unknown' | 'exists' | 'closed' | 'idle' | 'insufficient' | 'duplicate' | 'refund-started' | 'not-due' | 'stale' | 'not-reserved';
+
+/** Why a reservation was charged in full rather than settled to a reported usage. */
+export type AtReservation =
+  /** The answer ended without reporting its usage. */
+  | 'no-usage'
+  /** The upstream failed while answering (its stream broke off). */
+  | 'upstream-failed'
+  /** The client hung up before the usage was reported. */
+  | 'client-gone'
+  /** The session was closed meanwhile: its close counted the reservation as spent. */
+  | 'closed'
+  /** The ledger could not be reached to settle: the reservation stays spent. */
+  | 'store-failed';
+
+/** What a settled reservation came to, in units (the request's own unit included). */
+export interface ReservationSettled {
+  /** The units reserved for the work (the request's own unit included). */
+  reservedUnits: number;
+  /** The units the answer reported used, when it did. */
+  usedUnits?: number;
+  /** The units this work was charged in the end. */
+  chargedUnits: number;
+  /** `usage`: settled to the reported usage; `reservation`: charged the whole reservation, for `reason`. */
+  settledAt: 'usage' | 'reservation';
+  reason?: AtReservation;
+}
+
+/** An open reservation on a session (SessionUse.reserve): settled once. */
+export interface SessionReservation {
+  /** Its id in the ledger. */
+  readonly id: string;
+  /** The units reserved (the request's own unit included). */
+  readonly units: number;
+  /**
+   * Settles it: to `usedUnits` when the answer reported them (the unused
+   * units go back to the balance; usage above the reservation is taken as
+   * far as the balance covers it), else at the reservation for `reason`.
+   * Once: a later call answers the first's outcome. Never throws: a ledger
+   * that cannot be reached leaves the reservation spent (`store-failed`).
+   */
+  settle(usedUnits: number | undefined, reason?: AtReservation): Promise<ReservationSettled>;
+}
+
+/** A reservation taken, or why not (the ledger's refusal, with the balance). */
+export type ReserveAnswer =
+  | { ok: true; reservation: SessionReservation; balanceMsat: number }
+  | { ok: false; reason: SessionRefusal; balanceMsat: number; session?: SessionRecord };
 
 /** A session a paid request runs under (PaidRequest.session): the seam for metering a streamed answer. */
 export interface SessionUse {
@@ -87,4 +135,19 @@ export interface SessionUse {
    * it (or the store could not say: onError is told, and nothing is held).
    */
   claimTopUpWait?(untilMs: number): Promise<(() => Promise<void>) | undefined>;
+  /**
+   * For metering by reported usage (meterByUsage): reserves `units` of the
+   * session for work whose cost is known only once it is done, in one atomic
+   * step of the ledger (refused whole when the balance cannot cover them).
+   * The unit the request itself spent counts as the first unit of its first
+   * reservation. What the request spends is reported once it is settled.
+   * Absent when the ledger keeps no reservations.
+   */
+  reserve?(units: number): Promise<ReserveAnswer>;
+  /**
+   * A 402 asking for a top-up of this session (a fresh session challenge,
+   * INSUFFICIENT_BALANCE), for a handler whose metered work the balance
+   * cannot cover: the client tops up and sends the request again.
+   */
+  topUpRefusal?(request: Request, detail: { balanceMsat: number; requiredMsat: number }): Promise<Response>;
 }

@@ -219,6 +219,83 @@ describe.each(ledgers)('%s', (_name, makeLedger, needsRedis) => {
     expect(await ledger.claimRefund(spent.id, T0 + 3, 1_000)).toBeNull();
   });
 
+  run('a reservation is spent at once, and settled once: the unused part back, never more than reserved', async () => {
+    const ledger = makeLedger();
+    const { id } = await open(ledger, 100);
+    expect(await ledger.reserve!(id, 'r1', 49 * SAT, T0 + 1)).toMatchObject({ ok: true, balanceMsat: 51 * SAT, session: { spentMsat: 49 * SAT } });
+    // The same reservation again: refused, nothing more taken.
+    expect(await ledger.reserve!(id, 'r1', 49 * SAT, T0 + 2)).toMatchObject({ ok: false, reason: 'duplicate', balanceMsat: 51 * SAT });
+    expect(await ledger.settle!(id, 'r1', 36 * SAT, T0 + 3)).toMatchObject({
+      ok: true,
+      chargedMsat: 36 * SAT,
+      balanceMsat: 64 * SAT,
+      session: { spentMsat: 36 * SAT },
+    });
+    // Settled once: a second settle (a retry, another instance) changes nothing.
+    const again = await Promise.all([ledger.settle!(id, 'r1', 0, T0 + 4), ledger.settle!(id, 'r1', 0, T0 + 4)]);
+    for (const answer of again) expect(answer).toMatchObject({ ok: false, reason: 'not-reserved', balanceMsat: 64 * SAT });
+    expect(outcome(await ledger.settle!(id, 'never-made', 0, T0 + 5))).toBe('not-reserved');
+    // Usage beyond the reservation is spent as far as the balance covers it, no further.
+    expect(await ledger.reserve!(id, 'r2', 10 * SAT, T0 + 6)).toMatchObject({ ok: true, balanceMsat: 54 * SAT });
+    expect(await ledger.settle!(id, 'r2', 15 * SAT, T0 + 7)).toMatchObject({ ok: true, chargedMsat: 15 * SAT, balanceMsat: 49 * SAT });
+    expect(await ledger.reserve!(id, 'r3', 40 * SAT, T0 + 8)).toMatchObject({ ok: true, balanceMsat: 9 * SAT });
+    expect(await ledger.settle!(id, 'r3', 1000 * SAT, T0 + 9)).toMatchObject({ ok: true, chargedMsat: 49 * SAT, balanceMsat: 0 });
+    expect(await ledger.get(id)).toMatchObject({ paidMsat: 100 * SAT, spentMsat: 100 * SAT });
+    // A reservation the balance cannot cover is refused whole; one of 0 is taken (and can be settled up to the balance).
+    expect(await ledger.reserve!(id, 'r4', 1, T0 + 10)).toMatchObject({ ok: false, reason: 'insufficient', balanceMsat: 0 });
+    expect(outcome(await ledger.reserve!(id, 'r5', 0, T0 + 11))).toBe('ok');
+    expect(await ledger.settle!(id, 'r5', 0, T0 + 12)).toMatchObject({ ok: true, chargedMsat: 0 });
+  });
+
+  run('concurrent reservations never overspend: 30 racing reservations of 5 units on 100 units, exactly 20 taken', async () => {
+    const ledger = makeLedger();
+    const { id } = await open(ledger, 100);
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => ledger.reserve!(id, `race-${i}`, 5 * SAT, T0 + 1 + i)));
+    const taken = answers.flatMap((answer, i) => (answer.ok ? [`race-${i}`] : []));
+    expect(taken).toHaveLength(20);
+    // Each settles to 2 of its 5 units, twice over and concurrently: 3 come back from each, once.
+    await Promise.all([...taken, ...taken].map((reservation) => ledger.settle!(id, reservation, 2 * SAT, T0 + 100)));
+    expect(await ledger.get(id)).toMatchObject({ spentMsat: 40 * SAT });
+  });
+
+  run('a close with a reservation open counts it spent: its settle after the close is refused and the refund never grows', async () => {
+    const ledger = makeLedger();
+    const { id } = await open(ledger, 100);
+    await ledger.reserve!(id, 'streaming', 49 * SAT, T0 + 1);
+    expect(await ledger.close(id, 'client', T0 + 2)).toMatchObject({
+      ok: true,
+      session: { spentMsat: 49 * SAT, refund: { state: 'due', amountMsat: 51 * SAT } },
+    });
+    expect(await ledger.settle!(id, 'streaming', 1 * SAT, T0 + 3)).toMatchObject({ ok: false, reason: 'closed', balanceMsat: 51 * SAT });
+    expect(await ledger.get(id)).toMatchObject({ spentMsat: 49 * SAT, refund: { amountMsat: 51 * SAT } });
+    expect(outcome(await ledger.reserve!(id, 'late', 0, T0 + 4))).toBe('closed');
+    // Idle: a reservation on a session idle past its timeout closes it, as a spend does.
+    const idle = await open(ledger, 10, 60_000);
+    expect(await ledger.reserve!(idle.id, 'r', SAT, T0 + 60_000)).toMatchObject({
+      ok: false,
+      reason: 'idle',
+      session: { status: 'closed', closedBecause: 'idle' },
+    });
+  });
+
+  run('a reservation never settled (its process died) stays spent: the close refunds around it', async () => {
+    const ledger = makeLedger();
+    const { id } = await open(ledger, 100);
+    await ledger.reserve!(id, 'orphan', 30 * SAT, T0 + 1);
+    await ledger.spend(id, SAT, T0 + 2);
+    expect(await ledger.close(id, 'client', T0 + 3)).toMatchObject({ ok: true, session: { refund: { amountMsat: 69 * SAT } } });
+  });
+
+  run('refuses reserved and used amounts that are not whole millisatoshis, and malformed reservation ids', async () => {
+    const ledger = makeLedger();
+    const { id } = await open(ledger);
+    for (const amount of [-1, 1.5, Number.NaN, 2 ** 53]) {
+      await expect(ledger.reserve!(id, 'r', amount, T0)).rejects.toThrow(RangeError);
+      await expect(ledger.settle!(id, 'r', amount, T0)).rejects.toThrow(RangeError);
+    }
+    for (const reservationId of ['', 'a b', 'x'.repeat(65), 'c:credit']) await expect(ledger.reserve!(id, reservationId, SAT, T0)).rejects.toThrow(RangeError);
+  });
+
   run('refuses amounts that are not whole millisatoshis above zero', async () => {
     const ledger = makeLedger();
     const { id } = await open(ledger);
@@ -233,6 +310,8 @@ describe.skipIf(!redisUp)('random action sequences: the Lua ledger answers as th
     fc.record({ kind: fc.constant('close' as const), session: fc.nat(2), idle: fc.boolean(), dt: fc.nat(40_000) }),
     fc.record({ kind: fc.constant('claim' as const), session: fc.nat(2), dt: fc.nat(40_000) }),
     fc.record({ kind: fc.constant('settle' as const), session: fc.nat(2), attempt: fc.integer({ min: 1, max: 3 }), paid: fc.nat(3), dt: fc.nat(40_000) }),
+    fc.record({ kind: fc.constant('reserve' as const), session: fc.nat(2), reservation: fc.nat(3), units: fc.nat(6), dt: fc.nat(40_000) }),
+    fc.record({ kind: fc.constant('settleUse' as const), session: fc.nat(2), reservation: fc.nat(3), units: fc.nat(9), dt: fc.nat(40_000) }),
   );
   it.each(ledgers.filter(([, , redis]) => redis))(
     '%s',
@@ -257,6 +336,8 @@ describe.skipIf(!redisUp)('random action sequences: the Lua ledger answers as th
             else if (step.kind === 'topUp') pair = await both((l) => l.topUp(id, credits[step.credit]!, step.units * SAT, now));
             else if (step.kind === 'close') pair = await both((l) => l.close(id, step.idle ? 'idle' : 'client', now));
             else if (step.kind === 'claim') pair = await both((l) => l.claimRefund(id, now, 30_000));
+            else if (step.kind === 'reserve') pair = await both((l) => l.reserve!(id, `r${step.reservation}`, step.units * SAT, now));
+            else if (step.kind === 'settleUse') pair = await both((l) => l.settle!(id, `r${step.reservation}`, step.units * SAT, now));
             else {
               const outcomes = [
                 { paid: true as const },

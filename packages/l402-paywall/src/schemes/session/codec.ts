@@ -423,10 +423,12 @@ export interface SessionReceiptInput {
   at: number;
   /** close only. */
   refund?: { refundSats: number; refundStatus: RefundStatus };
+  /** A request metered by reported usage (meterByUsage), once settled: its units, what they cost, and whether they were the usage reported or the reservation. */
+  metered?: { units: number; spentSats: number; settledAt: 'usage' | 'reservation'; reason?: string };
 }
 
 /** The Payment-Receipt of a session action (draft-lightning-session-00, "Receipt"): reference is the session id; close adds refundSats and refundStatus. */
-export function sessionReceipt({ challengeId, sessionId, at, refund }: SessionReceiptInput): string {
+export function sessionReceipt({ challengeId, sessionId, at, refund, metered }: SessionReceiptInput): string {
   return encodeJson({
     challengeId,
     method: LIGHTNING_METHOD,
@@ -434,5 +436,11 @@ export function sessionReceipt({ challengeId, sessionId, at, refund }: SessionRe
     status: 'success',
     timestamp: formatTime(at),
     ...(refund && { refundSats: refund.refundSats, refundStatus: refund.refundStatus }),
+    ...(metered && {
+      units: metered.units,
+      spent: metered.spentSats,
+      settled: metered.settledAt === 'usage' ? 'usage' : 'at reservation',
+      ...(metered.reason !== undefined && { settledBecause: metered.reason }),
+    }),
   });
 }

@@ -6,7 +6,8 @@
 //
 // A session is a Redis hash under <prefix><id>: the fields below, and one
 // field `c:<creditId>` per credit taken (the deposit's and each top-up's
-// payment hash), so a top-up is credited once. Two sorted sets index the
+// payment hash), so a top-up is credited once, and one field `v:<id>` per open
+// reservation (metering by reported usage), removed when it is settled. Two sorted sets index the
 // sessions the sweeper must visit: <prefix>idle (open sessions by the time
 // they turn idle) and <prefix>refunds (refunds by when they may be taken).
 // A session's key never expires while money may be owed on it; once its
@@ -16,12 +17,15 @@ import {
   SESSION_RETENTION_MS,
   checkedAmount,
   checkedOpen,
+  checkedReservationId,
+  checkedUsage,
   type RefundClaim,
   type RefundState,
   type SessionAnswer,
   type SessionLedger,
   type SessionRecord,
   type SessionRefusal,
+  type SettleAnswer,
 } from './ledger.js';
 
 // KEYS: session, idle index, refund index. ARGV: action, now, id, retention, then the action's own.
@@ -68,6 +72,35 @@ if action == 'spend' then
   redis.call('HSET', key, 'last', int(now))
   redis.call('ZADD', idleKey, now + num('idle'), id)
   return reply('ok')
+end
+
+if action == 'reserve' then
+  local held = 'v:' .. ARGV[5]
+  if redis.call('HEXISTS', key, held) == 1 then return reply('duplicate') end
+  if not open then return reply('closed') end
+  if idlePast() then close('idle') return reply('idle') end
+  if num('paid') - num('spent') < tonumber(ARGV[6]) then return reply('insufficient') end
+  redis.call('HINCRBY', key, 'spent', ARGV[6])
+  redis.call('HSET', key, 'last', int(now), held, ARGV[6])
+  redis.call('ZADD', idleKey, now + num('idle'), id)
+  return reply('ok')
+end
+
+if action == 'settle' then
+  -- Closed: the close counted the reservation as spent, and its refund was reckoned without it; it stays so.
+  if not open then return reply('closed') end
+  local held = 'v:' .. ARGV[5]
+  local reserved = redis.call('HGET', key, held)
+  if not reserved then return reply('not-reserved') end
+  reserved = tonumber(reserved)
+  redis.call('HDEL', key, held)
+  local used = tonumber(ARGV[6])
+  local beyond = math.min(math.max(0, used - reserved), num('paid') - num('spent'))
+  local charged = math.min(used, reserved) + beyond
+  redis.call('HINCRBY', key, 'spent', int(charged - reserved))
+  redis.call('HSET', key, 'last', int(now))
+  redis.call('ZADD', idleKey, now + num('idle'), id)
+  return reply('ok', int(charged))
 end
 
 if action == 'topUp' then
@@ -194,6 +227,13 @@ export function scriptedSessionLedger(run: ScriptRunner, prefix = DEFAULT_SESSIO
     },
     async topUp(id, creditId, amountMsat, now) {
       return (await call('topUp', id, now, [creditId, String(checkedAmount(amountMsat))])).answer;
+    },
+    async reserve(id, reservationId, amountMsat, now) {
+      return (await call('reserve', id, now, [checkedReservationId(reservationId), String(checkedUsage(amountMsat))])).answer;
+    },
+    async settle(id, reservationId, usedMsat, now): Promise<SettleAnswer> {
+      const { answer, extra } = await call('settle', id, now, [checkedReservationId(reservationId), String(checkedUsage(usedMsat))]);
+      return answer.ok ? { ...answer, chargedMsat: Number(extra) } : answer;
     },
     async close(id, because, now) {
       return (await call('close', id, now, [because])).answer;

@@ -47,6 +47,9 @@ export interface RefundClaim {
   inFlightChecks: number;
 }
 
+/** A settled reservation: what it came to (`chargedMsat`, the usage, or what of it the balance could cover). */
+export type SettleAnswer = (SessionAnswer & { ok: true; chargedMsat: number }) | (SessionAnswer & { ok: false });
+
 export interface SessionLedger {
   open(session: OpenSession, now: number): Promise<SessionAnswer>;
   /** Deducts `amountMsat` if the balance covers it; closes an idle session instead. */
@@ -57,6 +60,22 @@ export interface SessionLedger {
    * refused (`refund-started`) without being taken.
    */
   topUp(id: string, creditId: string, amountMsat: number, now: number): Promise<SessionAnswer>;
+  /**
+   * Metering by reported usage (usage-meter.ts): spends `amountMsat` (0 or
+   * more) as spend does, and remembers it as the open reservation
+   * `reservationId` of the session, to be settled once. Refused
+   * (`duplicate`) when that reservation was made before.
+   */
+  reserve?(id: string, reservationId: string, amountMsat: number, now: number): Promise<SessionAnswer>;
+  /**
+   * Settles the open reservation `reservationId` to `usedMsat`, once: what
+   * was reserved and not used goes back to the balance; usage above the
+   * reservation is spent as far as the balance covers it. Refused
+   * (`not-reserved`) when there is no such open reservation (settled before,
+   * or never made), and (`closed`) once the session is closed: then the
+   * reservation stays spent, as the close counted it.
+   */
+  settle?(id: string, reservationId: string, usedMsat: number, now: number): Promise<SettleAnswer>;
   /** Closes the session, making what is left a refund due; `idle` closes only a session idle past its timeout. */
   close(id: string, because: 'client' | 'idle', now: number): Promise<SessionAnswer>;
   get(id: string): Promise<SessionRecord | null>;
@@ -80,6 +99,8 @@ export type SessionAction =
   | { kind: 'open'; session: OpenSession }
   | { kind: 'spend'; amountMsat: number }
   | { kind: 'topUp'; creditId: string; amountMsat: number }
+  | { kind: 'reserve'; reservationId: string; amountMsat: number }
+  | { kind: 'settle'; reservationId: string; usedMsat: number }
   | { kind: 'close'; because: 'client' | 'idle' }
   | { kind: 'claimRefund'; leaseMs: number }
   | { kind: 'settleRefund'; attempt: number; outcome: RefundOutcome };
@@ -88,9 +109,11 @@ export type SessionAction =
 export interface LedgerEntry {
   record: SessionRecord;
   credits: Set<string>;
+  /** Open reservations (reserve, not yet settled): their amounts by id. Made on the first. */
+  reservations?: Map<string, number>;
 }
 
-export type Transition = { answer: SessionAnswer; claim?: RefundClaim; uncertain?: boolean };
+export type Transition = { answer: SessionAnswer; claim?: RefundClaim; uncertain?: boolean; chargedMsat?: number };
 
 const balance = (record: SessionRecord) => record.paidMsat - record.spentMsat;
 const answer = (record: SessionRecord): SessionAnswer => ({ ok: true, balanceMsat: balance(record), session: record });
@@ -139,6 +162,32 @@ export function applySession(entry: LedgerEntry | undefined, action: SessionActi
       record.spentMsat += action.amountMsat;
       record.lastActiveAt = now;
       return { entry, transition: { answer: answer(record) } };
+    }
+    case 'reserve': {
+      if (entry.reservations?.has(action.reservationId)) return { entry, transition: { answer: refuse('duplicate', record) } };
+      if (record.status === 'closed') return { entry, transition: { answer: refuse('closed', record) } };
+      if (idlePast(record, now)) {
+        closeRecord(record, 'idle', now);
+        return { entry, transition: { answer: refuse('idle', record) } };
+      }
+      if (balance(record) < action.amountMsat) return { entry, transition: { answer: refuse('insufficient', record) } };
+      record.spentMsat += action.amountMsat;
+      record.lastActiveAt = now;
+      (entry.reservations ??= new Map()).set(action.reservationId, action.amountMsat);
+      return { entry, transition: { answer: answer(record) } };
+    }
+    case 'settle': {
+      // Closed: the close counted the reservation as spent, and its refund was reckoned without it; it stays so.
+      if (record.status === 'closed') return { entry, transition: { answer: refuse('closed', record) } };
+      const reserved = entry.reservations?.get(action.reservationId);
+      if (reserved === undefined) return { entry, transition: { answer: refuse('not-reserved', record) } };
+      entry.reservations!.delete(action.reservationId);
+      // Unused units go back; usage beyond the reservation is taken as far as the balance covers it.
+      const beyond = Math.min(Math.max(0, action.usedMsat - reserved), balance(record));
+      const chargedMsat = Math.min(action.usedMsat, reserved) + beyond;
+      record.spentMsat += chargedMsat - reserved;
+      record.lastActiveAt = now;
+      return { entry, transition: { answer: answer(record), chargedMsat } };
     }
     case 'topUp': {
       if (entry.credits.has(action.creditId)) return { entry, transition: { answer: refuse('duplicate', record) } };
@@ -212,6 +261,20 @@ export function applySession(entry: LedgerEntry | undefined, action: SessionActi
 export function refundWaiting(record: SessionRecord, now: number): boolean {
   const refund = record.refund;
   return refund !== undefined && (refund.state === 'due' || refund.state === 'failed' || refund.state === 'paying') && refund.nextAttemptAt <= now;
+}
+
+/** A reservation's amount, or a settled usage: whole millisatoshis, 0 or more. */
+export function checkedUsage(amountMsat: number): number {
+  if (!Number.isSafeInteger(amountMsat) || amountMsat < 0)
+    throw new RangeError(`a reserved or used amount must be a whole number of millisatoshis, 0 or more, not ${amountMsat}`);
+  return amountMsat;
+}
+
+/** A reservation's id: 1 to 64 letters, digits, `-` or `_` (a hash field name in Redis). */
+export function checkedReservationId(reservationId: string): string {
+  if (typeof reservationId !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(reservationId))
+    throw new RangeError('a reservation id is 1 to 64 letters, digits, "-" or "_"');
+  return reservationId;
 }
 
 /** Amounts are whole millisatoshis above zero. */

@@ -11,12 +11,15 @@ import {
   applySession,
   checkedAmount,
   checkedOpen,
+  checkedReservationId,
+  checkedUsage,
   refundWaiting,
   type LedgerEntry,
   type SessionAction,
   type SessionAnswer,
   type SessionLedger,
   type SessionRecord,
+  type SettleAnswer,
   type Transition,
 } from './ledger.js';
 
@@ -103,6 +106,13 @@ export function memorySessionLedger(options: MemorySessionLedgerOptions = {}): M
     },
     async topUp(id, creditId, amountMsat, now) {
       return run(id, { kind: 'topUp', creditId, amountMsat: checkedAmount(amountMsat) }, now).answer;
+    },
+    async reserve(id, reservationId, amountMsat, now) {
+      return run(id, { kind: 'reserve', reservationId: checkedReservationId(reservationId), amountMsat: checkedUsage(amountMsat) }, now).answer;
+    },
+    async settle(id, reservationId, usedMsat, now): Promise<SettleAnswer> {
+      const { answer, chargedMsat } = run(id, { kind: 'settle', reservationId: checkedReservationId(reservationId), usedMsat: checkedUsage(usedMsat) }, now);
+      return answer.ok ? { ...answer, chargedMsat: chargedMsat! } : answer;
     },
     async close(id, because, now) {
       return run(id, { kind: 'close', because }, now).answer;

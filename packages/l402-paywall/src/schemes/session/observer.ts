@@ -67,6 +67,19 @@ export interface SessionSpent {
   amountMsat: number;
   spentMsat: number;
   paidMsat: number;
+  /**
+   * The batch ends with work metered by reported usage (meterByUsage): what
+   * was reserved and used, what was charged, and whether it was settled to
+   * the usage reported or `reservation` (charged whole: no usage reported,
+   * the upstream failed, the client hung up, or the session closed meanwhile).
+   */
+  metered?: {
+    reservedUnits: number;
+    usedUnits?: number;
+    chargedUnits: number;
+    settledAt: 'usage' | 'reservation';
+    reason?: string;
+  };
   at: number;
 }
 

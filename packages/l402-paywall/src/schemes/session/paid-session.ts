@@ -3,11 +3,14 @@
 // onSession in batches, not per unit. Apart from the seller (seller.ts),
 // which decides; this is what a decided request carries through its handler.
 import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
+import { bytesToHex, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { AttemptNames } from '../../core/attempts.js';
 import type { Paid, PaidRequest } from '../../core/decision.js';
-import type { SessionUse } from '../../core/metering.js';
+import type { AtReservation, ReservationSettled, ReserveAnswer, SessionUse } from '../../core/metering.js';
+import { PROBLEM_OF, problemMembers, refusalContentType } from '../../core/refusals.js';
+import { REJECTIONS } from '../../core/rejections.js';
 import type { ReplayStore } from '../../core/replay.js';
+import type { Offer } from '../../core/scheme.js';
 import { sessionReceipt, type VerifiedSessionAction } from './codec.js';
 import type { SessionAnswer, SessionLedger, SessionRecord } from './ledger.js';
 import { SPENT_BATCH_UNITS, tell, type SessionObserver } from './observer.js';
@@ -26,6 +29,9 @@ export interface SpendingServices {
   attempts: AttemptNames;
   onError(error: unknown, context: string): void;
 }
+
+/** What a top-up refusal says of the balance: what is left, and what the work needed. */
+type TopUpDetail = { balanceMsat: number; requiredMsat: number };
 
 /** The replay-store mark of a session's one held stream. */
 const topUpWaitMark = (sessionId: string) => bytesToHex(sha256(utf8ToBytes(`l402-paywall held stream ${sessionId}`)));
@@ -51,6 +57,10 @@ export class SessionPaid implements Paid {
   #latest: SessionRecord;
   #holds = 0;
   #answered = false;
+  /** Whether the request's own unit is still to count as the first unit of a reservation. */
+  #prepaidUnit = true;
+  /** The latest metered work settled: what the receipt says of it. */
+  #metered: ReservationSettled | undefined;
 
   constructor(
     private readonly options: SpendingOptions,
@@ -59,6 +69,8 @@ export class SessionPaid implements Paid {
     private readonly route: string,
     private readonly at: number,
     spentUnit: SessionRecord,
+    /** A fresh session challenge for a top-up (the scheme's offer for this request's terms). */
+    private readonly offerTopUp?: (request: Request) => Promise<Offer | undefined>,
   ) {
     this.#amountMsat = options.unitPriceSats * 1000;
     this.#latest = spentUnit;
@@ -76,6 +88,8 @@ export class SessionPaid implements Paid {
       spend: (units: number) => this.#spend(units),
       hold: () => this.#hold(),
       claimTopUpWait: (untilMs: number) => this.#claimTopUpWait(untilMs),
+      ...(options.ledger.reserve && options.ledger.settle && { reserve: (units: number) => this.#reserve(units) }),
+      ...(this.offerTopUp && { topUpRefusal: (request: Request, detail: TopUpDetail) => this.#topUpRefusal(request, detail) }),
     };
     return (this.#payment ??= {
       paymentHash: verified.sessionId,
@@ -88,7 +102,20 @@ export class SessionPaid implements Paid {
   }
 
   get receipt(): string {
-    return sessionReceipt({ challengeId: this.verified.challengeId, sessionId: this.verified.sessionId, at: this.at });
+    const metered = this.#metered;
+    return sessionReceipt({
+      challengeId: this.verified.challengeId,
+      sessionId: this.verified.sessionId,
+      at: this.at,
+      ...(metered && {
+        metered: {
+          units: metered.chargedUnits,
+          spentSats: metered.chargedUnits * this.options.unitPriceSats,
+          settledAt: metered.settledAt,
+          ...(metered.reason !== undefined && { reason: metered.reason }),
+        },
+      }),
+    });
   }
 
   release(): Promise<void> {
@@ -117,6 +144,109 @@ export class SessionPaid implements Paid {
     this.#tell();
     if (answer.reason === 'idle' && answer.session) tell(options.onSession, { ...closedObservation(answer.session), route: this.route }, this.services.onError);
     return answer;
+  }
+
+  /**
+   * Reserves `units` in one step of the ledger (reserve), the request's own
+   * unit counted as the first of the first reservation; settled once (settle).
+   * The request's report waits for the settle (a hold).
+   */
+  async #reserve(units: number): Promise<ReserveAnswer> {
+    const { options, verified } = this;
+    if (!Number.isSafeInteger(units) || units <= 0) throw new RangeError(`units must be a positive whole number, got ${units}`);
+    const unitMsat = options.unitPriceSats * 1000;
+    const prepaid = this.#prepaidUnit ? 1 : 0;
+    const reservedMsat = (units - prepaid) * unitMsat;
+    if (!Number.isSafeInteger(reservedMsat)) throw new RangeError(`a reservation of ${units} units is too large`);
+    const id = bytesToHex(randomBytes(16));
+    this.#prepaidUnit = false;
+    let answer: SessionAnswer;
+    try {
+      answer = await options.ledger.reserve!(verified.sessionId, id, reservedMsat, Date.now());
+    } catch (error) {
+      this.#prepaidUnit = prepaid === 1;
+      // Its answer may be lost after it landed: released (settled to nothing) if so, best effort; else it stays spent, as a process that dies does.
+      options.ledger.settle!(verified.sessionId, id, 0, Date.now()).catch(() => {});
+      throw error;
+    }
+    if (!answer.ok) {
+      this.#prepaidUnit = prepaid === 1;
+      this.#tell();
+      if (answer.reason === 'idle' && answer.session)
+        tell(options.onSession, { ...closedObservation(answer.session), route: this.route }, this.services.onError);
+      return { ok: false, reason: answer.reason, balanceMsat: answer.balanceMsat, ...(answer.session && { session: answer.session }) };
+    }
+    this.#latest = answer.session;
+    const done = this.#hold();
+    let settled: Promise<ReservationSettled> | undefined;
+    const settle = (usedUnits: number | undefined, reason?: AtReservation) => (settled ??= this.#settle(id, units, prepaid, usedUnits, reason).finally(done));
+    return { ok: true, balanceMsat: answer.balanceMsat, reservation: { id, units, settle } };
+  }
+
+  async #settle(id: string, units: number, prepaid: number, usedUnits: number | undefined, reason: AtReservation = 'no-usage'): Promise<ReservationSettled> {
+    const { options, verified } = this;
+    const unitMsat = options.unitPriceSats * 1000;
+    const reported = usedUnits !== undefined && Number.isSafeInteger(usedUnits) && usedUnits >= 0 && Number.isSafeInteger(usedUnits * unitMsat);
+    // At the reservation: settled to the whole of it, which removes it from the ledger and changes no balance.
+    const ledgerUsed = reported ? Math.max(0, usedUnits - prepaid) : units - prepaid;
+    let outcome: ReservationSettled;
+    try {
+      const answer = await options.ledger.settle!(verified.sessionId, id, ledgerUsed * unitMsat, Date.now());
+      if (answer.ok) {
+        const chargedUnits = answer.chargedMsat / unitMsat;
+        this.#units += chargedUnits;
+        this.#amountMsat += answer.chargedMsat;
+        this.#latest = answer.session;
+        outcome = reported
+          ? { reservedUnits: units, usedUnits, chargedUnits: chargedUnits + prepaid, settledAt: 'usage' }
+          : { reservedUnits: units, chargedUnits: chargedUnits + prepaid, settledAt: 'reservation', reason };
+      } else {
+        // Closed meanwhile (its close counted the reservation spent), or settled before: it stays spent.
+        this.#units += units - prepaid;
+        this.#amountMsat += (units - prepaid) * unitMsat;
+        if (answer.session) this.#latest = answer.session;
+        outcome = {
+          reservedUnits: units,
+          ...(reported && { usedUnits }),
+          chargedUnits: units,
+          settledAt: 'reservation',
+          reason: answer.reason === 'closed' ? 'closed' : reason,
+        };
+      }
+    } catch (error) {
+      this.services.onError(error, 'settling a metered reservation failed; it stays spent');
+      this.#units += units - prepaid;
+      this.#amountMsat += (units - prepaid) * unitMsat;
+      outcome = { reservedUnits: units, ...(reported && { usedUnits }), chargedUnits: units, settledAt: 'reservation', reason: 'store-failed' };
+    }
+    this.#metered = outcome;
+    this.#tell(outcome);
+    return outcome;
+  }
+
+  /** A 402 with a fresh session challenge for a top-up, as the paywall's own INSUFFICIENT_BALANCE refusal says it. */
+  async #topUpRefusal(request: Request, { balanceMsat, requiredMsat }: TopUpDetail): Promise<Response> {
+    const code = 'INSUFFICIENT_BALANCE';
+    const message = REJECTIONS[code];
+    let offer: Offer | undefined;
+    try {
+      offer = await this.offerTopUp!(request);
+    } catch (error) {
+      this.services.onError(error, 'making a top-up challenge failed; the 402 offers none');
+    }
+    const headers = new Headers({ 'content-type': refusalContentType(request), 'cache-control': 'no-store' });
+    for (const value of offer?.authenticate ?? []) headers.append('www-authenticate', value);
+    const body = {
+      error: message,
+      code,
+      ...problemMembers(PROBLEM_OF[code], message),
+      ...offer?.body,
+      sessionId: this.verified.sessionId,
+      balanceMsat,
+      balanceSpent: this.#latest.spentMsat / 1000,
+      requiredMsat,
+    };
+    return new Response(JSON.stringify(body), { status: 402, headers });
   }
 
   /**
@@ -152,8 +282,9 @@ export class SessionPaid implements Paid {
     };
   }
 
-  #tell(): void {
-    if (this.#units === 0) return;
+  /** Tells the batch (with the metered work that ends it, if any). */
+  #tell(metered?: ReservationSettled): void {
+    if (this.#units === 0 && !metered) return;
     const latest = this.#latest;
     tell(
       this.options.onSession,
@@ -165,6 +296,7 @@ export class SessionPaid implements Paid {
         amountMsat: this.#amountMsat,
         spentMsat: latest.spentMsat,
         paidMsat: latest.paidMsat,
+        ...(metered && { metered: { ...metered } }),
         at: latest.lastActiveAt,
       },
       this.services.onError,

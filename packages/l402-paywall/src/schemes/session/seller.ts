@@ -224,7 +224,11 @@ class SessionScheme implements PaywallScheme<PaymentReading & { ok: true }> {
     if (verified.realm !== this.services.realmOf(request)) return refused('WRONG_REALM');
     if (verified.binding.route !== terms.route) return refused('WRONG_ROUTE');
     for (const name in terms.exact) if (verified.binding[name] !== terms.exact[name]) return refused('CAVEAT_NOT_SATISFIED');
-    const context: Sale = { route: terms.route };
+    const context: Sale = {
+      route: terms.route,
+      // A handler's metered work the balance cannot cover asks for a top-up with a fresh challenge for these terms (SessionUse.topUpRefusal).
+      offerTopUp: (topUpRequest) => this.offer(topUpRequest, terms, { invoice: undefined, memo: `${terms.route} top-up`, expiresAt: topUpExpiry() }),
+    };
     try {
       switch (verified.action) {
         case 'open':
@@ -288,7 +292,7 @@ class SessionScheme implements PaywallScheme<PaymentReading & { ok: true }> {
       if (spent.reason === 'idle') await this.#closedIdle(context, verified.sessionId, spent.session);
       return ledgerRefusal(spent);
     }
-    return { kind: 'paid', paid: new SessionPaid(this.options, this.services, verified, context.route, nowSeconds, spent.session) };
+    return { kind: 'paid', paid: new SessionPaid(this.options, this.services, verified, context.route, nowSeconds, spent.session, context.offerTopUp) };
   }
 
   async #topUp(context: Sale, verified: VerifiedSessionAction, nowSeconds: number): Promise<Verdict> {
@@ -428,10 +432,14 @@ class SessionScheme implements PaywallScheme<PaymentReading & { ok: true }> {
   }
 }
 
-/** What one session request is sold under: the route its observations name. */
+/** What one session request is sold under: the route its observations name, and its offer of a top-up. */
 interface Sale {
   route: string;
+  offerTopUp?: (request: Request) => Promise<Offer | undefined>;
 }
+
+/** A top-up challenge asked for by a handler (SessionUse.topUpRefusal) is good for ten minutes. */
+const topUpExpiry = () => Math.floor(Date.now() / 1000) + 600;
 
 /** The replay store's key for a session's held stream: a hash of its own, never a payment's. */
 
