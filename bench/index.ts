@@ -10,6 +10,7 @@ import { benchOverhead } from './overhead.js';
 import { benchPackage, printPackageBench } from './package.js';
 import { benchPaymentLog } from './payment-log.js';
 import { benchPeers } from './peers.js';
+import { benchProxy, printProxyBench } from './proxy.js';
 import { benchSessions, printSessionsBench } from './sessions.js';
 import { benchSideBySide, printSideBySide } from './side-by-side.js';
 import { benchStats, printStatsBench } from './stats.js';
@@ -56,6 +57,8 @@ console.log(`  bare handler   ${overhead.bareMicros.toFixed(1)} us`);
 console.log(`  withL402       ${overhead.paidMicros.toFixed(1)} us   (+${overhead.overheadMicros.toFixed(1)} us: parse, verify, caveats, replay claim)`);
 
 printSessionsBench(await benchSessions());
+
+printProxyBench(await benchProxy());
 
 const events = await benchEvents();
 console.log('\nAudit events: onEvent unset vs an httpEventSink to a local receiver (CPU time per request, same requests):');

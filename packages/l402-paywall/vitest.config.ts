@@ -17,6 +17,8 @@ export const LIBRARY_SLOW = [
   'tests/integration/mcp-paid-tools-bins.test.ts',
   'tests/integration/session-stream-processes.test.ts',
   'tests/integration/proxy-cli.test.ts',
+  // 400 requests and 200 invoices at once: seconds of signing on a shared machine.
+  'tests/integration/proxy-load.test.ts',
   'tests/integration/usage-metering-cli.test.ts',
 ];
 

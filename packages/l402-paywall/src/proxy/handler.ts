@@ -20,6 +20,8 @@ import type { SessionLedger } from '../schemes/session/ledger.js';
 import { memorySessionLedger } from '../schemes/session/memory-ledger.js';
 import type { SessionObserver } from '../schemes/session/observer.js';
 import { lightningSessions } from '../schemes/session/seller.js';
+import { meterByUsage } from '../adapters/meter-by-usage.js';
+import { openAiUsage, type UsageMeter } from '../schemes/session/usage-meter.js';
 import { parseProxyConfig, type ProxyConfig, type ProxyConfigInput, type ProxyRoute } from './config.js';
 import { forward } from './forward.js';
 import { firstMatch, matchingRoute, type MatchingRoute } from './routes.js';
@@ -104,6 +106,12 @@ function routeHandler(route: ProxyRoute, config: ProxyConfig, upstream: URL, ser
     });
   if (route.free) return (request, context) => send(request, context, false);
   const gate = paywallGate(paywallOptions(route, config, services), loadServerAudit);
+  const meter = route.meter ? METERS[route.meter]() : undefined;
+  if (meter) {
+    // Charged by the usage the upstream reports: reserved before forwarding, settled to the report (docs/sessions.md).
+    const metered = { meter, maxRequestBytes: config.maxBodyBytes };
+    return (request, context) => sold(gate, request, (paid) => meterByUsage(paid, (prepared) => send(prepared, context, true), metered));
+  }
   return (request, context) => sold(gate, request, (paid) => send(paid, context, true));
 }
 
@@ -123,6 +131,11 @@ async function sold(gate: PaywallGate, request: Request, send: (request: Request
   }
   return gate.serve.answer(request, decision, response, startedAt);
 }
+
+/** The configuration's meter names, each to the meter it makes. */
+const METERS: Record<NonNullable<ProxyRoute['meter']>, () => UsageMeter> = {
+  'openai-usage': () => openAiUsage(),
+};
 
 /** withL402's options for a route: its price or session, and the per-route options the configuration mirrors. */
 function paywallOptions(route: ProxyRoute, config: ProxyConfig, services: Shared): L402Options {

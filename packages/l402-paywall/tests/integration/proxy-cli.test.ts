@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fakeOpenAi, listen } from '../support/fake-openai.js';
 import { payL402, recordingUpstream, type Upstream } from '../support/proxy-upstream.js';
 
 const BIN = fileURLToPath(new URL('../../src/bin.ts', import.meta.url));
@@ -119,6 +120,62 @@ describe('l402-paywall proxy <upstream> --price-sats 2 --dev', () => {
     expect(((await again.json()) as { code: string }).code).toBe('TOKEN_ALREADY_USED');
     expect(upstream.received).toHaveLength(before);
   });
+});
+
+describe('l402-paywall proxy --config with a session route metered by reported usage', () => {
+  it('a streamed completion (max_tokens 50) whose upstream reports 37 tokens: streamed whole to `l402-paywall --dev <proxy> --session`, 37 sats spent, 63 of the 100-sat deposit refunded', async () => {
+    const upstream = fakeOpenAi({ totalTokens: 37, chunks: 8 });
+    const served = await listen((request) => upstream.fetch(request));
+    const dir = mkdtempSync(join(tmpdir(), 'l402-proxy-'));
+    const file = join(dir, 'l402-proxy.json');
+    // The issue's configuration.
+    writeFileSync(
+      file,
+      JSON.stringify({
+        upstream: served.url,
+        routes: [
+          { path: '/v1/chat/completions', methods: ['POST'], session: { unitSats: 1, depositUnits: 100 }, meter: 'openai-usage' },
+          { path: '/*', priceSats: 2 },
+        ],
+      }),
+    );
+    const metered = await startProxy(['--config', file, '--dev']);
+    try {
+      expect(metered.stderr()).toContain('/v1/chat/completions (POST): by the session, 1 sat a reported unit (meter openai-usage)');
+      const body = JSON.stringify({ model: 'fake', messages: [{ role: 'user', content: 'hi' }], stream: true, max_tokens: 50 });
+      const url = `${metered.url}/v1/chat/completions`;
+      const paid = await run([
+        url,
+        '--dev',
+        metered.url,
+        '--session',
+        '--max-sats',
+        '1',
+        '--max-deposit-sats',
+        '100',
+        '--budget-sats',
+        '200',
+        '-d',
+        body,
+        '-H',
+        'content-type: application/json',
+      ]);
+      expect(paid.code, paid.stderr).toBe(0);
+      for (let i = 1; i <= 8; i++) expect(paid.stdout).toContain(`word${i} `);
+      expect(paid.stdout).toContain('data: [DONE]');
+      expect(paid.stdout).toMatch(/event: payment-receipt\ndata: .*"units":37,"spent":37,"settled":"usage"/);
+      expect(paid.stderr).toMatch(/session ([0-9a-f]{64}): deposit paid, 100 sats/);
+      expect(paid.stderr).toMatch(/session [0-9a-f]{64} closed, refund 63 sats \(succeeded\); the wallet received 63 sats\n/);
+      expect(paid.stderr).toContain('l402-paywall: spent in all 37 sats (paid 100 sats, received back 63 sats)\n');
+      // Forwarded once, without the credential, asked for its usage.
+      expect(upstream.received).toHaveLength(1);
+      expect(upstream.received[0]!.headers.get('authorization')).toBeNull();
+      expect(upstream.received[0]!.body).toMatchObject({ max_tokens: 50, stream: true });
+    } finally {
+      await stop(metered);
+      await served.close();
+    }
+  }, 90_000);
 });
 
 describe('what stops it at start (exit 2)', () => {
