@@ -23,7 +23,7 @@ describe('the demo sells by the session', () => {
     const response = await fetch(`${server.url}/api/demo/btc-price`);
     expect(response.status).toBe(402);
     const header = response.headers.get('www-authenticate') ?? '';
-    expect(header).toMatch(/^L402 /);
+    expect(header).toMatch(/^LSAT macaroon="[^"]+", invoice="[^"]+", L402 /);
     expect(header).toContain('intent="charge"');
     expect(header).toContain('intent="session"');
     const body = (await response.json()) as { priceSats: number; session: { depositSats: number; unitPriceSats: number; depositInvoice: string } };

@@ -83,10 +83,11 @@ function storeContract(title: string, describeFn: typeof describe, backend: () =
     it('sets ifAbsent only when the key is missing or expired', async () => {
       const { store } = backend();
       const key = freshKey('nx');
-      expect(await store.set(key, 'first', { ifAbsent: true, ttlMs: 100 })).toBe(true);
+      // Long enough that a loaded machine reads it back before it expires.
+      expect(await store.set(key, 'first', { ifAbsent: true, ttlMs: 1_000 })).toBe(true);
       expect(await store.set(key, 'second', { ifAbsent: true })).toBe(false);
       expect(await store.get(key)).toBe('first');
-      await sleep(250);
+      await sleep(1_100);
       expect(await store.set(key, 'third', { ifAbsent: true })).toBe(true);
       expect(await store.get(key)).toBe('third');
     });

@@ -119,7 +119,8 @@ function sorted(value: unknown): unknown {
 async function expectRefused(response: Response, problem: string, code?: string, first: 'L402' | 'Payment' = 'Payment') {
   expect(response.status).toBe(402);
   const authenticate = response.headers.get('www-authenticate')!;
-  expect(authenticate.startsWith(`${first} `)).toBe(true);
+  // The L402 family's first challenge is LSAT (Aperture's order: LSAT, then L402).
+  expect(authenticate.startsWith(first === 'L402' ? 'LSAT ' : 'Payment ')).toBe(true);
   const fresh = Challenge.fromResponse(response);
   expect(fresh.method).toBe('lightning');
   const body = (await response.json()) as Bought['body'] & { status: number; detail: string };
@@ -137,8 +138,8 @@ describe('the 402 carries both schemes for one invoice', () => {
     const response = await handler(get('/paid'));
     expect(response.status).toBe(402);
     const values = response.headers.get('www-authenticate')!;
-    // L402 first, unchanged; then Payment.
-    expect(values.indexOf('L402 ')).toBe(0);
+    // The L402 family first (LSAT, then L402); then Payment.
+    expect(values.indexOf('LSAT ')).toBe(0);
     expect(values.indexOf('Payment ')).toBeGreaterThan(values.lastIndexOf('L402 '));
     const body = (await response.clone().json()) as Bought['body'];
     const challenge = Challenge.fromResponse(response);

@@ -69,7 +69,7 @@ describe('the proxy sells every request', () => {
     const answer = await fetch(`${proxy.url}/echo?q=1`, { method: 'POST', body: 'secret body' });
     expect(answer.status).toBe(402);
     const authenticate = answer.headers.get('www-authenticate')!;
-    expect(authenticate).toMatch(/^L402 /);
+    expect(authenticate).toMatch(/^LSAT macaroon="[^"]+", invoice="[^"]+", L402 /);
     expect(authenticate).toContain('Payment id=');
     const body = (await answer.json()) as { code: string; priceSats: number };
     expect(body).toMatchObject({ code: 'PAYMENT_REQUIRED', priceSats: 2 });

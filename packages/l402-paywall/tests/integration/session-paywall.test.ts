@@ -117,7 +117,7 @@ describe('withL402 with sessions: the wire', () => {
     const { response, offer: o } = await offer();
     const parsed = parsePaymentChallenges(response.headers.get('www-authenticate'));
     expect(parsed.challenges.map((c) => c.intent).sort()).toEqual(['charge', 'session']);
-    expect(response.headers.get('www-authenticate')).toMatch(/^L402 /);
+    expect(response.headers.get('www-authenticate')).toMatch(/^LSAT macaroon="[^"]+", invoice="[^"]+", L402 /);
     expect(o).toMatchObject({ unitPriceSats: 2, depositSats: 40, idleTimeoutSeconds: 600, unitType: 'request' });
     const charge = readLightningCharge(parsed.challenges.find((c) => c.intent === 'charge')!);
     expect(charge.ok && charge.charge.paymentHash).not.toBe(o.paymentHash);

@@ -69,12 +69,13 @@ describe('Accept-Payment from the client', () => {
     await sessions.closeAll();
   });
 
-  it('an L402 client (the default) sends none and gets the L402 challenge first', async () => {
+  it('an L402 client (the default) sends none and gets the L402 family first (LSAT, then L402)', async () => {
     const { seen, options } = shop();
     const response = await fetchWithL402('https://shop.example/paid', undefined, options());
     expect(response.status).toBe(200);
     expect(seen.every((s) => s.acceptPayment === null)).toBe(true);
-    expect(seen[0]!.firstChallenge).toBe('L402');
+    // The L402 family first: Aperture's order, LSAT then L402.
+    expect(seen[0]!.firstChallenge).toBe('LSAT');
     expect(seen[1]!.authorization).toMatch(/^L402 /);
   });
 
