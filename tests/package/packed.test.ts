@@ -33,6 +33,7 @@
 // tests/package/prepare.ts (the `package` project's globalSetup) and happen
 // beside the other suites; each test waits for the step it needs.
 import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { join } from 'node:path';
 import { Challenge as MppChallenge, Credential as MppCredential, Receipt as MppReceipt } from 'mppx';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
@@ -450,6 +451,73 @@ describe('the packed client, command line against hostile servers', () => {
       });
       expect(code, output).toBe(5);
       expect(output).toContain(`no complete answer from ${hostile.url} within 1 s`);
+    },
+    3 * MINUTE,
+  );
+});
+
+describe('the packed proxy: `npx l402-paywall proxy <upstream> --price-sats 2 --dev`', () => {
+  it(
+    'answers an unpaid request 402 unforwarded; paid by the packed `l402-paywall --dev`, the request reaches the upstream once, intact, without the credential; the same credential again is refused unforwarded',
+    async () => {
+      const project = await installed('packed-consumer');
+      const received: { method?: string; url?: string; headers: Record<string, unknown>; body: string }[] = [];
+      const upstream = createHttpServer((request, response) => {
+        let body = '';
+        request.on('data', (chunk: Buffer) => (body += chunk));
+        request.on('end', () => {
+          received.push({ method: request.method, url: request.url, headers: request.headers, body });
+          response.writeHead(201, { 'content-type': 'application/json', 'x-upstream': 'yes' });
+          response.end(JSON.stringify({ method: request.method, url: request.url, body }));
+        });
+      });
+      await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+      try {
+        const upstreamUrl = `http://127.0.0.1:${(upstream.address() as { port: number }).port}`;
+        const port = await freePort();
+        const proxy = await serve(
+          'npx',
+          ['l402-paywall', 'proxy', upstreamUrl, '--price-sats', '2', '--dev', '--port', String(port), '--host', '127.0.0.1'],
+          project,
+          {
+            ready: /uses and sessions: .*\n/,
+            url: `http://127.0.0.1:${port}`,
+          },
+        );
+
+        const unpaid = await fetch(`${proxy}/echo`, { method: 'POST', body: 'unpaid' });
+        expect(unpaid.status).toBe(402);
+        expect(received).toHaveLength(0);
+
+        const bin = join(project, 'node_modules/.bin/l402-paywall');
+        const paid = await run(bin, ['--dev', proxy, '-X', 'PUT', '-d', '{"n":1}', '-H', 'X-Kept: yes', `${proxy}/echo?a=b`], {
+          cwd: project,
+          allowFailure: true,
+          timeoutMs: MINUTE,
+        });
+        expect(paid.code, paid.output).toBe(0);
+        expect(paid.output).toContain('paid 2 sats');
+        expect(received).toHaveLength(1);
+        expect(received[0]).toMatchObject({ method: 'PUT', url: '/echo?a=b', body: '{"n":1}' });
+        expect(received[0]!.headers['x-kept']).toBe('yes');
+        expect(received[0]!.headers.authorization).toBeUndefined();
+
+        // One credential by hand (the dev node's pay route on the proxy), spent once, then refused unforwarded.
+        const { macaroon, invoice } = (await (await fetch(`${proxy}/echo`)).json()) as { macaroon: string; invoice: string };
+        const pay = await fetch(`${proxy}/api/dev/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoice }) });
+        const { preimage } = (await pay.json()) as { preimage: string };
+        const authorization = `L402 ${macaroon}:${preimage}`;
+        const served = await fetch(`${proxy}/echo`, { headers: { authorization } });
+        expect(served.status).toBe(201);
+        expect(served.headers.get('x-upstream')).toBe('yes');
+        expect(received).toHaveLength(2);
+        const again = await fetch(`${proxy}/echo`, { headers: { authorization } });
+        expect(again.status).toBe(402);
+        expect(((await again.json()) as { code: string }).code).toBe('TOKEN_ALREADY_USED');
+        expect(received).toHaveLength(2);
+      } finally {
+        await new Promise((resolve) => upstream.close(resolve));
+      }
     },
     3 * MINUTE,
   );
