@@ -155,16 +155,18 @@ describe(`the landing page and the dev login in Chromium, on ${backend.name}`, (
       expect(pay).toContain(`curl -X POST ${running.url}/api/dev/pay`);
       const preimage = /# preimage: ([0-9a-f]{64})/.exec(pay!)?.[1];
       expect(preimage).toBeTruthy();
-      const authorization = /-H "Authorization: (L402 [A-Za-z0-9_-]+:[0-9a-f]{64})"/.exec(retry!)?.[1];
+      const authorization = /-H "Authorization: (L402 [A-Za-z0-9+/=_-]+:[0-9a-f]{64})"/.exec(retry!)?.[1];
       expect(authorization).toBe(`L402 ${/# token: +(\S+)/.exec(ask!)?.[1]}:${preimage}`);
       expect(retry).toContain('"source":"simulated"');
       // The curl lines hold real values: the token was spent by the page, so the same credential is refused now.
       const replay = await fetch(`${running.url}/api/demo/btc-price`, { headers: { authorization: authorization! } });
       expect(replay.status).toBe(402);
       expect(((await replay.json()) as { code: string }).code).toBe('TOKEN_ALREADY_USED');
-      // The token names its payment hash (docs/library-reference.md "Token format").
-      const token = authorization!.slice('L402 '.length).split(':')[0]!;
-      demoPaymentHash = (JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { hash: string }).hash;
+      // The macaroon's identifier names its payment hash (docs/l402-token.md): version byte 2, the
+      // identifier field (type 2, length 66), then uint16 version 0 and the 32-byte hash.
+      const macaroon = Buffer.from(authorization!.slice('L402 '.length).split(':')[0]!, 'base64');
+      expect([...macaroon.subarray(0, 5)]).toEqual([2, 2, 66, 0, 0]);
+      demoPaymentHash = macaroon.subarray(5, 37).toString('hex');
       // The steps carry whole invoices and tokens: they wrap inside their boxes.
       expect(await layoutProblems(page), `${name}, after the purchase`).toEqual([]);
       await shot(page, `landing-paid-${name}`, '#demo');
