@@ -118,7 +118,7 @@ async function provePaidFlow(paidUrl: string, payUrl: string): Promise<void> {
   const first = await fetch(paidUrl);
   expect(first.status).toBe(402);
   const challenge = (await first.json()) as Challenge;
-  expect(first.headers.get('www-authenticate')).toContain(`L402 ${challenge.macaroon}, invoice="${challenge.invoice}"`);
+  expect(first.headers.get('www-authenticate')).toContain(`L402 macaroon="${challenge.macaroon}", invoice="${challenge.invoice}"`);
   expect(challenge).toMatchObject({ code: 'PAYMENT_REQUIRED', priceSats: 21 });
   expect(decodeInvoice(challenge.invoice).amountMsat).toBe(21_000);
 
