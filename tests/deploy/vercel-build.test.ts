@@ -151,7 +151,7 @@ describe('vercel build (offline, the pinned CLI)', () => {
         body: { code: string; invoice: string; macaroon: string; priceSats: number };
       };
       expect(answer.status).toBe(402);
-      expect(answer.wwwAuthenticate).toMatch(/^L402 /);
+      expect(answer.wwwAuthenticate).toMatch(/^LSAT macaroon="[^"]+", invoice="[^"]+", L402 /);
       expect(answer.body).toMatchObject({ code: 'PAYMENT_REQUIRED', priceSats: 1 });
       expect(answer.body.invoice).toMatch(/^lnbcrt10n1/);
     } finally {
