@@ -20,6 +20,7 @@ export const FIXTURES_DIR = join(REPO_DIR, 'tests/fixtures');
  * `npm test` or `npm run` sets for its own project (workspace, package,
  * lifecycle), which would point a nested npm back at this repository. npm's
  * cache (npm_config_cache, default ~/.npm) is kept: repeated installs are local.
+ * The service's settings (stores, backend, secret) are dropped too.
  */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -28,6 +29,8 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
     if (/^npm_/i.test(key) && !keep.has(key.toLowerCase())) continue;
     // vitest's own variables (NODE_ENV=test among them) are not the apps': next build sets its own NODE_ENV.
     if (key === 'INIT_CWD' || key === 'NODE_OPTIONS' || key === 'NODE_ENV' || key.startsWith('VITEST') || key === 'TEST') continue;
+    // The outer run's own stores and backend (CI sets REDIS_URL) are not a fresh consumer's: a test passes them on purpose.
+    if (/^(REDIS_URL|UPSTASH_|KV_|DATABASE_URL|LIGHTNING_|L402_)/.test(key)) continue;
     env[key] = value;
   }
   // No tool phones home: telemetry and update checks off (tests never reach the internet).
