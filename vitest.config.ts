@@ -78,7 +78,9 @@ export default defineConfig({
   },
   test: {
     testTimeout: 20_000,
-    hookTimeout: 30_000,
+    // Set-up hooks open (and migrate) the in-process PGlite database, which on a
+    // loaded two-core machine has taken over 30 s: a hook that times out tests nothing.
+    hookTimeout: 120_000,
     maxWorkers,
     silent,
     projects: [
