@@ -220,4 +220,18 @@ describe.each([
     expect(record).toMatchObject({ paidMsat: 80 * SAT, spentMsat: (15 + 1 + 15) * SAT });
     await sessions.closeAll();
   });
+
+  run('an upstream that reports more than it was reserved: charged what the balance covers, never more; nothing left to refund', async () => {
+    // 10,000 tokens reported on a 100-sat deposit with 50 reserved: the usage is believed up to the balance, which never goes below zero.
+    const upstream = fakeOpenAi({ totalTokens: 10_000 });
+    const { ledger, sessions, call, spent } = shop(makeStores(), upstream);
+    const response = await call({ max_tokens: 50 });
+    expect(response.status).toBe(200);
+    expect(receiptOf(response)).toMatchObject({ units: 100, spent: 100, settled: 'usage' });
+    const id = await sessionOf(sessions);
+    expect(await ledger.get(id)).toMatchObject({ paidMsat: 100 * SAT, spentMsat: 100 * SAT });
+    expect(spent().at(-1)).toMatchObject({ metered: { reservedUnits: 50, usedUnits: 10_000, chargedUnits: 100, settledAt: 'usage' } });
+    const [closed] = await sessions.closeAll();
+    expect(closed).toMatchObject({ refundSats: 0 });
+  });
 });
