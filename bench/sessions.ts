@@ -43,7 +43,10 @@ export interface SessionsBackendBench {
   meteredCompletionMicros: number;
   /** Per chunk, reading the whole stream: plain SSE, and metered on the session. */
   plainChunkMicros: number;
+  /** Chunks paid ahead in reservations (the default). */
   meteredChunkMicros: number;
+  /** One spend on the ledger a chunk (reserveChunks: 1). */
+  byChunkMicros: number;
 }
 
 export interface SessionsBench {
@@ -77,8 +80,8 @@ async function benchBackend({ ledger, replayStore }: Stores, plan: Plan): Promis
   const secret = bytesToHex(randomBytes(32));
   const keyring = new Keyring([secret]);
   const bearerUnits = (plan.rounds + 1) * plan.batch;
-  // Each stream's first chunk is paid by the request that started it (meter.ts).
-  const streamUnits = (plan.streams + WARM_UP_STREAMS) * (STREAM_CHUNKS - 1);
+  // Two metered streams a round: one paid ahead in reservations, one chunk by chunk.
+  const streamUnits = (plan.streams + WARM_UP_STREAMS) * STREAM_CHUNKS * 2;
   // Each metered completion reserves 5 units and settles to the 3 its upstream reports.
   const completionUnits = (plan.rounds + 1) * plan.batch * 3;
   let lastSession: SessionUse | undefined;
@@ -156,6 +159,7 @@ async function benchBackend({ ledger, replayStore }: Stores, plan: Plan): Promis
   const chunks = Array.from({ length: STREAM_CHUNKS }, (_, i) => `{"token":"chunk ${i}"}`);
   const plainStream = () => plainEventStream(chunks);
   const meteredStream = () => meteredEventStream(session, chunks);
+  const byChunkStream = () => meteredEventStream(session, chunks, { reserveChunks: 1 });
   const expectedPlain = await drain(plainStream());
   const timeStream = async (stream: () => ReadableStream<Uint8Array>, minimumBytes: number) => {
     const spentBefore = (await ledger.get(sessionId))?.spentMsat ?? 0;
@@ -168,13 +172,19 @@ async function benchBackend({ ledger, replayStore }: Stores, plan: Plan): Promis
   };
   const plain: number[] = [];
   const metered: number[] = [];
+  const byChunk: number[] = [];
   for (let i = 0; i < WARM_UP_STREAMS + plan.streams; i++) {
     const p = await timeStream(plainStream, expectedPlain);
     const m = await timeStream(meteredStream, expectedPlain);
-    if (p.spentMsat !== 0 || m.spentMsat !== (STREAM_CHUNKS - 1) * 1000) throw new Error(`a stream spent ${p.spentMsat} / ${m.spentMsat} msat`);
+    const c = await timeStream(byChunkStream, expectedPlain);
+    // The request's own unit went to its completion's reservation: a stream paid ahead pays every chunk. One
+    // spending chunk by chunk counts that unit again for its first chunk (as it always has: one stream a request).
+    if (p.spentMsat !== 0 || m.spentMsat !== STREAM_CHUNKS * 1000 || c.spentMsat !== (STREAM_CHUNKS - 1) * 1000)
+      throw new Error(`a stream spent ${p.spentMsat} / ${m.spentMsat} / ${c.spentMsat} msat`);
     if (i < WARM_UP_STREAMS) continue;
     plain.push(p.micros);
     metered.push(m.micros);
+    byChunk.push(c.micros);
   }
   return {
     chargeMicros: median(charge),
@@ -183,6 +193,7 @@ async function benchBackend({ ledger, replayStore }: Stores, plan: Plan): Promis
     meteredCompletionMicros: median(meteredCompletions),
     plainChunkMicros: median(plain),
     meteredChunkMicros: median(metered),
+    byChunkMicros: median(byChunk),
   };
 }
 
@@ -258,15 +269,19 @@ export function printSessionsBench(result: SessionsBench, log: (line: string) =>
     '  (metered: meterByUsage with openAiUsage, the body read for max_tokens, a reservation and its settle on the ledger; direct: the handler answers the same JSON itself)',
   );
   log(`\nMetering a stream, per chunk (${result.chunks.toLocaleString('en-US')} small chunks, the stream read to its end):`);
-  log(`  ${'stores'.padEnd(8)} ${'plain SSE'.padStart(10)} ${'metered'.padStart(10)} ${'overhead'.padStart(10)} ${'metered/plain'.padStart(14)}`);
+  log(
+    `  ${'stores'.padEnd(8)} ${'plain SSE'.padStart(10)} ${'metered'.padStart(10)} ${'overhead'.padStart(10)} ${'metered/plain'.padStart(14)} ${'by chunk'.padStart(10)} ${'overhead'.padStart(10)}`,
+  );
   for (const [name, r] of rows) {
     if ('skipped' in r) log(`  ${name.padEnd(8)} not measured: ${r.skipped}`);
     else
       log(
-        `  ${name.padEnd(8)} ${us(r.plainChunkMicros)} ${us(r.meteredChunkMicros)} ${us(r.meteredChunkMicros - r.plainChunkMicros)} ${ratio(r.meteredChunkMicros / r.plainChunkMicros).padStart(14)}`,
+        `  ${name.padEnd(8)} ${us(r.plainChunkMicros)} ${us(r.meteredChunkMicros)} ${us(r.meteredChunkMicros - r.plainChunkMicros)} ${ratio(r.meteredChunkMicros / r.plainChunkMicros).padStart(14)} ${us(r.byChunkMicros)} ${us(r.byChunkMicros - r.plainChunkMicros)}`,
       );
   }
-  log('  (metered: meteredEventStream, one atomic spend on the ledger per chunk before it is sent; plain: the same events, unmetered)');
+  log(
+    '  (metered: meteredEventStream, chunks paid ahead in reservations of 4, 8, then 16 chunks; by chunk: reserveChunks 1, one atomic spend on the ledger per chunk; plain: the same events, unmetered)',
+  );
 }
 
 // `npx tsx bench/sessions.ts` runs it alone.

@@ -142,8 +142,14 @@ export interface SessionUse {
    * The unit the request itself spent counts as the first unit of its first
    * reservation. What the request spends is reported once it is settled.
    * Absent when the ledger keeps no reservations.
+   *
+   * `report`: how its settling is told to the session's observers. `metered`
+   * (the default): at once, as metered work (its reserved, used and charged
+   * units), and in the request's receipt. `batched`: its charged units join
+   * the request's spending, told in batches as `spend`'s are (a metered
+   * stream paying its chunks ahead).
    */
-  reserve?(units: number): Promise<ReserveAnswer>;
+  reserve?(units: number, options?: { report?: 'metered' | 'batched' }): Promise<ReserveAnswer>;
   /**
    * A 402 asking for a top-up of this session (a fresh session challenge,
    * INSUFFICIENT_BALANCE), for a handler whose metered work the balance

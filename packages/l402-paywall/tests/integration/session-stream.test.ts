@@ -201,6 +201,93 @@ describe.each([
   );
 });
 
+describe.each([
+  ['the in-process ledger', memory, false],
+  ['the Lua ledger on the real redis-server', onRedis, true],
+] as const)('chunks paid ahead in reservations, %s', (_name, shared, needsRedis) => {
+  const run = needsRedis && !redisUp ? it.skip : it;
+
+  /** A streaming route of `chunks` one-sat chunks on a 200-sat deposit, counting the ledger steps its requests take. */
+  async function streamed(chunks: number, options: { reserveChunks?: number } = {}) {
+    const stores = shared();
+    const inner = stores.ledger();
+    let steps = 0;
+    const ledger = new Proxy(inner, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (name !== 'get') steps++;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const net = memoryDevNodeStore();
+    const server = createDevNode({ store: net });
+    const wallet = createDevNode({ store: net });
+    const route = withL402(
+      (request: Request) =>
+        new Response(
+          meteredEventStream(
+            getPayment(request)!.session!,
+            Array.from({ length: chunks }, (_, i) => `token ${i + 1}`),
+            options,
+          ),
+          { headers: EVENT_STREAM_HEADERS },
+        ),
+      {
+        priceSats: 50,
+        provider: server,
+        secret: SECRET,
+        replayStore: stores.replayStore(),
+        onError: () => {},
+        session: lightningSessions({ unitPriceSats: 1, depositUnits: 200, idleTimeoutSeconds: 600, ledger }),
+      },
+    );
+    const offered = await route(new Request(URL_STREAM));
+    const challenge = parsePaymentChallenges(offered.headers.get('www-authenticate')).challenges.find((c) => c.intent === 'session')!;
+    const read = readLightningSession(challenge);
+    if (!read.ok) throw new Error(read.detail);
+    const { preimage } = await wallet.pay(read.session.depositInvoice);
+    const returned = await wallet.createAmountlessInvoice({});
+    steps = 0;
+    const response = await route(
+      new Request(URL_STREAM, {
+        headers: { authorization: formatSessionCredential(challenge, { action: 'open', preimage, returnInvoice: returned.invoice }) },
+      }),
+    );
+    return { response, steps: () => steps, spentMsat: async () => (await inner.get(read.session.paymentHash))?.spentMsat };
+  }
+
+  run(
+    '100 chunks take a handful of ledger steps, not one a chunk; each sent chunk is paid once, and a client that hangs up pays only what it got',
+    async () => {
+      const whole = await streamed(100);
+      const text = await whole.response.text();
+      expect(text.match(/^data: token \d+$/gm)).toHaveLength(100);
+      expect(JSON.parse(/event: payment-receipt\ndata: (.*)\n/.exec(text)![1]!)).toMatchObject({ spent: 100, units: 100 });
+      await expect.poll(whole.spentMsat).toBe(100 * SAT);
+      // The open, then a reservation and a settle each for 4 + 8 + 16 x 5 + 8 chunks.
+      expect(whole.steps()).toBeLessThanOrEqual(20);
+
+      const byChunk = await streamed(100, { reserveChunks: 1 });
+      await byChunk.response.text();
+      await expect.poll(byChunk.spentMsat).toBe(100 * SAT);
+      expect(byChunk.steps()).toBeGreaterThanOrEqual(100);
+
+      // Hung up after 10 chunks, with a reservation of 8 more open (4 + 8 reserved): the 2 not sent go back.
+      const cut = await streamed(100);
+      const reader = cut.response.body!.getReader();
+      let got = '';
+      while (!got.includes('data: token 10\n')) got += new TextDecoder().decode((await reader.read()).value);
+      expect(got).not.toContain('token 11');
+      await reader.cancel();
+      await expect.poll(cut.spentMsat).toBeLessThanOrEqual(11 * SAT);
+      expect(await cut.spentMsat()).toBeGreaterThanOrEqual(10 * SAT);
+    },
+  );
+});
+
 describe('meteredEventStream on its own', () => {
   it('a session closed while held ends the stream with session-closed; a client that hangs up stops the source and pays nothing for the chunk under way', async () => {
     const ledger = memorySessionLedger();

@@ -88,7 +88,10 @@ export class SessionPaid implements Paid {
       spend: (units: number) => this.#spend(units),
       hold: () => this.#hold(),
       claimTopUpWait: (untilMs: number) => this.#claimTopUpWait(untilMs),
-      ...(options.ledger.reserve && options.ledger.settle && { reserve: (units: number) => this.#reserve(units) }),
+      ...(options.ledger.reserve &&
+        options.ledger.settle && {
+          reserve: (units: number, reserving?: { report?: 'metered' | 'batched' }) => this.#reserve(units, reserving?.report === 'batched'),
+        }),
       ...(this.offerTopUp && { topUpRefusal: (request: Request, detail: TopUpDetail) => this.#topUpRefusal(request, detail) }),
     };
     return (this.#payment ??= {
@@ -151,7 +154,7 @@ export class SessionPaid implements Paid {
    * unit counted as the first of the first reservation; settled once (settle).
    * The request's report waits for the settle (a hold).
    */
-  async #reserve(units: number): Promise<ReserveAnswer> {
+  async #reserve(units: number, batched: boolean): Promise<ReserveAnswer> {
     const { options, verified } = this;
     if (!Number.isSafeInteger(units) || units <= 0) throw new RangeError(`units must be a positive whole number, got ${units}`);
     const unitMsat = options.unitPriceSats * 1000;
@@ -171,7 +174,8 @@ export class SessionPaid implements Paid {
     }
     if (!answer.ok) {
       this.#prepaidUnit = prepaid === 1;
-      this.#tell();
+      // A batched reservation refused is tried again smaller, or spent unit by unit, whose refusal tells the batch.
+      if (!batched) this.#tell();
       if (answer.reason === 'idle' && answer.session)
         tell(options.onSession, { ...closedObservation(answer.session), route: this.route }, this.services.onError);
       return { ok: false, reason: answer.reason, balanceMsat: answer.balanceMsat, ...(answer.session && { session: answer.session }) };
@@ -179,11 +183,19 @@ export class SessionPaid implements Paid {
     this.#latest = answer.session;
     const done = this.#hold();
     let settled: Promise<ReservationSettled> | undefined;
-    const settle = (usedUnits: number | undefined, reason?: AtReservation) => (settled ??= this.#settle(id, units, prepaid, usedUnits, reason).finally(done));
+    const settle = (usedUnits: number | undefined, reason?: AtReservation) =>
+      (settled ??= this.#settle(id, units, prepaid, usedUnits, reason, batched).finally(done));
     return { ok: true, balanceMsat: answer.balanceMsat, reservation: { id, units, settle } };
   }
 
-  async #settle(id: string, units: number, prepaid: number, usedUnits: number | undefined, reason: AtReservation = 'no-usage'): Promise<ReservationSettled> {
+  async #settle(
+    id: string,
+    units: number,
+    prepaid: number,
+    usedUnits: number | undefined,
+    reason: AtReservation = 'no-usage',
+    batched = false,
+  ): Promise<ReservationSettled> {
     const { options, verified } = this;
     const unitMsat = options.unitPriceSats * 1000;
     const reported = usedUnits !== undefined && Number.isSafeInteger(usedUnits) && usedUnits >= 0 && Number.isSafeInteger(usedUnits * unitMsat);
@@ -219,8 +231,12 @@ export class SessionPaid implements Paid {
       this.#amountMsat += (units - prepaid) * unitMsat;
       outcome = { reservedUnits: units, ...(reported && { usedUnits }), chargedUnits: units, settledAt: 'reservation', reason: 'store-failed' };
     }
-    this.#metered = outcome;
-    this.#tell(outcome);
+    if (batched) {
+      if (this.#units >= SPENT_BATCH_UNITS) this.#tell();
+    } else {
+      this.#metered = outcome;
+      this.#tell(outcome);
+    }
     return outcome;
   }
 
