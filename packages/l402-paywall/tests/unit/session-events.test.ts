@@ -87,8 +87,9 @@ describe('a session route through withL402 and the real client', () => {
     const { node, wallet } = network();
     const { told, events, onSession } = recorder();
     const ledger = memorySessionLedger();
-    // 120 one-sat chunks on a 100-sat deposit, paid ahead in reservations of 4, 8, then 16 chunks: a batch told at the first
-    // settle that reaches 50 units (60), the second at the pause (40), a top-up, the last 20 at the end.
+    // 120 one-sat chunks on a 100-sat deposit: the first on the request's own unit, the next paid ahead in reservations of
+    // 4, 8, then 16 chunks; a batch told at the first settle that reaches 50 units (61: the request's unit and chunks 2 to 61),
+    // the second at the pause (39), a top-up, the last 20 at the end.
     const session = lightningSessions({ unitPriceSats: 1, depositUnits: 100, ledger, onSession });
     const route = sessionRoute(
       (request) =>
@@ -114,8 +115,8 @@ describe('a session route through withL402 and the real client', () => {
     expect(told.map((o) => o.type)).toEqual(['opened', 'spent', 'spent', 'topped-up', 'spent', 'closed', 'refunded']);
     const spent = told.filter((o) => o.type === 'spent');
     expect(spent.map((o) => [o.units, o.amountMsat, o.spentMsat, o.paidMsat])).toEqual([
-      [60, 60 * SAT, 60 * SAT, 100 * SAT],
-      [40, 40 * SAT, 100 * SAT, 100 * SAT],
+      [61, 61 * SAT, 61 * SAT, 100 * SAT],
+      [39, 39 * SAT, 100 * SAT, 100 * SAT],
       [20, 20 * SAT, 120 * SAT, 200 * SAT],
     ]);
     expect(told.at(-2)).toMatchObject({

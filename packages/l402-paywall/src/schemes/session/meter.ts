@@ -113,7 +113,7 @@ export function meteredEventStream(
   let prepaidUnits = 1;
   const unitMsat = session.unitPriceSats * 1000;
   // Chunks paid ahead (see the top): the open reservation, its units not yet sent, and those sent.
-  let batching = reserveChunks > 1 && typeof session.reserve === 'function';
+  const batching = reserveChunks > 1 && typeof session.reserve === 'function';
   let batch: SessionReservation | undefined;
   let batchLeft = 0;
   let batchSent = 0;
@@ -137,8 +137,6 @@ export function meteredEventStream(
       return true;
     }
     if (batch) void settleBatch(); // used up: settling it changes no balance, so the stream does not wait for it
-    // The request's own unit counts as the first unit of the first reservation (SessionUse.reserve).
-    const prepaid = prepaidUnits;
     let chunks = nextBatchChunks;
     for (let attempt = 0; attempt < 2 && chunks > 0; attempt++) {
       const answer = await session.reserve!(chunks * units, { report: 'batched' });
@@ -146,7 +144,6 @@ export function meteredEventStream(
         batch = answer.reservation;
         batchLeft = chunks * units - units;
         batchSent = units;
-        prepaidUnits = 0;
         nextBatchChunks = Math.min(nextBatchChunks * 2, reserveChunks);
         if (!hungUp) return true;
         // The client hung up while it was being made (cancel settled the one before): nothing of it is sent.
@@ -155,7 +152,7 @@ export function meteredEventStream(
         return false;
       }
       if (answer.reason !== 'insufficient') return false;
-      chunks = Math.min(chunks - 1, Math.floor((Math.floor(answer.balanceMsat / unitMsat) + prepaid) / units));
+      chunks = Math.min(chunks - 1, Math.floor(answer.balanceMsat / unitMsat / units));
     }
     return false;
   }
@@ -171,13 +168,12 @@ export function meteredEventStream(
 
   /** Spends the next chunk's units, holding for a top-up when short: whether it was paid (else the stream has been ended). */
   async function pay(controller: ReadableStreamDefaultController<Uint8Array>): Promise<boolean> {
-    if (batching && (await payFromBatch())) return true;
-    if (hungUp) return false;
-    // Spent on its own from here (the request's own unit counted below): a later reservation would count that unit again.
-    if (prepaidUnits > 0) batching = false;
     const need = units - Math.min(prepaidUnits, units);
     prepaidUnits = Math.max(0, prepaidUnits - units);
+    // A chunk the request's own unit pays takes no ledger step (so a stream that starts reserves nothing yet).
     if (need === 0) return true;
+    if (need === units && batching && (await payFromBatch())) return true;
+    if (hungUp) return false;
     let answer = await session.spend(need);
     if (answer.ok) return true;
     if (answer.reason === 'insufficient') {

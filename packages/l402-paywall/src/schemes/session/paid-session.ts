@@ -151,29 +151,30 @@ export class SessionPaid implements Paid {
 
   /**
    * Reserves `units` in one step of the ledger (reserve), the request's own
-   * unit counted as the first of the first reservation; settled once (settle).
-   * The request's report waits for the settle (a hold).
+   * unit counted as the first of the first reservation (unless `batched`: a
+   * metered stream counts that unit for its first chunk itself); settled once
+   * (settle). The request's report waits for the settle (a hold).
    */
   async #reserve(units: number, batched: boolean): Promise<ReserveAnswer> {
     const { options, verified } = this;
     if (!Number.isSafeInteger(units) || units <= 0) throw new RangeError(`units must be a positive whole number, got ${units}`);
     const unitMsat = options.unitPriceSats * 1000;
-    const prepaid = this.#prepaidUnit ? 1 : 0;
+    const prepaid = !batched && this.#prepaidUnit ? 1 : 0;
     const reservedMsat = (units - prepaid) * unitMsat;
     if (!Number.isSafeInteger(reservedMsat)) throw new RangeError(`a reservation of ${units} units is too large`);
     const id = bytesToHex(randomBytes(16));
-    this.#prepaidUnit = false;
+    if (prepaid) this.#prepaidUnit = false;
     let answer: SessionAnswer;
     try {
       answer = await options.ledger.reserve!(verified.sessionId, id, reservedMsat, Date.now());
     } catch (error) {
-      this.#prepaidUnit = prepaid === 1;
+      if (prepaid) this.#prepaidUnit = true;
       // Its answer may be lost after it landed: released (settled to nothing) if so, best effort; else it stays spent, as a process that dies does.
       options.ledger.settle!(verified.sessionId, id, 0, Date.now()).catch(() => {});
       throw error;
     }
     if (!answer.ok) {
-      this.#prepaidUnit = prepaid === 1;
+      if (prepaid) this.#prepaidUnit = true;
       // A batched reservation refused is tried again smaller, or spent unit by unit, whose refusal tells the batch.
       if (!batched) this.#tell();
       if (answer.reason === 'idle' && answer.session)
