@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
 import { getPayment, withL402, type SessionUse } from 'l402-paywall';
-import { EVENT_STREAM_HEADERS, lightningSessions, memorySessionLedger, meteredEventStream } from 'l402-paywall/lightning';
+import { EVENT_STREAM_HEADERS, lightningSessions, memorySessionLedger, meteredEventStream, type SessionLedger } from 'l402-paywall/lightning';
 import { formatSessionCredential, parsePaymentChallenges, readLightningSession, type LightningSessionOffer } from '../../src/mpp.js';
 import { sessionRedisUp, useSessionStores, type SessionStores } from '../support/session-stores.js';
 import { sseEvents as events } from '../support/sse.js';
@@ -21,37 +21,46 @@ const redisUp = sessionRedisUp;
 const { memory, onRedis } = useSessionStores('session-stream');
 type Shared = SessionStores;
 
+/** A paywalled route answering `stream(session)` of the request's session (one-sat units, `depositUnits` a deposit), on these stores. */
+function streamingRoute(
+  stores: SessionStores,
+  provider: ReturnType<typeof createDevNode>,
+  depositUnits: number,
+  stream: (session: SessionUse) => ReadableStream<Uint8Array>,
+  ledger = stores.ledger(),
+) {
+  return withL402((request: Request) => new Response(stream(getPayment(request)!.session!), { headers: EVENT_STREAM_HEADERS }), {
+    priceSats: 50,
+    provider,
+    secret: SECRET,
+    replayStore: stores.replayStore(),
+    onError: () => {},
+    session: lightningSessions({ unitPriceSats: 1, depositUnits, idleTimeoutSeconds: 600, ledger }),
+  });
+}
+
+/** The session challenge of a 402, read. */
+function sessionChallengeOf(response: Response) {
+  const challenge = parsePaymentChallenges(response.headers.get('www-authenticate')).challenges.find((c) => c.intent === 'session')!;
+  const read = readLightningSession(challenge);
+  if (!read.ok) throw new Error(read.detail);
+  return { challenge, session: read.session };
+}
+
 /** Two paywall instances of one streaming route, sharing the stores and the server's node; the client's wallet node beside them. */
 function llm(shared: Shared, chunks = 25, topUpTimeoutMs = 10_000) {
   const net = memoryDevNodeStore();
   const server = createDevNode({ store: net });
   const wallet = createDevNode({ store: net });
-  const instance = () =>
-    withL402(
-      (request: Request) => {
-        const session = getPayment(request)!.session!;
-        const words = Array.from({ length: chunks }, (_, i) => `token ${i + 1}`);
-        return new Response(meteredEventStream(session, words, { topUpTimeoutMs, pollMs: 20 }), { headers: EVENT_STREAM_HEADERS });
-      },
-      {
-        priceSats: 50,
-        provider: server,
-        secret: SECRET,
-        replayStore: shared.replayStore(),
-        onError: () => {},
-        session: lightningSessions({ unitPriceSats: 1, depositUnits: 20, idleTimeoutSeconds: 600, ledger: shared.ledger() }),
-      },
-    );
+  const words = Array.from({ length: chunks }, (_, i) => `token ${i + 1}`);
+  const instance = () => streamingRoute(shared, server, 20, (session) => meteredEventStream(session, words, { topUpTimeoutMs, pollMs: 20 }));
   const [first, second] = [instance(), instance()];
   const call = (handler: (r: Request) => Promise<Response>, authorization?: string) =>
     handler(new Request(URL_STREAM, { headers: authorization ? { authorization } : {} }));
   const offer = async (handler: (r: Request) => Promise<Response>): Promise<LightningSessionOffer> => {
     const response = await call(handler);
     expect(response.status).toBe(402);
-    const challenge = parsePaymentChallenges(response.headers.get('www-authenticate')).challenges.find((c) => c.intent === 'session')!;
-    const read = readLightningSession(challenge);
-    if (!read.ok) throw new Error(read.detail);
-    return read.session;
+    return sessionChallengeOf(response).session;
   };
   return { server, wallet, first, second, call, offer, ledger: shared.ledger() };
 }
@@ -142,32 +151,13 @@ describe.each([
       const wallet = createDevNode({ store: net });
       // Chunks of 4 units on a 10-unit deposit: a stream runs dry with units left, and a bearer request can still start another.
       const instance = () =>
-        withL402(
-          (request: Request) =>
-            new Response(
-              meteredEventStream(getPayment(request)!.session!, ['a', 'b', 'c', 'd'], {
-                unitsPerChunk: 4,
-                topUpTimeoutMs: 3_000,
-                emptyTopUpTimeoutMs: 200,
-                pollMs: 20,
-              }),
-              { headers: EVENT_STREAM_HEADERS },
-            ),
-          {
-            priceSats: 50,
-            provider: server,
-            secret: SECRET,
-            replayStore: stores.replayStore(),
-            onError: () => {},
-            session: lightningSessions({ unitPriceSats: 1, depositUnits: 10, idleTimeoutSeconds: 600, ledger: stores.ledger() }),
-          },
+        streamingRoute(stores, server, 10, (session) =>
+          meteredEventStream(session, ['a', 'b', 'c', 'd'], { unitsPerChunk: 4, topUpTimeoutMs: 3_000, emptyTopUpTimeoutMs: 200, pollMs: 20 }),
         );
       const [first, second] = [instance(), instance()];
       const call = (handler: (r: Request) => Promise<Response>, authorization: string) => handler(new Request(URL_STREAM, { headers: { authorization } }));
-      const offered = await first(new Request(URL_STREAM));
-      const challenge = parsePaymentChallenges(offered.headers.get('www-authenticate')).challenges.find((c) => c.intent === 'session')!;
-      const read = readLightningSession(challenge);
-      if (!read.ok) throw new Error(read.detail);
+      const read = sessionChallengeOf(await first(new Request(URL_STREAM)));
+      const { challenge } = read;
       const { preimage } = await wallet.pay(read.session.depositInvoice);
       const returned = await wallet.createAmountlessInvoice({});
       const sessionId = read.session.paymentHash;
@@ -225,29 +215,10 @@ describe.each([
     const net = memoryDevNodeStore();
     const server = createDevNode({ store: net });
     const wallet = createDevNode({ store: net });
-    const route = withL402(
-      (request: Request) =>
-        new Response(
-          meteredEventStream(
-            getPayment(request)!.session!,
-            Array.from({ length: chunks }, (_, i) => `token ${i + 1}`),
-            options,
-          ),
-          { headers: EVENT_STREAM_HEADERS },
-        ),
-      {
-        priceSats: 50,
-        provider: server,
-        secret: SECRET,
-        replayStore: stores.replayStore(),
-        onError: () => {},
-        session: lightningSessions({ unitPriceSats: 1, depositUnits: 200, idleTimeoutSeconds: 600, ledger }),
-      },
-    );
-    const offered = await route(new Request(URL_STREAM));
-    const challenge = parsePaymentChallenges(offered.headers.get('www-authenticate')).challenges.find((c) => c.intent === 'session')!;
-    const read = readLightningSession(challenge);
-    if (!read.ok) throw new Error(read.detail);
+    const words = Array.from({ length: chunks }, (_, i) => `token ${i + 1}`);
+    const route = streamingRoute(stores, server, 200, (session) => meteredEventStream(session, words, options), ledger as SessionLedger);
+    const read = sessionChallengeOf(await route(new Request(URL_STREAM)));
+    const { challenge } = read;
     const { preimage } = await wallet.pay(read.session.depositInvoice);
     const returned = await wallet.createAmountlessInvoice({});
     steps = 0;
