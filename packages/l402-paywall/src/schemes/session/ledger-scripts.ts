@@ -62,27 +62,25 @@ if action == 'open' then
 end
 if redis.call('EXISTS', key) == 0 then return {'unknown', {}, ''} end
 local open = redis.call('HGET', key, 'st') == 'open'
-
-if action == 'spend' then
-  if not open then return reply('closed') end
-  if idlePast() then close('idle') return reply('idle') end
-  local amount = tonumber(ARGV[5])
-  if num('paid') - num('spent') < amount then return reply('insufficient') end
-  redis.call('HINCRBY', key, 'spent', ARGV[5])
+-- Takes amount from an open, active session's balance; else why not (closed, idle: closed now, insufficient), taking nothing.
+local function take(amount)
+  if not open then return 'closed' end
+  if idlePast() then close('idle') return 'idle' end
+  if num('paid') - num('spent') < tonumber(amount) then return 'insufficient' end
+  redis.call('HINCRBY', key, 'spent', amount)
   redis.call('HSET', key, 'last', int(now))
   redis.call('ZADD', idleKey, now + num('idle'), id)
-  return reply('ok')
 end
 
+if action == 'spend' then return reply(take(ARGV[5]) or 'ok') end
+
 if action == 'reserve' then
+  -- A reservation is spent now, as a spend is; its settle gives back what was not used.
   local held = 'v:' .. ARGV[5]
   if redis.call('HEXISTS', key, held) == 1 then return reply('duplicate') end
-  if not open then return reply('closed') end
-  if idlePast() then close('idle') return reply('idle') end
-  if num('paid') - num('spent') < tonumber(ARGV[6]) then return reply('insufficient') end
-  redis.call('HINCRBY', key, 'spent', ARGV[6])
-  redis.call('HSET', key, 'last', int(now), held, ARGV[6])
-  redis.call('ZADD', idleKey, now + num('idle'), id)
+  local refused = take(ARGV[6])
+  if refused then return reply(refused) end
+  redis.call('HSET', key, held, ARGV[6])
   return reply('ok')
 end
 

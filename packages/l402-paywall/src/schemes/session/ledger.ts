@@ -140,6 +140,19 @@ function closeRecord(record: SessionRecord, because: 'client' | 'idle', now: num
  * `now`; answers the new entry (or the same, or undefined) and the answer.
  * Mutates `entry` in place. The Redis scripts keep these rules step by step.
  */
+/** Takes `amountMsat` from an open, active session's balance, or refuses (closed, idle: closed now, insufficient) and takes nothing. */
+function spendFrom(record: SessionRecord, amountMsat: number, now: number): SessionAnswer {
+  if (record.status === 'closed') return refuse('closed', record);
+  if (idlePast(record, now)) {
+    closeRecord(record, 'idle', now);
+    return refuse('idle', record);
+  }
+  if (balance(record) < amountMsat) return refuse('insufficient', record);
+  record.spentMsat += amountMsat;
+  record.lastActiveAt = now;
+  return answer(record);
+}
+
 export function applySession(entry: LedgerEntry | undefined, action: SessionAction, now: number): { entry: LedgerEntry | undefined; transition: Transition } {
   if (action.kind === 'open') {
     if (entry) return { entry, transition: { answer: refuse('exists', entry.record) } };
@@ -152,29 +165,14 @@ export function applySession(entry: LedgerEntry | undefined, action: SessionActi
   if (!entry) return { entry, transition: { answer: refuse('unknown') } };
   const { record } = entry;
   switch (action.kind) {
-    case 'spend': {
-      if (record.status === 'closed') return { entry, transition: { answer: refuse('closed', record) } };
-      if (idlePast(record, now)) {
-        closeRecord(record, 'idle', now);
-        return { entry, transition: { answer: refuse('idle', record) } };
-      }
-      if (balance(record) < action.amountMsat) return { entry, transition: { answer: refuse('insufficient', record) } };
-      record.spentMsat += action.amountMsat;
-      record.lastActiveAt = now;
-      return { entry, transition: { answer: answer(record) } };
-    }
+    case 'spend':
+      return { entry, transition: { answer: spendFrom(record, action.amountMsat, now) } };
     case 'reserve': {
       if (entry.reservations?.has(action.reservationId)) return { entry, transition: { answer: refuse('duplicate', record) } };
-      if (record.status === 'closed') return { entry, transition: { answer: refuse('closed', record) } };
-      if (idlePast(record, now)) {
-        closeRecord(record, 'idle', now);
-        return { entry, transition: { answer: refuse('idle', record) } };
-      }
-      if (balance(record) < action.amountMsat) return { entry, transition: { answer: refuse('insufficient', record) } };
-      record.spentMsat += action.amountMsat;
-      record.lastActiveAt = now;
-      (entry.reservations ??= new Map()).set(action.reservationId, action.amountMsat);
-      return { entry, transition: { answer: answer(record) } };
+      // A reservation is spent now, as a spend is; its settle gives back what was not used.
+      const spent = spendFrom(record, action.amountMsat, now);
+      if (spent.ok) (entry.reservations ??= new Map()).set(action.reservationId, action.amountMsat);
+      return { entry, transition: { answer: spent } };
     }
     case 'settle': {
       // Closed: the close counted the reservation as spent, and its refund was reckoned without it; it stays so.
