@@ -1,14 +1,18 @@
 // mppx 0.11's own server validator, `mppx validate <url>` (its command line,
 // as `npx mppx validate` runs it, in a child process, JSON output), against
-// the real local server with `Accept-Payment: lightning/*`: /llms.txt found,
+// the service started by `npm start` with `Accept-Payment: lightning/*`: /llms.txt found,
 // every paid operation found through `x-payment-info`, each answering its
 // Payment challenges first, and nothing failed, warned, suggested or skipped.
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { useDevServer } from '../support/server.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
-const server = useDevServer(() => ({ DATABASE_URL: undefined, DEMO_STREAM_INTERVAL_MS: '0' }));
+let server: ServerProcess;
+beforeAll(async () => {
+  server = await startServerProcess({ DEMO_STREAM_INTERVAL_MS: '0' }, { viaNpm: true });
+});
+afterAll(() => server?.stop());
 // What `npx mppx` runs: the package's bin (package.json "bin": ./dist/bin.js).
 const MPPX_BIN = fileURLToPath(new URL('../../node_modules/mppx/dist/bin.js', import.meta.url));
 

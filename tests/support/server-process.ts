@@ -1,5 +1,6 @@
-// `npm start` as a separate process (a second function instance, as on
-// Vercel), with the environment the test gives it, on a free port.
+// The service as a separate process (a second function instance, as on
+// Vercel), with the environment the test gives it, on a free port: its dev
+// server started by node, or, with `viaNpm`, by `npm start` as a user runs it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,13 +17,15 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string>, { viaNpm = false } = {}): Promise<ServerProcess> {
   const port = await closedPort();
   const dataDir = mkdtempSync(join(tmpdir(), 'l402-process-'));
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'scripts/dev-server.ts'], {
+  const [command, args] = viaNpm ? ['npm', ['start']] : [process.execPath, ['--import', 'tsx', 'scripts/dev-server.ts']];
+  const child: ChildProcess = spawn(command, args, {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
+      ...(viaNpm && { HOME: process.env.HOME ?? tmpdir() }),
       NODE_ENV: 'test',
       BTC_PRICE_SOURCES: 'none',
       DATA_DIR: dataDir,
