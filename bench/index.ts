@@ -33,7 +33,7 @@ console.log(`  forged tokens  ${fmt(tokens.forged)} verifications/s`);
 
 const peers = await benchPeers();
 const ourRate = peers[0]!.perSecond;
-console.log('\nVerifying one paid credential (token + preimage), side by side with the peers, one core:');
+console.log('\nVerifying one paid credential (token + preimage), side by side with the peers, one core (per CPU second):');
 console.log(`  ${'verifier'.padEnd(24)} ${'per second'.padStart(12)}  ${'ours is'.padStart(9)}  what is checked`);
 for (const peer of peers) {
   const ratio = peer.name === 'ours' ? '1.00x' : `${(ourRate / peer.perSecond).toFixed(2)}x`;
