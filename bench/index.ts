@@ -12,7 +12,7 @@ import { benchPaymentLog } from './payment-log.js';
 import { benchPeers } from './peers.js';
 import { benchProxy, printProxyBench } from './proxy.js';
 import { benchSessions, printSessionsBench } from './sessions.js';
-import { benchSideBySide, printSideBySide } from './side-by-side.js';
+import { benchSideBySide, macaroonAgainstTunedVerifier, printSideBySide } from './side-by-side.js';
 import { benchStats, printStatsBench } from './stats.js';
 import { benchTokens } from './token.js';
 
@@ -22,7 +22,8 @@ const ms = (n: number) => n.toFixed(1);
 console.log('L402 benchmarks (one process per side, this machine, now)');
 
 // First, on a quiet process: the restructured library against its baseline (BENCH_BASELINE, default the commit before it).
-printSideBySide(await benchSideBySide());
+const sideBySide = await benchSideBySide();
+printSideBySide(sideBySide);
 console.log('');
 
 const tokens = benchTokens();
@@ -32,7 +33,7 @@ console.log(`  forged tokens  ${fmt(tokens.forged)} verifications/s`);
 
 const peers = await benchPeers();
 const ourRate = peers[0]!.perSecond;
-console.log('\nVerifying one paid credential (token + preimage), side by side with the peers, one core:');
+console.log('\nVerifying one paid credential (token + preimage), side by side with the peers, one core (per CPU second):');
 console.log(`  ${'verifier'.padEnd(24)} ${'per second'.padStart(12)}  ${'ours is'.padStart(9)}  what is checked`);
 for (const peer of peers) {
   const ratio = peer.name === 'ours' ? '1.00x' : `${(ourRate / peer.perSecond).toFixed(2)}x`;
@@ -40,8 +41,11 @@ for (const peer of peers) {
 }
 console.log('  ("ours is" = our rate / theirs: above 1 we are faster)');
 const rateOf = (name: string) => peers.find((p) => p.name === name)!.perSecond;
+console.log("\nThe macaroon against its targets (issue 37), a macaroon with the demo's caveats (route, price_msat, expires_at):");
+console.log(`  ${macaroonAgainstTunedVerifier(sideBySide)}`);
+const fasterThanJsMacaroon = ourRate / rateOf('js-macaroon on ours');
 console.log(
-  `  macaroon: ${(rateOf('ours, format 1 (JSON)') / ourRate).toFixed(2)}x the time of the format 1 reader kept for old tokens (the tuned format 1 verifier it replaced: the side-by-side "token verifier" figure), ${(ourRate / rateOf('js-macaroon on ours')).toFixed(1)}x faster than js-macaroon on the same tokens (target >= 10x)`,
+  `  ${fasterThanJsMacaroon.toFixed(1)}x faster than js-macaroon's own verification of the same tokens (target >= 10x: ${fasterThanJsMacaroon >= 10 ? 'met' : 'NOT met'}; above, same run)`,
 );
 
 printMppBench(await benchMpp());

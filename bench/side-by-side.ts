@@ -365,5 +365,23 @@ export function printSideBySide(result: SideBySide, log: (line: string) => void 
   if (b.currentGzippedBytes > CORE_BUDGET_BYTES) process.exitCode = 1;
 }
 
+/**
+ * The macaroon's verification time against the tuned format 1 verifier it
+ * replaced (the "token verifier" figure: the same public calls on the
+ * baseline's tokens, in the same run), as issue 37's target states it.
+ */
+export function macaroonAgainstTunedVerifier(result: SideBySide): string {
+  if ('skipped' in result) return `macaroon vs the tuned format 1 verifier: not measured (${result.skipped})`;
+  const figure = result.figures.find((f) => f.name === 'token verifier');
+  if (!figure) return 'macaroon vs the tuned format 1 verifier: not measured (no "token verifier" figure)';
+  // ratio is current/baseline in operations per CPU second: its inverse is time per verification.
+  const times = 1 / figure.ratio;
+  const spread = `${(1 / figure.ratioSpread[1]).toFixed(2)}-${(1 / figure.ratioSpread[0]).toFixed(2)}x`;
+  return (
+    `${times.toFixed(2)}x the time of the tuned format 1 verifier it replaced (${(1e6 / figure.currentPerSecond).toFixed(2)} against ${(1e6 / figure.baselinePerSecond).toFixed(2)} us per CPU; ` +
+    `middle half ${spread}; target <= 1.5x: ${times <= 1.5 ? 'met' : 'NOT met'}; ${result.baseline}, same run)`
+  );
+}
+
 // `npx tsx bench/side-by-side.ts [part of a figure's name...]` runs it alone (the figures named, or all).
 if (import.meta.url === `file://${process.argv[1]}`) printSideBySide(await benchSideBySide(process.argv.slice(2)));

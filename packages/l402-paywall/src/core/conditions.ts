@@ -43,6 +43,25 @@ export interface CaveatExpectations {
  * must be present in the token: an unknown condition fails closed.
  */
 export function checkCaveats(caveats: readonly string[], expect: CaveatExpectations): { ok: true } | { ok: false; rejection: Rejection } {
+  const { route, priceMsat, exact } = expect;
+  // A route's tokens share one frozen list (the token readers share it), so the
+  // answer for that list and these terms is kept: a frozen list cannot change,
+  // and the terms are compared by value (`exact` by identity, and only frozen).
+  if (caveats === passed.caveats && route === passed.route && priceMsat === passed.priceMsat && exact === passed.exact) return { ok: true };
+  const answer = checkEach(caveats, expect);
+  if (answer.ok && Object.isFrozen(caveats) && (exact === undefined || Object.isFrozen(exact))) passed = { caveats, route, priceMsat, exact };
+  return answer;
+}
+
+/** The last list and terms that passed (checkCaveats): no secret, only what the caller showed. */
+let passed: { caveats: readonly string[]; route: string | undefined; priceMsat: number | undefined; exact: CaveatExpectations['exact'] } = {
+  caveats: [],
+  route: undefined,
+  priceMsat: undefined,
+  exact: undefined,
+};
+
+function checkEach(caveats: readonly string[], expect: CaveatExpectations): { ok: true } | { ok: false; rejection: Rejection } {
   let sawRoute = expect.route === undefined;
   let sawPrice = expect.priceMsat === undefined;
   let exactSeen = 0;

@@ -391,7 +391,10 @@ export class KeyedHmac {
  * use: the scratch is its own.
  */
 export class HmacChain {
-  private readonly keyBlock = new Int32Array(16);
+  // The key's blocks XOR the pads: a 32-byte key fills words 0-7, and words
+  // 8-15 are the pad bytes alone (the key's zeros), written once here.
+  private readonly innerKeyBlock = new Int32Array(16).fill(0x36363636);
+  private readonly outerKeyBlock = new Int32Array(16).fill(0x5c5c5c5c);
   private readonly innerState = new Int32Array(8);
   private readonly outerState = new Int32Array(8);
   private readonly block = new Int32Array(16);
@@ -403,16 +406,16 @@ export class HmacChain {
 
   /** HMAC-SHA256(key, message[from, to)) into out[0..7] (which may be `key`). */
   mac(key: Int32Array, message: Uint8Array, from: number, to: number, out: Int32Array): void {
-    const { keyBlock, innerState, outerState, block, outerBlock } = this;
-    // A 32-byte key fills half the 64-byte key block; the rest is zeros, so pad bytes alone.
-    for (let i = 0; i < 8; i++) keyBlock[i] = key[i]! ^ 0x36363636;
-    keyBlock.fill(0x36363636, 8, 16);
-    compress(INITIAL, keyBlock, innerState);
-    for (let i = 0; i < 8; i++) keyBlock[i] = key[i]! ^ 0x5c5c5c5c;
-    keyBlock.fill(0x5c5c5c5c, 8, 16);
-    compress(INITIAL, keyBlock, outerState);
-    innerDigest(innerState, block, message, from, to, outerBlock);
-    compress(outerState, outerBlock, out);
+    const { innerKeyBlock, outerKeyBlock, innerState, outerState } = this;
+    for (let i = 0; i < 8; i++) {
+      const word = key[i]!;
+      innerKeyBlock[i] = word ^ 0x36363636;
+      outerKeyBlock[i] = word ^ 0x5c5c5c5c;
+    }
+    compress(INITIAL, innerKeyBlock, innerState);
+    compress(INITIAL, outerKeyBlock, outerState);
+    innerDigest(innerState, this.block, message, from, to, this.outerBlock);
+    compress(outerState, this.outerBlock, out);
   }
 }
 
@@ -432,13 +435,18 @@ function innerDigest(state: Int32Array, block: Int32Array, message: Uint8Array, 
     }
     compress(state, block, state);
   }
-  block.fill(0);
+  // The tail a word at a time, then 0x80 after its last byte, then zeros.
   const tail = to - full;
-  for (let i = 0; i < tail; i++) block[i >> 2]! |= message[full + i]! << (24 - 8 * (i & 3));
-  block[tail >> 2]! |= 0x80 << (24 - 8 * (tail & 3));
+  const whole = tail >> 2;
+  let at = full;
+  for (let i = 0; i < whole; i++, at += 4) block[i] = (message[at]! << 24) | (message[at + 1]! << 16) | (message[at + 2]! << 8) | message[at + 3]!;
+  let last = 0x80 << (24 - 8 * (tail & 3));
+  for (let k = 0; k < (tail & 3); k++) last |= message[at + k]! << (24 - 8 * k);
+  block[whole] = last;
+  for (let i = whole + 1; i < 16; i++) block[i] = 0;
   if (tail > 55) {
     compress(state, block, state);
-    block.fill(0);
+    for (let i = 0; i < 16; i++) block[i] = 0;
   }
   const bits = (64 + length) * 8;
   block[14] = Math.floor(bits / 0x1_0000_0000);

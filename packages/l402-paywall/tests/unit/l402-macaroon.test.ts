@@ -313,3 +313,96 @@ describe('hostile macaroons (property-based)', () => {
     expect(createHash('sha256').update(Buffer.from(preimage, 'hex')).digest('hex')).toBe(decodeToken(token)!.hash);
   });
 });
+
+// A keyring's reader shares the last condition list it read and compares the
+// next token's caveats with that list's bytes; checkCaveats keeps the last
+// frozen list that passed. Neither may change an answer: one keyring reading a
+// sequence of tokens whose lists repeat, extend, shorten, reorder or depart
+// from the one before answers each token as a keyring that never read another.
+describe('what one keyring carries from one token to the next (property-based)', () => {
+  const NAMES = ['route', 'price_msat', 'owner', 'uses', 'colour'];
+  const VALUES: Record<string, string[]> = {
+    route: ['/api/demo/btc-price', '/api/other'],
+    price_msat: ['1000', '999', '5000'],
+    owner: ['alice', 'bob'],
+    uses: ['1', '3'],
+    colour: ['blue'],
+  };
+  const condition = fc.constantFrom(...NAMES).chain((name) => fc.constantFrom(...VALUES[name]!).map((value) => `${name}=${value}`));
+  const extra = fc.oneof(
+    condition,
+    fc.integer({ min: -5, max: 5 }).map((d) => `expires_at=${now + 600 + d * 100}`),
+    fc.constantFrom('expires_at=0123', 'Route=/x', 'colour=bl\u0001ue', 'preimage=00'),
+  );
+  const tokenSpec = fc.record({
+    minted: fc.uniqueArray(condition, { selector: (c) => c.slice(0, c.indexOf('=')), maxLength: 4 }),
+    appended: fc.array(extra, { maxLength: 3 }),
+    preimage: fc.boolean(),
+  });
+  const terms = fc.record({
+    route: fc.constantFrom(undefined, ...VALUES.route!),
+    priceMsat: fc.constantFrom(undefined, 1000, 5000),
+    exact: fc.constantFrom(undefined, Object.freeze({ owner: 'alice' }), { owner: 'bob' }),
+  });
+  type Outcome = { code: string } | { exp: number; caveats: string[]; held: string };
+  const outcome = (result: ReturnType<typeof verifyToken>, wanted: Parameters<typeof checkCaveats>[1], copy: boolean): Outcome => {
+    if (!result.ok) return { code: result.rejection.code };
+    // A copy is never frozen: checkCaveats checks it afresh.
+    const checked = checkCaveats(copy ? [...result.token.caveats] : result.token.caveats, wanted);
+    return { exp: result.token.exp, caveats: [...result.token.caveats], held: checked.ok ? 'ok' : checked.rejection.code };
+  };
+
+  it('answers every token of a sequence as a fresh keyring answers it alone', () => {
+    const shared = new Keyring([SECRET]);
+    let previous: readonly string[] | undefined;
+    fc.assert(
+      fc.property(fc.array(fc.tuple(tokenSpec, terms), { minLength: 1, maxLength: 8 }), (sequence) => {
+        for (const [spec, wanted] of sequence) {
+          const { preimage, hash } = newPreimage();
+          const minted = mintToken(keyring, {
+            paymentHash: hash,
+            expiresAt: now + 600,
+            caveats: Object.fromEntries(spec.minted.map((c) => [c.slice(0, c.indexOf('=')), c.slice(c.indexOf('=') + 1)])),
+          });
+          const token = appended(minted, ...spec.appended);
+          const given = spec.preimage ? preimage : '';
+          const alone = outcome(verifyToken(new Keyring([SECRET]), token, given, now), wanted, true);
+          const result = verifyToken(shared, token, given, now);
+          expect(outcome(result, wanted, false)).toEqual(alone);
+          if (result.ok) {
+            expect(Object.isFrozen(result.token.caveats)).toBe(true);
+            // The same conditions as the token just before (read whole): the same list, shared.
+            if (previous && previous.join('\n') === result.token.caveats.join('\n')) expect(result.token.caveats).toBe(previous);
+          }
+          previous = result.ok ? result.token.caveats : undefined;
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('checkCaveats answers a list it passed before afresh when the terms differ, and never keeps an unfrozen list or terms', () => {
+    const caveats = Object.freeze(['owner=alice', 'price_msat=1000', 'route=/api/demo/btc-price']);
+    const exact = { owner: 'alice' };
+    expect(checkCaveats(caveats, { route: '/api/demo/btc-price', priceMsat: 1000, exact })).toEqual({ ok: true });
+    exact.owner = 'bob';
+    expect(checkCaveats(caveats, { route: '/api/demo/btc-price', priceMsat: 1000, exact })).toMatchObject({
+      ok: false,
+      rejection: { code: 'CAVEAT_NOT_SATISFIED' },
+    });
+    const frozenExact = Object.freeze({ owner: 'alice' });
+    expect(checkCaveats(caveats, { route: '/api/demo/btc-price', priceMsat: 1000, exact: frozenExact })).toEqual({ ok: true });
+    expect(checkCaveats(caveats, { route: '/api/other', priceMsat: 1000, exact: frozenExact })).toMatchObject({
+      ok: false,
+      rejection: { code: 'WRONG_ROUTE' },
+    });
+    expect(checkCaveats(caveats, { route: '/api/demo/btc-price', priceMsat: 1001, exact: frozenExact })).toMatchObject({
+      ok: false,
+      rejection: { code: 'INSUFFICIENT_PRICE' },
+    });
+    const open = ['price_msat=1000', 'route=/api/demo/btc-price'];
+    expect(checkCaveats(open, { route: '/api/demo/btc-price', priceMsat: 1000 })).toEqual({ ok: true });
+    open[0] = 'price_msat=1';
+    expect(checkCaveats(open, { route: '/api/demo/btc-price', priceMsat: 1000 })).toMatchObject({ ok: false, rejection: { code: 'INSUFFICIENT_PRICE' } });
+  });
+});

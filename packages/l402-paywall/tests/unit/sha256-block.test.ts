@@ -8,7 +8,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { KeyedHmac, ShortHmac, padBlock, sha256Block } from '../../src/crypto/sha256-block.js';
+import { HmacChain, KeyedHmac, ShortHmac, padBlock, sha256Block } from '../../src/crypto/sha256-block.js';
 
 /** `message` as big-endian words into a block full of leftovers; padBlock must clear what is not message. */
 function dirtyBlock(message: Uint8Array, garbage: number): Int32Array {
@@ -114,6 +114,43 @@ describe('KeyedHmac (messages of any length: the Payment scheme binding)', () =>
       fc.property(fc.uint8Array({ minLength: 0, maxLength: 100 }), fc.uint8Array({ maxLength: 2000 }), (k, m) => {
         expect(bytesToHex(new KeyedHmac(k).mac(m))).toBe(bytesToHex(hmac(sha256, k, m)));
       }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('HmacChain (a macaroon signature chain: each link keyed by the MAC before it)', () => {
+  const keyWords = (key: Uint8Array) =>
+    Int32Array.from({ length: 8 }, (_, i) => (key[4 * i]! << 24) | (key[4 * i + 1]! << 16) | (key[4 * i + 2]! << 8) | key[4 * i + 3]!);
+
+  it('equals @noble/hashes HMAC-SHA256 for every message length from 0 to 200, read where it stands in a larger buffer', () => {
+    const chain = new HmacChain();
+    const key = new Uint8Array(32).map((_, i) => i * 13 + 5);
+    const buffer = new Uint8Array(300).map((_, i) => (i * 37 + 11) & 0xff);
+    for (let length = 0; length <= 200; length++) {
+      const from = length % 7;
+      const out = new Int32Array(8).fill(-1);
+      chain.mac(keyWords(key), buffer, from, from + length, out);
+      expect(wordsHex(out), `length ${length}`).toBe(bytesToHex(hmac(sha256, key, buffer.subarray(from, from + length))));
+    }
+  });
+
+  it('chains in place (the key words overwritten by the MAC) as HMAC(HMAC(k, m1), m2) ..., for random keys and messages', () => {
+    const chain = new HmacChain();
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ minLength: 32, maxLength: 32 }),
+        fc.array(fc.uint8Array({ maxLength: 150 }), { minLength: 1, maxLength: 5 }),
+        (key, messages) => {
+          const words = keyWords(key);
+          let expected = key;
+          for (const message of messages) {
+            chain.mac(words, message, 0, message.length, words);
+            expected = hmac(sha256, expected, message);
+          }
+          expect(wordsHex(words)).toBe(bytesToHex(expected));
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -51,7 +51,15 @@ export class MacaroonReader {
   readonly layout = new MacaroonLayout();
   private readonly hashWords = new Int32Array(8);
   private readonly sigWords = new Int32Array(8);
+  // The last condition list read, frozen, with each condition's bytes: a
+  // route's tokens carry the same conditions, so the next token's caveats are
+  // compared with these bytes where they stand and the list is shared, with no
+  // string made. A caveat equal to one of them is in the grammar (it was checked).
   private lastConditions = NO_CONDITIONS;
+  private lastConditionBytes: readonly Uint8Array[] = [];
+  // The last key id read, as the token id's first four bytes and as hex.
+  private lastKidWord = 0;
+  private lastKid = '00000000';
 
   /** bytes[0, length) as an L402 macaroon: its fields, or null. */
   read(bytes: Uint8Array, length: number): MacaroonFields | null {
@@ -61,40 +69,86 @@ export class MacaroonReader {
     if (layout.identifierTo - id !== IDENTIFIER_BYTES || bytes[id] !== 0 || bytes[id + 1] !== 0) return null;
     let exp = 0;
     let preimage: string | undefined;
-    const conditions: string[] = [];
+    const last = this.lastConditions;
+    const lastBytes = this.lastConditionBytes;
+    // How many of the last list's conditions this token has repeated, in order,
+    // until `conditions` is made: the first caveat that departs from that list.
+    let matched = 0;
+    let conditions: string[] | undefined;
     for (let i = 0; i < layout.caveatCount; i++) {
-      const caveat = caveatText(bytes, layout.caveatFrom[i]!, layout.caveatTo[i]!);
-      if (caveat === undefined) return null;
-      if (caveat.startsWith('expires_at=')) {
-        const at = readUnixSeconds(caveat, EXPIRES_AT.length + 1);
-        if (at === undefined) return null;
+      const from = layout.caveatFrom[i]!;
+      const to = layout.caveatTo[i]!;
+      if (startsWith(bytes, from, to, EXPIRES_AT_PREFIX)) {
+        const at = unixSecondsAt(bytes, from + EXPIRES_AT_PREFIX.length, to);
+        if (at < 0) return null;
         if (exp === 0 || at < exp) exp = at;
-      } else if (caveat.startsWith('preimage=')) {
-        const value = caveat.slice(PREIMAGE.length + 1);
+        continue;
+      }
+      if (startsWith(bytes, from, to, PREIMAGE_PREFIX)) {
+        const caveat = caveatText(bytes, from, to);
+        if (caveat === undefined) return null;
+        const value = caveat.slice(PREIMAGE_PREFIX.length);
         if (preimage !== undefined && preimage !== value) return null;
         preimage = value;
-      } else if (!conditions.includes(caveat)) {
-        conditions.push(caveat);
+        continue;
       }
+      if (conditions === undefined) {
+        if (matched < lastBytes.length && equalBytesAt(bytes, from, to, lastBytes[matched]!)) {
+          matched++;
+          continue;
+        }
+        conditions = last.slice(0, matched);
+      }
+      const caveat = caveatText(bytes, from, to);
+      if (caveat === undefined) return null;
+      if (!conditions.includes(caveat)) conditions.push(caveat);
     }
-    if (exp === 0 || conditions.length > MAX_CAVEATS) return null;
+    if (exp === 0) return null;
+    let caveats = last;
+    if (conditions !== undefined || matched !== last.length) {
+      conditions ??= last.slice(0, matched);
+      if (conditions.length > MAX_CAVEATS) return null;
+      caveats = this.shared(conditions);
+    }
     const { hashWords, sigWords } = this;
     wordsAt(bytes, id + HASH_AT, hashWords);
     wordsAt(bytes, layout.signatureFrom, sigWords);
-    return { v: MACAROON_TOKEN_VERSION, kid: this.kidAt(bytes, id + TOKEN_ID_AT), exp, caveats: this.shared(conditions), preimage, hashWords, sigWords };
+    return { v: MACAROON_TOKEN_VERSION, kid: this.kidAt(bytes, id + TOKEN_ID_AT), exp, caveats, preimage, hashWords, sigWords };
   }
 
   /** The key id, the token id's first four bytes as lower-case hex. */
   private kidAt(bytes: Uint8Array, at: number): string {
-    return (((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0).toString(16).padStart(8, '0');
+    const word = (bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!;
+    if (word !== this.lastKidWord) {
+      this.lastKid = (word >>> 0).toString(16).padStart(8, '0');
+      this.lastKidWord = word;
+    }
+    return this.lastKid;
   }
 
   /** The list read, or the last one when it holds the same conditions (so a route's tokens share one, recognised by identity). */
   private shared(conditions: string[]): readonly string[] {
     const last = this.lastConditions;
     if (conditions.length === last.length && conditions.every((c, i) => c === last[i])) return last;
+    this.lastConditionBytes = conditions.map(asciiBytes);
     return (this.lastConditions = Object.freeze(conditions));
   }
+}
+
+const asciiBytes = (text: string): Uint8Array => Uint8Array.from(text, (c) => c.charCodeAt(0));
+const EXPIRES_AT_PREFIX = asciiBytes(`${EXPIRES_AT}=`);
+const PREIMAGE_PREFIX = asciiBytes(`${PREIMAGE}=`);
+
+/** Whether bytes[from, to) begins with `prefix`. */
+function startsWith(bytes: Uint8Array, from: number, to: number, prefix: Uint8Array): boolean {
+  if (to - from < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (bytes[from + i] !== prefix[i]) return false;
+  return true;
+}
+
+/** Whether bytes[from, to) are `expected`. */
+function equalBytesAt(bytes: Uint8Array, from: number, to: number, expected: Uint8Array): boolean {
+  return to - from === expected.length && startsWith(bytes, from, to, expected);
 }
 
 /**
@@ -115,12 +169,16 @@ function caveatText(bytes: Uint8Array, from: number, to: number): string | undef
   return String.fromCharCode.apply(null, bytes.subarray(from, to) as unknown as number[]);
 }
 
-/** Unix seconds in `text` from `at`: digits, no leading zero, a positive safe integer. */
-function readUnixSeconds(text: string, at: number): number | undefined {
-  const digits = text.slice(at);
-  if (!/^[1-9][0-9]{0,15}$/.test(digits)) return undefined;
-  const value = Number(digits);
-  return Number.isSafeInteger(value) ? value : undefined;
+/** Unix seconds in bytes[from, to): digits, no leading zero, a positive safe integer; or -1. */
+function unixSecondsAt(bytes: Uint8Array, from: number, to: number): number {
+  if (to <= from || to - from > 16 || bytes[from] === 48) return -1;
+  let value = 0;
+  for (let i = from; i < to; i++) {
+    const digit = bytes[i]! - 48;
+    if (digit < 0 || digit > 9) return -1;
+    value = value * 10 + digit;
+  }
+  return Number.isSafeInteger(value) ? value : -1;
 }
 
 /** 32 bytes from bytes[at] as eight big-endian words into out. */
