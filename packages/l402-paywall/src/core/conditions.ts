@@ -47,19 +47,19 @@ export function checkCaveats(caveats: readonly string[], expect: CaveatExpectati
   // A route's tokens share one frozen list (the token readers share it), so the
   // answer for that list and these terms is kept: a frozen list cannot change,
   // and the terms are compared by value (`exact` by identity, and only frozen).
-  if (caveats === passed.caveats && route === passed.route && priceMsat === passed.priceMsat && exact === passed.exact) return { ok: true };
+  const kept = passedTerms.get(caveats);
+  if (kept && route === kept.route && priceMsat === kept.priceMsat && exact === kept.exact) return { ok: true };
   const answer = checkEach(caveats, expect);
-  if (answer.ok && Object.isFrozen(caveats) && (exact === undefined || Object.isFrozen(exact))) passed = { caveats, route, priceMsat, exact };
+  if (answer.ok && Object.isFrozen(caveats) && (exact === undefined || Object.isFrozen(exact))) passedTerms.set(caveats, { route, priceMsat, exact });
   return answer;
 }
 
-/** The last list and terms that passed (checkCaveats): no secret, only what the caller showed. */
-let passed: { caveats: readonly string[]; route: string | undefined; priceMsat: number | undefined; exact: CaveatExpectations['exact'] } = {
-  caveats: [],
-  route: undefined,
-  priceMsat: undefined,
-  exact: undefined,
-};
+/**
+ * The last terms each frozen list passed (checkCaveats): a cache keyed by the
+ * list it answers for, which dies with the list; it holds nothing but what a
+ * caller showed, and changes no answer.
+ */
+const passedTerms = new WeakMap<readonly string[], { route: string | undefined; priceMsat: number | undefined; exact: CaveatExpectations['exact'] }>();
 
 function checkEach(caveats: readonly string[], expect: CaveatExpectations): { ok: true } | { ok: false; rejection: Rejection } {
   let sawRoute = expect.route === undefined;
