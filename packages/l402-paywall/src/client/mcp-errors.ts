@@ -15,8 +15,16 @@ export interface ToolPaymentReceipt {
   /** False when another call had already paid this invoice and this call used its proof. */
   paidByThisCall: boolean;
   scheme: 'Payment';
-  /** The id of the challenge answered. */
+  /** The id of the challenge answered (a session's: the one it was opened with, which with its deposit's preimage spends it: not for logs). */
   challengeId: string;
+  /**
+   * A tool sold by the prepaid session: what this call did with it (`open`: paid
+   * the deposit; `topUp`: paid a top-up; `bearer`: paid nothing, a unit of the
+   * deposit was spent). Absent for a call paid alone (charge).
+   */
+  session?: { action: 'open' | 'topUp' | 'bearer'; sessionId: string };
+  /** Why a session the tool also offered was not opened (the wallet cannot make a return invoice): the call was paid alone. */
+  sessionNotUsed?: string;
   /** The server's receipt (`_meta["org.paymentauth/receipt"]`), when it sent one for this payment and challenge. */
   serverReceipt?: { challengeId: string; reference: string; timestamp: string };
   /** Why there is no serverReceipt. */
