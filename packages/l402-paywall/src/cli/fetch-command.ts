@@ -7,13 +7,12 @@
 import { once } from 'node:events';
 import { fetchWithL402 } from '../client/fetch.js';
 import { getPaymentReceipt, type PaymentReceipt } from '../client/receipts.js';
-import { DestinationRefused, L402ClientError } from '../client/errors.js';
-import { createSessions } from '../client/sessions.js';
+import { L402ClientError } from '../client/errors.js';
 import { nodeDestinations } from '../client/node-destinations.js';
 import {
-  DEFAULT_MAX_SATS,
   EXIT,
-  NO_WALLET,
+  failedPaymentExit,
+  httpUrlArgument,
   parse,
   sats,
   SESSION_OPTIONS,
@@ -21,11 +20,9 @@ import {
   sessionFlags,
   timedOut,
   UsageError,
-  walletConfigured,
   walletWhenNeeded,
-  wholeNumber,
 } from './settings.js';
-import { depositText, refundText, spentText } from './session-report.js';
+import { closeAndAccount, DEPOSIT_OPTION, interruptible, sessionStore } from './session-report.js';
 import { printedHelpOrVersion } from './version.js';
 
 export const FETCH_USAGE = `Usage: l402-paywall <url> [options]
@@ -98,30 +95,18 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
       header: { type: 'string', short: 'H', multiple: true },
       include: { type: 'boolean', short: 'i' },
       session: { type: 'boolean' },
-      'max-deposit-sats': { type: 'string' },
+      ...DEPOSIT_OPTION,
     },
   });
   if (printedHelpOrVersion(values, FETCH_USAGE, io.stdout)) return EXIT.SERVED;
   if (positionals.length !== 1)
     throw new UsageError(positionals.length === 0 ? 'Which URL? l402-paywall <url> (--help for options)' : `One URL at a time, got ${positionals.length}`);
-  let url: URL;
-  try {
-    url = new URL(positionals[0]!);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error();
-  } catch {
-    throw new UsageError(`Not an http(s) URL: "${positionals[0]}"`);
-  }
-  if (values['max-deposit-sats'] !== undefined && !values.session) throw new UsageError('--max-deposit-sats goes with --session');
-  const maxDepositSats = values.session
-    ? wholeNumber(values['max-deposit-sats'], '--max-deposit-sats', wholeNumber(values['max-sats'], '--max-sats', DEFAULT_MAX_SATS) * 20)
-    : undefined;
-  // With --session the budget's default must let one deposit through (what it does not buy comes back at the close).
-  const flags = sessionFlags(values, maxDepositSats ?? 0);
+  const url = httpUrlArgument(positionals[0]!);
+  const say = (line: string) => io.stderr.write(`l402-paywall: ${line}\n`);
   // Each deposit and top-up said as it is paid: the run's stderr accounts for every sat that left the wallet.
-  const sessions =
-    maxDepositSats !== undefined
-      ? createSessions({ maxDepositSats, onPayment: (payment) => io.stderr.write(`l402-paywall: ${depositText(payment)}\n`) })
-      : undefined;
+  const sessions = sessionStore(values, values.session === true, '--session', say);
+  // With --session the budget's default must let one deposit through (what it does not buy comes back at the close).
+  const flags = sessionFlags(values, sessions?.maxDepositSats ?? 0);
   const headers = new Headers();
   for (const header of values.header ?? []) {
     const colon = header.indexOf(':');
@@ -141,10 +126,7 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
   const budget = sessionBudget(flags);
   // Ctrl-C (or SIGTERM) during a session's request or stream aborts it, and the finally below still closes the
   // session, so its refund is not left to the server's idle timeout. A second signal ends the process at once.
-  const interrupt = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => interrupt.abort(signal);
-  const signals = sessions ? (['SIGINT', 'SIGTERM'] as const) : [];
-  for (const signal of signals) process.once(signal, onSignal);
+  const interrupt = interruptible(sessions);
   try {
     let response: Response;
     try {
@@ -165,26 +147,8 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
       );
     } catch (error) {
       if (interrupt.signal.aborted) return interrupted(io, interrupt.signal.reason);
-      if (error instanceof L402ClientError && error.cause instanceof UsageError) throw error.cause;
-      // --dev names a URL with nothing at /api/dev/pay: a configuration error, said as the wallet said it.
-      if (error instanceof L402ClientError && (error.cause as { code?: unknown } | undefined)?.code === 'NO_DEV_WALLET')
-        throw new UsageError((error.cause as Error).message);
-      // Something was to be paid and there is nothing to pay with: say that, not why this invoice would be refused.
-      if (error instanceof L402ClientError && !walletConfigured(io.env, flags.dev)) throw new UsageError(NO_WALLET);
-      if (error instanceof L402ClientError) {
-        io.stderr.write(`l402-paywall: ${error.message} [${error.code}]\n`);
-        return error.refused ? EXIT.REFUSED : EXIT.PAYMENT_FAILED;
-      }
-      if (error instanceof DestinationRefused) {
-        io.stderr.write(`l402-paywall: ${error.message} [${error.code}]\n`);
-        return EXIT.NETWORK_ERROR;
-      }
-      if (timedOut(error)) return noCompleteAnswer(io, url, flags.timeoutMs);
-      if (error instanceof TypeError) {
-        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-        io.stderr.write(`l402-paywall: could not reach ${url.origin}${cause?.code ? ` (${cause.code})` : cause?.message ? ` (${cause.message})` : ''}\n`);
-        return EXIT.NETWORK_ERROR;
-      }
+      const exit = failedPaymentExit(error, { env: io.env, dev: flags.dev, origin: url.origin, timeoutMs: flags.timeoutMs, say });
+      if (exit !== undefined) return exit;
       throw error;
     }
     const receipt = getPaymentReceipt(response);
@@ -227,13 +191,9 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
     return response.status < 400 ? EXIT.SERVED : EXIT.HTTP_ERROR;
   } finally {
     // Closed however the command ends (a broken stream, a timeout): the refund is not left to the server's idle timeout.
-    if (sessions) {
-      const closed = await sessions.closeAll();
-      for (const session of closed) io.stderr.write(`l402-paywall: session ${session.sessionId} ${refundText(session)}\n`);
-      io.stderr.write(`l402-paywall: ${spentText(budget, closed)}\n`);
-    }
+    if (sessions) await closeAndAccount(sessions, budget, say);
     // Only now: a first signal during the close is absorbed (the close does not listen to it) rather than cut it short.
-    for (const signal of signals) process.off(signal, onSignal);
+    interrupt.release();
     (await chosen()?.catch(() => undefined))?.wallet.close?.();
   }
 }

@@ -1,11 +1,64 @@
-// What the command line and the MCP server say on stderr of a run's prepaid
-// sessions: each deposit as it is paid, each close (the refund the server
+/// <reference types="node" />
+// The prepaid sessions of a command line run or of the MCP server: the store
+// their flags make, the interruption that still closes them, and what they say
+// on stderr of them: each deposit as it is paid, each close (the refund the server
 // claims beside what the wallet itself received), and what the run spent,
 // which is what the wallet paid minus what it received back: the budget
 // counts a refund back only once the wallet has seen it.
 import type { Budget } from '../client/budget.js';
-import type { ClosedSession, SessionPayment } from '../client/sessions.js';
-import { sats } from './settings.js';
+import { createSessions, type ClientSessions, type ClosedSession, type SessionPayment } from '../client/sessions.js';
+import { DEFAULT_MAX_SATS, sats, UsageError, wholeNumber } from './settings.js';
+
+/** The options of a command that can open prepaid sessions: the flag that turns them on, and --max-deposit-sats. */
+export const DEPOSIT_OPTION = { 'max-deposit-sats': { type: 'string' } } as const;
+
+/**
+ * The run's sessions store when `on` (its flag, `--session` or `--sessions`,
+ * given): each deposit said with `say` as it is paid, none dearer than
+ * --max-deposit-sats (default 20 x --max-sats, the draft's recommended deposit).
+ */
+export function sessionStore(
+  values: { 'max-sats'?: string; 'max-deposit-sats'?: string },
+  on: boolean,
+  flag: string,
+  say: (line: string) => void,
+): ClientSessions | undefined {
+  if (values['max-deposit-sats'] !== undefined && !on) throw new UsageError(`--max-deposit-sats goes with ${flag}`);
+  if (!on) return undefined;
+  const maxDepositSats = wholeNumber(values['max-deposit-sats'], '--max-deposit-sats', wholeNumber(values['max-sats'], '--max-sats', DEFAULT_MAX_SATS) * 20);
+  return createSessions({ maxDepositSats, onPayment: (payment) => say(depositText(payment)) });
+}
+
+/** Closes every session of the run, says how each close went (`line`) and what the run spent in all (only refunds the wallet received count back). */
+export async function closeAndAccount(
+  sessions: ClientSessions,
+  budget: Budget,
+  say: (line: string) => void,
+  line = (closed: ClosedSession) => `session ${closed.sessionId} ${refundText(closed)}`,
+): Promise<void> {
+  const closed = await sessions.closeAll();
+  for (const session of closed) say(line(session));
+  say(spentText(budget, closed));
+}
+
+/**
+ * Ctrl-C (or SIGTERM) while a run holds sessions: aborts `signal` (the request
+ * or call under way), so the run ends through its close of the sessions
+ * rather than leave their refunds to the server's idle timeout. `release()`
+ * once closed: a signal during the close is absorbed rather than cut it short.
+ */
+export function interruptible(sessions: ClientSessions | undefined): { signal: AbortSignal; release(): void } {
+  const interrupt = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => interrupt.abort(signal);
+  const signals = sessions ? (['SIGINT', 'SIGTERM'] as const) : [];
+  for (const signal of signals) process.once(signal, onSignal);
+  return {
+    signal: interrupt.signal,
+    release: () => {
+      for (const signal of signals) process.off(signal, onSignal);
+    },
+  };
+}
 
 /** A deposit paid: opening a session, or topping it up. */
 export function depositText(payment: SessionPayment): string {
