@@ -17,10 +17,8 @@ import { readToolList, type PaidTool } from './mcp-listing.js';
 import { paymentRequired, toolChallenges } from './mcp-payment.js';
 import { rpcConnection, type RpcAnswer, type RpcConnection } from './mcp-rpc.js';
 import { answerSessionOffer, answerStatus, callOnHeld, paidAnswer, sendCall, sendPaid, toolSessionPath, type ToolCall } from './mcp-session.js';
-import { chooseOffer, type Chosen } from './offers.js';
 import { checkOptions, type FetchWithL402Options } from './options.js';
-import { payInvoice } from './paying.js';
-import type { Proof } from './proofs.js';
+import { chooseAndPay } from './paying.js';
 import type { ClosedSession } from './sessions.js';
 
 export { McpToolError, McpTransportError } from './mcp-errors.js';
@@ -183,32 +181,9 @@ async function callPaidTool(
     throw error;
   }
 
-  // 3. the one to pay (or the first refusal)
-  let chosen: Chosen;
-  try {
-    chosen = chooseOffer(offers, limits, url);
-  } catch (error) {
-    if (events && error instanceof L402ClientError) {
-      const facts = { ...error.details, invoice: offers[0]!.invoice };
-      events.invoiceRefused(error.code, facts, events.challengeReceived(facts));
-    }
-    throw error;
-  }
+  // 3. the one to pay (or the first refusal), 4. paid (at most once per invoice and wallet)
+  const { chosen, facts, proof, paidByThisCall, cause } = await chooseAndPay(offers, limits, url, events);
   const offer = chosen.offer as (typeof offers)[number];
-  const facts = { paymentHash: chosen.invoice.paymentHash, amountMsat: chosen.invoice.amountMsat, invoice: offer.invoice };
-  let cause = events?.challengeReceived(facts);
-
-  // 4. pay (at most once per invoice and wallet), 5. the call again with the credential
-  const payStartedAt = events ? performance.now() : 0;
-  let paid: { proof: Proof; paidByThisCall: boolean };
-  try {
-    paid = await payInvoice(offer.invoice, chosen.invoice, limits, url.host);
-  } catch (error) {
-    if (events && error instanceof L402ClientError && error.refused) events.invoiceRefused(error.code, facts, cause!);
-    throw error;
-  }
-  const { proof, paidByThisCall } = paid;
-  if (events && paidByThisCall) cause = events.paymentSent({ ...facts, feeMsat: proof.feeMsat, payStartedAt }, cause!);
   const receipt: ToolPaymentReceipt = {
     server: url.href,
     tool: name,
@@ -219,9 +194,10 @@ async function callPaidTool(
     scheme: 'Payment',
     challengeId: offer.charge.challenge.id,
   };
+  // 5. the call again with the credential
   const retryStartedAt = events ? performance.now() : 0;
   const answer = await sendPaid(tool, receipt, echoes.get(offer)!, { preimage: proof.preimage });
-  events?.requestServed({ ...facts, status: answerStatus(answer), retryStartedAt, paidByThisCall }, cause!);
+  if (cause !== undefined) events?.requestServed({ ...facts, status: answerStatus(answer), retryStartedAt, paidByThisCall }, cause);
   // 6. the answer: a refusal now (-32042 again, -32043) is the server's, not a reason to pay twice for one call
   const result = paidAnswer(tool, answer, receipt, { challengeId: receipt.challengeId, reference: receipt.paymentHash });
   return sessionNotUsed === undefined ? result : { ...result, receipt: { ...result.receipt!, sessionNotUsed } };
