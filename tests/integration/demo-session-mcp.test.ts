@@ -18,6 +18,25 @@ const { server, received, ledgerSession } = useDemoServer('demo-session-mcp-secr
 const SAT = 1000;
 const PRICE = '/api/demo/btc-price';
 
+/**
+ * After the MCP server stopped: its stderr says the session's close and what
+ * the run spent, and the service's ledger and the dev node agree to the sat.
+ */
+async function expectRefunded(stderr: string, sessionId: string, { paidSats, spentSats }: { paidSats: number; spentSats: number }) {
+  const refundSats = paidSats - spentSats;
+  expect(stderr).toContain(
+    `l402-mcp: session ${sessionId} at ${server.url} closed: refund ${refundSats} sats (succeeded); the wallet received ${refundSats} sats\nl402-mcp: spent in all ${spentSats} sats (paid ${paidSats} sats, received back ${refundSats} sats)\n`,
+  );
+  const ledger = await ledgerSession(sessionId);
+  expect(ledger).toMatchObject({
+    status: 'closed',
+    paidMsat: paidSats * SAT,
+    spentMsat: spentSats * SAT,
+    refund: { state: 'paid', amountMsat: refundSats * SAT },
+  });
+  expect(await received(ledger.returnHash)).toMatchObject({ paid: true, amountMsat: refundSats * SAT });
+}
+
 const sessionOf = (result: Record<string, unknown>) => result.session as { action: string; session_id: string } | undefined;
 
 describe('the MCP server (l402-mcp) on the demo: --sessions', () => {
@@ -48,13 +67,8 @@ describe('the MCP server (l402-mcp) on the demo: --sessions', () => {
       expect(wallet.made).toBe(1);
 
       await mcp.client.close();
-      expect(mcp.stderr()).toContain(
-        `l402-mcp: session ${sessionId} at ${server.url} closed: refund 10 sats (succeeded); the wallet received 10 sats\nl402-mcp: spent in all 50 sats (paid 60 sats, received back 10 sats)\n`,
-      );
+      await expectRefunded(mcp.stderr(), sessionId!, { paidSats: 60, spentSats: 50 });
       expect([...mcp.stderr().matchAll(/: (deposit|top-up) paid, 20 sats/g)].map((m) => m[1])).toEqual(['deposit', 'top-up', 'top-up']);
-      const ledger = await ledgerSession(sessionId!);
-      expect(ledger).toMatchObject({ status: 'closed', paidMsat: 60 * SAT, spentMsat: 50 * SAT, refund: { state: 'paid', amountMsat: 10 * SAT } });
-      expect(await received(ledger.returnHash)).toMatchObject({ paid: true, amountMsat: 10 * SAT });
     } finally {
       await mcp.client.close().catch(() => {});
       await wallet.close();
@@ -122,12 +136,7 @@ describe('the MCP server (l402-mcp) on the demo: --sessions', () => {
       expect(wallet.paid).toHaveLength(1);
 
       await mcp.client.close();
-      expect(mcp.stderr()).toContain(
-        `l402-mcp: session ${sessionId} at ${server.url} closed: refund 15 sats (succeeded); the wallet received 15 sats\nl402-mcp: spent in all 5 sats (paid 20 sats, received back 15 sats)\n`,
-      );
-      const ledger = await ledgerSession(sessionId);
-      expect(ledger).toMatchObject({ status: 'closed', paidMsat: 20 * SAT, spentMsat: 5 * SAT, refund: { state: 'paid', amountMsat: 15 * SAT } });
-      expect(await received(ledger.returnHash)).toMatchObject({ paid: true, amountMsat: 15 * SAT });
+      await expectRefunded(mcp.stderr(), sessionId, { paidSats: 20, spentSats: 5 });
     } finally {
       await mcp.client.close().catch(() => {});
       await wallet.close();
