@@ -9,20 +9,8 @@ import { fetchWithL402 } from '../client/fetch.js';
 import { getPaymentReceipt, type PaymentReceipt } from '../client/receipts.js';
 import { L402ClientError } from '../client/errors.js';
 import { nodeDestinations } from '../client/node-destinations.js';
-import {
-  EXIT,
-  failedPaymentExit,
-  httpUrlArgument,
-  parse,
-  sats,
-  SESSION_OPTIONS,
-  sessionBudget,
-  sessionFlags,
-  timedOut,
-  UsageError,
-  walletWhenNeeded,
-} from './settings.js';
-import { closeAndAccount, DEPOSIT_OPTION, interruptible, sessionStore } from './session-report.js';
+import { EXIT, httpUrlArgument, parse, sats, SESSION_OPTIONS, timedOut, UsageError } from './settings.js';
+import { DEPOSIT_OPTION, paidRun } from './session-report.js';
 import { printedHelpOrVersion } from './version.js';
 
 export const FETCH_USAGE = `Usage: l402-paywall <url> [options]
@@ -102,11 +90,6 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
   if (positionals.length !== 1)
     throw new UsageError(positionals.length === 0 ? 'Which URL? l402-paywall <url> (--help for options)' : `One URL at a time, got ${positionals.length}`);
   const url = httpUrlArgument(positionals[0]!);
-  const say = (line: string) => io.stderr.write(`l402-paywall: ${line}\n`);
-  // Each deposit and top-up said as it is paid: the run's stderr accounts for every sat that left the wallet.
-  const sessions = sessionStore(values, values.session === true, '--session', say);
-  // With --session the budget's default must let one deposit through (what it does not buy comes back at the close).
-  const flags = sessionFlags(values, sessions?.maxDepositSats ?? 0);
   const headers = new Headers();
   for (const header of values.header ?? []) {
     const colon = header.indexOf(':');
@@ -122,23 +105,22 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
   if (body !== undefined && !headers.has('content-type'))
     headers.set('content-type', looksLikeJson(body) ? 'application/json' : 'application/x-www-form-urlencoded');
 
-  const { wallet, chosen } = walletWhenNeeded(io.env, flags.dev);
-  const budget = sessionBudget(flags);
-  // Ctrl-C (or SIGTERM) during a session's request or stream aborts it, and the finally below still closes the
-  // session, so its refund is not left to the server's idle timeout. A second signal ends the process at once.
-  const interrupt = interruptible(sessions);
+  // With --session, Ctrl-C (or SIGTERM) during a session's request or stream aborts it, and the finally below still
+  // closes the session, so its refund is not left to the server's idle timeout. A second signal ends the process at once.
+  const run = paidRun(values, io);
+  const { sessions, flags } = run;
   try {
     let response: Response;
     try {
       response = await fetchWithL402(
         url,
-        { method, headers, ...(body !== undefined && { body }), signal: interrupt.signal },
+        { method, headers, ...(body !== undefined && { body }), signal: run.signal },
         {
-          wallet,
+          wallet: run.wallet,
           maxPriceSats: flags.maxSats,
           maxFeeSats: flags.maxFeeSats,
           ...(flags.scheme && { scheme: flags.scheme }),
-          budget,
+          budget: run.budget,
           ...(sessions && { sessions }),
           tokens: false,
           destinations: nodeDestinations({ allowRequestedPrivate: true }),
@@ -146,13 +128,13 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
         },
       );
     } catch (error) {
-      if (interrupt.signal.aborted) return interrupted(io, interrupt.signal.reason);
-      const exit = failedPaymentExit(error, { env: io.env, dev: flags.dev, origin: url.origin, timeoutMs: flags.timeoutMs, say });
+      if (run.signal.aborted) return interrupted(io, run.signal.reason);
+      const exit = run.failed(error, url.origin);
       if (exit !== undefined) return exit;
       throw error;
     }
     const receipt = getPaymentReceipt(response);
-    const description = (await chosen())?.description ?? 'the wallet';
+    const description = await run.description();
     io.stderr.write(
       receipt
         ? `l402-paywall: paid ${sats(receipt.amountMsat)} (routing fee ${sats(receipt.feeMsat)}) with ${description} to ${receipt.host}, payment hash ${receipt.paymentHash}; HTTP ${response.status}; ${schemeLine(receipt)}\n`
@@ -168,7 +150,7 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
     try {
       lastByte = await copyBody(response.body, io.stdout);
     } catch (error) {
-      if (interrupt.signal.aborted) return interrupted(io, interrupt.signal.reason);
+      if (run.signal.aborted) return interrupted(io, run.signal.reason);
       if (timedOut(error)) return noCompleteAnswer(io, url, flags.timeoutMs);
       // A metered stream asked for a top-up that was not paid: it ends here, said as an unpaid request is.
       if (error instanceof L402ClientError) {
@@ -190,11 +172,7 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
     if (onTerminal && lastByte !== undefined && lastByte !== 0x0a && isText(response.headers.get('content-type'))) io.stdout.write('\n');
     return response.status < 400 ? EXIT.SERVED : EXIT.HTTP_ERROR;
   } finally {
-    // Closed however the command ends (a broken stream, a timeout): the refund is not left to the server's idle timeout.
-    if (sessions) await closeAndAccount(sessions, budget, say);
-    // Only now: a first signal during the close is absorbed (the close does not listen to it) rather than cut it short.
-    interrupt.release();
-    (await chosen()?.catch(() => undefined))?.wallet.close?.();
+    await run.finish();
   }
 }
 

@@ -7,7 +7,7 @@
 // counts a refund back only once the wallet has seen it.
 import type { Budget } from '../client/budget.js';
 import { createSessions, type ClientSessions, type ClosedSession, type SessionPayment } from '../client/sessions.js';
-import { DEFAULT_MAX_SATS, sats, UsageError, wholeNumber } from './settings.js';
+import { DEFAULT_MAX_SATS, failedPaymentExit, sats, sessionBudget, sessionFlags, UsageError, walletWhenNeeded, wholeNumber } from './settings.js';
 
 /** The options of a command that can open prepaid sessions: the flag that turns them on, and --max-deposit-sats. */
 export const DEPOSIT_OPTION = { 'max-deposit-sats': { type: 'string' } } as const;
@@ -83,4 +83,45 @@ export function spentText(budget: Budget, closed: ClosedSession[]): string {
   const spentMsat = budget.spent().totalMsat;
   const creditedMsat = closed.reduce((sum, session) => sum + session.creditedMsat, 0);
   return `spent in all ${sats(spentMsat)} (paid ${sats(spentMsat + creditedMsat)}, received back ${sats(creditedMsat)})`;
+}
+
+/** The flags a paid command line run reads (SESSION_OPTIONS, --session and --max-deposit-sats). */
+type RunValues = Parameters<typeof sessionFlags>[0] & { session?: boolean; 'max-deposit-sats'?: string };
+
+/**
+ * What a command line run that pays (`l402-paywall <url>`, `l402-paywall
+ * tool`) sets up from its flags and environment: stderr lines, the sessions
+ * store with --session, the limits, the wallet (chosen when first needed),
+ * the budget, the interruption that still closes the sessions; `failed` maps
+ * an error to its exit code (failedPaymentExit), and `finish` closes the
+ * sessions (saying the refunds and what was spent), then the wallet.
+ */
+export function paidRun(values: RunValues, io: { env: Record<string, string | undefined>; stderr: NodeJS.WritableStream }) {
+  const say = (line: string) => io.stderr.write(`l402-paywall: ${line}\n`);
+  // Each deposit and top-up said as it is paid: the run's stderr accounts for every sat that left the wallet.
+  const sessions = sessionStore(values, values.session === true, '--session', say);
+  // With --session the budget's default must let one deposit through (what it does not buy comes back at the close).
+  const flags = sessionFlags(values, sessions?.maxDepositSats ?? 0);
+  const { wallet, chosen } = walletWhenNeeded(io.env, flags.dev);
+  const budget = sessionBudget(flags);
+  // Ctrl-C (or SIGTERM) during a session's request, stream or call aborts it; finish() still closes the session.
+  const interrupt = interruptible(sessions);
+  return {
+    say,
+    sessions,
+    flags,
+    wallet,
+    budget,
+    signal: interrupt.signal,
+    /** Which wallet paid, for stderr (never a secret). */
+    description: async () => (await chosen()?.catch(() => undefined))?.description ?? 'the wallet',
+    failed: (error: unknown, origin: string) => failedPaymentExit(error, { env: io.env, dev: flags.dev, origin, timeoutMs: flags.timeoutMs, say }),
+    async finish(): Promise<void> {
+      // Closed however the run ends (a broken stream, a timeout): the refund is not left to the server's idle timeout.
+      if (sessions) await closeAndAccount(sessions, budget, say);
+      // Only now: a first signal during the close is absorbed (the close does not listen to it) rather than cut it short.
+      interrupt.release();
+      (await chosen()?.catch(() => undefined))?.wallet.close?.();
+    },
+  };
 }

@@ -11,21 +11,8 @@ import { McpToolError, McpTransportError, type ToolPaymentReceipt } from '../cli
 import { mcpToolClient, type PaidToolResult } from '../client/mcp-tools.js';
 import { nodeDestinations } from '../client/node-destinations.js';
 import type { Io } from './fetch-command.js';
-import { closeAndAccount, DEPOSIT_OPTION, interruptible, sessionStore } from './session-report.js';
-import {
-  EXIT,
-  failedPaymentExit,
-  httpUrlArgument,
-  parse,
-  sats,
-  SESSION_OPTIONS,
-  sessionBudget,
-  sessionFlags,
-  timedOut,
-  UsageError,
-  walletWhenNeeded,
-  wholeNumber,
-} from './settings.js';
+import { DEPOSIT_OPTION, paidRun } from './session-report.js';
+import { EXIT, httpUrlArgument, parse, sats, SESSION_OPTIONS, timedOut, UsageError, wholeNumber } from './settings.js';
 import { printedHelpOrVersion, VERSION } from './version.js';
 
 export const TOOL_USAGE = `Usage: l402-paywall tool <server-url> [options]                  (list its tools and prices)
@@ -80,28 +67,21 @@ export async function toolCommand(args: string[], io: Io): Promise<number> {
   const [server, tool, json] = positionals as [string, string | undefined, string | undefined];
   const url = httpUrlArgument(server);
   const toolArgs = json === undefined ? {} : jsonObject(json);
-  const say = (line: string) => io.stderr.write(`l402-paywall: ${line}\n`);
-  // Each deposit and top-up said as it is paid: the run's stderr accounts for every sat that left the wallet.
-  const sessions = sessionStore(values, values.session === true, '--session', say);
-  // With --session the budget's default must let one deposit through (what it does not buy comes back at the close).
-  const flags = sessionFlags(values, sessions?.maxDepositSats ?? 0);
   const maxAnswerBytes = wholeNumber(values['max-answer-bytes'], '--max-answer-bytes', DEFAULT_MAX_ANSWER_BYTES, 1, 'bytes');
-  const { wallet, chosen } = walletWhenNeeded(io.env, flags.dev);
-  const budget = sessionBudget(flags);
+  // With --session, Ctrl-C (or SIGTERM) during a call on the session aborts it; finish() still closes the session (its refund).
+  const run = paidRun(values, io);
+  const { say, sessions, flags, description } = run;
   const client = mcpToolClient(url, {
-    wallet,
+    wallet: run.wallet,
     maxPriceSats: flags.maxSats,
     maxFeeSats: flags.maxFeeSats,
-    budget,
+    budget: run.budget,
     ...(sessions && { sessions }),
     destinations: nodeDestinations({ allowRequestedPrivate: true }),
     timeoutMs: flags.timeoutMs,
     maxAnswerBytes,
     clientInfo: { name: 'l402-paywall', version: VERSION },
   });
-  const description = async () => (await chosen()?.catch(() => undefined))?.description ?? 'the wallet';
-  // Ctrl-C (or SIGTERM) during a call on a session aborts it; the finally below still closes the session (its refund).
-  const interrupt = interruptible(sessions);
   try {
     if (tool === undefined) {
       const tools = await client.listTools();
@@ -115,7 +95,7 @@ export async function toolCommand(args: string[], io: Io): Promise<number> {
     }
     let called: PaidToolResult;
     try {
-      called = await client.callTool(tool, toolArgs, { signal: interrupt.signal });
+      called = await client.callTool(tool, toolArgs, { signal: run.signal });
     } catch (error) {
       if (error instanceof McpToolError) {
         if (error.receipt) say(paidLine(error.receipt, await description()));
@@ -129,8 +109,8 @@ export async function toolCommand(args: string[], io: Io): Promise<number> {
     else io.stdout.write(resultText(called.result));
     return called.result.isError === true ? EXIT.HTTP_ERROR : EXIT.SERVED;
   } catch (error) {
-    if (interrupt.signal.aborted) {
-      say(`interrupted (${String(interrupt.signal.reason)}); closing the session`);
+    if (run.signal.aborted) {
+      say(`interrupted (${String(run.signal.reason)}); closing the session`);
       return EXIT.INTERRUPTED;
     }
     if (error instanceof McpTransportError) {
@@ -138,15 +118,12 @@ export async function toolCommand(args: string[], io: Io): Promise<number> {
       say(timedOut(error.cause) ? `no complete answer from ${url.origin} within ${flags.timeoutMs / 1000} s (--timeout-seconds)` : error.message);
       return EXIT.NETWORK_ERROR;
     }
-    const exit = failedPaymentExit(error, { env: io.env, dev: flags.dev, origin: url.origin, timeoutMs: flags.timeoutMs, say });
+    const exit = run.failed(error, url.origin);
     if (exit !== undefined) return exit;
     throw error;
   } finally {
-    // Closed however the command ends: the refund is not left to the server's idle timeout.
-    if (sessions) await closeAndAccount(sessions, budget, say);
-    interrupt.release();
+    await run.finish();
     await client.close();
-    (await chosen()?.catch(() => undefined))?.wallet.close?.();
   }
 }
 

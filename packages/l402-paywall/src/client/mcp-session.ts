@@ -19,6 +19,7 @@ import { checkedDeposit, newReturnInvoice, notCredited, payDeposit, sessionPayme
 import { sessionKey, type ClientSessions, type HeldSession } from './sessions.js';
 import type { CheckedInvoice } from './invoice-check.js';
 import { isAmountlessInvoiceUnsupported } from './errors.js';
+import { decodeBase64, parseJsonBytes } from '../schemes/payment/wire.js';
 
 /** One tool call, as its payment steps see it. */
 export interface ToolCall extends DepositCall {
@@ -41,6 +42,22 @@ type SessionOffer = ToolChallenges['sessions'][number];
 
 /** The challenge object each tool session was opened with, echoed in its bearer and close credentials unchanged. */
 const echoes = new WeakMap<HeldSession, Record<string, unknown>>();
+
+/**
+ * The challenge to echo on a held session: the object it was opened with
+ * over MCP, or, for one fetchWithL402 opened over HTTP for the same route
+ * (same origin, realm and binding), its challenge with the request decoded
+ * (the request is the JCS text of that object, which the server encodes
+ * again to check the challenge's id).
+ */
+function echoOf(held: HeldSession): Record<string, unknown> | undefined {
+  const kept = echoes.get(held);
+  if (kept) return kept;
+  const bytes = decodeBase64(held.challenge.request);
+  const request = bytes && parseJsonBytes(bytes);
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) return undefined;
+  return { ...held.challenge, request };
+}
 
 /** Where a tool's session is found again: the endpoint and the tool (never an HTTP path: those have no `#`). */
 export const toolSessionPath = (url: URL, name: string) => `${url.origin}${url.pathname}#${name}`;
@@ -100,8 +117,7 @@ function refusalCode(answer: RpcAnswer): string | undefined {
  */
 export async function callOnHeld(call: ToolCall, sessions: ClientSessions, held: HeldSession): Promise<{ served: ToolAnswer } | { offersAnew: RpcAnswer }> {
   const { url, name } = call;
-  const echo = echoes.get(held)!;
-  const first = await sendCall(call, echo, bearer(held));
+  const first = await sendCall(call, echoOf(held), bearer(held));
   const code = paymentRequired(first) ? refusalCode(first) : undefined;
   if (!paymentRequired(first)) return { served: onSession(call, first, held, 'bearer') };
   if (code === 'INSUFFICIENT_BALANCE') return { served: await topUpAndRetry(call, sessions, held, first) };
@@ -163,7 +179,7 @@ export async function answerSessionOffer(
     await sessions.pendingOpen(forOffer);
     other = usable();
   }
-  if (!other || !echoes.has(other)) return undefined;
+  if (!other || !echoOf(other)) return undefined;
   sessions.use(path, other);
   return { served: await retry() };
 }
@@ -285,7 +301,7 @@ async function topUpAndRetry(call: ToolCall, sessions: ClientSessions, held: Hel
   }
   held.depositedMsat += invoice.amountMsat;
   const retryStartedAt = call.events ? performance.now() : 0;
-  const answer = await sendPaid(call, receipt, echoes.get(held)!, bearer(held));
+  const answer = await sendPaid(call, receipt, echoOf(held)!, bearer(held));
   served(call, paid, answer, retryStartedAt);
   return paidAnswer(call, answer, receipt, { challengeId: held.challenge.id, reference: held.sessionId });
 }
