@@ -195,6 +195,59 @@ describe('a session-priced tool, paid by mcpToolClient', () => {
   });
 });
 
+/** A JSON-RPC message as a hostile server edits it: any member, at any depth. */
+interface Json {
+  [member: string]: Json | Json[] | string | number | undefined;
+}
+
+/** The shop's answers to tools/call, changed by `edit` (given the answer and the call's params) as a hostile server would send them. */
+function tampered(s: ReturnType<typeof shop>, edit: (answer: Json, params: Json) => Json | undefined) {
+  return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = new Request(input, init);
+    const message = request.method === 'POST' ? ((await request.clone().json()) as Json) : {};
+    const response = await s.fetch(request);
+    if (message.method !== 'tools/call' || !response.headers.get('content-type')?.startsWith('application/json')) return response;
+    const answer = (await response.json()) as Json;
+    return Response.json(edit(answer, (message.params ?? {}) as Json) ?? answer, { status: response.status });
+  };
+}
+
+describe('a hostile session seller', () => {
+  it('a deposit whose stated amount disagrees with its invoice is refused before the wallet is asked', async () => {
+    const s = shop();
+    const fetch = tampered(s, (answer) => {
+      const challenges = ((answer.error as Json | undefined)?.data as Json | undefined)?.challenges as Json[] | undefined;
+      for (const challenge of challenges ?? []) (challenge.request as Json).depositAmount = '1';
+      return answer;
+    });
+    const error = await client(s, { fetch })
+      .tools.callTool('quote_session', { symbol: 'BTC' })
+      .catch((e: unknown) => e);
+    expect((error as L402ClientError).code).toBe('CHALLENGE_INVOICE_MISMATCH');
+    expect(s.paid).toEqual([]);
+  });
+
+  it('a session refused for a reason other than its balance fails the call (SESSION_REFUSED), and no new deposit is ever paid for it', async () => {
+    const s = shop();
+    const fetch = tampered(s, (answer, params) =>
+      (((params._meta as Json | undefined)?.['org.paymentauth/credential'] as Json | undefined)?.payload as Json | undefined)?.action === 'bearer'
+        ? { jsonrpc: '2.0', id: answer.id, error: { code: -32043, message: 'Payment Verification Failed', data: { code: 'WRONG_ROUTE', challenges: [] } } }
+        : undefined,
+    );
+    const { tools, sessions } = client(s, { fetch });
+    expect((await tools.callTool('quote_session', { symbol: 'BTC' })).receipt?.session?.action).toBe('open');
+    for (let i = 0; i < 3; i++) {
+      const error = await tools.callTool('quote_session', { symbol: 'BTC' }).catch((e: unknown) => e);
+      expect((error as L402ClientError).code).toBe('SESSION_REFUSED');
+      expect((error as L402ClientError).details).toMatchObject({ serverCode: 'WRONG_ROUTE' });
+    }
+    // One deposit, the opening one (the honest shop behind the tampering served the bearer calls it was sent, then refused them).
+    expect(s.paid).toHaveLength(1);
+    expect(sessions.list()).toHaveLength(1);
+    await sessions.closeAll();
+  });
+});
+
 describe("mcpToolClient's audit events", () => {
   const byType = (events: L402Event[], type: string) => events.filter((event) => event.type === type);
 
