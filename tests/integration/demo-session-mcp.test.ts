@@ -6,14 +6,36 @@
 // the server stops (its stdin closed, or SIGTERM) it closes its sessions, and
 // stderr says each refund and what the whole run spent; the service's ledger
 // and the dev node agree to the sat. A stream whose top-up is past the budget
-// ends the call at once with the reason.
+// ends the call at once with the reason. The demo's session-priced tool
+// (btc_price_session on POST /api/mcp) is paid the same way, by l402-mcp's
+// call_paid_tool and by `l402-paywall tool --session`, each closing the
+// session and saying its refund when it ends.
 import { describe, expect, it } from 'vitest';
-import { startMcp } from '../support/bins.js';
+import { runBin, startMcp, walletFreeEnv } from '../support/bins.js';
 import { useDemoServer, watchedDevWallet } from '../support/demo-sessions.js';
 
 const { server, received, ledgerSession } = useDemoServer('demo-session-mcp-secret-0123456789abcdef0123456789');
 const SAT = 1000;
 const PRICE = '/api/demo/btc-price';
+
+/**
+ * After the MCP server stopped: its stderr says the session's close and what
+ * the run spent, and the service's ledger and the dev node agree to the sat.
+ */
+async function expectRefunded(stderr: string, sessionId: string, { paidSats, spentSats }: { paidSats: number; spentSats: number }) {
+  const refundSats = paidSats - spentSats;
+  expect(stderr).toContain(
+    `l402-mcp: session ${sessionId} at ${server.url} closed: refund ${refundSats} sats (succeeded); the wallet received ${refundSats} sats\nl402-mcp: spent in all ${spentSats} sats (paid ${paidSats} sats, received back ${refundSats} sats)\n`,
+  );
+  const ledger = await ledgerSession(sessionId);
+  expect(ledger).toMatchObject({
+    status: 'closed',
+    paidMsat: paidSats * SAT,
+    spentMsat: spentSats * SAT,
+    refund: { state: 'paid', amountMsat: refundSats * SAT },
+  });
+  expect(await received(ledger.returnHash)).toMatchObject({ paid: true, amountMsat: refundSats * SAT });
+}
 
 const sessionOf = (result: Record<string, unknown>) => result.session as { action: string; session_id: string } | undefined;
 
@@ -45,13 +67,8 @@ describe('the MCP server (l402-mcp) on the demo: --sessions', () => {
       expect(wallet.made).toBe(1);
 
       await mcp.client.close();
-      expect(mcp.stderr()).toContain(
-        `l402-mcp: session ${sessionId} at ${server.url} closed: refund 10 sats (succeeded); the wallet received 10 sats\nl402-mcp: spent in all 50 sats (paid 60 sats, received back 10 sats)\n`,
-      );
+      await expectRefunded(mcp.stderr(), sessionId!, { paidSats: 60, spentSats: 50 });
       expect([...mcp.stderr().matchAll(/: (deposit|top-up) paid, 20 sats/g)].map((m) => m[1])).toEqual(['deposit', 'top-up', 'top-up']);
-      const ledger = await ledgerSession(sessionId!);
-      expect(ledger).toMatchObject({ status: 'closed', paidMsat: 60 * SAT, spentMsat: 50 * SAT, refund: { state: 'paid', amountMsat: 10 * SAT } });
-      expect(await received(ledger.returnHash)).toMatchObject({ paid: true, amountMsat: 10 * SAT });
     } finally {
       await mcp.client.close().catch(() => {});
       await wallet.close();
@@ -94,5 +111,50 @@ describe('the MCP server (l402-mcp) on the demo: --sessions', () => {
       await mcp.client.close().catch(() => {});
       await wallet.close();
     }
+  });
+
+  it('call_paid_tool pays btc_price_session from one deposit for five calls; stopped, it closes the session and says the refund', async () => {
+    const wallet = await watchedDevWallet(server.url);
+    const mcp = await startMcp(['--dev', wallet.url, '--directory', server.url, '--sessions', '--max-sats', '1', '--budget-sats', '30']);
+    try {
+      const results: Record<string, unknown>[] = [];
+      for (let call = 1; call <= 5; call++) {
+        const answer = (await mcp.client.callTool({
+          name: 'call_paid_tool',
+          arguments: { server: `${server.url}/api/mcp`, tool: 'btc_price_session', arguments: {} },
+        })) as { isError?: boolean; content: { text: string }[] };
+        expect(answer.isError, `call ${call}: ${answer.content[0]!.text}`).toBeFalsy();
+        results.push(JSON.parse(answer.content[0]!.text) as Record<string, unknown>);
+      }
+      expect(results.map((r) => `${sessionOf(r)?.action}:${r.sats_paid}`)).toEqual(['open:20', 'bearer:0', 'bearer:0', 'bearer:0', 'bearer:0']);
+      // Every call on a tool's session echoes its opening challenge: its id is in no result.
+      for (const result of results) {
+        expect(result).not.toHaveProperty('challenge_id');
+        expect(result).not.toHaveProperty('receipt.challenge_id');
+      }
+      const sessionId = sessionOf(results[0]!)!.session_id;
+      expect(wallet.paid).toHaveLength(1);
+
+      await mcp.client.close();
+      await expectRefunded(mcp.stderr(), sessionId, { paidSats: 20, spentSats: 5 });
+    } finally {
+      await mcp.client.close().catch(() => {});
+      await wallet.close();
+    }
+  });
+
+  it('l402-paywall tool --session: one call opens a session on the deposit, and the run closes it with the refund before it ends', async () => {
+    const run = await runBin(['tool', `${server.url}/api/mcp`, 'btc_price_session', '--session', '--dev', server.url, '--max-sats', '1'], walletFreeEnv());
+    expect(run.code, run.stderr).toBe(0);
+    expect((JSON.parse(run.stdout) as { usd: number }).usd).toBeGreaterThan(0);
+    const opened = /l402-paywall: session ([0-9a-f]{64}): deposit paid, 20 sats/.exec(run.stderr);
+    expect(opened).not.toBeNull();
+    const sessionId = opened![1]!;
+    expect(run.stderr).toContain(
+      `the deposit of session ${sessionId}, payment hash ${sessionId}; scheme Payment, challenge id withheld (it binds the session)`,
+    );
+    expect(run.stderr).toContain(`l402-paywall: session ${sessionId} closed, refund 19 sats (succeeded); the wallet received 19 sats\n`);
+    expect(run.stderr).toContain('l402-paywall: spent in all 1 sat (paid 20 sats, received back 19 sats)\n');
+    expect(await ledgerSession(sessionId)).toMatchObject({ status: 'closed', paidMsat: 20 * SAT, spentMsat: 1 * SAT });
   });
 });

@@ -55,6 +55,18 @@ describe('/llms.txt and x-service-info', () => {
     expect(text).toContain('Accept-Payment');
   });
 
+  it('lists POST /api/mcp with its tools and their prices, as the document and the landing page name it', async () => {
+    const text = await (await fetch(`${server.url}/llms.txt`)).text();
+    const tools = text.slice(text.indexOf('## Paid MCP tools'), text.indexOf('## Reference'));
+    expect(tools).toContain('POST /api/mcp');
+    expect(tools).toMatch(/`btc_price`: [^\n]*DEMO_PRICE_SATS \(1 sat by default\) a call[^\n]*intent `charge`/);
+    expect(tools).toMatch(/`btc_price_session`: [^\n]*DEMO_PRICE_SATS a call from a prepaid session/);
+    expect(tools).toContain('-32042');
+    expect(Object.keys(doc.paths['/api/mcp'] ?? {})).toEqual(['post']);
+    const landing = await (await fetch(`${server.url}/`)).text();
+    expect(landing).toMatch(/\/api\/mcp<\/code> sells the same price as a paid tool, <code>btc_price<\/code>/);
+  });
+
   it('the document names it in x-service-info.docs.llms', () => {
     expect(doc['x-service-info']?.docs?.llms).toBe('/llms.txt');
   });

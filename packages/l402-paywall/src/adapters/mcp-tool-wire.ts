@@ -16,16 +16,14 @@ import { z } from 'zod';
 import type { Refusal } from '../core/decision.js';
 import { parsePaymentChallenges } from '../schemes/payment/challenge.js';
 import { MAX_CREDENTIAL_LENGTH, PAYMENT_SCHEME } from '../schemes/payment/charge.js';
+import { CREDENTIAL_META_KEY, PAYMENT_REQUIRED_CODE, PAYMENT_VERIFICATION_FAILED_CODE } from '../schemes/payment/mcp-meta.js';
 import { decodeBase64, encodeJson, parseJsonBytes } from '../schemes/payment/wire.js';
 
-export const CREDENTIAL_META_KEY = 'org.paymentauth/credential';
-export const RECEIPT_META_KEY = 'org.paymentauth/receipt';
+export { CREDENTIAL_META_KEY, PAYMENT_REQUIRED_CODE, PAYMENT_VERIFICATION_FAILED_CODE, RECEIPT_META_KEY } from '../schemes/payment/mcp-meta.js';
 /** Where a paid tool's listing states its price (its `_meta`); the description says it in words too. */
 export const PRICE_META_KEY = 'dev.l402paywall/price';
 
-/** The transport draft's JSON-RPC error codes (and JSON-RPC's own for what is not a payment's). */
-export const PAYMENT_REQUIRED_CODE = -32042;
-export const PAYMENT_VERIFICATION_FAILED_CODE = -32043;
+/** JSON-RPC's own error codes, for what is not a payment's (the transport draft's are in mcp-meta.ts). */
 export const INVALID_PARAMS_CODE = -32602;
 export const INTERNAL_ERROR_CODE = -32603;
 /** A client asking for invoices faster than the server's limit: JSON-RPC's generic server error, the HTTP status in data. */

@@ -7,25 +7,10 @@
 import { once } from 'node:events';
 import { fetchWithL402 } from '../client/fetch.js';
 import { getPaymentReceipt, type PaymentReceipt } from '../client/receipts.js';
-import { DestinationRefused, L402ClientError } from '../client/errors.js';
-import { createSessions } from '../client/sessions.js';
+import { L402ClientError } from '../client/errors.js';
 import { nodeDestinations } from '../client/node-destinations.js';
-import {
-  DEFAULT_MAX_SATS,
-  EXIT,
-  NO_WALLET,
-  parse,
-  sats,
-  SESSION_OPTIONS,
-  sessionBudget,
-  sessionFlags,
-  timedOut,
-  UsageError,
-  walletConfigured,
-  walletWhenNeeded,
-  wholeNumber,
-} from './settings.js';
-import { depositText, refundText, spentText } from './session-report.js';
+import { EXIT, httpUrlArgument, parse, sats, SESSION_OPTIONS, timedOut, UsageError } from './settings.js';
+import { DEPOSIT_OPTION, paidRun } from './session-report.js';
 import { printedHelpOrVersion } from './version.js';
 
 export const FETCH_USAGE = `Usage: l402-paywall <url> [options]
@@ -98,30 +83,13 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
       header: { type: 'string', short: 'H', multiple: true },
       include: { type: 'boolean', short: 'i' },
       session: { type: 'boolean' },
-      'max-deposit-sats': { type: 'string' },
+      ...DEPOSIT_OPTION,
     },
   });
   if (printedHelpOrVersion(values, FETCH_USAGE, io.stdout)) return EXIT.SERVED;
   if (positionals.length !== 1)
     throw new UsageError(positionals.length === 0 ? 'Which URL? l402-paywall <url> (--help for options)' : `One URL at a time, got ${positionals.length}`);
-  let url: URL;
-  try {
-    url = new URL(positionals[0]!);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error();
-  } catch {
-    throw new UsageError(`Not an http(s) URL: "${positionals[0]}"`);
-  }
-  if (values['max-deposit-sats'] !== undefined && !values.session) throw new UsageError('--max-deposit-sats goes with --session');
-  const maxDepositSats = values.session
-    ? wholeNumber(values['max-deposit-sats'], '--max-deposit-sats', wholeNumber(values['max-sats'], '--max-sats', DEFAULT_MAX_SATS) * 20)
-    : undefined;
-  // With --session the budget's default must let one deposit through (what it does not buy comes back at the close).
-  const flags = sessionFlags(values, maxDepositSats ?? 0);
-  // Each deposit and top-up said as it is paid: the run's stderr accounts for every sat that left the wallet.
-  const sessions =
-    maxDepositSats !== undefined
-      ? createSessions({ maxDepositSats, onPayment: (payment) => io.stderr.write(`l402-paywall: ${depositText(payment)}\n`) })
-      : undefined;
+  const url = httpUrlArgument(positionals[0]!);
   const headers = new Headers();
   for (const header of values.header ?? []) {
     const colon = header.indexOf(':');
@@ -137,26 +105,22 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
   if (body !== undefined && !headers.has('content-type'))
     headers.set('content-type', looksLikeJson(body) ? 'application/json' : 'application/x-www-form-urlencoded');
 
-  const { wallet, chosen } = walletWhenNeeded(io.env, flags.dev);
-  const budget = sessionBudget(flags);
-  // Ctrl-C (or SIGTERM) during a session's request or stream aborts it, and the finally below still closes the
-  // session, so its refund is not left to the server's idle timeout. A second signal ends the process at once.
-  const interrupt = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => interrupt.abort(signal);
-  const signals = sessions ? (['SIGINT', 'SIGTERM'] as const) : [];
-  for (const signal of signals) process.once(signal, onSignal);
+  // With --session, Ctrl-C (or SIGTERM) during a session's request or stream aborts it, and the finally below still
+  // closes the session, so its refund is not left to the server's idle timeout. A second signal ends the process at once.
+  const run = paidRun(values, io);
+  const { sessions, flags } = run;
   try {
     let response: Response;
     try {
       response = await fetchWithL402(
         url,
-        { method, headers, ...(body !== undefined && { body }), signal: interrupt.signal },
+        { method, headers, ...(body !== undefined && { body }), signal: run.signal },
         {
-          wallet,
+          wallet: run.wallet,
           maxPriceSats: flags.maxSats,
           maxFeeSats: flags.maxFeeSats,
           ...(flags.scheme && { scheme: flags.scheme }),
-          budget,
+          budget: run.budget,
           ...(sessions && { sessions }),
           tokens: false,
           destinations: nodeDestinations({ allowRequestedPrivate: true }),
@@ -164,31 +128,13 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
         },
       );
     } catch (error) {
-      if (interrupt.signal.aborted) return interrupted(io, interrupt.signal.reason);
-      if (error instanceof L402ClientError && error.cause instanceof UsageError) throw error.cause;
-      // --dev names a URL with nothing at /api/dev/pay: a configuration error, said as the wallet said it.
-      if (error instanceof L402ClientError && (error.cause as { code?: unknown } | undefined)?.code === 'NO_DEV_WALLET')
-        throw new UsageError((error.cause as Error).message);
-      // Something was to be paid and there is nothing to pay with: say that, not why this invoice would be refused.
-      if (error instanceof L402ClientError && !walletConfigured(io.env, flags.dev)) throw new UsageError(NO_WALLET);
-      if (error instanceof L402ClientError) {
-        io.stderr.write(`l402-paywall: ${error.message} [${error.code}]\n`);
-        return error.refused ? EXIT.REFUSED : EXIT.PAYMENT_FAILED;
-      }
-      if (error instanceof DestinationRefused) {
-        io.stderr.write(`l402-paywall: ${error.message} [${error.code}]\n`);
-        return EXIT.NETWORK_ERROR;
-      }
-      if (timedOut(error)) return noCompleteAnswer(io, url, flags.timeoutMs);
-      if (error instanceof TypeError) {
-        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-        io.stderr.write(`l402-paywall: could not reach ${url.origin}${cause?.code ? ` (${cause.code})` : cause?.message ? ` (${cause.message})` : ''}\n`);
-        return EXIT.NETWORK_ERROR;
-      }
+      if (run.signal.aborted) return interrupted(io, run.signal.reason);
+      const exit = run.failed(error, url.origin);
+      if (exit !== undefined) return exit;
       throw error;
     }
     const receipt = getPaymentReceipt(response);
-    const description = (await chosen())?.description ?? 'the wallet';
+    const description = await run.description();
     io.stderr.write(
       receipt
         ? `l402-paywall: paid ${sats(receipt.amountMsat)} (routing fee ${sats(receipt.feeMsat)}) with ${description} to ${receipt.host}, payment hash ${receipt.paymentHash}; HTTP ${response.status}; ${schemeLine(receipt)}\n`
@@ -204,7 +150,7 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
     try {
       lastByte = await copyBody(response.body, io.stdout);
     } catch (error) {
-      if (interrupt.signal.aborted) return interrupted(io, interrupt.signal.reason);
+      if (run.signal.aborted) return interrupted(io, run.signal.reason);
       if (timedOut(error)) return noCompleteAnswer(io, url, flags.timeoutMs);
       // A metered stream asked for a top-up that was not paid: it ends here, said as an unpaid request is.
       if (error instanceof L402ClientError) {
@@ -226,15 +172,7 @@ export async function fetchCommand(args: string[], io: Io): Promise<number> {
     if (onTerminal && lastByte !== undefined && lastByte !== 0x0a && isText(response.headers.get('content-type'))) io.stdout.write('\n');
     return response.status < 400 ? EXIT.SERVED : EXIT.HTTP_ERROR;
   } finally {
-    // Closed however the command ends (a broken stream, a timeout): the refund is not left to the server's idle timeout.
-    if (sessions) {
-      const closed = await sessions.closeAll();
-      for (const session of closed) io.stderr.write(`l402-paywall: session ${session.sessionId} ${refundText(session)}\n`);
-      io.stderr.write(`l402-paywall: ${spentText(budget, closed)}\n`);
-    }
-    // Only now: a first signal during the close is absorbed (the close does not listen to it) rather than cut it short.
-    for (const signal of signals) process.off(signal, onSignal);
-    (await chosen()?.catch(() => undefined))?.wallet.close?.();
+    await run.finish();
   }
 }
 

@@ -21,13 +21,12 @@ import { getPaymentReceipt, type PaymentReceipt } from '../client/receipts.js';
 import { DestinationRefused, L402ClientError } from '../client/errors.js';
 import { McpToolError, McpTransportError, type ToolPaymentReceipt } from '../client/mcp-errors.js';
 import { mcpToolClient, type McpToolClient } from '../client/mcp-tools.js';
-import { createSessions } from '../client/sessions.js';
 import { deadline } from '../http/deadline.js';
 import { discardBody } from '../http/discard-body.js';
 import { readBoundedText } from '../http/read-bounded.js';
 import { nodeDestinations } from '../client/node-destinations.js';
 import type { Io } from './fetch-command.js';
-import { depositText, refundText, spentText } from './session-report.js';
+import { closeAndAccount, DEPOSIT_OPTION, refundText, sessionStore } from './session-report.js';
 import {
   DEFAULT_BUDGET_SATS,
   DEFAULT_TIMEOUT_SECONDS,
@@ -38,7 +37,6 @@ import {
   sessionBudget,
   sessionFlags,
   timedOut,
-  UsageError,
   walletFromEnvironment,
   wholeNumber,
 } from './settings.js';
@@ -60,16 +58,18 @@ Payment challenges (the IETF "Payment" scheme, MPP: method lightning, intent
 charge; other methods are never paid), and its result names the scheme paid
 and, for Payment, the receipt. call_paid_tool calls a tool of another MCP
 server (Streamable HTTP) and pays its Payment challenge (JSON-RPC -32042,
-lightning/charge) within the same limits, once per call.
+lightning/charge) within the same limits, once per call; with --sessions, a
+tool sold by the prepaid session (lightning/session) is paid as an API's
+session is.
 
 Options:
   --max-sats N        most one request may cost, whole sats (default 10)
   --budget-sats N     what the whole session may spend, whole sats (default ${DEFAULT_BUDGET_SATS})
   --max-fee-sats N    routing fee limit per payment (default 10)
   --scheme S          l402 or payment: the scheme to pay in when an API offers both (default l402)
-  --sessions          where an API sells prepaid sessions, open one (its deposit within
+  --sessions          where an API or a tool sells prepaid sessions, open one (its deposit within
                       --max-deposit-sats and the budget) and spend from it on later calls to
-                      that API, topping it up when asked (at most 10 top-ups a call, none asked
+                      that API or tool, topping it up when asked (at most 10 top-ups a call, none asked
                       again before a chunk arrived); a session refused for a reason other than
                       its balance fails the call (SESSION_REFUSED), no new deposit paid. Closed
                       when the server stops (its stdin closed, SIGTERM or SIGINT): a refund is
@@ -130,7 +130,7 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
       'allow-private': { type: 'boolean' },
       'max-body-bytes': { type: 'string' },
       sessions: { type: 'boolean' },
-      'max-deposit-sats': { type: 'string' },
+      ...DEPOSIT_OPTION,
     },
   });
   if (printedHelpOrVersion(values, MCP_USAGE, io.stdout)) return EXIT.SERVED;
@@ -144,14 +144,9 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
       : (flags.dev ?? (directorySetting && httpUrlFlag(directorySetting, 'L402_DIRECTORY_URL', DIRECTORY_SERVICE)));
   const { wallet, description } = await walletFromEnvironment(io.env, flags.dev);
   const budget = sessionBudget(flags);
-  if (values['max-deposit-sats'] !== undefined && !values.sessions) throw new UsageError('--max-deposit-sats goes with --sessions');
   // Each deposit said as it is paid: stderr accounts for every sat that left the wallet for a session.
-  const sessions = values.sessions
-    ? createSessions({
-        maxDepositSats: wholeNumber(values['max-deposit-sats'], '--max-deposit-sats', flags.maxSats * 20),
-        onPayment: (payment) => io.stderr.write(`${name}: ${depositText(payment)}\n`),
-      })
-    : undefined;
+  const say = (line: string) => io.stderr.write(`${name}: ${line}\n`);
+  const sessions = sessionStore(values, values.sessions === true, '--sessions', say);
   // The services the operator named may be local (npm start); anything else the model or a directory names must be public.
   const namedServices = [
     ...(flags.dev !== undefined ? [{ option: '--dev', origin: new URL(flags.dev).origin }] : []),
@@ -314,6 +309,7 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
       maxPriceSats: flags.maxSats,
       maxFeeSats: flags.maxFeeSats,
       budget,
+      ...(sessions && { sessions }),
       destinations,
       timeoutMs: flags.timeoutMs,
       maxAnswerBytes: Math.max(MIN_TOOL_ANSWER_BYTES, maxBodyBytes),
@@ -366,6 +362,9 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
       description:
         'Calls one tool of another MCP server (Streamable HTTP). When the tool asks for payment (JSON-RPC -32042 with a Payment challenge, method lightning, intent charge), ' +
         'pays its Lightning invoice (checked: amount, network, expiry, the challenge against its invoice) once and calls it again with the credential; a server asking again after being paid is not paid twice. ' +
+        (sessions
+          ? 'A tool sold by the prepaid session (lightning/session) opens one (its deposit within the limits), is called on it, and tops it up when its balance runs out; the session is closed, and refunded, when this server stops. '
+          : '') +
         `Never pays more than max_price_sats (at most ${flags.maxSats}) for one call, nor more than the session budget of ${flags.budgetSats} sats in all. ` +
         `Returns the tool's content (its text cut at ${maxBodyBytes} bytes), structured content, is_error, the sats paid and the server's receipt.`,
       inputSchema: {
@@ -386,7 +385,7 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
           ...(cut && { content_truncated: true, content_truncated_at_bytes: maxBodyBytes }),
           ...(called.structuredContent !== undefined && !cut && { structured_content: called.structuredContent }),
           is_error: called.isError === true,
-          ...toolPaidFacts(receipt),
+          ...paidFacts(receipt),
           ...budgetState(),
         };
         return { content: [{ type: 'text' as const, text: JSON.stringify(result, null, 2) }], structuredContent: result };
@@ -400,9 +399,9 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
   function toolCallFailed(error: unknown, endpoint: string, failed: string) {
     if (error instanceof L402ClientError) return toolError(error.code, error.message, { refused: error.refused, ...error.details, ...budgetState() });
     if (error instanceof McpToolError)
-      return toolError('TOOL_ERROR', error.message, { rpc_code: error.rpcCode, ...toolPaidFacts(error.receipt), ...budgetState() });
+      return toolError('TOOL_ERROR', error.message, { rpc_code: error.rpcCode, ...paidFacts(error.receipt), ...budgetState() });
     if (error instanceof McpTransportError) {
-      const facts = { ...toolPaidFacts(error.receipt), ...budgetState() };
+      const facts = { ...paidFacts(error.receipt), ...budgetState() };
       if (timedOut(error.cause)) return toolError('TIMEOUT', `${failed}: no complete answer within ${flags.timeoutMs / 1000} s (--timeout-seconds)`, facts);
       return toolError('MCP_ERROR', `${failed}: ${error.message}`, facts);
     }
@@ -441,12 +440,8 @@ export async function mcpCommand(args: string[], io: Io, name = 'l402-paywall mc
   await server.connect(transport);
   io.stderr.write(`${name}: ready on stdio; paying with ${description}, at most ${flags.maxSats} sats a request, ${flags.budgetSats} sats in all\n`);
   await closed;
-  if (sessions) {
-    const closed = await sessions.closeAll();
-    for (const done of closed) io.stderr.write(`${name}: session ${done.sessionId} at ${done.origin} ${refundText(done, ':')}\n`);
-    // Only refunds the wallet received are credited to the budget: this is what the whole run spent.
-    io.stderr.write(`${name}: ${spentText(budget, closed)}\n`);
-  }
+  // Only refunds the wallet received are credited to the budget: the last line is what the whole run spent.
+  if (sessions) await closeAndAccount(sessions, budget, say, (done) => `session ${done.sessionId} at ${done.origin} ${refundText(done, ':')}`);
   await Promise.all([...toolServers.values()].map((client) => client.close()));
   wallet.close?.();
   await server.close();
@@ -475,24 +470,26 @@ function otherHostOfNamedService(refused: string, named: { option: string; origi
 }
 
 /**
- * What a call paid, for its answer. A session's opening challenge id is left
- * out: with the deposit's preimage (which every routing node of the deposit
- * learns) it is what spends and closes the session, and tool results are read
- * by more than this client (docs/sessions.md).
+ * What a request or a tool call paid, for its answer. A session's opening
+ * challenge id is left out: with the deposit's preimage (which every routing
+ * node of the deposit learns) it is what spends and closes the session, and
+ * tool results are read by more than this client (docs/sessions.md). A call
+ * on a tool's session echoes that challenge (bearer): its id is left out too.
  */
-function paidFacts(receipt: PaymentReceipt | undefined) {
-  const challengeShown = receipt?.session?.action !== 'open';
+function paidFacts(receipt: (PaymentReceipt | ToolPaymentReceipt) | undefined) {
+  const challengeShown = receipt?.session === undefined || receipt.session.action === 'topUp';
+  const offered = receipt && 'offered' in receipt ? receipt.offered : undefined;
   return {
     sats_paid: receipt?.paidByThisCall ? receipt.amountMsat / 1000 : 0,
     fee_sats: receipt?.paidByThisCall ? receipt.feeMsat / 1000 : 0,
     ...(receipt && {
       payment_hash: receipt.paymentHash,
       scheme: receipt.scheme,
-      schemes_offered: receipt.offered,
+      ...(offered && { schemes_offered: offered }),
       ...(receipt.challengeId !== undefined && challengeShown && { challenge_id: receipt.challengeId }),
       ...(receipt.serverReceipt && {
         receipt: {
-          ...(challengeShown && { challenge_id: receipt.serverReceipt.challengeId }),
+          ...(challengeShown && receipt.serverReceipt.challengeId === receipt.challengeId && { challenge_id: receipt.serverReceipt.challengeId }),
           payment_hash: receipt.serverReceipt.reference,
           timestamp: receipt.serverReceipt.timestamp,
         },
@@ -507,23 +504,6 @@ function paidFacts(receipt: PaymentReceipt | undefined) {
 function toolError(code: string, message: string, details: Record<string, unknown> = {}) {
   const result = { error: message, code, ...details };
   return { isError: true, content: [{ type: 'text' as const, text: JSON.stringify(result, null, 2) }] };
-}
-
-/** What a tool call paid, for its answer (as paidFacts says it of an HTTP call). */
-function toolPaidFacts(receipt: ToolPaymentReceipt | undefined) {
-  return {
-    sats_paid: receipt?.paidByThisCall ? receipt.amountMsat / 1000 : 0,
-    fee_sats: receipt?.paidByThisCall ? receipt.feeMsat / 1000 : 0,
-    ...(receipt && {
-      payment_hash: receipt.paymentHash,
-      scheme: receipt.scheme,
-      challenge_id: receipt.challengeId,
-      ...(receipt.serverReceipt && {
-        receipt: { challenge_id: receipt.serverReceipt.challengeId, payment_hash: receipt.serverReceipt.reference, timestamp: receipt.serverReceipt.timestamp },
-      }),
-      ...(receipt.serverReceiptProblem !== undefined && { receipt_problem: receipt.serverReceiptProblem }),
-    }),
-  };
 }
 
 /** A tool's content with its text cut to `maxBytes` in all (UTF-8), the rest of the items left out past it. */

@@ -5,6 +5,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Network } from '../lightning/bolt11.js';
 import { createBudget, type Budget } from '../client/budget.js';
+import { DestinationRefused, L402ClientError } from '../client/errors.js';
 import type { PaymentScheme, Wallet } from '../client/options.js';
 import { blinkWallet, clnWallet, devWallet, lnbitsWallet, lndWallet, phoenixdWallet } from '../client/wallets.js';
 
@@ -252,4 +253,50 @@ export function timedOut(error: unknown): boolean {
 export function sats(msat: number): string {
   const value = msat / 1000;
   return `${value} ${value === 1 ? 'sat' : 'sats'}`;
+}
+
+/** A command's URL argument: an absolute http(s) URL. */
+export function httpUrlArgument(text: string): URL {
+  try {
+    const url = new URL(text);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return url;
+  } catch {}
+  throw new UsageError(`Not an http(s) URL: "${text}"`);
+}
+
+/**
+ * The exit code of a paid request or call that ended without an answer,
+ * said with `say`: refused or failed payments (exit 3, 4), a destination
+ * refused, no complete answer in time, no connection (exit 5). Throws a
+ * UsageError where the cause is the configuration (no wallet, no dev wallet
+ * at --dev); undefined for an error that is none of these.
+ */
+export function failedPaymentExit(
+  error: unknown,
+  run: { env: Record<string, string | undefined>; dev: string | undefined; origin: string; timeoutMs: number; say(line: string): void },
+): number | undefined {
+  if (error instanceof L402ClientError && error.cause instanceof UsageError) throw error.cause;
+  // --dev names a URL with nothing at /api/dev/pay: a configuration error, said as the wallet said it.
+  if (error instanceof L402ClientError && (error.cause as { code?: unknown } | undefined)?.code === 'NO_DEV_WALLET')
+    throw new UsageError((error.cause as Error).message);
+  // Something was to be paid and there is nothing to pay with: say that, not why this invoice would be refused.
+  if (error instanceof L402ClientError && !walletConfigured(run.env, run.dev)) throw new UsageError(NO_WALLET);
+  if (error instanceof L402ClientError) {
+    run.say(`${error.message} [${error.code}]`);
+    return error.refused ? EXIT.REFUSED : EXIT.PAYMENT_FAILED;
+  }
+  if (error instanceof DestinationRefused) {
+    run.say(`${error.message} [${error.code}]`);
+    return EXIT.NETWORK_ERROR;
+  }
+  if (timedOut(error)) {
+    run.say(`no complete answer from ${run.origin} within ${run.timeoutMs / 1000} s (--timeout-seconds)`);
+    return EXIT.NETWORK_ERROR;
+  }
+  if (error instanceof TypeError) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    run.say(`could not reach ${run.origin}${cause?.code ? ` (${cause.code})` : cause?.message ? ` (${cause.message})` : ''}`);
+    return EXIT.NETWORK_ERROR;
+  }
+  return undefined;
 }

@@ -1,29 +1,18 @@
 /// <reference types="node" />
 // `l402-paywall tool <server-url> [<tool> [json-args]]`: the tools of an MCP
 // server on Streamable HTTP with the prices they state, or one tool called,
-// paid if it must be (a -32042 Lightning charge) within --max-sats. As for
+// paid if it must be (a -32042 Lightning charge, or with --session a prepaid
+// session opened, used, and closed with its refund before the command ends)
+// within --max-sats. As for
 // `l402-paywall <url>`: the result to stdout, what was paid to stderr, the
 // same wallets, limits and exit codes; the server URL is the user's own choice
 // and may be on their network.
-import { DestinationRefused, L402ClientError } from '../client/errors.js';
 import { McpToolError, McpTransportError, type ToolPaymentReceipt } from '../client/mcp-errors.js';
 import { mcpToolClient, type PaidToolResult } from '../client/mcp-tools.js';
 import { nodeDestinations } from '../client/node-destinations.js';
 import type { Io } from './fetch-command.js';
-import {
-  EXIT,
-  NO_WALLET,
-  parse,
-  sats,
-  SESSION_OPTIONS,
-  sessionBudget,
-  sessionFlags,
-  timedOut,
-  UsageError,
-  walletConfigured,
-  walletWhenNeeded,
-  wholeNumber,
-} from './settings.js';
+import { DEPOSIT_OPTION, paidRun } from './session-report.js';
+import { EXIT, httpUrlArgument, parse, sats, SESSION_OPTIONS, timedOut, UsageError, wholeNumber } from './settings.js';
 import { printedHelpOrVersion, VERSION } from './version.js';
 
 export const TOOL_USAGE = `Usage: l402-paywall tool <server-url> [options]                  (list its tools and prices)
@@ -34,7 +23,10 @@ http://127.0.0.1:3000/api/mcp). Listed, each tool shows the price its listing
 states. Called with json-args (a JSON object, default {}), a tool that asks
 for payment (JSON-RPC -32042 with a Payment challenge, method lightning,
 intent charge) is paid once within --max-sats, its invoice checked as
-l402-paywall <url> checks one, and called again with the credential. The
+l402-paywall <url> checks one, and called again with the credential. A tool
+sold by the prepaid session (intent session) is paid with --session: its
+deposit paid, the call made on the session, the session closed and its
+refund looked for in the wallet before the command ends. The
 result's text goes to stdout (--json: the whole result as JSON); what was paid
 to stderr: amount, routing fee, wallet, payment hash, challenge id and the
 server's receipt.
@@ -43,6 +35,9 @@ Options:
   --max-sats N          most the call may cost, whole sats (default 10)
   --budget-sats N       most this command may spend, whole sats (default: --max-sats)
   --max-fee-sats N      routing fee limit per payment (default 10)
+  --session             where the tool is sold by prepaid session, open one (its deposit within
+                        --max-deposit-sats and --budget-sats), call on it, close it (refund)
+  --max-deposit-sats N  most one session deposit may cost, whole sats (default 20 x --max-sats)
   --dev URL             pay with the dev wallet at URL/api/dev/pay (npm start)
   --json                print the whole result (content, structuredContent, _meta) as JSON
   --max-answer-bytes N  the most of one answer read; a larger one fails (default 4194304)
@@ -54,7 +49,8 @@ The wallet comes from the environment as for l402-paywall <url> (l402-paywall --
 Exit codes: 0 served; 1 the tool answered an error (isError, or a JSON-RPC
 error, -32042 after paying included: it is not paid twice); 2 usage or
 configuration error; 3 refused to pay; 4 payment failed; 5 the server could not
-be reached or did not answer as an MCP server.
+be reached or did not answer as an MCP server; 130 interrupted with --session
+(SIGINT, SIGTERM: the session is closed first).
 `;
 
 const DEFAULT_MAX_ANSWER_BYTES = 4 * 1024 * 1024;
@@ -63,35 +59,29 @@ export async function toolCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse({
     args,
     allowPositionals: true,
-    options: { ...SESSION_OPTIONS, json: { type: 'boolean' }, 'max-answer-bytes': { type: 'string' } },
+    options: { ...SESSION_OPTIONS, json: { type: 'boolean' }, 'max-answer-bytes': { type: 'string' }, session: { type: 'boolean' }, ...DEPOSIT_OPTION },
   });
   if (printedHelpOrVersion(values, TOOL_USAGE, io.stdout)) return EXIT.SERVED;
   if (positionals.length === 0) throw new UsageError('Which MCP server? l402-paywall tool <server-url> [<tool> [json-args]] (--help for options)');
   if (positionals.length > 3) throw new UsageError(`l402-paywall tool takes a server URL, a tool and its JSON arguments, got ${positionals.length} words`);
   const [server, tool, json] = positionals as [string, string | undefined, string | undefined];
-  let url: URL;
-  try {
-    url = new URL(server);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error();
-  } catch {
-    throw new UsageError(`Not an http(s) URL: "${server}"`);
-  }
+  const url = httpUrlArgument(server);
   const toolArgs = json === undefined ? {} : jsonObject(json);
-  const flags = sessionFlags(values, 0);
   const maxAnswerBytes = wholeNumber(values['max-answer-bytes'], '--max-answer-bytes', DEFAULT_MAX_ANSWER_BYTES, 1, 'bytes');
-  const { wallet, chosen } = walletWhenNeeded(io.env, flags.dev);
+  // With --session, Ctrl-C (or SIGTERM) during a call on the session aborts it; finish() still closes the session (its refund).
+  const run = paidRun(values, io);
+  const { say, sessions, flags, description } = run;
   const client = mcpToolClient(url, {
-    wallet,
+    wallet: run.wallet,
     maxPriceSats: flags.maxSats,
     maxFeeSats: flags.maxFeeSats,
-    budget: sessionBudget(flags),
+    budget: run.budget,
+    ...(sessions && { sessions }),
     destinations: nodeDestinations({ allowRequestedPrivate: true }),
     timeoutMs: flags.timeoutMs,
     maxAnswerBytes,
     clientInfo: { name: 'l402-paywall', version: VERSION },
   });
-  const say = (line: string) => io.stderr.write(`l402-paywall: ${line}\n`);
-  const description = async () => (await chosen()?.catch(() => undefined))?.description ?? 'the wallet';
   try {
     if (tool === undefined) {
       const tools = await client.listTools();
@@ -105,7 +95,7 @@ export async function toolCommand(args: string[], io: Io): Promise<number> {
     }
     let called: PaidToolResult;
     try {
-      called = await client.callTool(tool, toolArgs);
+      called = await client.callTool(tool, toolArgs, { signal: run.signal });
     } catch (error) {
       if (error instanceof McpToolError) {
         if (error.receipt) say(paidLine(error.receipt, await description()));
@@ -119,36 +109,21 @@ export async function toolCommand(args: string[], io: Io): Promise<number> {
     else io.stdout.write(resultText(called.result));
     return called.result.isError === true ? EXIT.HTTP_ERROR : EXIT.SERVED;
   } catch (error) {
-    if (error instanceof L402ClientError && error.cause instanceof UsageError) throw error.cause;
-    if (error instanceof L402ClientError && (error.cause as { code?: unknown } | undefined)?.code === 'NO_DEV_WALLET')
-      throw new UsageError((error.cause as Error).message);
-    if (error instanceof L402ClientError && !walletConfigured(io.env, flags.dev)) throw new UsageError(NO_WALLET);
-    if (error instanceof L402ClientError) {
-      say(`${error.message} [${error.code}]`);
-      return error.refused ? EXIT.REFUSED : EXIT.PAYMENT_FAILED;
+    if (run.signal.aborted) {
+      say(`interrupted (${String(run.signal.reason)}); closing the session`);
+      return EXIT.INTERRUPTED;
     }
     if (error instanceof McpTransportError) {
       if (error.receipt) say(paidLine(error.receipt, await description()));
       say(timedOut(error.cause) ? `no complete answer from ${url.origin} within ${flags.timeoutMs / 1000} s (--timeout-seconds)` : error.message);
       return EXIT.NETWORK_ERROR;
     }
-    if (error instanceof DestinationRefused) {
-      say(`${error.message} [${error.code}]`);
-      return EXIT.NETWORK_ERROR;
-    }
-    if (timedOut(error)) {
-      say(`no complete answer from ${url.origin} within ${flags.timeoutMs / 1000} s (--timeout-seconds)`);
-      return EXIT.NETWORK_ERROR;
-    }
-    if (error instanceof TypeError) {
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      say(`could not reach ${url.origin}${cause?.code ? ` (${cause.code})` : cause?.message ? ` (${cause.message})` : ''}`);
-      return EXIT.NETWORK_ERROR;
-    }
+    const exit = run.failed(error, url.origin);
+    if (exit !== undefined) return exit;
     throw error;
   } finally {
+    await run.finish();
     await client.close();
-    (await chosen()?.catch(() => undefined))?.wallet.close?.();
   }
 }
 
@@ -165,12 +140,18 @@ function jsonObject(text: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** The stderr line of a paid call: what, to whom, the challenge and the server's receipt. */
+/** The stderr line of a paid call: what, to whom, the challenge and the server's receipt (a session's opening challenge withheld: it spends the session). */
 function paidLine(receipt: ToolPaymentReceipt, wallet: string): string {
+  const { session } = receipt;
+  const challenge = session && session.action !== 'topUp' ? 'withheld (it binds the session)' : receipt.challengeId;
   const server = receipt.serverReceipt
-    ? `receipt: challenge ${receipt.serverReceipt.challengeId}, payment hash ${receipt.serverReceipt.reference}, at ${receipt.serverReceipt.timestamp}`
+    ? `receipt: challenge ${receipt.serverReceipt.challengeId === receipt.challengeId ? challenge : 'withheld (it binds the session)'}, payment hash ${receipt.serverReceipt.reference}, at ${receipt.serverReceipt.timestamp}`
     : `no receipt taken (${receipt.serverReceiptProblem ?? 'the call was not served'})`;
-  return `paid ${sats(receipt.amountMsat)} (routing fee ${sats(receipt.feeMsat)}) with ${wallet} to ${new URL(receipt.server).host} for tool ${receipt.tool}, payment hash ${receipt.paymentHash}; scheme Payment, challenge id ${receipt.challengeId}; ${server}`;
+  const host = new URL(receipt.server).host;
+  if (session?.action === 'bearer')
+    return `paid nothing; tool ${receipt.tool} served by ${host} on session ${session.sessionId} (a unit of its deposit); ${server}`;
+  const what = session ? `${session.action === 'open' ? 'the deposit of' : 'a top-up of'} session ${session.sessionId}, ` : '';
+  return `paid ${sats(receipt.amountMsat)} (routing fee ${sats(receipt.feeMsat)}) with ${wallet} to ${host} for tool ${receipt.tool}, ${what}payment hash ${receipt.paymentHash}; scheme Payment, challenge id ${challenge}; ${server}`;
 }
 
 /** A result's text items, each on its line; other items (images, resources) as JSON lines. */

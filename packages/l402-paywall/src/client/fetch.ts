@@ -23,10 +23,9 @@ import { clientCall, type ClientCall } from '../events/client.js';
 import { discardBody } from '../http/discard-body.js';
 import { formatCredential } from '../schemes/payment/credential.js';
 import { L402ClientError } from './errors.js';
-import { chooseOffer, offeredSchemes, readChallenges, type Chosen } from './offers.js';
+import { offeredSchemes, readChallenges } from './offers.js';
 import { checkOptions, DEFAULT_MAX_CHALLENGE_BYTES, DEFAULT_MAX_RETRY_AFTER_SECONDS, type FetchWithL402Options } from './options.js';
-import { payInvoice } from './paying.js';
-import type { Proof } from './proofs.js';
+import { chooseAndPay } from './paying.js';
 import { recordReceipt, serverReceipt } from './receipts.js';
 import { fetchOf, sendOnce, sleep, unavailableFor, type Send } from './send.js';
 import { openSession, sendOnHeld, sessionOfferIn, type SessionCall } from './session-flow.js';
@@ -134,32 +133,9 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
     throw error;
   }
 
-  // 3. choose an acceptable invoice, or refuse
-  let chosen: Chosen;
-  try {
-    chosen = chooseOffer(offers, options, url);
-  } catch (error) {
-    if (events && error instanceof L402ClientError) {
-      const facts = { ...error.details, invoice: offers[0]!.invoice };
-      events.invoiceRefused(error.code, facts, events.challengeReceived(facts));
-    }
-    throw error;
-  }
+  // 3. choose an acceptable invoice, or refuse; 4. pay (at most once per invoice)
+  const { chosen, facts, proof, paidByThisCall, cause } = await chooseAndPay(offers, options, url, events);
   const { offer } = chosen;
-  const facts = { paymentHash: chosen.invoice.paymentHash, amountMsat: chosen.invoice.amountMsat, invoice: offer.invoice };
-  let cause = events?.challengeReceived(facts);
-
-  // 4. pay (at most once per invoice)
-  const payStartedAt = events ? performance.now() : 0;
-  let paid: { proof: Proof; paidByThisCall: boolean };
-  try {
-    paid = await payInvoice(offer.invoice, chosen.invoice, options, url.host);
-  } catch (error) {
-    if (events && error instanceof L402ClientError && error.refused) events.invoiceRefused(error.code, facts, cause!);
-    throw error;
-  }
-  const { proof, paidByThisCall } = paid;
-  if (events && paidByThisCall) cause = events.paymentSent({ ...facts, feeMsat: proof.feeMsat, payStartedAt }, cause!);
 
   // 5. retry with the credential
   const authorization =
@@ -182,7 +158,7 @@ export async function fetchWithL402(input: string | URL | Request, init: Request
     const keep = store && offer.scheme === 'L402' && keptCredential(authorization, offer.challenge.token, response?.status);
     if (keep) store!.set(key, keep);
   }
-  events?.requestServed({ ...facts, status: response.status, retryStartedAt, paidByThisCall }, cause!);
+  if (cause !== undefined) events?.requestServed({ ...facts, status: response.status, retryStartedAt, paidByThisCall }, cause);
 
   // 6. served
   recordReceipt(response, {

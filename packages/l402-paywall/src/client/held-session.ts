@@ -1,15 +1,39 @@
 // A prepaid session as the client holds it once opened: its close (sent on
-// the request that opened it), and its refund, counted back to the budget
+// the request, or the tool call, that opened it), and its refund, counted back to the budget
 // only for what the wallet itself received on its return invoice.
 import { readBoundedText } from '../http/read-bounded.js';
-import { formatSessionCredential, type LightningSessionOffer } from '../schemes/session/codec.js';
+import { formatSessionCredential, type LightningSessionOffer, type SessionPayload } from '../schemes/session/codec.js';
 import { DEFAULT_MAX_CHALLENGE_BYTES, type FetchWithL402Options, type Wallet } from './options.js';
 import { fetchOf, sendOnce } from './send.js';
 import type { ClosedSession, HeldSession } from './sessions.js';
 
+/** What a close was answered: whether the session was closed, the status (HTTP's, or the one a JSON-RPC error names), and the answer's JSON. */
+export interface CloseAnswer {
+  ok: boolean;
+  status: number;
+  json: { refundSats?: unknown; refundStatus?: unknown; detail?: unknown };
+}
+
+/** Sends a session's close the way the session was used (an HTTP request, a tool call); throws when no answer came. */
+export type SendClose = (close: Extract<SessionPayload, { action: 'close' }>) => Promise<CloseAnswer>;
+
+/** A close sent over HTTP: on the request that opened the session, its answer's body read within bounds. */
+export function httpClose(challenge: LightningSessionOffer['challenge'], request: Request, options: FetchWithL402Options): SendClose {
+  const doFetch = fetchOf(options);
+  return async (close) => {
+    const answer = await sendOnce(doFetch, options, request, formatSessionCredential(challenge, close));
+    const body = await readBoundedText(answer.body, DEFAULT_MAX_CHALLENGE_BYTES);
+    let json: CloseAnswer['json'] = {};
+    try {
+      json = body.ok ? JSON.parse(body.text) : {};
+    } catch {}
+    return { ok: answer.ok, status: answer.status, json: typeof json === 'object' && json !== null ? json : {} };
+  };
+}
+
 /**
- * The session as the store holds it. Its close sends `close` on the request
- * that opened it, then looks in the wallet for the refund: only what the
+ * The session as the store holds it. Its close sends `close` with
+ * `sendClose` (on the request, or the tool call, that opened it), then looks in the wallet for the refund: only what the
  * wallet received on the return invoice is credited back to the budget (at
  * most what was paid in), whatever the close answer says.
  */
@@ -18,11 +42,10 @@ export function heldSession(
   preimage: string,
   depositMsat: number,
   returnPaymentHash: string,
-  request: Request,
+  sendClose: SendClose,
   url: URL,
   options: FetchWithL402Options,
 ): HeldSession {
-  const doFetch = fetchOf(options);
   let closing: Promise<ClosedSession> | undefined;
   let credited: Promise<RefundSeen> | undefined;
   /** Looks for the refund (once per session: a refund is credited once) and credits what the wallet received. */
@@ -46,18 +69,13 @@ export function heldSession(
       closing ??= (async (): Promise<ClosedSession> => {
         options.sessions?.forget(session);
         const base = { origin: session.origin, realm: session.realm, sessionId: session.sessionId };
-        const authorization = formatSessionCredential(session.challenge, { action: 'close', sessionId: session.sessionId, preimage });
-        let answer: Response;
+        let answer: CloseAnswer;
         try {
-          answer = await sendOnce(doFetch, options, request, authorization);
+          answer = await sendClose({ action: 'close', sessionId: session.sessionId, preimage });
         } catch (error) {
           return { ...base, status: 0, ...(await refund(0)), error: `no answer to close: ${error instanceof Error ? error.message : String(error)}` };
         }
-        const body = await readBoundedText(answer.body, DEFAULT_MAX_CHALLENGE_BYTES);
-        let json: { refundSats?: unknown; refundStatus?: unknown; detail?: unknown } = {};
-        try {
-          json = body.ok ? JSON.parse(body.text) : {};
-        } catch {}
+        const { json } = answer;
         if (!answer.ok)
           return { ...base, status: answer.status, ...(await refund(0)), error: typeof json.detail === 'string' ? json.detail : `HTTP ${answer.status}` };
         const refundSats = typeof json.refundSats === 'number' && json.refundSats >= 0 ? json.refundSats : undefined;

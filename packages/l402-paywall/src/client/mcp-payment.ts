@@ -19,16 +19,17 @@ import {
   readLightningCharge,
   type PaymentChallenge,
 } from '../schemes/payment/challenge.js';
+import {
+  CREDENTIAL_META_KEY,
+  PAYMENT_REQUIRED_CODE,
+  PAYMENT_REQUIRED_META_KEY,
+  PAYMENT_VERIFICATION_FAILED_CODE,
+  RECEIPT_META_KEY,
+} from '../schemes/payment/mcp-meta.js';
 import { encodeJson } from '../schemes/payment/wire.js';
+import { readLightningSession, type LightningSessionOffer } from '../schemes/session/codec.js';
 import type { Offer } from './offers.js';
 import type { RpcAnswer } from './mcp-rpc.js';
-
-export const PAYMENT_REQUIRED_CODE = -32042;
-export const VERIFICATION_FAILED_CODE = -32043;
-export const CREDENTIAL_META_KEY = 'org.paymentauth/credential';
-export const RECEIPT_META_KEY = 'org.paymentauth/receipt';
-/** mppx's other form of a payment-required answer: a tool result carrying the challenges in its `_meta`. */
-export const PAYMENT_REQUIRED_META_KEY = 'org.paymentauth/payment-required';
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -48,6 +49,8 @@ const JsonChallengeSchema = z.object({
 /** A tool's challenges: the Lightning charges this client pays (each with the JSON to echo), and what else was offered. */
 export interface ToolChallenges {
   offers: (Offer & { scheme: 'Payment' })[];
+  /** The Lightning session offers (a deposit, then calls on it), each with the challenge object to echo: paid when the client holds sessions. */
+  sessions: { offer: LightningSessionOffer; echo: Record<string, unknown> }[];
   /** The challenge object each offer came in, to echo unchanged in its credential. */
   echoes: Map<Offer, Record<string, unknown>>;
   /** Why each other challenge is not paid: `tempo/charge`, `lightning/session`, or what was malformed. */
@@ -64,7 +67,8 @@ export interface ToolChallenges {
 export function paymentRequired(answer: RpcAnswer): { data: Record<string, unknown>; code: number } | undefined {
   if ('error' in answer) {
     const { code, data } = answer.error;
-    if ((code === PAYMENT_REQUIRED_CODE || code === VERIFICATION_FAILED_CODE) && isObject(data) && Array.isArray(data.challenges)) return { data, code };
+    if ((code === PAYMENT_REQUIRED_CODE || code === PAYMENT_VERIFICATION_FAILED_CODE) && isObject(data) && Array.isArray(data.challenges))
+      return { data, code };
     return undefined;
   }
   const meta = answer.result._meta;
@@ -74,7 +78,7 @@ export function paymentRequired(answer: RpcAnswer): { data: Record<string, unkno
 
 /** The challenges of payment-required data, read as a 402's are: Lightning charges offered, all else listed and never paid. */
 export function toolChallenges(data: Record<string, unknown>): ToolChallenges {
-  const found: ToolChallenges = { offers: [], echoes: new Map(), unsupported: [] };
+  const found: ToolChallenges = { offers: [], sessions: [], echoes: new Map(), unsupported: [] };
   const list = Array.isArray(data.challenges) ? data.challenges : [];
   for (const [index, json] of list.entries()) {
     if (index >= MAX_PAYMENT_CHALLENGES) {
@@ -93,7 +97,11 @@ export function toolChallenges(data: Record<string, unknown>): ToolChallenges {
       const offer = { scheme: 'Payment' as const, charge: charge.charge, invoice: charge.charge.invoice };
       found.offers.push(offer);
       found.echoes.set(offer, json as Record<string, unknown>);
-    } else if (challenge.method === LIGHTNING_METHOD && challenge.intent === CHARGE_INTENT) {
+      continue;
+    }
+    const session = readLightningSession(challenge);
+    if (session.ok) found.sessions.push({ offer: session.session, echo: json as Record<string, unknown> });
+    if (challenge.method === LIGHTNING_METHOD && challenge.intent === CHARGE_INTENT) {
       found.unsupported.push(`${LIGHTNING_METHOD}/${CHARGE_INTENT} (${charge.detail})`);
     } else {
       found.unsupported.push(`${challenge.method}/${challenge.intent}`);
@@ -120,9 +128,9 @@ function challengeOfJson(json: unknown): { ok: true; challenge: PaymentChallenge
   return { ok: true, challenge: checked.data };
 }
 
-/** The `_meta` of a paid call: the caller's own, with the credential for the challenge paid. */
-export function credentialMeta(meta: Record<string, unknown> | undefined, echo: Record<string, unknown>, preimage: string): Record<string, unknown> {
-  return { ...meta, [CREDENTIAL_META_KEY]: { challenge: echo, payload: { preimage } } };
+/** The `_meta` of a paid call: the caller's own, with the credential answering `echo` (a charge's `{preimage}`, or a session action). */
+export function credentialMeta(meta: Record<string, unknown> | undefined, echo: Record<string, unknown>, payload: object): Record<string, unknown> {
+  return { ...meta, [CREDENTIAL_META_KEY]: { challenge: echo, payload } };
 }
 
 /** The server's receipt of a paid result, checked against the payment: its reference the hash paid, its challengeId the one answered. */

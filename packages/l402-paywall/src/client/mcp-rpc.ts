@@ -40,8 +40,12 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 
 export interface RpcConnection {
   readonly url: URL;
-  /** Sends one request (after initialize, the first time) and answers its result or error; throws McpTransportError. */
-  request(method: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<RpcAnswer>;
+  /**
+   * Sends one request (after initialize, the first time) and answers its
+   * result or error; throws McpTransportError. `headers` go on its HTTP
+   * request (a trace's traceparent, an agent's id), never over this client's own.
+   */
+  request(method: string, params: Record<string, unknown>, signal?: AbortSignal, headers?: Headers): Promise<RpcAnswer>;
   /** Ends the server's session, if it gave one (DELETE); never throws. */
   close(): Promise<void>;
 }
@@ -54,8 +58,10 @@ export function rpcConnection(url: URL, rpc: RpcOptions): RpcConnection {
   let initialized: Promise<void> | undefined;
   let nextId = 1;
 
-  async function post(message: Record<string, unknown>, signal: AbortSignal | undefined): Promise<RpcAnswer | undefined> {
-    const headers = new Headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' });
+  async function post(message: Record<string, unknown>, signal: AbortSignal | undefined, extra?: Headers): Promise<RpcAnswer | undefined> {
+    const headers = new Headers(extra);
+    headers.set('content-type', 'application/json');
+    headers.set('accept', 'application/json, text/event-stream');
     if (sessionId !== undefined) headers.set('mcp-session-id', sessionId);
     if (protocolVersion !== undefined) headers.set('mcp-protocol-version', protocolVersion);
     const request = new Request(url, { method: 'POST', headers, body: JSON.stringify(message) });
@@ -92,14 +98,14 @@ export function rpcConnection(url: URL, rpc: RpcOptions): RpcConnection {
 
   return {
     url,
-    async request(method, params, signal) {
+    async request(method, params, signal, headers) {
       // One initialize for the connection; a failed one is tried again by the next request.
       initialized ??= initialize(signal).catch((error: unknown) => {
         initialized = undefined;
         throw error;
       });
       await initialized;
-      const answer = await post({ jsonrpc: '2.0', id: nextId++, method, params }, signal);
+      const answer = await post({ jsonrpc: '2.0', id: nextId++, method, params }, signal, headers);
       if (!answer) throw new McpTransportError(`${url.host} sent no answer to ${method}`);
       return answer;
     },

@@ -6,15 +6,20 @@
 // expiry, the challenge's own fields against its invoice), the budget charged
 // and the invoice paid at most once per wallet (paying.ts), then the call is
 // sent again with the credential. What comes back is the answer: a second
-// -32042 or -32043 is never paid again within the same call.
+// -32042 or -32043 is never paid again within the same call. A tool sold by
+// the prepaid session is paid as fetchWithL402 pays a session route, when the
+// client is given a createSessions store (mcp-session.ts); each payment emits
+// the audit events fetchWithL402's do (onEvent).
+import { clientCall, type ClientCall } from '../events/client.js';
 import { L402ClientError } from './errors.js';
-import { credentialMeta, paymentRequired, toolChallenges, toolReceipt } from './mcp-payment.js';
-import { McpToolError, McpTransportError, type ToolPaymentReceipt } from './mcp-errors.js';
-import { rpcConnection, type RpcAnswer, type RpcConnection } from './mcp-rpc.js';
-import { chooseOffer } from './offers.js';
-import { checkOptions, type FetchWithL402Options } from './options.js';
-import { payInvoice } from './paying.js';
+import { McpToolError, type ToolPaymentReceipt } from './mcp-errors.js';
 import { readToolList, type PaidTool } from './mcp-listing.js';
+import { paymentRequired, toolChallenges } from './mcp-payment.js';
+import { rpcConnection, type RpcAnswer, type RpcConnection } from './mcp-rpc.js';
+import { answerSessionOffer, answerStatus, callOnHeld, paidAnswer, sendCall, sendPaid, toolSessionPath, type ToolCall } from './mcp-session.js';
+import { checkOptions, type FetchWithL402Options } from './options.js';
+import { chooseAndPay } from './paying.js';
+import type { ClosedSession } from './sessions.js';
 
 export { McpToolError, McpTransportError } from './mcp-errors.js';
 export type { ToolPaymentReceipt } from './mcp-errors.js';
@@ -22,7 +27,10 @@ export type { PaidTool, ToolPrice } from './mcp-listing.js';
 
 /** fetchWithL402's options that apply to tool calls, and the most of one answer read. */
 export interface McpToolsOptions
-  extends Pick<FetchWithL402Options, 'wallet' | 'maxPriceSats' | 'budget' | 'maxFeeSats' | 'network' | 'fetch' | 'destinations' | 'timeoutMs'> {
+  extends Pick<
+    FetchWithL402Options,
+    'wallet' | 'maxPriceSats' | 'budget' | 'maxFeeSats' | 'network' | 'fetch' | 'destinations' | 'timeoutMs' | 'sessions' | 'onEvent' | 'events'
+  > {
   /** The most of one JSON-RPC answer read, in bytes; a larger one fails the call (McpTransportError). Default 4 MiB. */
   maxAnswerBytes?: number;
   /** How this client names itself to the server (initialize's clientInfo). */
@@ -44,7 +52,9 @@ export interface McpToolClient {
   /**
    * Calls a tool, paying a Lightning charge it asks for (-32042) within
    * maxPriceSats (the client's, or `maxPriceSats` here when lower) and the
-   * budget. Throws L402ClientError when it refused to pay or the wallet
+   * budget; with `sessions`, a tool sold by the prepaid session opens one
+   * (its deposit within maxDepositSats and the budget), is called on it,
+   * and tops it up when its balance runs out. Throws L402ClientError when it refused to pay or the wallet
    * failed, McpToolError for a JSON-RPC error, McpTransportError when the
    * server did not answer as an MCP server.
    */
@@ -53,7 +63,13 @@ export interface McpToolClient {
     args?: Record<string, unknown>,
     call?: { maxPriceSats?: number; signal?: AbortSignal; meta?: Record<string, unknown> },
   ): Promise<PaidToolResult>;
-  /** Ends the server's MCP session, if it gave one. */
+  /**
+   * Closes the prepaid sessions this client opened that are still held (their
+   * refunds looked for in the wallet and credited to the budget), and says
+   * how each went. The `sessions` store's closeAll() does it for all at once.
+   */
+  closeSessions(): Promise<ClosedSession[]>;
+  /** Closes this client's prepaid sessions (closeSessions), then ends the server's MCP session, if it gave one. */
   close(): Promise<void>;
 }
 
@@ -73,11 +89,23 @@ export function mcpToolClient(url: string | URL, options: McpToolsOptions): McpT
     clientName: options.clientInfo?.name ?? 'l402-paywall',
     clientVersion: options.clientInfo?.version ?? '1',
   });
+  const ours = (session: { origin: string; sessionId: string }) => session.origin === endpoint.origin && heldHere.has(session.sessionId);
+  const heldHere = new Set<string>();
+  const closeSessions = async () => Promise.all((options.sessions?.list() ?? []).filter(ours).map((session) => session.close()));
   return {
     url: endpoint,
     listTools: () => readToolList(connection),
-    callTool: (name, args = {}, call = {}) => callPaidTool(connection, options, name, args, call),
-    close: () => connection.close(),
+    callTool: async (name, args = {}, call = {}) => {
+      const called = await callPaidTool(connection, options, name, args, call);
+      const session = called.receipt?.session;
+      if (session) heldHere.add(session.sessionId);
+      return called;
+    },
+    closeSessions,
+    async close() {
+      await closeSessions();
+      await connection.close();
+    },
   };
 }
 
@@ -93,27 +121,69 @@ async function callPaidTool(
   if (!Number.isSafeInteger(maxPriceSats) || maxPriceSats <= 0)
     throw new TypeError(`callTool: maxPriceSats must be a positive whole number, got ${maxPriceSats}`);
   const limits: FetchWithL402Options = { ...options, maxPriceSats, scheme: 'Payment' };
-  const params = { name, arguments: args, ...(call.meta && { _meta: call.meta }) };
+  const { sessions, budget } = options;
+  // The events' request stands for the call (subject: the endpoint); the headers it gains (traceparent, agent) go with the call.
+  const traced = options.onEvent ? new Request(url, { method: 'POST' }) : undefined;
+  const events: ClientCall | undefined =
+    traced &&
+    clientCall(
+      options.onEvent!,
+      options.events ?? {},
+      traced,
+      budget && { spentMsat: () => budget.spent().totalMsat, leftMsat: () => budget.remainingMsat(url.host) },
+    );
+  const tool: ToolCall = {
+    connection,
+    url,
+    name,
+    options: limits,
+    sessions: sessions!,
+    events,
+    topUps: { left: sessions?.maxTopUpsPerCall ?? 0 },
+    params: { name, arguments: args, ...(call.meta && { _meta: call.meta }) },
+    ...(call.signal && { signal: call.signal }),
+    ...(traced && { headers: traced.headers }),
+  };
 
-  // 1. the call, unpaid
-  const first = await connection.request('tools/call', params, call.signal);
+  // 1. the call: on the session held for the tool (bearer), else unpaid
+  const held = sessions?.find(toolSessionPath(url, name));
+  let first: RpcAnswer;
+  if (held && sessions) {
+    const onHeld = await callOnHeld(tool, sessions, held);
+    if ('served' in onHeld) return onHeld.served;
+    first = onHeld.offersAnew;
+  } else {
+    first = await sendCall(tool);
+  }
   const asked = paymentRequired(first);
   if (!asked) return served(first, name);
 
-  // 2. its challenges, 3. the one to pay (or the first refusal)
-  const { offers, echoes, unsupported } = toolChallenges(asked.data);
+  // 2. its challenges: a session offered is opened when the client holds sessions (as fetchWithL402 does)
+  const { offers, sessions: sessionOffers, echoes, unsupported } = toolChallenges(asked.data);
+  let sessionNotUsed: string | undefined;
+  if (sessions && sessionOffers[0]) {
+    const answered = await answerSessionOffer(tool, sessions, sessionOffers[0], () => callPaidTool(connection, options, name, args, call));
+    if (answered && 'served' in answered) return answered.served;
+    if (answered) sessionNotUsed = answered.why;
+  }
   if (offers.length === 0) {
-    throw new L402ClientError(
+    const error = new L402ClientError(
       'UNSUPPORTED_CHALLENGE',
-      `Not paid: ${url.host} asks for payment of ${name} only by ${unsupported.join(', ') || 'no readable challenge'}; this client pays Payment lightning/charge challenges`,
+      `Not paid: ${url.host} asks for payment of ${name} only by ${unsupported.join(', ') || 'no readable challenge'}; this client pays Payment lightning/charge challenges` +
+        (sessionNotUsed
+          ? ` (and sessions, but ${sessionNotUsed})`
+          : sessionOffers.length > 0
+            ? ' (and lightning/session, given createSessions as `sessions`)'
+            : ''),
       { url: url.href, scheme: 'Payment', unsupported },
     );
+    if (events) events.invoiceRefused(error.code, {}, events.challengeReceived({}));
+    throw error;
   }
-  const chosen = chooseOffer(offers, limits, url);
-  const offer = chosen.offer as (typeof offers)[number];
 
-  // 4. pay (at most once per invoice and wallet), 5. the call again with the credential
-  const { proof, paidByThisCall } = await payInvoice(offer.invoice, chosen.invoice, limits, url.host);
+  // 3. the one to pay (or the first refusal), 4. paid (at most once per invoice and wallet)
+  const { chosen, facts, proof, paidByThisCall, cause } = await chooseAndPay(offers, limits, url, events);
+  const offer = chosen.offer as (typeof offers)[number];
   const receipt: ToolPaymentReceipt = {
     server: url.href,
     tool: name,
@@ -124,37 +194,13 @@ async function callPaidTool(
     scheme: 'Payment',
     challengeId: offer.charge.challenge.id,
   };
-  let paid: RpcAnswer;
-  try {
-    paid = await connection.request('tools/call', { ...params, _meta: credentialMeta(call.meta, echoes.get(offer)!, proof.preimage) }, call.signal);
-  } catch (error) {
-    // Paid, and no answer (none at all, none in time, none readable): said with the payment, never paid again here.
-    const why = error instanceof Error ? error.message : String(error);
-    const status = error instanceof McpTransportError ? error.status : undefined;
-    throw new McpTransportError(`${url.host} was paid ${chosen.invoice.amountMsat / 1000} sats for ${name} and gave no answer: ${why}`, status, receipt, {
-      cause: error,
-    });
-  }
+  // 5. the call again with the credential
+  const retryStartedAt = events ? performance.now() : 0;
+  const answer = await sendPaid(tool, receipt, echoes.get(offer)!, { preimage: proof.preimage });
+  if (cause !== undefined) events?.requestServed({ ...facts, status: answerStatus(answer), retryStartedAt, paidByThisCall }, cause);
   // 6. the answer: a refusal now (-32042 again, -32043) is the server's, not a reason to pay twice for one call
-  if ('error' in paid) {
-    const again = paymentRequired(paid);
-    const why = again ? toolChallenges(again.data).failure : undefined;
-    throw new McpToolError(
-      `${url.host} did not serve ${name} after it was paid ${chosen.invoice.amountMsat / 1000} sats: ${paid.error.message}${why ? ` (${why})` : ''}; not paid again`,
-      paid.error.code,
-      paid.error.data,
-      receipt,
-    );
-  }
-  if (paymentRequired(paid)) {
-    throw new McpToolError(
-      `${url.host} asked again for payment of ${name} after it was paid ${chosen.invoice.amountMsat / 1000} sats; not paid again`,
-      asked.code,
-      paid.result._meta,
-      receipt,
-    );
-  }
-  return { result: paid.result, receipt: { ...receipt, ...toolReceipt(paid.result, receipt.challengeId, receipt.paymentHash) } };
+  const result = paidAnswer(tool, answer, receipt, { challengeId: receipt.challengeId, reference: receipt.paymentHash });
+  return sessionNotUsed === undefined ? result : { ...result, receipt: { ...result.receipt!, sessionNotUsed } };
 }
 
 /** An unpaid call's answer: its result, or its error thrown. */

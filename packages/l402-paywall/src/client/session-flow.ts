@@ -10,7 +10,7 @@ import { readBoundedText } from '../http/read-bounded.js';
 import { parsePaymentChallenges } from '../schemes/payment/challenge.js';
 import { formatSessionCredential, readLightningSession, type LightningSessionOffer } from '../schemes/session/codec.js';
 import { isAmountlessInvoiceUnsupported, L402ClientError } from './errors.js';
-import { heldSession } from './held-session.js';
+import { heldSession, httpClose } from './held-session.js';
 import { checkedInvoice, type CheckedInvoice } from './invoice-check.js';
 import type { Offer } from './offers.js';
 import { DEFAULT_MAX_CHALLENGE_BYTES, type FetchWithL402Options, type Wallet } from './options.js';
@@ -36,6 +36,9 @@ export interface SessionCall {
   /** The top-ups this call may still pay (a refusal for balance, and a metered stream's demands), counted down. */
   topUps: { left: number };
 }
+
+/** What the deposit steps need of a call: the same whether it is an HTTP request (fetchWithL402) or a tool call (mcp-session.ts). */
+export type DepositCall = Pick<SessionCall, 'options' | 'url' | 'sessions' | 'events' | 'topUps'>;
 
 /** The maximum deposit when createSessions names none: this many times maxPriceSats (the draft's recommended deposit). */
 const DEFAULT_DEPOSIT_UNITS = 20;
@@ -111,7 +114,7 @@ export async function sendOnHeld(call: SessionCall, held: HeldSession): Promise<
 }
 
 /** The deposit's check: the same as a charge's invoice, against maxDepositSats, and the offer's own fields must agree with the invoice. */
-function checkedDeposit(call: SessionCall, offer: LightningSessionOffer): CheckedInvoice {
+export function checkedDeposit(call: DepositCall, offer: LightningSessionOffer): CheckedInvoice {
   const { options, url } = call;
   const where = { url: url.href, scheme: 'Payment', challengeId: offer.challenge.id };
   if (offer.unitPriceSats > options.maxPriceSats) {
@@ -134,7 +137,7 @@ function checkedDeposit(call: SessionCall, offer: LightningSessionOffer): Checke
   });
 }
 
-interface DepositPaid {
+export interface DepositPaid {
   proof: Proof;
   paidByThisCall: boolean;
   facts: { paymentHash: string; amountMsat: number; invoice: string };
@@ -143,7 +146,7 @@ interface DepositPaid {
 }
 
 /** Pays a deposit (budget charged, at most once per invoice), with its events; throws as a charge's payment does. */
-async function payDeposit(call: SessionCall, offer: LightningSessionOffer, invoice: CheckedInvoice): Promise<DepositPaid> {
+export async function payDeposit(call: DepositCall, offer: LightningSessionOffer, invoice: CheckedInvoice): Promise<DepositPaid> {
   const { events } = call;
   const facts = { paymentHash: invoice.paymentHash, amountMsat: invoice.amountMsat, invoice: offer.depositInvoice };
   let cause = events?.challengeReceived(facts);
@@ -158,7 +161,7 @@ async function payDeposit(call: SessionCall, offer: LightningSessionOffer, invoi
   }
 }
 
-function sessionPayment(action: SessionPayment['action'], sessionId: string, url: URL, invoice: CheckedInvoice, proof: Proof): SessionPayment {
+export function sessionPayment(action: SessionPayment['action'], sessionId: string, url: URL, invoice: CheckedInvoice, proof: Proof): SessionPayment {
   return { action, origin: url.origin, sessionId, paymentHash: invoice.paymentHash, amountMsat: invoice.amountMsat, feeMsat: proof.feeMsat };
 }
 
@@ -216,7 +219,7 @@ export async function openSession(
 }
 
 /** A return invoice from the wallet: without an amount (the server names the refund), payable for a week. */
-function newReturnInvoice(wallet: Wallet, url: URL): Promise<{ invoice: string; paymentHash: string }> {
+export function newReturnInvoice(wallet: Wallet, url: URL): Promise<{ invoice: string; paymentHash: string }> {
   return wallet.createInvoice!({ memo: `refund of a prepaid session at ${url.host}`, expirySeconds: RETURN_INVOICE_EXPIRY_SECONDS });
 }
 
@@ -237,7 +240,15 @@ async function sendOpen(
   const response = await call.send(request, formatSessionCredential(offer.challenge, { action: 'open', preimage, returnInvoice: returnInvoice.invoice }));
   // 400, 401, 402: not opened (the deposit is then the server's to account for, and stays spent here).
   if (response.status === 400 || response.status === 401 || response.status === 402) return { response, answer: response };
-  const held = heldSession(offer, preimage, invoice.amountMsat, returnInvoice.paymentHash, request, url, call.options);
+  const held = heldSession(
+    offer,
+    preimage,
+    invoice.amountMsat,
+    returnInvoice.paymentHash,
+    httpClose(offer.challenge, request, call.options),
+    url,
+    call.options,
+  );
   call.sessions.hold(held, tokenKey(url));
   return { response, answer: watchHeld(call, held, response), held };
 }
@@ -251,7 +262,7 @@ function watchHeld(call: SessionCall, held: HeldSession, response: Response): Re
 }
 
 /** Takes one top-up from the call's allowance, or throws TOP_UP_REFUSED (nothing paid) when none is left. */
-function takeTopUp(call: SessionCall, held: HeldSession): void {
+export function takeTopUp(call: DepositCall, held: HeldSession): void {
   const { topUps, url } = call;
   if (topUps.left <= 0) {
     throw new L402ClientError(
@@ -304,7 +315,14 @@ async function refusedTopUp(
 }
 
 /** TOP_UP_NOT_CREDITED: `why` in its message (after the reason given), `serverCode` the server's code when it gave one. */
-function notCredited(call: SessionCall, held: HeldSession, invoice: CheckedInvoice, reason: string, serverCode: string | undefined, why = ''): L402ClientError {
+export function notCredited(
+  call: DepositCall,
+  held: HeldSession,
+  invoice: CheckedInvoice,
+  reason: string,
+  serverCode: string | undefined,
+  why = '',
+): L402ClientError {
   return new L402ClientError(
     'TOP_UP_NOT_CREDITED',
     `${invoice.amountMsat / 1000} sats paid as a top-up of session ${held.sessionId} were not credited (${reason})${why}: the payment stays counted as spent`,

@@ -4,28 +4,18 @@
 // server that asks again after being paid, or refuses the credential, is paid
 // once and never again for that call; answers too large to hold, endless event
 // streams and endless listings are cut, not buffered.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDevNode } from 'l402-paywall/backends';
+import { describe, expect, it } from 'vitest';
 import { createBudget, L402ClientError, McpToolError, McpTransportError, mcpToolClient, type McpToolsOptions } from 'l402-paywall/client';
-import { startHostileMcpServer, type HostileMcpServer } from '../support/hostile-mcp-server.js';
-import { recordingWallet, type RecordingWallet } from '../support/paid-apps.js';
+import { startHostileMcpServer } from '../support/hostile-mcp-server.js';
+import { useRecordedServer } from '../support/paid-apps.js';
 
-const node = createDevNode();
-let server: HostileMcpServer;
-let wallet: RecordingWallet;
-
-beforeAll(async () => {
-  server = await startHostileMcpServer(node);
-});
-afterAll(() => server?.close());
-beforeEach(() => {
-  wallet = recordingWallet(node);
+const t = useRecordedServer(startHostileMcpServer, (server) => {
   server.calls.length = 0;
   server.listPages = 0;
   server.listing = 'tools';
 });
 
-const client = (extra: Partial<McpToolsOptions> = {}) => mcpToolClient(server.url, { wallet, maxPriceSats: 5, ...extra });
+const client = (extra: Partial<McpToolsOptions> = {}) => mcpToolClient(t.server.url, { wallet: t.wallet, maxPriceSats: 5, ...extra });
 
 async function failure(work: Promise<unknown>): Promise<unknown> {
   return work.then(
@@ -47,9 +37,9 @@ describe('refused before the wallet is asked', () => {
     expect((error as L402ClientError).code).toBe(code);
     expect((error as L402ClientError).message).toMatch(message);
     expect((error as L402ClientError).refused).toBe(true);
-    expect(wallet.invoices).toEqual([]);
+    expect(t.wallet.invoices).toEqual([]);
     expect(budget.spent().totalMsat).toBe(0);
-    expect(server.calls.map((call) => call.credential)).toEqual([undefined]);
+    expect(t.server.calls.map((call) => call.credential)).toEqual([undefined]);
   });
 });
 
@@ -61,16 +51,16 @@ describe('paid once per call, never twice', () => {
     expect((error as McpToolError).rpcCode).toBe(-32042);
     expect((error as McpToolError).receipt).toMatchObject({ amountMsat: 1000, paidByThisCall: true, tool: 'endless' });
     expect((error as McpToolError).message).toMatch(/not paid again/);
-    expect(wallet.invoices).toHaveLength(1);
+    expect(t.wallet.invoices).toHaveLength(1);
     expect(budget.spent().totalSats).toBe(1);
-    expect(server.calls).toHaveLength(2);
+    expect(t.server.calls).toHaveLength(2);
   });
 
   it('-32043 to the credential: not paid again', async () => {
     const error = await failure(client().callTool('refuses'));
     expect((error as McpToolError).rpcCode).toBe(-32043);
     expect((error as McpToolError).receipt?.amountMsat).toBe(1000);
-    expect(wallet.invoices).toHaveLength(1);
+    expect(t.wallet.invoices).toHaveLength(1);
   });
 
   it('a receipt for another payment is not taken; the result is', async () => {
@@ -92,7 +82,7 @@ describe('answers too large to hold', () => {
     expect(error).toBeInstanceOf(McpTransportError);
     expect((error as McpTransportError).message).toMatch(/more than 262144 bytes/);
     expect((error as McpTransportError).receipt?.amountMsat).toBe(1000);
-    expect(wallet.invoices).toHaveLength(1);
+    expect(t.wallet.invoices).toHaveLength(1);
   });
 
   it('an event stream without end: cut at maxAnswerBytes', async () => {
@@ -109,12 +99,12 @@ describe('answers too large to hold', () => {
   });
 
   it('a 2 MiB listing is refused; endless pages stop at 20', async () => {
-    server.listing = 'huge';
+    t.server.listing = 'huge';
     expect(await failure(client({ maxAnswerBytes: 1024 * 1024 }).listTools())).toBeInstanceOf(McpTransportError);
-    server.listing = 'endless-pages';
-    server.listPages = 0;
+    t.server.listing = 'endless-pages';
+    t.server.listPages = 0;
     const tools = await client().listTools();
-    expect(server.listPages).toBe(20);
+    expect(t.server.listPages).toBe(20);
     expect(tools).toHaveLength(20);
   });
 

@@ -6,23 +6,13 @@
 // and takes mppx's receipt; a free tool costs nothing; what must not be paid
 // is refused before the wallet is asked.
 import { Challenge } from 'mppx';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDevNode } from 'l402-paywall/backends';
+import { describe, expect, it } from 'vitest';
 import { createBudget, devWallet, L402ClientError, mcpToolClient } from 'l402-paywall/client';
 import { MPPX_SECRET } from '../support/mpp-server.js';
-import { startMppxToolServer, type MppxToolServer } from '../support/mppx-tool-server.js';
-import { recordingWallet, type RecordingWallet } from '../support/paid-apps.js';
+import { startMppxToolServer } from '../support/mppx-tool-server.js';
+import { useRecordedServer } from '../support/paid-apps.js';
 
-const node = createDevNode();
-let server: MppxToolServer;
-let wallet: RecordingWallet;
-
-beforeAll(async () => {
-  server = await startMppxToolServer(node);
-});
-afterAll(() => server?.close());
-beforeEach(() => {
-  wallet = recordingWallet(node);
+const t = useRecordedServer(startMppxToolServer, (server) => {
   server.credentials.length = 0;
   server.served = 0;
   server.devPayments = 0;
@@ -30,7 +20,7 @@ beforeEach(() => {
 
 describe('mcpToolClient against an mppx MCP server', () => {
   it('lists the tools with their descriptions', async () => {
-    const client = mcpToolClient(server.url, { wallet, maxPriceSats: 5 });
+    const client = mcpToolClient(t.server.url, { wallet: t.wallet, maxPriceSats: 5 });
     const tools = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual(['weather', 'dear', 'echo']);
     expect(tools[0]!.description).toContain('2 sats');
@@ -38,16 +28,16 @@ describe('mcpToolClient against an mppx MCP server', () => {
 
   it('pays a tool on first try within the budget, and reads the receipt', async () => {
     const budget = createBudget({ totalSats: 5 });
-    const client = mcpToolClient(server.url, { wallet, maxPriceSats: 5, budget });
+    const client = mcpToolClient(t.server.url, { wallet: t.wallet, maxPriceSats: 5, budget });
     const { result, receipt } = await client.callTool('weather', { city: 'Lisbon' });
     expect(result.content).toEqual([{ type: 'text', text: JSON.stringify({ tool: 'weather', arguments: { city: 'Lisbon' } }) }]);
-    expect(wallet.invoices).toHaveLength(1);
+    expect(t.wallet.invoices).toHaveLength(1);
     expect(budget.spent().totalSats).toBe(2);
-    expect(server.served).toBe(1);
+    expect(t.server.served).toBe(1);
     // The unpaid call, then the paid one: its credential echoes mppx's challenge unchanged (mppx verifies its id).
-    expect(server.credentials).toHaveLength(2);
-    expect(server.credentials[0]).toBeUndefined();
-    const credential = server.credentials[1] as { challenge: Challenge.Challenge; payload: { preimage: string } };
+    expect(t.server.credentials).toHaveLength(2);
+    expect(t.server.credentials[0]).toBeUndefined();
+    const credential = t.server.credentials[1] as { challenge: Challenge.Challenge; payload: { preimage: string } };
     expect(Challenge.verify(credential.challenge, { secretKey: MPPX_SECRET })).toBe(true);
     expect(receipt).toMatchObject({
       tool: 'weather',
@@ -61,38 +51,38 @@ describe('mcpToolClient against an mppx MCP server', () => {
   });
 
   it('pays with the dev wallet of a service over HTTP', async () => {
-    const client = mcpToolClient(server.url, { wallet: devWallet({ serviceUrl: new URL(server.url).origin }), maxPriceSats: 5 });
+    const client = mcpToolClient(t.server.url, { wallet: devWallet({ serviceUrl: new URL(t.server.url).origin }), maxPriceSats: 5 });
     const { receipt } = await client.callTool('weather');
     expect(receipt?.serverReceipt?.reference).toBe(receipt?.paymentHash);
-    expect(server.devPayments).toBe(1);
+    expect(t.server.devPayments).toBe(1);
   });
 
   it('calls a free tool without paying', async () => {
-    const client = mcpToolClient(server.url, { wallet, maxPriceSats: 5 });
+    const client = mcpToolClient(t.server.url, { wallet: t.wallet, maxPriceSats: 5 });
     const { result, receipt } = await client.callTool('echo', { x: 1 });
     expect(receipt).toBeUndefined();
     expect(result.content).toEqual([{ type: 'text', text: JSON.stringify({ tool: 'echo', arguments: { x: 1 } }) }]);
-    expect(wallet.invoices).toEqual([]);
+    expect(t.wallet.invoices).toEqual([]);
   });
 
   it('refuses a tool dearer than maxPriceSats before the wallet is asked', async () => {
-    const client = mcpToolClient(server.url, { wallet, maxPriceSats: 10 });
+    const client = mcpToolClient(t.server.url, { wallet: t.wallet, maxPriceSats: 10 });
     const error = await client.callTool('dear').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(L402ClientError);
     expect((error as L402ClientError).code).toBe('PRICE_ABOVE_MAXIMUM');
     expect((error as L402ClientError).refused).toBe(true);
-    expect(wallet.invoices).toEqual([]);
+    expect(t.wallet.invoices).toEqual([]);
   });
 
   it('stops at the budget: the third 2-sat call on a 5-sat budget is refused unpaid', async () => {
     const budget = createBudget({ totalSats: 5 });
-    const client = mcpToolClient(server.url, { wallet, maxPriceSats: 5, budget });
+    const client = mcpToolClient(t.server.url, { wallet: t.wallet, maxPriceSats: 5, budget });
     await client.callTool('weather');
     await client.callTool('weather');
     const error = await client.callTool('weather').catch((e: unknown) => e);
     expect((error as L402ClientError).code).toBe('BUDGET_EXCEEDED');
-    expect(wallet.invoices).toHaveLength(2);
+    expect(t.wallet.invoices).toHaveLength(2);
     expect(budget.spent().totalSats).toBe(4);
-    expect(server.served).toBe(2);
+    expect(t.server.served).toBe(2);
   });
 });

@@ -11,7 +11,8 @@ import { Hono } from 'hono';
 import { serve } from '@hono/node-server';
 import { withL402, type L402Options } from 'l402-paywall';
 import { l402Middleware } from 'l402-paywall/express';
-import type { DevNode } from 'l402-paywall/backends';
+import { createDevNode, type DevNode } from 'l402-paywall/backends';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { Wallet } from 'l402-paywall/client';
 
 export const APP_SECRET = 'client-test-secret-0123456789abcdef0123456789abcdef';
@@ -22,6 +23,30 @@ export interface RecordingWallet extends Wallet {
   failing: boolean;
   /** Answer this preimage instead of the real one. */
   lyingPreimage?: string;
+}
+
+/** A test file's server on a dev node of its own, and the wallet that pays it, as the file's hooks keep them. */
+export interface RecordedServer<S> {
+  readonly node: DevNode;
+  /** Started before the file's tests, closed after them. */
+  server: S;
+  /** A fresh recording wallet on the same node before each test. */
+  wallet: RecordingWallet;
+}
+
+/** The file's server, started once with `start` and its records cleared with `reset` before each test, and a fresh recording wallet per test. */
+export function useRecordedServer<S extends { close(): Promise<void> }>(start: (node: DevNode) => Promise<S>, reset: (server: S) => void): RecordedServer<S> {
+  const node = createDevNode();
+  const state = { node } as RecordedServer<S>;
+  beforeAll(async () => {
+    state.server = await start(node);
+  });
+  afterAll(() => state.server?.close());
+  beforeEach(() => {
+    state.wallet = recordingWallet(node);
+    reset(state.server);
+  });
+  return state;
 }
 
 /** A wallet paying the dev node's invoices, recording every invoice it is asked to pay. */
