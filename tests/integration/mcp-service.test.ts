@@ -12,13 +12,13 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { Credential, Method, z } from 'mppx';
 import { McpClient } from 'mppx/mcp/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeInvoice } from 'l402-paywall/lightning';
 import { canonicalJson, formatCredential, parsePaymentChallenges } from 'l402-paywall/mpp';
 import type { JsonChallenge } from 'l402-paywall/mcp-tools';
 import { createRateLimiter } from '../../lib/store/index.js';
+import { mppxLightningCharge } from '../support/mppx-lightning.js';
 import { useDevServer } from '../support/server.js';
 
 const server = useDevServer();
@@ -60,24 +60,6 @@ const invoiceOf = (challenge: JsonChallenge, member = 'invoice') =>
   member === 'invoice' ? (challenge.request.methodDetails as { invoice: string }).invoice : (challenge.request[member] as string);
 const text = (result: unknown) => ((result as CallToolResult).content[0] as { text: string }).text;
 
-/** The Lightning charge of draft-lightning-charge as an mppx client method, paying from the service's dev wallet. */
-function devWalletCharge(counter: { payments: number }) {
-  const charge = Method.from({
-    name: 'lightning',
-    intent: 'charge',
-    schema: {
-      credential: { payload: z.object({ preimage: z.string() }) },
-      request: z.object({ amount: z.string(), currency: z.string(), methodDetails: z.object({ invoice: z.string() }) }),
-    },
-  });
-  return Method.toClient(charge, {
-    async createCredential({ challenge }) {
-      counter.payments++;
-      return Credential.serialize({ challenge, payload: { preimage: await devPay(challenge.request.methodDetails.invoice) } });
-    },
-  });
-}
-
 describe('POST /api/mcp', () => {
   it('lists the paid demo tools, each stating its price, and advertises the Lightning payment method', async () => {
     const client = await connect();
@@ -108,7 +90,7 @@ describe('POST /api/mcp', () => {
 
   it('is paid on its first try by mppx McpClient.wrap with a dev-wallet lightning/charge method: content and receipt', async () => {
     const counter = { payments: 0 };
-    const client = McpClient.wrap(await connect(), { methods: [devWalletCharge(counter)] });
+    const client = McpClient.wrap(await connect(), { methods: [mppxLightningCharge(devPay, counter)] });
     const result = (await client.callTool({ name: 'btc_price' })) as CallToolResult & { receipt?: Record<string, unknown> };
     expect(JSON.parse(text(result))).toMatchObject({ usd: expect.any(Number), source: expect.any(String) });
     expect(result.receipt).toMatchObject({ method: 'lightning', status: 'success', reference: expect.stringMatching(/^[0-9a-f]{64}$/) });
