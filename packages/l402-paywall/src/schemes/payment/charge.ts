@@ -10,11 +10,11 @@
 // with zod what is wrong when a check fails. Without it (the paywall) a
 // refusal names the part that is wrong, not the field.
 import { isConditionName as isCaveatName } from '../../core/conditions.js';
-import { base64UrlEncode } from '../../crypto/encoding.js';
+import { base64ToBytes, base64UrlEncode } from '../../crypto/encoding.js';
 import { isPreimageOf } from '../../crypto/preimage.js';
 import type { BindingKeyring, BoundParameters } from './binding.js';
 import { refuse, type Refused } from '../../core/problem.js';
-import { MAX_PARAM_LENGTH, decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from './wire.js';
+import { MAX_PARAM_LENGTH, decodeBase64Transient, encodeJson, formatTime, parseJsonBytes, parseTime } from './wire.js';
 
 export const PAYMENT_SCHEME = 'Payment';
 export const LIGHTNING_METHOD = 'lightning';
@@ -217,28 +217,48 @@ function quoted(name: string, value: string): string {
   return `"${value.replace(/[\\"]/g, '\\$&')}"`;
 }
 
-/** The scheme in any case (RFC 9110 auth-schemes are case-insensitive), spaces, then base64url, padded or not. */
-const CREDENTIAL = /^payment[ ]+([A-Za-z0-9_+/-]+={0,2})[ \t]*$/i;
-
 export type CredentialParse = { ok: true; credential: PaymentCredential } | Refused;
 
 /** An Authorization value in the Payment scheme decoded to its JSON: what every intent's credential is read from. */
 export type PaymentReading = { ok: true; json: unknown } | Refused;
 
+// The credential's bytes and their ASCII copy (base64ToBytes's scratch) are
+// decoded into these, read into a string at once and never handed out:
+// JavaScript runs one call at a time, so one pair serves every request.
+const credentialBytes = new Uint8Array((MAX_CREDENTIAL_LENGTH / 4) * 3);
+const credentialAscii = new Uint8Array(MAX_CREDENTIAL_LENGTH);
+
 /**
  * The one decode of a Payment credential (base64url, then JSON), shared by
  * the charge and the session intents: the paywall reads a value once
  * whichever intent it turns out to be. Never repeats the preimage.
+ *
+ * The form is the scheme in any case (RFC 9110 auth-schemes are
+ * case-insensitive), spaces, then base64 or base64url, padded or not, with
+ * nothing after it but the trim: read by position, as the decode itself
+ * refuses every character outside the alphabets (whitespace included) and
+ * padding anywhere but at the end.
  */
 export function readPaymentAuthorization(authorization: string): PaymentReading {
   if (authorization.length > MAX_CREDENTIAL_LENGTH + 16) return refuse('lightning/malformed-credential', 'Authorization is too long for a Payment credential');
-  const match = CREDENTIAL.exec(authorization.trim());
-  if (!match) return refuse('lightning/malformed-credential', 'Authorization is not of the form "Payment <base64url>"');
-  const bytes = decodeBase64(match[1]!, MAX_CREDENTIAL_LENGTH);
-  const json = bytes && parseJsonBytes(bytes);
-  if (json === undefined) return refuse('lightning/malformed-credential', 'the credential is not base64url JSON');
-  return { ok: true, json };
+  const text = authorization.trim();
+  let at = SCHEME_LOWER.length;
+  let scheme = text.length > at;
+  for (let i = 0; i < SCHEME_LOWER.length && scheme; i++) scheme = (text.charCodeAt(i) | 0x20) === SCHEME_LOWER.charCodeAt(i);
+  if (scheme && text.charCodeAt(at) !== 0x20) scheme = false;
+  while (scheme && text.charCodeAt(at) === 0x20) at++;
+  const length =
+    scheme && at < text.length && text.length - at <= MAX_CREDENTIAL_LENGTH ? base64ToBytes(text, at, text.length, credentialBytes, credentialAscii) : -1;
+  const json = length < 0 ? undefined : parseJsonBytes(credentialBytes.subarray(0, length));
+  if (json !== undefined) return { ok: true, json };
+  // Refused: which of the two reasons, by the form's own grammar (off the hot path).
+  if (!CREDENTIAL.test(text)) return refuse('lightning/malformed-credential', 'Authorization is not of the form "Payment <base64url>"');
+  return refuse('lightning/malformed-credential', 'the credential is not base64url JSON');
 }
+
+const SCHEME_LOWER = 'payment';
+/** The form as a grammar: the scheme in any case, spaces, then base64url or base64, padded or not. */
+const CREDENTIAL = /^payment[ ]+[A-Za-z0-9_+/-]+={0,2}$/i;
 
 /** Whether a decoded credential echoes a challenge of `intent`: how the paywall tells the intents apart. */
 export function echoesIntent(json: unknown, intent: string): boolean {
@@ -304,12 +324,13 @@ export function verifyChargeCredential(keyring: BindingKeyring, credential: Paym
   if (challenge.method !== LIGHTNING_METHOD || challenge.intent !== CHARGE_INTENT) {
     return refuse('method-unsupported', `this server takes lightning/charge credentials, not ${challenge.method}/${challenge.intent}`);
   }
-  const echo = verifyEcho(keyring, challenge);
+  const echo = checkEcho(keyring, challenge);
   if (!echo.ok) return echo;
   const { expiresAt, binding } = echo;
+  // Read at once: the request's bytes are in the shared buffer until the next decode.
+  const request = plainChargeRequest(parseJsonBytes(echo.requestBytes));
   if (expiresAt <= nowSeconds) return refuse('lightning/expired-invoice', 'the challenge has expired: request a new one');
   // Bound by this server, so these fail only if it issued something it cannot read back.
-  const request = plainChargeRequest(parseJsonBytes(echo.requestBytes));
   if (!request || request.methodDetails.paymentHash === undefined || !binding) {
     return refuse('verification-failed', 'the challenge does not hold what this server issues');
   }
@@ -346,13 +367,18 @@ export interface VerifiedEcho {
  * Whether the expiry has passed is the caller's to judge.
  */
 export function verifyEcho(keyring: BindingKeyring, challenge: PaymentChallenge): VerifiedEcho | Refused {
+  const echo = checkEcho(keyring, challenge);
+  return echo.ok ? { ...echo, requestBytes: echo.requestBytes.slice() } : echo;
+}
+
+/** verifyEcho with the request's bytes left in the shared buffer (decodeBase64Transient): the caller reads them before anything else decodes. */
+function checkEcho(keyring: BindingKeyring, challenge: PaymentChallenge): VerifiedEcho | Refused {
   // The id binds the request's and opaque's bytes: they are bound as this
   // server wrote them (base64url, no padding), so an echo that spells the same
   // bytes with padding still verifies, and the fields read after are the bytes bound.
-  const requestBytes = decodeBase64(challenge.request);
-  const opaqueBytes = challenge.opaque === undefined ? undefined : decodeBase64(challenge.opaque);
-  if (!requestBytes || (challenge.opaque !== undefined && !opaqueBytes))
-    return refuse('lightning/malformed-credential', 'the echoed request or opaque is not base64url');
+  const opaque = challenge.opaque === undefined ? undefined : opaqueOf(challenge.opaque);
+  const requestBytes = decodeBase64Transient(challenge.request);
+  if (!requestBytes || opaque === null) return refuse('lightning/malformed-credential', 'the echoed request or opaque is not base64url');
   const bound = {
     realm: challenge.realm,
     method: challenge.method,
@@ -360,15 +386,44 @@ export function verifyEcho(keyring: BindingKeyring, challenge: PaymentChallenge)
     request: asWritten(challenge.request, requestBytes),
     expires: challenge.expires,
     digest: challenge.digest,
-    opaque: opaqueBytes && asWritten(challenge.opaque!, opaqueBytes),
+    opaque: opaque?.written,
   };
   if (!keyring.verify(challenge.id, bound)) {
     return refuse('lightning/unknown-challenge', 'the challenge was not issued by this server, or was changed since');
   }
   const expiresAt = challenge.expires === undefined ? undefined : parseTime(challenge.expires);
   if (expiresAt === undefined) return refuse('lightning/unknown-challenge', 'the challenge has no expiry');
-  const binding = opaqueBytes ? plainBindingFields(parseJsonBytes(opaqueBytes)) : NO_BINDING;
-  return { ok: true, requestBytes, expiresAt, binding };
+  if (opaque !== undefined) rememberOpaque(challenge.opaque!, opaque);
+  return { ok: true, requestBytes, expiresAt, binding: opaque ? opaque.fields : NO_BINDING };
+}
+
+/** An opaque parameter as bound (its base64url as this server writes it) and as read (its fields; undefined when they are not ours to read). */
+interface OpaqueReading {
+  written: string;
+  fields: BindingFields | undefined;
+}
+
+// A route's challenges all carry the same opaque (its route and conditions),
+// so its reading is kept, keyed by its text: the reading is a function of the
+// text alone, so a kept one is the one a fresh decode would give. Only
+// opaques of challenges that verified are kept (never a stranger's text), and
+// at most MAX_KEPT_OPAQUES: the lot is dropped when full.
+const keptOpaques = new Map<string, OpaqueReading>();
+const MAX_KEPT_OPAQUES = 256;
+
+/** An opaque text's reading, kept or fresh; null when it is not base64url. */
+function opaqueOf(text: string): OpaqueReading | null {
+  const kept = keptOpaques.get(text);
+  if (kept) return kept;
+  const bytes = decodeBase64Transient(text);
+  if (!bytes) return null;
+  return { written: asWritten(text, bytes), fields: plainBindingFields(parseJsonBytes(bytes)) };
+}
+
+function rememberOpaque(text: string, reading: OpaqueReading): void {
+  if (keptOpaques.has(text)) return;
+  if (keptOpaques.size >= MAX_KEPT_OPAQUES) keptOpaques.clear();
+  keptOpaques.set(text, reading);
 }
 
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
