@@ -26,11 +26,10 @@ import { BindingKeyring } from '../payment/binding.js';
 import {
   CHARGE_INTENT,
   chargeChallenge,
-  credentialOfReading,
   echoesIntent,
   formatChallenge,
   readPaymentAuthorization,
-  verifyChargeCredential,
+  verifyChargeReading,
   type PaymentReading,
   type VerifiedCharge,
 } from '../payment/charge.js';
@@ -126,14 +125,13 @@ function verifyReading(
 ): ReadingVerification {
   if (header?.includes(',') && hasSecondPaymentCredential(header))
     return { ok: false, rejection: { code: 'MULTIPLE_CREDENTIALS', message: REJECTIONS.MULTIPLE_CREDENTIALS }, problem: PROBLEM_OF.MULTIPLE_CREDENTIALS };
-  const parsed = reading
-    ? credentialOfReading(reading)
+  const verified = reading
+    ? verifyChargeReading(binding, reading, nowSeconds)
     : ({
         ok: false,
         problem: 'payment-required',
         detail: 'Payment required: pay the invoice in the challenge and retry with Authorization: Payment <credential>',
       } as const);
-  const verified = parsed.ok ? verifyChargeCredential(binding, parsed.credential, nowSeconds) : parsed;
   if (!verified.ok) return { ok: false, rejection: { code: codeOfProblem(verified.problem), message: verified.detail }, problem: verified.problem };
   const caveats = [`price_msat=${verified.amountSats * 1000}`];
   for (const name in verified.binding) caveats.push(`${name}=${verified.binding[name]}`);

@@ -129,7 +129,17 @@ function writeBindingInput(p: BoundParameters): Uint8Array | undefined {
   let at = 0;
   for (let i = 0; i < slots.length; i++) {
     if (i > 0) inputBytes[at++] = 0x7c; // "|"
-    at += encoder.encodeInto(slots[i]!, inputBytes.subarray(at)).written;
+    const slot = slots[i]!;
+    // Short ASCII slots (realm, method, intent, expires) by character: each
+    // encodeInto has a fixed cost beyond a short slot's whole copy.
+    let copied = 0;
+    if (slot.length <= 64) {
+      while (copied < slot.length && slot.charCodeAt(copied) < 0x80) {
+        inputBytes[at + copied] = slot.charCodeAt(copied);
+        copied++;
+      }
+    }
+    at += copied === slot.length ? copied : encoder.encodeInto(slot, inputBytes.subarray(at)).written;
   }
   return inputBytes.subarray(0, at);
 }

@@ -113,7 +113,24 @@ function utcSeconds(text: string): number | undefined {
       field++;
     }
   }
-  if (bad < 0) return undefined;
-  const ms = utcMilliseconds(fields[0]!, fields[1]!, fields[2]!, fields[3]!, fields[4]!, fields[5]!);
-  return ms === undefined ? undefined : ms / 1000;
+  const [year, month, day, hour, minute, second] = fields as [number, number, number, number, number, number];
+  // Years before 100 are left to the general reader, which refuses them as it always has (Date.UTC reads 0-99 as 1900-1999).
+  if (bad < 0 || year < 100 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59)
+    return undefined;
+  return daysSinceEpoch(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second;
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/** Days from 1970-01-01 to a proleptic Gregorian date: the civil-from-days arithmetic (H. Hinnant's), in 400-year eras. */
+function daysSinceEpoch(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
 }
