@@ -376,28 +376,43 @@ function chargeOfEcho(credential: PaymentCredential, echo: VerifiedEcho, nowSeco
   const { challenge, payload, source } = credential;
   const { expiresAt, binding } = echo;
   // Read at once: the request's bytes are in the shared buffer until the next decode.
-  const request = plainChargeRequest(parseJsonBytes(echo.requestBytes));
+  const terms = boundChargeTerms(parseJsonBytes(echo.requestBytes));
   if (expiresAt <= nowSeconds) return refuse('lightning/expired-invoice', 'the challenge has expired: request a new one');
   // Bound by this server, so these fail only if it issued something it cannot read back.
-  if (!request || request.methodDetails.paymentHash === undefined || !binding) {
-    return refuse('verification-failed', 'the challenge does not hold what this server issues');
-  }
-  const { amount, methodDetails } = request;
-  const paymentHash = methodDetails.paymentHash!;
-  if (!isPreimageOf(payload.preimage, paymentHash))
+  if (!terms || !binding) return refuse('verification-failed', 'the challenge does not hold what this server issues');
+  if (!isPreimageOf(payload.preimage, terms.paymentHash))
     return refuse('lightning/invalid-preimage', 'SHA-256 of the preimage is not the payment hash of the challenge');
-  return {
+  const verified: VerifiedCharge = {
     ok: true,
     challengeId: challenge.id,
     realm: challenge.realm,
-    amountSats: Number(amount),
-    paymentHash,
-    invoice: methodDetails.invoice,
-    network: methodDetails.network ?? 'mainnet',
+    amountSats: Number(terms.amount),
+    paymentHash: terms.paymentHash,
+    invoice: terms.invoice,
+    network: terms.network ?? 'mainnet',
     expiresAt,
     binding,
-    ...(source !== undefined && { source }),
   };
+  if (source !== undefined) verified.source = source;
+  return verified;
+}
+
+/**
+ * What a verifier reads from a request whose challenge id verified: the
+ * amount and payment hash it computes with, in their forms, and the invoice
+ * and network it reports, in their types. The rest of plainChargeRequest's
+ * checks (the invoice's grammar, the lengths) held when this server issued
+ * the request (chargeChallenge), and the id proves the request is that one,
+ * so they are not run again on a kilobyte per credential.
+ */
+function boundChargeTerms(json: unknown): { amount: string; paymentHash: string; invoice: string; network: LightningNetwork | undefined } | undefined {
+  if (!isObject(json) || !isObject(json.methodDetails)) return undefined;
+  const { amount, currency } = json;
+  const { invoice, paymentHash, network } = json.methodDetails;
+  if (typeof amount !== 'string' || !AMOUNT.test(amount) || Number(amount) * 1000 > Number.MAX_SAFE_INTEGER || currency !== 'sat') return undefined;
+  if (typeof invoice !== 'string' || typeof paymentHash !== 'string' || !LOWER_HEX_32.test(paymentHash)) return undefined;
+  if (network !== undefined && network !== 'mainnet' && network !== 'regtest' && network !== 'signet') return undefined;
+  return { amount, paymentHash, invoice, network };
 }
 
 /** An echoed challenge this server issued: its request's bytes, its expiry and its bound fields (undefined when they are not ours to read). */
