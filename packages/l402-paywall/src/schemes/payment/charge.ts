@@ -10,7 +10,7 @@
 // with zod what is wrong when a check fails. Without it (the paywall) a
 // refusal names the part that is wrong, not the field.
 import { isConditionName as isCaveatName } from '../../core/conditions.js';
-import { base64ToBytes, base64UrlEncode } from '../../crypto/encoding.js';
+import { base64ToBytes, base64UrlEncode, isHex32 } from '../../crypto/encoding.js';
 import { isPreimageOf } from '../../crypto/preimage.js';
 import type { BindingKeyring, BoundParameters } from './binding.js';
 import { refuse, type Refused } from '../../core/problem.js';
@@ -146,7 +146,7 @@ function credentialOf(json: unknown, checkRequestText: boolean): PaymentCredenti
   const echoed = challengeOf(challenge, checkRequestText);
   if (!echoed || !optionalString(source, 512) || !isObject(payload)) return undefined;
   const preimage = payload.preimage;
-  if (typeof preimage !== 'string' || !LOWER_HEX_32.test(preimage)) return undefined;
+  if (!isHex32(preimage)) return undefined;
   return { challenge: echoed, ...(source !== undefined && { source: source as string }), payload: { preimage } };
 }
 
@@ -410,7 +410,7 @@ function boundChargeTerms(json: unknown): { amount: string; paymentHash: string;
   const { amount, currency } = json;
   const { invoice, paymentHash, network } = json.methodDetails;
   if (typeof amount !== 'string' || !AMOUNT.test(amount) || Number(amount) * 1000 > Number.MAX_SAFE_INTEGER || currency !== 'sat') return undefined;
-  if (typeof invoice !== 'string' || typeof paymentHash !== 'string' || !LOWER_HEX_32.test(paymentHash)) return undefined;
+  if (typeof invoice !== 'string' || !isHex32(paymentHash)) return undefined;
   if (network !== undefined && network !== 'mainnet' && network !== 'regtest' && network !== 'signet') return undefined;
   return { amount, paymentHash, invoice, network };
 }

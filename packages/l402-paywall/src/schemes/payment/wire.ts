@@ -96,28 +96,28 @@ const UTC_SHAPE = '0000-00-00T00:00:00Z';
 
 /** parseTime of a 20-character `YYYY-MM-DDTHH:MM:SSZ` (T and Z in either case); undefined for any other text, which the general reader then reads. */
 function utcSeconds(text: string): number | undefined {
-  // Each field's value, digit by digit; a non-digit where a digit belongs makes the whole reading fail.
-  let bad = 0;
-  const fields = [0, 0, 0, 0, 0, 0];
-  let field = 0;
   for (let i = 0; i < 20; i++) {
-    const c = text.charCodeAt(i);
     const shape = UTC_SHAPE.charCodeAt(i);
-    if (shape === 0x30) {
-      const d = c - 0x30;
-      bad |= d | (9 - d); // negative when d is not 0-9
-      fields[field] = fields[field]! * 10 + d;
-    } else {
-      // T and Z may be lower case (RFC 3339 section 5.6); "-" and ":" have no case to fold.
-      if ((c | (shape >= 0x41 ? 0x20 : 0)) !== (shape | (shape >= 0x41 ? 0x20 : 0))) return undefined;
-      field++;
-    }
+    const c = text.charCodeAt(i);
+    // Digits where the shape has 0; the separators as they are, T and Z in either case (RFC 3339 section 5.6).
+    if (shape === 0x30 ? c < 0x30 || c > 0x39 : (c | (shape >= 0x41 ? 0x20 : 0)) !== (shape | (shape >= 0x41 ? 0x20 : 0))) return undefined;
   }
-  const [year, month, day, hour, minute, second] = fields as [number, number, number, number, number, number];
+  const year = digitsAt(text, 0, 4);
+  const month = digitsAt(text, 5, 2);
+  const day = digitsAt(text, 8, 2);
+  const hour = digitsAt(text, 11, 2);
+  const minute = digitsAt(text, 14, 2);
+  const second = digitsAt(text, 17, 2);
   // Years before 100 are left to the general reader, which refuses them as it always has (Date.UTC reads 0-99 as 1900-1999).
-  if (bad < 0 || year < 100 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59)
-    return undefined;
+  if (year < 100 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) return undefined;
   return daysSinceEpoch(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second;
+}
+
+/** The number written by `count` decimal digits (checked by the caller) from `at`. */
+function digitsAt(text: string, at: number, count: number): number {
+  let value = 0;
+  for (let i = at; i < at + count; i++) value = value * 10 + text.charCodeAt(i) - 0x30;
+  return value;
 }
 
 function daysInMonth(year: number, month: number): number {
