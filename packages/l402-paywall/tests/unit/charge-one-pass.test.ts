@@ -8,6 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BindingKeyring, formatCredential, type PaymentChallenge } from '../../src/mpp.js';
+import { verifyPaymentAuthorization } from '../../src/schemes/charge/charge-scheme.js';
 import { readPaymentAuthorization, verifyCharge, verifyChargeReading } from '../../src/schemes/payment/charge.js';
 import { encodeJson } from '../../src/schemes/payment/wire.js';
 import { anyText, authorizationFor, chargeFixture, ISSUED_AT, LIFETIME_SECONDS, OTHER_SECRET } from '../support/mpp.js';
@@ -113,5 +114,38 @@ describe('verifyChargeReading answers as verifyCharge', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('verifyPaymentAuthorization', () => {
+  it("gives a route's caveats sorted, the same frozen list for each of its credentials, another list for another price or binding", () => {
+    const ring = BindingKeyring.fromSecrets(OTHER_SECRET);
+    const first = chargeFixture(ring);
+    const second = chargeFixture(ring);
+    const a = verifyPaymentAuthorization(ring, first.credential, NOW);
+    const b = verifyPaymentAuthorization(ring, second.credential, NOW);
+    if (!a.ok || !b.ok) throw new Error('the fixtures verify');
+    expect(a.caveats).toEqual(['owner=alice@example.com', 'price_msat=21000', 'route=/weather']);
+    expect(Object.isFrozen(a.caveats)).toBe(true);
+    expect(b.caveats).toBe(a.caveats);
+    expect(b.charge.paymentHash).not.toBe(a.charge.paymentHash);
+    const dearer = verifyPaymentAuthorization(ring, chargeFixture(ring, { amountSats: 22 }).credential, NOW);
+    expect(dearer.ok && dearer.caveats).toEqual(['owner=alice@example.com', 'price_msat=22000', 'route=/weather']);
+    const bare = verifyPaymentAuthorization(ring, chargeFixture(ring, { binding: undefined }).credential, NOW);
+    expect(bare.ok && bare.caveats).toEqual(['price_msat=21000']);
+  });
+
+  it('refuses two credentials, none, and a changed one, with the paywall codes', () => {
+    const ring = BindingKeyring.fromSecrets(OTHER_SECRET);
+    const { credential, challenge, preimage } = chargeFixture(ring);
+    const codeOf = (header: string | undefined) => {
+      const result = verifyPaymentAuthorization(ring, header, NOW);
+      return result.ok ? 'ok' : result.problem;
+    };
+    const twice = verifyPaymentAuthorization(ring, `${credential}, ${credential}`, NOW);
+    expect(twice.ok || twice.rejection.code).toBe('MULTIPLE_CREDENTIALS');
+    expect(codeOf(undefined)).toBe('payment-required');
+    expect(codeOf(formatCredential({ ...challenge, realm: 'other.example' }, preimage))).toBe('lightning/unknown-challenge');
+    expect(codeOf(credential)).toBe('ok');
   });
 });

@@ -114,8 +114,11 @@ export class BindingKeyring {
 const encoder = new TextEncoder();
 // The HMAC input is written here rather than joined into a string and encoded
 // again (a kilobyte per credential); it is MACed before the next call, and
-// JavaScript runs one call at a time. Grown when a longer input comes.
+// JavaScript runs one call at a time. Grown when a longer input comes, up to
+// what the largest credential holds; a longer one (verify is public) gets a
+// buffer of its own, so no caller can leave a large one behind.
 let inputBytes = new Uint8Array(4096);
+const MAX_SHARED_INPUT = 64 * 1024;
 
 /** bindingInput's text as UTF-8 bytes, written into the shared buffer (a view of it); undefined where bindingInput is. */
 function writeBindingInput(p: BoundParameters): Uint8Array | undefined {
@@ -125,21 +128,25 @@ function writeBindingInput(p: BoundParameters): Uint8Array | undefined {
     if (slot.includes('|')) return undefined;
     most += slot.length * 3; // UTF-8 takes at most three bytes per UTF-16 code unit
   }
-  if (most > inputBytes.length) inputBytes = new Uint8Array(most);
+  let out = inputBytes;
+  if (most > out.length) {
+    out = new Uint8Array(most);
+    if (most <= MAX_SHARED_INPUT) inputBytes = out;
+  }
   let at = 0;
   for (let i = 0; i < slots.length; i++) {
-    if (i > 0) inputBytes[at++] = 0x7c; // "|"
+    if (i > 0) out[at++] = 0x7c; // "|"
     const slot = slots[i]!;
     // Short ASCII slots (realm, method, intent, expires) by character: each
     // encodeInto has a fixed cost beyond a short slot's whole copy.
     let copied = 0;
     if (slot.length <= 64) {
       while (copied < slot.length && slot.charCodeAt(copied) < 0x80) {
-        inputBytes[at + copied] = slot.charCodeAt(copied);
+        out[at + copied] = slot.charCodeAt(copied);
         copied++;
       }
     }
-    at += copied === slot.length ? copied : encoder.encodeInto(slot, inputBytes.subarray(at)).written;
+    at += copied === slot.length ? copied : encoder.encodeInto(slot, out.subarray(at)).written;
   }
-  return inputBytes.subarray(0, at);
+  return out.subarray(0, at);
 }
