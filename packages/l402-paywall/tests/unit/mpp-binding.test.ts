@@ -119,6 +119,24 @@ describe('BindingKeyring', () => {
     expect(ring.verify('', DRAFT_EXAMPLE)).toBe(false);
   });
 
+  it('verifies over the UTF-8 of every slot, short or long, as challengeId MACs it', () => {
+    // The verifier writes the slots' bytes itself (short ASCII ones by character, the rest by TextEncoder, a very long input into a buffer of its own).
+    const ring = BindingKeyring.fromSecrets(NEW);
+    const key = deriveBindingKey(new TextEncoder().encode(NEW));
+    const cases: BoundParameters[] = [
+      { ...DRAFT_EXAMPLE, realm: 'café.example' },
+      { ...DRAFT_EXAMPLE, realm: 'x'.repeat(64), method: 'lightning', digest: '\u{1F600} and a lone \ud800 surrogate' },
+      { ...DRAFT_EXAMPLE, realm: 'x'.repeat(65), opaque: 'ü'.repeat(300) },
+      { ...DRAFT_EXAMPLE, request: 'A'.repeat(30_000), digest: '€'.repeat(20_000) },
+      DRAFT_EXAMPLE,
+    ];
+    for (const parameters of cases) {
+      const id = challengeId(key, parameters);
+      expect(ring.verify(id, parameters), parameters.realm).toBe(true);
+      expect(ring.verify(id, { ...parameters, realm: `${parameters.realm}.` }), parameters.realm).toBe(false);
+    }
+  });
+
   it('rotates: the newest secret issues, the older ones still verify', () => {
     const before = BindingKeyring.fromSecrets(OLD);
     const after = BindingKeyring.fromSecrets([NEW, OLD]);

@@ -26,11 +26,11 @@ import { BindingKeyring } from '../payment/binding.js';
 import {
   CHARGE_INTENT,
   chargeChallenge,
-  credentialOfReading,
   echoesIntent,
   formatChallenge,
   readPaymentAuthorization,
-  verifyChargeCredential,
+  verifyChargeReading,
+  type BindingFields,
   type PaymentReading,
   type VerifiedCharge,
 } from '../payment/charge.js';
@@ -126,19 +126,35 @@ function verifyReading(
 ): ReadingVerification {
   if (header?.includes(',') && hasSecondPaymentCredential(header))
     return { ok: false, rejection: { code: 'MULTIPLE_CREDENTIALS', message: REJECTIONS.MULTIPLE_CREDENTIALS }, problem: PROBLEM_OF.MULTIPLE_CREDENTIALS };
-  const parsed = reading
-    ? credentialOfReading(reading)
+  const verified = reading
+    ? verifyChargeReading(binding, reading, nowSeconds)
     : ({
         ok: false,
         problem: 'payment-required',
         detail: 'Payment required: pay the invoice in the challenge and retry with Authorization: Payment <credential>',
       } as const);
-  const verified = parsed.ok ? verifyChargeCredential(binding, parsed.credential, nowSeconds) : parsed;
   if (!verified.ok) return { ok: false, rejection: { code: codeOfProblem(verified.problem), message: verified.detail }, problem: verified.problem };
-  const caveats = [`price_msat=${verified.amountSats * 1000}`];
-  for (const name in verified.binding) caveats.push(`${name}=${verified.binding[name]}`);
-  caveats.sort();
-  return { ok: true, charge: verified, caveats };
+  return { ok: true, charge: verified, caveats: caveatsOf(verified.binding, verified.amountSats) };
+}
+
+// A route's credentials share one binding (the reading of its opaque is kept,
+// schemes/payment/charge.ts) and one price, so their caveats are made once:
+// frozen, as every caller gets the same list. Gone with the binding.
+const caveatsByBinding = new WeakMap<BindingFields, Map<number, readonly string[]>>();
+
+/** What a charge was bound to and its amount (`price_msat`), as caveats, sorted. */
+function caveatsOf(binding: BindingFields, amountSats: number): readonly string[] {
+  let byAmount = caveatsByBinding.get(binding);
+  if (!byAmount) caveatsByBinding.set(binding, (byAmount = new Map()));
+  let caveats = byAmount.get(amountSats);
+  if (!caveats) {
+    const made = [`price_msat=${amountSats * 1000}`];
+    for (const name in binding) made.push(`${name}=${binding[name]}`);
+    caveats = Object.freeze(made.sort());
+    // A few prices per route at most; a binding with many (a price per request) is not worth keeping.
+    if (byAmount.size < 16) byAmount.set(amountSats, caveats);
+  }
+  return caveats;
 }
 
 export interface ChargeSchemeOptions {

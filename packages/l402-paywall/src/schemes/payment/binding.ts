@@ -14,6 +14,7 @@
 // draft's "Challenge-Binding Secret Management").
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
+import { equalsBase64Url } from '../../crypto/base64url-compare.js';
 import { base64UrlEncode, utf8 } from '../../crypto/encoding.js';
 import { KeyedHmac } from '../../crypto/sha256-block.js';
 import { MIN_SECRET_BYTES, secretBytes, type KeyDeriver } from '../../crypto/secrets.js';
@@ -102,19 +103,50 @@ export class BindingKeyring {
    * about how much of the id was right or which key matched.
    */
   verify(id: string, parameters: BoundParameters): boolean {
-    const input = bindingInput(parameters);
+    const input = writeBindingInput(parameters);
     if (input === undefined) return false;
-    const message = utf8(input);
     let matched = false;
-    for (const mac of this.#macs) matched = equalText(base64UrlEncode(mac.mac(message)), id) || matched;
+    for (const mac of this.#macs) matched = equalsBase64Url(mac.mac(input), id) || matched;
     return matched;
   }
 }
 
-/** Constant-time comparison of two strings (length is not secret): the same work whichever characters differ. */
-function equalText(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return diff === 0;
+const encoder = new TextEncoder();
+// The HMAC input is written here rather than joined into a string and encoded
+// again (a kilobyte per credential); it is MACed before the next call, and
+// JavaScript runs one call at a time. Grown when a longer input comes, up to
+// what the largest credential holds; a longer one (verify is public) gets a
+// buffer of its own, so no caller can leave a large one behind.
+let inputBytes = new Uint8Array(4096);
+const MAX_SHARED_INPUT = 64 * 1024;
+
+/** bindingInput's text as UTF-8 bytes, written into the shared buffer (a view of it); undefined where bindingInput is. */
+function writeBindingInput(p: BoundParameters): Uint8Array | undefined {
+  const slots = [p.realm, p.method, p.intent, p.request, p.expires ?? '', p.digest ?? '', p.opaque ?? ''];
+  let most = slots.length;
+  for (const slot of slots) {
+    if (slot.includes('|')) return undefined;
+    most += slot.length * 3; // UTF-8 takes at most three bytes per UTF-16 code unit
+  }
+  let out = inputBytes;
+  if (most > out.length) {
+    out = new Uint8Array(most);
+    if (most <= MAX_SHARED_INPUT) inputBytes = out;
+  }
+  let at = 0;
+  for (let i = 0; i < slots.length; i++) {
+    if (i > 0) out[at++] = 0x7c; // "|"
+    const slot = slots[i]!;
+    // Short ASCII slots (realm, method, intent, expires) by character: each
+    // encodeInto has a fixed cost beyond a short slot's whole copy.
+    let copied = 0;
+    if (slot.length <= 64) {
+      while (copied < slot.length && slot.charCodeAt(copied) < 0x80) {
+        out[at + copied] = slot.charCodeAt(copied);
+        copied++;
+      }
+    }
+    at += copied === slot.length ? copied : encoder.encodeInto(slot, out.subarray(at)).written;
+  }
+  return out.subarray(0, at);
 }

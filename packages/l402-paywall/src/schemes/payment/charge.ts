@@ -10,11 +10,11 @@
 // with zod what is wrong when a check fails. Without it (the paywall) a
 // refusal names the part that is wrong, not the field.
 import { isConditionName as isCaveatName } from '../../core/conditions.js';
-import { base64UrlEncode } from '../../crypto/encoding.js';
+import { base64ToBytes, base64UrlEncode, isHex32 } from '../../crypto/encoding.js';
 import { isPreimageOf } from '../../crypto/preimage.js';
 import type { BindingKeyring, BoundParameters } from './binding.js';
 import { refuse, type Refused } from '../../core/problem.js';
-import { MAX_PARAM_LENGTH, decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from './wire.js';
+import { MAX_PARAM_LENGTH, decodeBase64Transient, encodeJson, formatTime, parseJsonBytes, parseTime } from './wire.js';
 
 export const PAYMENT_SCHEME = 'Payment';
 export const LIGHTNING_METHOD = 'lightning';
@@ -110,35 +110,43 @@ export function plainBindingFields(json: unknown): BindingFields | undefined {
 
 /** A challenge's parameters, when they are (the schema's value); undefined otherwise. */
 export function plainChallenge(json: unknown): PaymentChallenge | undefined {
+  return challengeOf(json, true);
+}
+
+/**
+ * plainChallenge, with the request's alphabet checked or left to the caller:
+ * the verifier decodes the request anyway, and the decode refuses what the
+ * pattern would (verifyChargeReading), so it spares a kilobyte's match.
+ */
+function challengeOf(json: unknown, checkRequestText: boolean): PaymentChallenge | undefined {
   if (!isObject(json)) return undefined;
   const { id, realm, method, intent, request, expires, digest, description, opaque } = json;
   if (typeof id !== 'string' || id.length === 0 || id.length > 256 || typeof realm !== 'string' || realm.length > 256) return undefined;
   if (typeof method !== 'string' || !/^[a-z]{1,64}$/.test(method) || typeof intent !== 'string' || !/^[A-Za-z0-9-]{1,64}$/.test(intent)) return undefined;
-  if (typeof request !== 'string' || request.length > MAX_PARAM_LENGTH || !BASE64URL_TEXT.test(request)) return undefined;
+  if (typeof request !== 'string' || request.length > MAX_PARAM_LENGTH || (checkRequestText && !BASE64URL_TEXT.test(request))) return undefined;
   if (expires !== undefined && !(typeof expires === 'string' && expires.length <= 40 && parseTime(expires) !== undefined)) return undefined;
   if (!optionalString(digest, 1024) || !optionalString(description, 1024)) return undefined;
   if (opaque !== undefined && !(typeof opaque === 'string' && opaque.length <= MAX_OPAQUE_LENGTH && BASE64URL_TEXT.test(opaque))) return undefined;
-  return {
-    id,
-    realm,
-    method,
-    intent,
-    request,
-    ...(expires !== undefined && { expires: expires as string }),
-    ...(digest !== undefined && { digest: digest as string }),
-    ...(description !== undefined && { description: description as string }),
-    ...(opaque !== undefined && { opaque: opaque as string }),
-  };
+  const challenge: PaymentChallenge = { id, realm, method, intent, request };
+  if (expires !== undefined) challenge.expires = expires as string;
+  if (digest !== undefined) challenge.digest = digest as string;
+  if (description !== undefined) challenge.description = description as string;
+  if (opaque !== undefined) challenge.opaque = opaque as string;
+  return challenge;
 }
 
 /** A credential's parts, when they are (the schema's value); undefined otherwise. */
 export function plainCredential(json: unknown): PaymentCredential | undefined {
+  return credentialOf(json, true);
+}
+
+function credentialOf(json: unknown, checkRequestText: boolean): PaymentCredential | undefined {
   if (!isObject(json)) return undefined;
   const { challenge, source, payload } = json;
-  const echoed = plainChallenge(challenge);
+  const echoed = challengeOf(challenge, checkRequestText);
   if (!echoed || !optionalString(source, 512) || !isObject(payload)) return undefined;
   const preimage = payload.preimage;
-  if (typeof preimage !== 'string' || !LOWER_HEX_32.test(preimage)) return undefined;
+  if (!isHex32(preimage)) return undefined;
   return { challenge: echoed, ...(source !== undefined && { source: source as string }), payload: { preimage } };
 }
 
@@ -217,28 +225,48 @@ function quoted(name: string, value: string): string {
   return `"${value.replace(/[\\"]/g, '\\$&')}"`;
 }
 
-/** The scheme in any case (RFC 9110 auth-schemes are case-insensitive), spaces, then base64url, padded or not. */
-const CREDENTIAL = /^payment[ ]+([A-Za-z0-9_+/-]+={0,2})[ \t]*$/i;
-
 export type CredentialParse = { ok: true; credential: PaymentCredential } | Refused;
 
 /** An Authorization value in the Payment scheme decoded to its JSON: what every intent's credential is read from. */
 export type PaymentReading = { ok: true; json: unknown } | Refused;
 
+// The credential's bytes and their ASCII copy (base64ToBytes's scratch) are
+// decoded into these, read into a string at once and never handed out:
+// JavaScript runs one call at a time, so one pair serves every request.
+const credentialBytes = new Uint8Array((MAX_CREDENTIAL_LENGTH / 4) * 3);
+const credentialAscii = new Uint8Array(MAX_CREDENTIAL_LENGTH);
+
 /**
  * The one decode of a Payment credential (base64url, then JSON), shared by
  * the charge and the session intents: the paywall reads a value once
  * whichever intent it turns out to be. Never repeats the preimage.
+ *
+ * The form is the scheme in any case (RFC 9110 auth-schemes are
+ * case-insensitive), spaces, then base64 or base64url, padded or not, with
+ * nothing after it but the trim: read by position, as the decode itself
+ * refuses every character outside the alphabets (whitespace included) and
+ * padding anywhere but at the end.
  */
 export function readPaymentAuthorization(authorization: string): PaymentReading {
   if (authorization.length > MAX_CREDENTIAL_LENGTH + 16) return refuse('lightning/malformed-credential', 'Authorization is too long for a Payment credential');
-  const match = CREDENTIAL.exec(authorization.trim());
-  if (!match) return refuse('lightning/malformed-credential', 'Authorization is not of the form "Payment <base64url>"');
-  const bytes = decodeBase64(match[1]!, MAX_CREDENTIAL_LENGTH);
-  const json = bytes && parseJsonBytes(bytes);
-  if (json === undefined) return refuse('lightning/malformed-credential', 'the credential is not base64url JSON');
-  return { ok: true, json };
+  const text = authorization.trim();
+  let at = SCHEME_LOWER.length;
+  let scheme = text.length > at;
+  for (let i = 0; i < SCHEME_LOWER.length && scheme; i++) scheme = (text.charCodeAt(i) | 0x20) === SCHEME_LOWER.charCodeAt(i);
+  if (scheme && text.charCodeAt(at) !== 0x20) scheme = false;
+  while (scheme && text.charCodeAt(at) === 0x20) at++;
+  const length =
+    scheme && at < text.length && text.length - at <= MAX_CREDENTIAL_LENGTH ? base64ToBytes(text, at, text.length, credentialBytes, credentialAscii) : -1;
+  const json = length < 0 ? undefined : parseJsonBytes(credentialBytes.subarray(0, length));
+  if (json !== undefined) return { ok: true, json };
+  // Refused: which of the two reasons, by the form's own grammar (off the hot path).
+  if (!CREDENTIAL.test(text)) return refuse('lightning/malformed-credential', 'Authorization is not of the form "Payment <base64url>"');
+  return refuse('lightning/malformed-credential', 'the credential is not base64url JSON');
 }
+
+const SCHEME_LOWER = 'payment';
+/** The form as a grammar: the scheme in any case, spaces, then base64url or base64, padded or not. */
+const CREDENTIAL = /^payment[ ]+[A-Za-z0-9_+/-]+={0,2}$/i;
 
 /** Whether a decoded credential echoes a challenge of `intent`: how the paywall tells the intents apart. */
 export function echoesIntent(json: unknown, intent: string): boolean {
@@ -300,35 +328,91 @@ export function verifyCharge(
 
 /** verifyCharge of a credential already read (credentialOfReading). */
 export function verifyChargeCredential(keyring: BindingKeyring, credential: PaymentCredential, nowSeconds: number): CredentialVerification {
+  const { challenge } = credential;
+  if (!isCharge(challenge)) return notCharge(challenge);
+  const echo = checkEcho(keyring, challenge);
+  return echo.ok ? chargeOfEcho(credential, echo, nowSeconds) : echo;
+}
+
+/**
+ * verifyChargeCredential(credentialOfReading(reading)) in one pass, the
+ * paywall's path: the same answer, refusals included, but the echoed request
+ * decoded once, its alphabet checked by that decode rather than by a pattern
+ * first (plainChallenge's, run here only to tell why a decode failed).
+ */
+export function verifyChargeReading(keyring: BindingKeyring, reading: PaymentReading, nowSeconds: number): CredentialVerification {
+  if (!reading.ok) return reading;
+  const credential = credentialOf(reading.json, false);
+  // base64's "+" and "/" decode, but are not base64url: plainChallenge's pattern refuses them.
+  if (!credential || credential.challenge.request.includes('+') || credential.challenge.request.includes('/')) return malformed();
+  const { challenge } = credential;
+  const opaque = challenge.opaque === undefined ? undefined : opaqueOf(challenge.opaque);
+  const requestBytes = decodeBase64Transient(challenge.request);
+  if (!requestBytes && !BASE64URL_TEXT.test(challenge.request)) return malformed();
+  if (!isCharge(challenge)) return notCharge(challenge);
+  if (!requestBytes || opaque === null) return notBase64Url();
+  const echo = bindEcho(keyring, challenge, requestBytes, opaque);
+  return echo.ok ? chargeOfEcho(credential, echo, nowSeconds) : echo;
+}
+
+function isCharge(challenge: PaymentChallenge): boolean {
+  return challenge.method === LIGHTNING_METHOD && challenge.intent === CHARGE_INTENT;
+}
+
+function notCharge(challenge: PaymentChallenge): Refused {
+  return refuse('method-unsupported', `this server takes lightning/charge credentials, not ${challenge.method}/${challenge.intent}`);
+}
+
+function malformed(): Refused {
+  return refuse('lightning/malformed-credential', 'the credential is malformed');
+}
+
+function notBase64Url(): Refused {
+  return refuse('lightning/malformed-credential', 'the echoed request or opaque is not base64url');
+}
+
+/** A charge credential whose echo verified (its request's bytes still in the shared buffer): expiry, what it holds, the preimage. */
+function chargeOfEcho(credential: PaymentCredential, echo: VerifiedEcho, nowSeconds: number): CredentialVerification {
   const { challenge, payload, source } = credential;
-  if (challenge.method !== LIGHTNING_METHOD || challenge.intent !== CHARGE_INTENT) {
-    return refuse('method-unsupported', `this server takes lightning/charge credentials, not ${challenge.method}/${challenge.intent}`);
-  }
-  const echo = verifyEcho(keyring, challenge);
-  if (!echo.ok) return echo;
   const { expiresAt, binding } = echo;
+  // Read at once: the request's bytes are in the shared buffer until the next decode.
+  const terms = boundChargeTerms(parseJsonBytes(echo.requestBytes));
   if (expiresAt <= nowSeconds) return refuse('lightning/expired-invoice', 'the challenge has expired: request a new one');
   // Bound by this server, so these fail only if it issued something it cannot read back.
-  const request = plainChargeRequest(parseJsonBytes(echo.requestBytes));
-  if (!request || request.methodDetails.paymentHash === undefined || !binding) {
-    return refuse('verification-failed', 'the challenge does not hold what this server issues');
-  }
-  const { amount, methodDetails } = request;
-  const paymentHash = methodDetails.paymentHash!;
-  if (!isPreimageOf(payload.preimage, paymentHash))
+  if (!terms || !binding) return refuse('verification-failed', 'the challenge does not hold what this server issues');
+  if (!isPreimageOf(payload.preimage, terms.paymentHash))
     return refuse('lightning/invalid-preimage', 'SHA-256 of the preimage is not the payment hash of the challenge');
-  return {
+  const verified: VerifiedCharge = {
     ok: true,
     challengeId: challenge.id,
     realm: challenge.realm,
-    amountSats: Number(amount),
-    paymentHash,
-    invoice: methodDetails.invoice,
-    network: methodDetails.network ?? 'mainnet',
+    amountSats: Number(terms.amount),
+    paymentHash: terms.paymentHash,
+    invoice: terms.invoice,
+    network: terms.network ?? 'mainnet',
     expiresAt,
     binding,
-    ...(source !== undefined && { source }),
   };
+  if (source !== undefined) verified.source = source;
+  return verified;
+}
+
+/**
+ * What a verifier reads from a request whose challenge id verified: the
+ * amount and payment hash it computes with, in their forms, and the invoice
+ * and network it reports, in their types. The rest of plainChargeRequest's
+ * checks (the invoice's grammar, the lengths) held when this server issued
+ * the request (chargeChallenge), and the id proves the request is that one,
+ * so they are not run again on a kilobyte per credential.
+ */
+function boundChargeTerms(json: unknown): { amount: string; paymentHash: string; invoice: string; network: LightningNetwork | undefined } | undefined {
+  if (!isObject(json) || !isObject(json.methodDetails)) return undefined;
+  const { amount, currency } = json;
+  const { invoice, paymentHash, network } = json.methodDetails;
+  if (typeof amount !== 'string' || !AMOUNT.test(amount) || Number(amount) * 1000 > Number.MAX_SAFE_INTEGER || currency !== 'sat') return undefined;
+  if (typeof invoice !== 'string' || !isHex32(paymentHash)) return undefined;
+  if (network !== undefined && network !== 'mainnet' && network !== 'regtest' && network !== 'signet') return undefined;
+  return { amount, paymentHash, invoice, network };
 }
 
 /** An echoed challenge this server issued: its request's bytes, its expiry and its bound fields (undefined when they are not ours to read). */
@@ -346,13 +430,24 @@ export interface VerifiedEcho {
  * Whether the expiry has passed is the caller's to judge.
  */
 export function verifyEcho(keyring: BindingKeyring, challenge: PaymentChallenge): VerifiedEcho | Refused {
+  const echo = checkEcho(keyring, challenge);
+  return echo.ok ? { ...echo, requestBytes: echo.requestBytes.slice() } : echo;
+}
+
+/** verifyEcho with the request's bytes left in the shared buffer (decodeBase64Transient): the caller reads them before anything else decodes. */
+function checkEcho(keyring: BindingKeyring, challenge: PaymentChallenge): VerifiedEcho | Refused {
+  // The opaque first: its decode shares the buffer the request's bytes must stay in.
+  const opaque = challenge.opaque === undefined ? undefined : opaqueOf(challenge.opaque);
+  const requestBytes = decodeBase64Transient(challenge.request);
+  if (!requestBytes || opaque === null) return notBase64Url();
+  return bindEcho(keyring, challenge, requestBytes, opaque);
+}
+
+/** The echo's id checked against the keys over its parts as decoded, then its expiry read (undefined opaque: the challenge had none). */
+function bindEcho(keyring: BindingKeyring, challenge: PaymentChallenge, requestBytes: Uint8Array, opaque: OpaqueReading | undefined): VerifiedEcho | Refused {
   // The id binds the request's and opaque's bytes: they are bound as this
   // server wrote them (base64url, no padding), so an echo that spells the same
   // bytes with padding still verifies, and the fields read after are the bytes bound.
-  const requestBytes = decodeBase64(challenge.request);
-  const opaqueBytes = challenge.opaque === undefined ? undefined : decodeBase64(challenge.opaque);
-  if (!requestBytes || (challenge.opaque !== undefined && !opaqueBytes))
-    return refuse('lightning/malformed-credential', 'the echoed request or opaque is not base64url');
   const bound = {
     realm: challenge.realm,
     method: challenge.method,
@@ -360,15 +455,44 @@ export function verifyEcho(keyring: BindingKeyring, challenge: PaymentChallenge)
     request: asWritten(challenge.request, requestBytes),
     expires: challenge.expires,
     digest: challenge.digest,
-    opaque: opaqueBytes && asWritten(challenge.opaque!, opaqueBytes),
+    opaque: opaque?.written,
   };
   if (!keyring.verify(challenge.id, bound)) {
     return refuse('lightning/unknown-challenge', 'the challenge was not issued by this server, or was changed since');
   }
   const expiresAt = challenge.expires === undefined ? undefined : parseTime(challenge.expires);
   if (expiresAt === undefined) return refuse('lightning/unknown-challenge', 'the challenge has no expiry');
-  const binding = opaqueBytes ? plainBindingFields(parseJsonBytes(opaqueBytes)) : NO_BINDING;
-  return { ok: true, requestBytes, expiresAt, binding };
+  if (opaque !== undefined) rememberOpaque(challenge.opaque!, opaque);
+  return { ok: true, requestBytes, expiresAt, binding: opaque ? opaque.fields : NO_BINDING };
+}
+
+/** An opaque parameter as bound (its base64url as this server writes it) and as read (its fields; undefined when they are not ours to read). */
+interface OpaqueReading {
+  written: string;
+  fields: BindingFields | undefined;
+}
+
+// A route's challenges all carry the same opaque (its route and conditions),
+// so its reading is kept, keyed by its text: the reading is a function of the
+// text alone, so a kept one is the one a fresh decode would give. Only
+// opaques of challenges that verified are kept (never a stranger's text), and
+// at most MAX_KEPT_OPAQUES: the lot is dropped when full.
+const keptOpaques = new Map<string, OpaqueReading>();
+const MAX_KEPT_OPAQUES = 256;
+
+/** An opaque text's reading, kept or fresh; null when it is not base64url. */
+function opaqueOf(text: string): OpaqueReading | null {
+  const kept = keptOpaques.get(text);
+  if (kept) return kept;
+  const bytes = decodeBase64Transient(text);
+  if (!bytes) return null;
+  return { written: asWritten(text, bytes), fields: plainBindingFields(parseJsonBytes(bytes)) };
+}
+
+function rememberOpaque(text: string, reading: OpaqueReading): void {
+  if (keptOpaques.has(text)) return;
+  if (keptOpaques.size >= MAX_KEPT_OPAQUES) keptOpaques.clear();
+  keptOpaques.set(text, reading);
 }
 
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';

@@ -13,12 +13,26 @@ export function encodeJson(value: unknown): string {
   return base64UrlEncode(utf8(canonicalJson(value)));
 }
 
+// base64ToBytes's ASCII copy of the text, used and done with inside one call.
+const asciiScratch = new Uint8Array(MAX_PARAM_LENGTH);
+// decodeBase64Transient's output: a typed array of a kilobyte is allocated
+// outside V8's heap, which cost more than the decode.
+const transientBytes = new Uint8Array((MAX_PARAM_LENGTH / 4) * 3);
+
 /** The bytes of a base64url (or base64) text, padded or not; undefined when it is not one or is longer than `maxLength`. */
 export function decodeBase64(text: string, maxLength = MAX_PARAM_LENGTH): Uint8Array | undefined {
+  return decodeBase64Transient(text, maxLength)?.slice();
+}
+
+/**
+ * decodeBase64 into one buffer shared by every call: the view answered holds
+ * the bytes only until the next call, so the caller reads them at once (into
+ * a string, a MAC) and never keeps the view.
+ */
+export function decodeBase64Transient(text: string, maxLength = MAX_PARAM_LENGTH): Uint8Array | undefined {
   if (text.length === 0 || text.length > Math.min(maxLength, MAX_PARAM_LENGTH)) return undefined;
-  const out = new Uint8Array(Math.ceil(text.length / 4) * 3);
-  const length = base64ToBytes(text, 0, text.length, out);
-  return length < 0 ? undefined : out.subarray(0, length);
+  const length = base64ToBytes(text, 0, text.length, transientBytes, asciiScratch);
+  return length < 0 ? undefined : transientBytes.subarray(0, length);
 }
 
 // ignoreBOM: a byte-order mark stays in the text, where JSON.parse refuses it, rather than being dropped silently.
@@ -46,14 +60,20 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?
  * Date.parse alone would take other formats too, each runtime its own.
  */
 export function parseTime(text: string): number | undefined {
+  if (text.length === 20) {
+    // A credential's expiry is read twice (checked with the challenge, then used once its id verified): the last one read is kept.
+    if (text === lastUtc.text) return lastUtc.seconds;
+    const utc = utcSeconds(text);
+    if (utc !== undefined) {
+      lastUtc = { text, seconds: utc };
+      return utc;
+    }
+  }
   const m = text.length <= 40 ? RFC3339.exec(text) : null;
   if (!m) return undefined;
   const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second);
-  const date = new Date(ms);
-  // Date.UTC rolls an impossible field over into the next one; a real date reads back the same.
-  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day || date.getUTCHours() !== hour) return undefined;
-  if (minute > 59 || second > 59) return undefined;
+  const ms = utcMilliseconds(year, month, day, hour, minute, second);
+  if (ms === undefined) return undefined;
   let offsetMinutes = 0;
   if (m[8]) {
     const offsetHours = Number(m[9]);
@@ -62,4 +82,63 @@ export function parseTime(text: string): number | undefined {
     offsetMinutes = (m[8] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMins);
   }
   return ms / 1000 + (m[7] ? Number(`0${m[7]}`) : 0) - offsetMinutes * 60;
+}
+
+/** Date.UTC of the fields, or undefined for an impossible date or time (February 30th, hour 24, minute 60). */
+function utcMilliseconds(year: number, month: number, day: number, hour: number, minute: number, second: number): number | undefined {
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second);
+  const date = new Date(ms);
+  // Date.UTC rolls an impossible field over into the next one; a real date reads back the same.
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day || date.getUTCHours() !== hour) return undefined;
+  if (minute > 59 || second > 59) return undefined;
+  return ms;
+}
+
+/** The last UTC time utcSeconds read: a value of the text alone, so keeping it changes no answer. */
+let lastUtc = { text: '', seconds: 0 };
+
+// "YYYY-MM-DDTHH:MM:SSZ": every expiry this server writes (formatTime) and so
+// every one a credential echoes back, read by character codes rather than the
+// regular expression: the separators by position, every other character a digit.
+const UTC_SHAPE = '0000-00-00T00:00:00Z';
+
+/** parseTime of a 20-character `YYYY-MM-DDTHH:MM:SSZ` (T and Z in either case); undefined for any other text, which the general reader then reads. */
+function utcSeconds(text: string): number | undefined {
+  for (let i = 0; i < 20; i++) {
+    const shape = UTC_SHAPE.charCodeAt(i);
+    const c = text.charCodeAt(i);
+    // Digits where the shape has 0; the separators as they are, T and Z in either case (RFC 3339 section 5.6).
+    if (shape === 0x30 ? c < 0x30 || c > 0x39 : (c | (shape >= 0x41 ? 0x20 : 0)) !== (shape | (shape >= 0x41 ? 0x20 : 0))) return undefined;
+  }
+  const year = digitsAt(text, 0, 4);
+  const month = digitsAt(text, 5, 2);
+  const day = digitsAt(text, 8, 2);
+  const hour = digitsAt(text, 11, 2);
+  const minute = digitsAt(text, 14, 2);
+  const second = digitsAt(text, 17, 2);
+  // Years before 100 are left to the general reader, which refuses them as it always has (Date.UTC reads 0-99 as 1900-1999).
+  if (year < 100 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) return undefined;
+  return daysSinceEpoch(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second;
+}
+
+/** The number written by `count` decimal digits (checked by the caller) from `at`. */
+function digitsAt(text: string, at: number, count: number): number {
+  let value = 0;
+  for (let i = at; i < at + count; i++) value = value * 10 + text.charCodeAt(i) - 0x30;
+  return value;
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/** Days from 1970-01-01 to a proleptic Gregorian date: the civil-from-days arithmetic (H. Hinnant's), in 400-year eras. */
+function daysSinceEpoch(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
 }
