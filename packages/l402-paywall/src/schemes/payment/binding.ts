@@ -114,11 +114,10 @@ export class BindingKeyring {
 const encoder = new TextEncoder();
 // The HMAC input is written here rather than joined into a string and encoded
 // again (a kilobyte per credential); it is MACed before the next call, and
-// JavaScript runs one call at a time. Grown when a longer input comes, up to
-// what the largest credential holds; a longer one (verify is public) gets a
+// JavaScript runs one call at a time. Its size holds any input this server's
+// own challenges make (about 1 KB); a longer one (verify is public) gets a
 // buffer of its own, so no caller can leave a large one behind.
-let inputBytes = new Uint8Array(4096);
-const MAX_SHARED_INPUT = 64 * 1024;
+const inputBytes = new Uint8Array(8 * 1024);
 
 /** bindingInput's text as UTF-8 bytes, written into the shared buffer (a view of it); undefined where bindingInput is. */
 function writeBindingInput(p: BoundParameters): Uint8Array | undefined {
@@ -128,11 +127,7 @@ function writeBindingInput(p: BoundParameters): Uint8Array | undefined {
     if (slot.includes('|')) return undefined;
     most += slot.length * 3; // UTF-8 takes at most three bytes per UTF-16 code unit
   }
-  let out = inputBytes;
-  if (most > out.length) {
-    out = new Uint8Array(most);
-    if (most <= MAX_SHARED_INPUT) inputBytes = out;
-  }
+  const out = most > inputBytes.length ? new Uint8Array(most) : inputBytes;
   let at = 0;
   for (let i = 0; i < slots.length; i++) {
     if (i > 0) out[at++] = 0x7c; // "|"

@@ -61,13 +61,8 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?
  */
 export function parseTime(text: string): number | undefined {
   if (text.length === 20) {
-    // A credential's expiry is read twice (checked with the challenge, then used once its id verified): the last one read is kept.
-    if (text === lastUtc.text) return lastUtc.seconds;
     const utc = utcSeconds(text);
-    if (utc !== undefined) {
-      lastUtc = { text, seconds: utc };
-      return utc;
-    }
+    if (utc !== undefined) return utc;
   }
   const m = text.length <= 40 ? RFC3339.exec(text) : null;
   if (!m) return undefined;
@@ -93,9 +88,6 @@ function utcMilliseconds(year: number, month: number, day: number, hour: number,
   if (minute > 59 || second > 59) return undefined;
   return ms;
 }
-
-/** The last UTC time utcSeconds read: a value of the text alone, so keeping it changes no answer. */
-let lastUtc = { text: '', seconds: 0 };
 
 // "YYYY-MM-DDTHH:MM:SSZ": every expiry this server writes (formatTime) and so
 // every one a credential echoes back, read by character codes rather than the
