@@ -102,15 +102,16 @@ function utcSeconds(text: string): number | undefined {
     // Digits where the shape has 0; the separators as they are, T and Z in either case (RFC 3339 section 5.6).
     if (shape === 0x30 ? c < 0x30 || c > 0x39 : (c | (shape >= 0x41 ? 0x20 : 0)) !== (shape | (shape >= 0x41 ? 0x20 : 0))) return undefined;
   }
-  const year = digitsAt(text, 0, 4);
-  const month = digitsAt(text, 5, 2);
-  const day = digitsAt(text, 8, 2);
-  const hour = digitsAt(text, 11, 2);
-  const minute = digitsAt(text, 14, 2);
-  const second = digitsAt(text, 17, 2);
-  // Years before 100 are left to the general reader, which refuses them as it always has (Date.UTC reads 0-99 as 1900-1999).
-  if (year < 100 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) return undefined;
-  return daysSinceEpoch(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second;
+  // Date.UTC's check of the fields (utcMilliseconds) refuses what the general reader refuses, years before 100 among them.
+  const ms = utcMilliseconds(
+    digitsAt(text, 0, 4),
+    digitsAt(text, 5, 2),
+    digitsAt(text, 8, 2),
+    digitsAt(text, 11, 2),
+    digitsAt(text, 14, 2),
+    digitsAt(text, 17, 2),
+  );
+  return ms === undefined ? undefined : ms / 1000;
 }
 
 /** The number written by `count` decimal digits (checked by the caller) from `at`. */
@@ -118,19 +119,4 @@ function digitsAt(text: string, at: number, count: number): number {
   let value = 0;
   for (let i = at; i < at + count; i++) value = value * 10 + text.charCodeAt(i) - 0x30;
   return value;
-}
-
-function daysInMonth(year: number, month: number): number {
-  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-
-/** Days from 1970-01-01 to a proleptic Gregorian date: the civil-from-days arithmetic (H. Hinnant's), in 400-year eras. */
-function daysSinceEpoch(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yearOfEra = y - era * 400;
-  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
-  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
-  return era * 146_097 + dayOfEra - 719_468;
 }
