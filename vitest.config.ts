@@ -40,6 +40,8 @@ const SLOW = [
   'tests/integration/hostile-session-bins.test.ts',
   // mppx's validator, its command line as a child process (its programmatic entry needs a package mppx does not install).
   'tests/integration/mppx-validate.test.ts',
+  // POST /api/mcp on the service `npm start` starts.
+  'tests/integration/mcp-npm-start.test.ts',
   // Every database driver (PGlite, node-postgres, Neon's) migrating fresh databases from nothing.
   'tests/integration/db.test.ts',
   ...LIBRARY_SLOW.map((path) => `packages/l402-paywall/${path}`),
