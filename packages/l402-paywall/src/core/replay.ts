@@ -189,6 +189,9 @@ export class UseTable implements MemoryReplayStore {
     const record = this.recordAt(at, attempt !== undefined);
     const claimed = claimUse(record, maxUses, attempt);
     this.uses[at + USES_WORD] = record.held;
+    // A refused attempt records nothing: an entry marked as holding attempts with none would stay live, and a
+    // later claim after its uses were given back would keep the old expiry instead of its own.
+    if (record.attempts?.size === 0) this.forgetAttempts(at);
     return claimed;
   }
 

@@ -149,3 +149,20 @@ describe('memoryReplayStore', () => {
     );
   }, 120_000);
 });
+
+describe('memoryReplayStore, an attempt refused before any was recorded', () => {
+  it('leaves no mark: a use given back and claimed again lasts until the new expiry, not the first one', async () => {
+    let seconds = START_SECONDS;
+    vi.spyOn(Date, 'now').mockImplementation(() => seconds * 1000);
+    const store = memoryReplayStore();
+    const hash = POOL[0]!;
+    expect(store.claim(hash, 1, seconds + 1)).toBe(true);
+    expect(store.claim(hash, 1, seconds + 1, 'a')).toBe(false); // refused: records nothing
+    await store.release(hash);
+    // Claimed again by a credential that lives longer: held until its own expiry.
+    expect(store.claim(hash, 1, seconds + 2)).toBe(true);
+    seconds += 1;
+    expect(store.usedCount(hash)).toBe(1);
+    expect(store.claim(hash, 1, seconds + 1)).toBe(false);
+  });
+});
