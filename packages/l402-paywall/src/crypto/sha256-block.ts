@@ -10,7 +10,8 @@
 // and the hash; the HMAC inner digest is written straight into the outer block.
 // Checked against the published test vectors (FIPS 180-2 examples, RFC 4231)
 // and against @noble/hashes in the package's tests/sha256-block.test.ts.
-import { sha256 } from '@noble/hashes/sha2.js';
+// The same compression serves the cold paths too (sha256, hmacSha256: key
+// derivation, issuing), so the edge-safe core carries one SHA-256, not two.
 
 // FIPS 180-4 §5.3.3.
 const INITIAL = Int32Array.of(0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19);
@@ -347,6 +348,13 @@ export class ShortHmac {
  * (the Payment scheme's challenge binding, schemes/payment/binding.ts, MACs about a
  * kilobyte per credential): the same compression as above, so a MAC costs
  * its blocks and nothing more. Not for concurrent use: the scratch is its own.
+ *
+ * It also keeps the state after each of the last message's first
+ * RESUMED_BLOCKS whole blocks: a route's binding inputs begin alike (realm,
+ * method, intent, the start of the request), so a message whose first blocks
+ * are those resumes after them. A block is compared whole, every word (no
+ * early exit): the time says only whether whole 64-byte blocks equal the last
+ * message's, never how much of one matched.
  */
 export class KeyedHmac {
   private readonly inner: Int32Array;
@@ -354,6 +362,10 @@ export class KeyedHmac {
   private readonly state = new Int32Array(8);
   private readonly block = new Int32Array(16);
   private readonly outerBlock = new Int32Array(16);
+  // resumedStates[k] is the inner state after resumedWords' blocks 0..k; the first `resumable` are valid.
+  private readonly resumedWords = new Int32Array(RESUMED_BLOCKS * 16);
+  private readonly resumedStates = Array.from({ length: RESUMED_BLOCKS }, () => new Int32Array(8));
+  private resumable = 0;
 
   constructor(key: Uint8Array) {
     const block = new Uint8Array(64);
@@ -365,20 +377,66 @@ export class KeyedHmac {
 
   /** The MAC of `message`, as 32 bytes. */
   mac(message: Uint8Array): Uint8Array {
-    this.state.set(this.inner);
-    innerDigest(this.state, this.block, message, 0, message.length, this.outerBlock);
+    const { state, block, resumedWords, resumedStates } = this;
+    state.set(this.inner);
+    const remembered = Math.min(message.length >> 6, RESUMED_BLOCKS);
+    for (let k = 0; k < remembered; k++) {
+      wordsOfBlock(message, 64 * k, block);
+      if (k < this.resumable && sameBlock(block, resumedWords, 16 * k)) {
+        state.set(resumedStates[k]!);
+        continue;
+      }
+      // Block k is this message's from here on: the ones kept after it no longer follow it.
+      compress(state, block, state);
+      resumedWords.set(block, 16 * k);
+      resumedStates[k]!.set(state);
+      this.resumable = k + 1;
+    }
+    innerDigest(state, block, message, 64 * remembered, message.length, this.outerBlock, 64 * (1 + remembered));
     const digest = new Int32Array(8);
     compress(this.outer, this.outerBlock, digest);
-    const out = new Uint8Array(32);
-    for (let i = 0; i < 8; i++) {
-      const w = digest[i]!;
-      out[4 * i] = w >>> 24;
-      out[4 * i + 1] = (w >>> 16) & 0xff;
-      out[4 * i + 2] = (w >>> 8) & 0xff;
-      out[4 * i + 3] = w & 0xff;
-    }
-    return out;
+    return bytesOfWords(digest);
   }
+}
+
+/** SHA-256 of a message of any length. */
+export function sha256(message: Uint8Array): Uint8Array {
+  const digest = new Int32Array(8);
+  innerDigest(INITIAL.slice(), new Int32Array(16), message, 0, message.length, digest, 0);
+  return bytesOfWords(digest);
+}
+
+/** HMAC-SHA256 (RFC 2104) of a message under a key, each of any length: the cold paths' MAC (key derivation, issuing). */
+export function hmacSha256(key: Uint8Array, message: Uint8Array): Uint8Array {
+  return new KeyedHmac(key).mac(message);
+}
+
+/** Eight words as their 32 big-endian bytes. */
+function bytesOfWords(words: Int32Array): Uint8Array {
+  const out = new Uint8Array(32);
+  for (let i = 0; i < 8; i++) {
+    const w = words[i]!;
+    out[4 * i] = w >>> 24;
+    out[4 * i + 1] = w >>> 16;
+    out[4 * i + 2] = w >>> 8;
+    out[4 * i + 3] = w;
+  }
+  return out;
+}
+
+/** How many leading blocks of its last message a KeyedHmac resumes after: a route's shared prefix is about two. */
+const RESUMED_BLOCKS = 4;
+
+/** The 16 big-endian words of message[at, at + 64) into block. */
+function wordsOfBlock(message: Uint8Array, at: number, block: Int32Array): void {
+  for (let i = 0; i < 16; i++, at += 4) block[i] = (message[at]! << 24) | (message[at + 1]! << 16) | (message[at + 2]! << 8) | message[at + 3]!;
+}
+
+/** Whether block equals words[at, at + 16), every word compared. */
+function sameBlock(block: Int32Array, words: Int32Array, at: number): boolean {
+  let diff = 0;
+  for (let i = 0; i < 16; i++) diff |= block[i]! ^ words[at + i]!;
+  return diff === 0;
 }
 
 /**
@@ -414,25 +472,22 @@ export class HmacChain {
     }
     compress(INITIAL, innerKeyBlock, innerState);
     compress(INITIAL, outerKeyBlock, outerState);
-    innerDigest(innerState, this.block, message, from, to, this.outerBlock);
+    innerDigest(innerState, this.block, message, from, to, this.outerBlock, 64);
     compress(outerState, this.outerBlock, out);
   }
 }
 
 /**
- * The inner hash of an HMAC: message[from, to) absorbed onto `state` (the
- * key's inner pad already in it) in 64-byte blocks, then the tail, 0x80,
- * zeros and the bit length (the key block's 64 bytes included): one block, or
- * two when the tail leaves no room. The digest goes to out[0..7].
+ * A hash finished: message[from, to) absorbed onto `state` (which has
+ * `absorbed` bytes in it already: an HMAC key's pad, or none) in 64-byte
+ * blocks, then the tail, 0x80, zeros and the bit length of everything hashed:
+ * one block, or two when the tail leaves no room. The digest goes to out[0..7].
  */
-function innerDigest(state: Int32Array, block: Int32Array, message: Uint8Array, from: number, to: number, out: Int32Array): void {
+function innerDigest(state: Int32Array, block: Int32Array, message: Uint8Array, from: number, to: number, out: Int32Array, absorbed: number): void {
   const length = to - from;
   const full = from + (length & ~63);
   for (let at = from; at < full; at += 64) {
-    for (let i = 0; i < 16; i++) {
-      const b = at + 4 * i;
-      block[i] = (message[b]! << 24) | (message[b + 1]! << 16) | (message[b + 2]! << 8) | message[b + 3]!;
-    }
+    wordsOfBlock(message, at, block);
     compress(state, block, state);
   }
   // The tail a word at a time, then 0x80 after its last byte, then zeros.
@@ -448,7 +503,7 @@ function innerDigest(state: Int32Array, block: Int32Array, message: Uint8Array, 
     compress(state, block, state);
     for (let i = 0; i < 16; i++) block[i] = 0;
   }
-  const bits = (64 + length) * 8;
+  const bits = (absorbed + length) * 8;
   block[14] = Math.floor(bits / 0x1_0000_0000);
   block[15] = bits >>> 0;
   compress(state, block, out);

@@ -8,7 +8,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { HmacChain, KeyedHmac, ShortHmac, padBlock, sha256Block } from '../../src/crypto/sha256-block.js';
+import { HmacChain, KeyedHmac, ShortHmac, hmacSha256, padBlock, sha256 as ourSha256Bytes, sha256Block } from '../../src/crypto/sha256-block.js';
 
 /** `message` as big-endian words into a block full of leftovers; padBlock must clear what is not message. */
 function dirtyBlock(message: Uint8Array, garbage: number): Int32Array {
@@ -102,6 +102,33 @@ describe('SHA-256 and HMAC-SHA256 of one block: against @noble/hashes', () => {
   });
 });
 
+describe('sha256 and hmacSha256 (messages and keys of any length: the cold paths)', () => {
+  const ascii = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0));
+
+  it('gives the published digests: FIPS 180-2 B.1, B.2 (two blocks) and a million "a"s', () => {
+    expect(bytesToHex(ourSha256Bytes(ascii('')))).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+    expect(bytesToHex(ourSha256Bytes(ascii('abc')))).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(bytesToHex(ourSha256Bytes(ascii('abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq')))).toBe(
+      '248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1',
+    );
+    expect(bytesToHex(ourSha256Bytes(new Uint8Array(1_000_000).fill(0x61)))).toBe('cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0');
+  });
+
+  it('gives RFC 4231 test case 6 (a 131-byte key, hashed first) and equals @noble/hashes on random keys and messages', () => {
+    const key = new Uint8Array(131).fill(0xaa);
+    expect(bytesToHex(hmacSha256(key, ascii('Test Using Larger Than Block-Size Key - Hash Key First')))).toBe(
+      '60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54',
+    );
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 200 }), fc.uint8Array({ maxLength: 300 }), (k, m) => {
+        expect(bytesToHex(ourSha256Bytes(m))).toBe(bytesToHex(sha256(m)));
+        expect(bytesToHex(hmacSha256(k, m))).toBe(bytesToHex(hmac(sha256, k, m)));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
 describe('KeyedHmac (messages of any length: the Payment scheme binding)', () => {
   it('equals @noble/hashes HMAC-SHA256 at every block boundary and for random keys and messages', () => {
     const key = new Uint8Array(32).map((_, i) => i * 7 + 1);
@@ -115,6 +142,22 @@ describe('KeyedHmac (messages of any length: the Payment scheme binding)', () =>
         expect(bytesToHex(new KeyedHmac(k).mac(m))).toBe(bytesToHex(hmac(sha256, k, m)));
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('resumes after the blocks a message shares with the one before, and only those: every MAC in a sequence of related messages is right', () => {
+    // Messages built from a few 64-byte blocks, so consecutive ones share
+    // leading blocks, differ in the first or a later one, run shorter or longer.
+    const blocks = [0, 1, 2].map((seed) => new Uint8Array(64).map((_, i) => (i * 13 + seed * 101) & 0xff));
+    const message = fc
+      .tuple(fc.array(fc.integer({ min: 0, max: 2 }), { maxLength: 6 }), fc.uint8Array({ maxLength: 70 }))
+      .map(([picked, tail]) => Uint8Array.from([...picked.flatMap((b) => [...blocks[b]!]), ...tail]));
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 1, maxLength: 80 }), fc.array(message, { minLength: 2, maxLength: 12 }), (key, messages) => {
+        const mac = new KeyedHmac(key);
+        for (const m of messages) expect(bytesToHex(mac.mac(m))).toBe(bytesToHex(hmac(sha256, key, m)));
+      }),
+      { numRuns: 400 },
     );
   });
 });

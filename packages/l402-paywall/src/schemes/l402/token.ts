@@ -14,9 +14,7 @@
 // HMAC state that does not change per token (the secret's, the key generator's)
 // is absorbed once. Tokens minted before the macaroon (format 1, JSON) are read by
 // token-reader.ts until they expire (verifyLegacyJsonToken).
-import { hmac } from '@noble/hashes/hmac.js';
-import { sha256 } from '@noble/hashes/sha2.js';
-import { HmacChain, ShortHmac, padBlock, sha256Block } from '../../crypto/sha256-block.js';
+import { HmacChain, ShortHmac, hmacSha256, padBlock, sha256Block } from '../../crypto/sha256-block.js';
 import { base64Encode, equalWords, hexToBytes, hexWordsAt, isHex32, utf8, wordsHex } from '../../crypto/encoding.js';
 import { MIN_SECRET_BYTES, secretBytes, type KeyDeriver } from '../../crypto/secrets.js';
 import { MAX_CAVEATS, isCaveat, isCaveatList } from './caveats.js';
@@ -90,8 +88,8 @@ export class Keyring implements KeyDeriver {
 
   constructor(secrets: readonly string[]) {
     for (const key of secretBytes(secrets)) {
-      const kid = hexOf(hmac(sha256, key, utf8('L402/v1 key id')).subarray(0, 4));
-      if (!this.keys.has(kid)) this.keys.set(kid, { kid, secret: key, rootKeys: new ShortHmac(hmac(sha256, key, utf8(ROOT_KEYS_LABEL))) });
+      const kid = hexOf(hmacSha256(key, utf8('L402/v1 key id')).subarray(0, 4));
+      if (!this.keys.has(kid)) this.keys.set(kid, { kid, secret: key, rootKeys: new ShortHmac(hmacSha256(key, utf8(ROOT_KEYS_LABEL))) });
     }
     this.signingKid = this.keys.keys().next().value!;
     padBlock(this.preimageBlock, 32, 0);
@@ -105,7 +103,7 @@ export class Keyring implements KeyDeriver {
    * schemes/payment/binding.ts), never equal to the secrets this keyring signs with.
    */
   deriveKeys(label: string): Uint8Array[] {
-    return [...this.keys.values()].map(({ secret }) => hmac(sha256, secret, utf8(label)));
+    return [...this.keys.values()].map(({ secret }) => hmacSha256(secret, utf8(label)));
   }
 
   has(kid: string): boolean {
@@ -210,7 +208,7 @@ export class Keyring implements KeyDeriver {
   macaroonRootKey(tokenId: Uint8Array): Uint8Array | undefined {
     if (tokenId.length !== 32) return undefined;
     const signing = this.keys.get(hexOf(tokenId.subarray(0, KID_BYTES)));
-    return signing && hmac(sha256, hmac(sha256, signing.secret, utf8(ROOT_KEYS_LABEL)), tokenId);
+    return signing && hmacSha256(hmacSha256(signing.secret, utf8(ROOT_KEYS_LABEL)), tokenId);
   }
 
   /** A macaroon for the payment hash (lower-case hex) with these caveats (validated), minted with the newest secret: its bytes. */
@@ -246,7 +244,7 @@ function legacySignature(secret: Uint8Array, hash: Uint8Array, exp: number, cave
   message[0] = TOKEN_VERSION;
   message.set(hash, 1);
   new DataView(message.buffer).setBigUint64(33, BigInt(exp));
-  return hmac(sha256, hmac(sha256, secret, utf8(CAVEATS_LABEL + caveats.join('\n'))), message);
+  return hmacSha256(hmacSha256(secret, utf8(CAVEATS_LABEL + caveats.join('\n'))), message);
 }
 
 export interface MintInput {

@@ -12,11 +12,9 @@
 // rotate as token keys do: the newest secret issues, every secret verifies,
 // so challenges issued before a rotation stay good until they expire (the
 // draft's "Challenge-Binding Secret Management").
-import { hmac } from '@noble/hashes/hmac.js';
-import { sha256 } from '@noble/hashes/sha2.js';
 import { equalsBase64Url } from '../../crypto/base64url-compare.js';
 import { base64UrlEncode, utf8 } from '../../crypto/encoding.js';
-import { KeyedHmac } from '../../crypto/sha256-block.js';
+import { KeyedHmac, hmacSha256 } from '../../crypto/sha256-block.js';
 import { MIN_SECRET_BYTES, secretBytes, type KeyDeriver } from '../../crypto/secrets.js';
 
 /** The parameters a challenge id binds, request and opaque as their base64url text. */
@@ -52,12 +50,12 @@ export function challengeId(key: Uint8Array, parameters: BoundParameters): strin
 }
 
 function macOf(key: Uint8Array, input: string): string {
-  return base64UrlEncode(hmac(sha256, key, utf8(input)));
+  return base64UrlEncode(hmacSha256(key, utf8(input)));
 }
 
 /** The binding key of one secret (UTF-8 bytes). */
 export function deriveBindingKey(secret: Uint8Array): Uint8Array {
-  return hmac(sha256, secret, utf8(BINDING_KEY_LABEL));
+  return hmacSha256(secret, utf8(BINDING_KEY_LABEL));
 }
 
 /** Binding keys, newest first: the newest issues, every one verifies. */

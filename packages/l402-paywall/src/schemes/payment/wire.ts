@@ -81,12 +81,18 @@ export function parseTime(text: string): number | undefined {
 
 /** Date.UTC of the fields, or undefined for an impossible date or time (February 30th, hour 24, minute 60). */
 function utcMilliseconds(year: number, month: number, day: number, hour: number, minute: number, second: number): number | undefined {
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second);
-  const date = new Date(ms);
-  // Date.UTC rolls an impossible field over into the next one; a real date reads back the same.
-  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day || date.getUTCHours() !== hour) return undefined;
-  if (minute > 59 || second > 59) return undefined;
-  return ms;
+  // Checked by arithmetic rather than by reading a Date back (a third of a
+  // Payment credential's expiry check). Years before 100 are refused, as
+  // Date.UTC would take them for 19xx.
+  if (year < 100 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  return Date.UTC(year, month - 1, day, hour, minute, second);
+}
+
+/** The days of a month (1-12) of the proleptic Gregorian calendar. */
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 // "YYYY-MM-DDTHH:MM:SSZ": every expiry this server writes (formatTime) and so
