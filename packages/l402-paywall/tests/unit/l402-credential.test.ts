@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 import { parseCredential, verifyAuthorization } from 'l402-paywall';
-import { base64ToBytes } from '../../src/crypto/encoding.js';
+import { base64Encode, base64ToBytes, base64UrlEncode } from '../../src/crypto/encoding.js';
 import { Keyring, mintToken, verifyToken } from 'l402-paywall';
 
 const TOKEN = 'eyJ2IjoxfQ';
@@ -241,6 +241,23 @@ describe('verifyAuthorization', () => {
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe('base64Encode and base64UrlEncode', () => {
+  it("write what Node's Buffer writes: padded standard base64, and base64url without padding, at every length's remainder", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 1200 }), (bytes) => {
+        expect(base64Encode(bytes)).toBe(Buffer.from(bytes).toString('base64'));
+        expect(base64UrlEncode(bytes)).toBe(Buffer.from(bytes).toString('base64url'));
+      }),
+      { numRuns: 1000 },
+    );
+    for (const length of [0, 1, 2, 3, 4, 5]) {
+      const bytes = new Uint8Array(length).fill(0xfb);
+      expect(base64Encode(bytes), `${length}`).toBe(Buffer.from(bytes).toString('base64'));
+      expect(base64UrlEncode(bytes), `${length}`).toBe(Buffer.from(bytes).toString('base64url'));
+    }
   });
 });
 

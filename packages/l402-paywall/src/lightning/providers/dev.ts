@@ -9,6 +9,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+import { RandomPool } from '../../crypto/random-pool.js';
 import { z } from 'zod';
 import { discardBody } from '../../http/discard-body.js';
 import { InvalidInvoice, decodeInvoice, encodeInvoice, nobleInvoiceSigner, type InvoiceSigner } from '../bolt11.js';
@@ -163,6 +164,7 @@ export interface DevNodeOptions {
 export function createDevNode(options: DevNodeOptions = {}): DevNode {
   const store = options.store ?? memoryDevNodeStore();
   const privateKey = options.privateKey ?? bytesToHex(randomBytes(32));
+  const random = new RandomPool();
   if (!/^[0-9a-fA-F]{64}$/.test(privateKey)) throw new TypeError('createDevNode: privateKey must be 32 bytes of hex');
   if (options.nodeKey !== undefined && (!options.signInvoice || !/^0[23][0-9a-fA-F]{64}$/.test(options.nodeKey)))
     throw new TypeError('createDevNode: nodeKey must be 33 bytes of hex (a compressed public key), given with signInvoice');
@@ -251,8 +253,8 @@ export function createDevNode(options: DevNodeOptions = {}): DevNode {
   /** Makes and keeps an invoice; without `amountMsat`, one whose payer names the amount. */
   async function issue(request: Omit<CreateInvoiceRequest, 'amountMsat'> & { amountMsat?: number }) {
     const expirySeconds = Math.min(request.expirySeconds ?? 3600, DEV_MAX_EXPIRY_SECONDS);
-    // One draw for both secrets: each call to the system's random source has a fixed cost.
-    const secrets = randomBytes(64);
+    // Both secrets from the node's pool: each call to the system's random source has a fixed cost.
+    const secrets = random.take(64);
     const preimage = secrets.subarray(0, 32);
     const paymentHash = bytesToHex(sha256(preimage));
     const timestamp = Math.floor(Date.now() / 1000);

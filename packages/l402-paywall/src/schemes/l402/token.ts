@@ -14,6 +14,7 @@
 // HMAC state that does not change per token (the secret's, the key generator's)
 // is absorbed once. Tokens minted before the macaroon (format 1, JSON) are read by
 // token-reader.ts until they expire (verifyLegacyJsonToken).
+import { RandomPool } from '../../crypto/random-pool.js';
 import { HmacChain, ShortHmac, hmacSha256, padBlock, sha256Block } from '../../crypto/sha256-block.js';
 import { base64Encode, equalWords, hexToBytes, hexWordsAt, isHex32, utf8, wordsHex } from '../../crypto/encoding.js';
 import { MIN_SECRET_BYTES, secretBytes, type KeyDeriver } from '../../crypto/secrets.js';
@@ -85,6 +86,8 @@ export class Keyring implements KeyDeriver {
   private readonly chainWords = new Int32Array(8);
   private keyGenerator: ShortHmac | undefined;
   private chain: HmacChain | undefined;
+  // Token ids' randomness, drawn a kilobyte at a time.
+  private readonly random = new RandomPool();
 
   constructor(secrets: readonly string[]) {
     for (const key of secretBytes(secrets)) {
@@ -217,7 +220,7 @@ export class Keyring implements KeyDeriver {
     identifier.set(hexToBytes(hash), HASH_AT);
     const tokenId = identifier.subarray(TOKEN_ID_AT);
     tokenId.set(hexToBytes(this.signingKid));
-    tokenId.set(crypto.getRandomValues(new Uint8Array(32 - KID_BYTES)), KID_BYTES);
+    tokenId.set(this.random.take(32 - KID_BYTES), KID_BYTES);
     // Written with a blank signature, then signed where it stands by the chain verification uses (one SHA-256 code for both).
     const bytes = encodeMacaroon({ identifier, caveats: caveats.map(utf8), signature: new Uint8Array(32) });
     const layout = (this.macaroonReader ??= new MacaroonReader()).layout;

@@ -45,13 +45,11 @@ export function bindingInput(p: BoundParameters): string | undefined {
 /** The id of a challenge under one key: base64url without padding of the HMAC. Throws on parameters bindingInput refuses. */
 export function challengeId(key: Uint8Array, parameters: BoundParameters): string {
   const input = bindingInput(parameters);
-  if (input === undefined) throw new TypeError('A challenge parameter contains "|", which the binding cannot separate');
-  return macOf(key, input);
-}
-
-function macOf(key: Uint8Array, input: string): string {
+  if (input === undefined) throw new TypeError(SEPARATOR_IN_SLOT);
   return base64UrlEncode(hmacSha256(key, utf8(input)));
 }
+
+const SEPARATOR_IN_SLOT = 'A challenge parameter contains "|", which the binding cannot separate';
 
 /** The binding key of one secret (UTF-8 bytes). */
 export function deriveBindingKey(secret: Uint8Array): Uint8Array {
@@ -90,9 +88,11 @@ export class BindingKeyring {
     return new BindingKeyring(keyring.deriveKeys(BINDING_KEY_LABEL));
   }
 
-  /** The id the newest key gives these parameters. */
+  /** The id the newest key gives these parameters (challengeId's, with the key's pads absorbed once). Throws where challengeId does. */
   issue(parameters: BoundParameters): string {
-    return challengeId(this.#keys[0]!, parameters);
+    const input = writeBindingInput(parameters);
+    if (input === undefined) throw new TypeError(SEPARATOR_IN_SLOT);
+    return base64UrlEncode(this.#macs[0]!.mac(input));
   }
 
   /**
