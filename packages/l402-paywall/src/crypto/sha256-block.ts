@@ -289,18 +289,6 @@ function compress(state: Int32Array, block: Int32Array, out: Int32Array): void {
 }
 
 
-/** State after absorbing exactly one 64-byte block from the initial state. */
-function absorb(block64: Uint8Array): Int32Array {
-  const block = new Int32Array(16);
-  for (let i = 0; i < 16; i++) {
-    const at = 4 * i;
-    block[i] = (block64[at]! << 24) | (block64[at + 1]! << 16) | (block64[at + 2]! << 8) | block64[at + 3]!;
-  }
-  const state = new Int32Array(8);
-  compress(INITIAL, block, state);
-  return state;
-}
-
 /**
  * Final-block layout for the word-level calls below (FIPS 180-4 §5.1.1): the
  * message's big-endian words, then 0x80, zeros, and the bit length of
@@ -329,10 +317,7 @@ export class ShortHmac {
   private readonly outerBlock = new Int32Array(16);
 
   constructor(key: Uint8Array) {
-    const block = new Uint8Array(64);
-    block.set(key.length > 64 ? sha256(key) : key); // RFC 2104: long keys are hashed first
-    this.inner = absorb(block.map((b) => b ^ 0x36));
-    this.outer = absorb(block.map((b) => b ^ 0x5c));
+    [this.inner, this.outer] = keyPads(key);
     padBlock(this.outerBlock, 32, 64);
   }
 
@@ -368,10 +353,7 @@ export class KeyedHmac {
   private resumable = 0;
 
   constructor(key: Uint8Array) {
-    const block = new Uint8Array(64);
-    block.set(key.length > 64 ? sha256(key) : key);
-    this.inner = absorb(block.map((b) => b ^ 0x36));
-    this.outer = absorb(block.map((b) => b ^ 0x5c));
+    [this.inner, this.outer] = keyPads(key);
     padBlock(this.outerBlock, 32, 64);
   }
 
@@ -408,7 +390,30 @@ export function sha256(message: Uint8Array): Uint8Array {
 
 /** HMAC-SHA256 (RFC 2104) of a message under a key, each of any length: the cold paths' MAC (key derivation, issuing). */
 export function hmacSha256(key: Uint8Array, message: Uint8Array): Uint8Array {
-  return new KeyedHmac(key).mac(message);
+  const [inner, outer] = keyPads(key);
+  const outerBlock = new Int32Array(16);
+  padBlock(outerBlock, 32, 64);
+  innerDigest(inner, new Int32Array(16), message, 0, message.length, outerBlock, 64);
+  compress(outer, outerBlock, inner);
+  return bytesOfWords(inner);
+}
+
+/** The states after an HMAC key's inner and outer pad blocks (RFC 2104: a key longer than a block is hashed first). */
+function keyPads(key: Uint8Array): [inner: Int32Array, outer: Int32Array] {
+  const bytes = new Uint8Array(64);
+  bytes.set(key.length > 64 ? sha256(key) : key);
+  const innerBlock = new Int32Array(16);
+  const outerBlock = new Int32Array(16);
+  for (let i = 0, at = 0; i < 16; i++, at += 4) {
+    const word = (bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!;
+    innerBlock[i] = word ^ 0x36363636;
+    outerBlock[i] = word ^ 0x5c5c5c5c;
+  }
+  const inner = new Int32Array(8);
+  const outer = new Int32Array(8);
+  compress(INITIAL, innerBlock, inner);
+  compress(INITIAL, outerBlock, outer);
+  return [inner, outer];
 }
 
 /** Eight words as their 32 big-endian bytes. */
