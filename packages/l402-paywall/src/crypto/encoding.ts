@@ -185,6 +185,14 @@ export function equalWords(a: Int32Array, b: Int32Array): boolean {
 
 const DIGIT = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
 
+/** Whether `hex` is the lower-case hex of words[0..7], compared in constant time (no early exit). */
+export function wordsEqualHex(words: Int32Array, hex: string): boolean {
+  if (hex.length !== 64) return false;
+  let diff = 0;
+  for (let i = 0; i < 64; i++) diff |= hex.charCodeAt(i) ^ DIGIT[(words[i >> 3]! >>> (28 - 4 * (i & 7))) & 15]!;
+  return diff === 0;
+}
+
 /** Lower-case hex of 8 big-endian words. */
 export function wordsHex(words: Int32Array): string {
   // A string per word, each made in one call: on a paid request's path this

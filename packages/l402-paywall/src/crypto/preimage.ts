@@ -1,6 +1,6 @@
 // Proof of payment: a preimage whose SHA-256 is the payment hash. One copy for
 // the server's verifiers, the backends' checks and the client's wallets.
-import { equalWords, hex32Words } from './encoding.js';
+import { hex32Words, wordsEqualHex } from './encoding.js';
 import { padBlock, sha256Block } from './sha256-block.js';
 
 /**
@@ -10,10 +10,9 @@ import { padBlock, sha256Block } from './sha256-block.js';
  */
 export function isPreimageOf(preimage: string, paymentHash: string): boolean {
   const block = new Int32Array(16);
-  const hash = new Int32Array(8);
-  const digest = new Int32Array(8);
-  if (!hex32Words(preimage, block) || !hex32Words(paymentHash, hash)) return false;
+  if (!hex32Words(preimage, block)) return false;
   padBlock(block, 32, 0);
-  sha256Block(block, digest);
-  return equalWords(digest, hash);
+  // The digest over the block's first words: the compression reads the whole block before it writes.
+  sha256Block(block, block);
+  return wordsEqualHex(block, paymentHash);
 }
