@@ -227,7 +227,11 @@ describe.each([
         headers: { authorization: formatSessionCredential(challenge, { action: 'open', preimage, returnInvoice: returned.invoice }) },
       }),
     );
-    return { response, steps: () => steps, spentMsat: async () => (await inner.get(read.session.paymentHash))?.spentMsat };
+    const close = async () => {
+      const credential = formatSessionCredential(challenge, { action: 'close', sessionId: read.session.paymentHash, preimage });
+      return (await route(new Request(URL_STREAM, { headers: { authorization: credential } }))).json() as Promise<{ refundSats: number }>;
+    };
+    return { response, close, steps: () => steps, spentMsat: async () => (await inner.get(read.session.paymentHash))?.spentMsat };
   }
 
   run(
@@ -255,6 +259,30 @@ describe.each([
       await reader.cancel();
       await expect.poll(cut.spentMsat).toBeLessThanOrEqual(11 * SAT);
       expect(await cut.spentMsat()).toBeGreaterThanOrEqual(10 * SAT);
+    },
+  );
+
+  run(
+    'a client that closes its session under its own running stream: the stream ends, no chunk goes out unpaid, and it pays at most one reservation (16 chunks) beyond what it got',
+    async () => {
+      const hostile = await streamed(150);
+      const reader = hostile.response.body!.getReader();
+      let got = '';
+      // 40 chunks in, a reservation of 16 is open (4 + 8 + 16 + 16 reserved by then).
+      while (!got.includes('data: token 40\n')) got += new TextDecoder().decode((await reader.read()).value);
+      const closed = await hostile.close();
+      for (let part = await reader.read(); !part.done; part = await reader.read()) got += new TextDecoder().decode(part.value);
+      const sent = got.match(/^data: token \d+$/gm)!.length;
+      expect(sent).toBeGreaterThanOrEqual(40);
+      expect(sent).toBeLessThan(150);
+      expect(got).toMatch(/event: session-closed\ndata: \{"sessionId":"[0-9a-f]{64}","reason":"closed"\}\n\n$/);
+      const spent = (await hostile.spentMsat())! / SAT;
+      // Every chunk sent was paid for, and what was held for chunks never sent is at most one reservation.
+      expect(spent).toBeGreaterThanOrEqual(sent);
+      expect(spent).toBeLessThanOrEqual(sent + 16);
+      // The deposit is 200: what was not spent went back, and nothing was counted twice.
+      expect(closed.refundSats + spent).toBeLessThanOrEqual(200);
+      expect(closed.refundSats).toBeGreaterThanOrEqual(200 - sent - 16);
     },
   );
 });
