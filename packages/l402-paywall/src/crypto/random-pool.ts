@@ -1,5 +1,5 @@
 // Random bytes for the hot paths (a macaroon's token id per 402, a dev node's
-// preimage per invoice, an event's span id): crypto.getRandomValues costs
+// secrets per invoice): crypto.getRandomValues costs
 // microseconds per call in Node whatever its size, so they are drawn a
 // kilobyte at a time. Each byte is handed out once and wiped from the pool
 // as it goes. Drawn on first use, never at import: some runtimes (Workers)

@@ -374,7 +374,7 @@ export class KeyedHmac {
       resumedStates[k]!.set(state);
       this.resumable = k + 1;
     }
-    innerDigest(state, block, message, 64 * remembered, message.length, this.outerBlock, 64 * (1 + remembered));
+    finish(state, block, message, 64 * remembered, message.length, this.outerBlock, 64 * (1 + remembered));
     const digest = new Int32Array(8);
     compress(this.outer, this.outerBlock, digest);
     return bytesOfWords(digest);
@@ -384,7 +384,7 @@ export class KeyedHmac {
 /** SHA-256 of a message of any length. */
 export function sha256(message: Uint8Array): Uint8Array {
   const digest = new Int32Array(8);
-  innerDigest(INITIAL.slice(), new Int32Array(16), message, 0, message.length, digest, 0);
+  finish(INITIAL.slice(), new Int32Array(16), message, 0, message.length, digest, 0);
   return bytesOfWords(digest);
 }
 
@@ -393,7 +393,7 @@ export function hmacSha256(key: Uint8Array, message: Uint8Array): Uint8Array {
   const [inner, outer] = keyPads(key);
   const outerBlock = new Int32Array(16);
   padBlock(outerBlock, 32, 64);
-  innerDigest(inner, new Int32Array(16), message, 0, message.length, outerBlock, 64);
+  finish(inner, new Int32Array(16), message, 0, message.length, outerBlock, 64);
   compress(outer, outerBlock, inner);
   return bytesOfWords(inner);
 }
@@ -477,7 +477,7 @@ export class HmacChain {
     }
     compress(INITIAL, innerKeyBlock, innerState);
     compress(INITIAL, outerKeyBlock, outerState);
-    innerDigest(innerState, this.block, message, from, to, this.outerBlock, 64);
+    finish(innerState, this.block, message, from, to, this.outerBlock, 64);
     compress(outerState, this.outerBlock, out);
   }
 }
@@ -488,7 +488,7 @@ export class HmacChain {
  * blocks, then the tail, 0x80, zeros and the bit length of everything hashed:
  * one block, or two when the tail leaves no room. The digest goes to out[0..7].
  */
-function innerDigest(state: Int32Array, block: Int32Array, message: Uint8Array, from: number, to: number, out: Int32Array, absorbed: number): void {
+function finish(state: Int32Array, block: Int32Array, message: Uint8Array, from: number, to: number, out: Int32Array, absorbed: number): void {
   const length = to - from;
   const full = from + (length & ~63);
   for (let at = from; at < full; at += 64) {
