@@ -1,0 +1,37 @@
+// The command line as a child process: the bin from source under tsx, with
+// none of the machine's backend, store or secret settings.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const BIN = fileURLToPath(new URL('../../src/bin.ts', import.meta.url));
+
+/** The environment without any backend or store setting of the machine's. */
+export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !/^(NWC_URL|LNBITS_|PHOENIXD_|LND_|CLN_|BLINK_|LIGHTNING_|L402_SECRET|REDIS_URL|UPSTASH_|KV_REST_|NODE_ENV)/.test(k)) env[k] = v;
+  return { ...env, ...extra };
+}
+
+export interface BinRun {
+  /** The exit code; null when it was killed (after a minute). */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `l402-paywall ...args` to its end (killed after a minute). */
+export function runBin(args: string[], env = cleanEnv()): Promise<BinRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('close', (code) => {
+      clearTimeout(killer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
