@@ -22,6 +22,7 @@ import {
   type Wallet,
 } from 'l402-paywall/client';
 import { memorySessionLedger } from '../../src/schemes/session/memory-ledger.js';
+import { devNodeWallet } from '../support/dev-wallet.js';
 
 const SECRET = 'client-sessions-test-secret-0123456789abcdef0123';
 const BASE = 'https://shop.example';
@@ -185,13 +186,11 @@ describe('fetchWithL402 with sessions', () => {
     const fetch = (input: string | URL | Request, init?: RequestInit) => handler(input instanceof Request ? input : new Request(input, init));
     const paid: string[] = [];
     const wallet: Wallet = {
-      network: 'regtest',
+      ...devNodeWallet(node),
       payInvoice: ({ invoice }) => {
         paid.push(invoice);
         return node.pay(invoice);
       },
-      createInvoice: ({ memo }) => node.createAmountlessInvoice({ memo: memo ?? 'refund', expirySeconds: 3600 }),
-      lookupInvoice: providerWallet(node).lookupInvoice!,
     };
     const sessions = createSessions();
     open = sessions;

@@ -14,23 +14,19 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
-import { createBudget, createSessions, fetchWithL402, providerWallet, type Wallet } from 'l402-paywall/client';
+import { createBudget, createSessions, fetchWithL402 } from 'l402-paywall/client';
 import { l402Middleware } from 'l402-paywall/express';
 import { EVENT_STREAM_HEADERS, lightningSessions, meteredEventStream, memorySessionLedger } from 'l402-paywall/lightning';
 import type { Payment } from 'l402-paywall';
 import { sseEvents } from '../support/sse.js';
+import { devNodeWallet } from '../support/dev-wallet.js';
 
 const SAT = 1000;
 const CHUNKS = 25;
 const net = memoryDevNodeStore();
 const node = createDevNode({ store: net });
 const walletNode = createDevNode({ store: net });
-const wallet: Wallet = {
-  network: 'regtest',
-  payInvoice: ({ invoice }) => walletNode.pay(invoice),
-  createInvoice: ({ memo }) => walletNode.createAmountlessInvoice({ memo: memo ?? 'refund', expirySeconds: 3600 }),
-  lookupInvoice: providerWallet(walletNode).lookupInvoice!,
-};
+const wallet = devNodeWallet(walletNode);
 
 /** What the route's source did: how many chunks it produced, whether it was stopped, and a gate before its last chunk. */
 const source = {
