@@ -2,6 +2,7 @@
 // none of the machine's backend, store or secret settings.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 export const BIN = fileURLToPath(new URL('../../src/bin.ts', import.meta.url));
 
@@ -34,4 +35,9 @@ export function runBin(args: string[], env = cleanEnv()): Promise<BinRun> {
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** `l402-paywall mcp ...args` as an MCP server on stdio, for the MCP SDK's client (its stderr dropped). */
+export function mcpBinTransport(args: string[]): StdioClientTransport {
+  return new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', BIN, 'mcp', ...args], env: cleanEnv(), stderr: 'ignore' });
 }
