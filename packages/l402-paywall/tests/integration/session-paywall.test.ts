@@ -15,7 +15,7 @@ import { l402Middleware } from 'l402-paywall/express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
 import { getPayment, withL402, type L402Options, type SessionUse } from 'l402-paywall';
-import { PaymentFailed, lightningSessions, memorySessionLedger, type LightningProvider } from 'l402-paywall/lightning';
+import { PaymentFailed, lightningSessions, memorySessionLedger } from 'l402-paywall/lightning';
 import {
   formatCredential,
   formatSessionCredential,
@@ -27,6 +27,7 @@ import {
 } from '../../src/mpp.js';
 import { decodeBase64, parseJsonBytes } from '../../src/schemes/payment/wire.js';
 import { sessionRedisUp, useSessionStores, type SessionStores } from '../support/session-stores.js';
+import { feeTakingBackend } from '../support/fee-taking-backend.js';
 
 const SECRET = 'session-paywall-test-secret-0123456789abcdef0123';
 const BASE = 'https://shop.example';
@@ -277,19 +278,8 @@ describe('withL402 with sessions: the wire', () => {
     const node = createDevNode({ store: net });
     const wallet = createDevNode({ store: net });
     const ledger = memorySessionLedger();
-    const fees: number[] = [];
     // As LND would pay through a route whose last hop is the client's own channel: the client collects the fee too.
-    const provider: LightningProvider = {
-      ...node,
-      name: 'lnd',
-      noRoutingFee: false,
-      payAmountlessInvoice: async (request) => {
-        const paid = await node.payAmountlessInvoice({ ...request, maxFeeMsat: 0 });
-        fees.push(request.maxFeeMsat);
-        await node.payInvoice({ invoice: (await wallet.createInvoice({ amountMsat: request.maxFeeMsat })).invoice, maxFeeMsat: 0 });
-        return { ...paid, feeMsat: request.maxFeeMsat };
-      },
-    };
+    const { provider, fees } = feeTakingBackend(node, wallet);
     const handler = withL402(() => Response.json({ ok: true }), {
       priceSats: 21,
       provider,
