@@ -7,8 +7,6 @@
 // up mid-stream stops the source (its `return` runs) without an error
 // anywhere. The handler pipes the Web stream into Express's response with
 // node:stream's pipeline, which also cancels the Web stream when the client goes.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Readable, pipeline } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import express from 'express';
@@ -20,6 +18,7 @@ import { EVENT_STREAM_HEADERS, lightningSessions, meteredEventStream, memorySess
 import type { Payment } from 'l402-paywall';
 import { sseEvents } from '../support/sse.js';
 import { devNodeWallet } from '../support/dev-wallet.js';
+import { listenNode, type Listening } from '../support/listen.js';
 
 const SAT = 1000;
 const CHUNKS = 25;
@@ -50,7 +49,7 @@ async function* words(total: number, everyMs: number) {
   }
 }
 
-let http: Server;
+let http: Listening;
 let url = '';
 beforeAll(async () => {
   const app = express();
@@ -68,17 +67,10 @@ beforeAll(async () => {
     };
   app.get('/stream', paywall, serve(CHUNKS));
   app.get('/endless', paywall, serve(Number.MAX_SAFE_INTEGER, 20));
-  http = createServer(app);
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  http = await listenNode(app);
+  url = `${http.url}`;
 });
-afterAll(
-  () =>
-    new Promise<void>((resolve) => {
-      http.closeAllConnections();
-      http.close(() => resolve());
-    }),
-);
+afterAll(() => http.close());
 
 describe('a metered stream through l402Middleware (Express)', () => {
   it('streams chunk by chunk over HTTP, pauses for a top-up after 20, resumes once topped up, and ends with its receipt', async () => {
