@@ -8,7 +8,6 @@
 // too dear, over budget, wrong network, convenience fields that disagree with
 // the invoice, expired, methods or intents this client does not pay.
 import { randomBytes } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Challenge, Credential } from 'mppx';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDevNode } from 'l402-paywall/backends';
@@ -27,7 +26,7 @@ import type { L402Event } from 'l402-paywall/events';
 import { BindingKeyring, formatChallenge, formatReceipt, lightningChargeChallenge } from '../../src/mpp.js';
 import { recordingWallet, type RecordingWallet } from '../support/paid-apps.js';
 import { MPPX_SECRET, startMppApp, type InvoiceFor, type MppApp } from '../support/mpp-server.js';
-import { mcpBinTransport, runBin } from '../support/bin.js';
+import { connectMcpBin, runBin, toolJson, type McpBin } from '../support/bin.js';
 const node = createDevNode();
 let app: MppApp;
 let wallet: RecordingWallet;
@@ -388,20 +387,14 @@ describe('l402-paywall <url> (the command line, a child process)', () => {
 });
 
 describe('l402-paywall mcp (through the MCP SDK client)', () => {
-  let client: Client;
-  interface ToolResult {
-    isError?: boolean;
-    content: { type: string; text: string }[];
-    structuredContent?: Record<string, unknown>;
-  }
-  const call = async (args: Record<string, unknown>) => (await client.callTool({ name: 'call_paid_api', arguments: args })) as ToolResult;
-  const json = (result: ToolResult) => JSON.parse(result.content[0]!.text) as Record<string, unknown>;
+  let agent: McpBin;
+  const call = (args: Record<string, unknown>) => agent.call('call_paid_api', args);
+  const json = toolJson;
 
   beforeAll(async () => {
-    client = new Client({ name: 'mpp-test-agent', version: '1.0.0' });
-    await client.connect(mcpBinTransport(['--dev', app.url, '--max-sats', '5', '--budget-sats', '6']));
+    agent = await connectMcpBin('mpp-test-agent', ['--dev', app.url, '--max-sats', '5', '--budget-sats', '6']);
   });
-  afterAll(() => client?.close());
+  afterAll(() => agent?.close());
 
   it('pays the mppx server and reports scheme and receipt; L402 or Payment on a server offering both; refusals within the budget', async () => {
     const paid = await call({ url: `${app.url}/mpp/weather` });

@@ -2,6 +2,7 @@
 // none of the machine's backend, store or secret settings.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 export const BIN = fileURLToPath(new URL('../../src/bin.ts', import.meta.url));
@@ -40,4 +41,31 @@ export function runBin(args: string[], env = cleanEnv()): Promise<BinRun> {
 /** `l402-paywall mcp ...args` as an MCP server on stdio, for the MCP SDK's client (its stderr dropped). */
 export function mcpBinTransport(args: string[]): StdioClientTransport {
   return new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', BIN, 'mcp', ...args], env: cleanEnv(), stderr: 'ignore' });
+}
+
+/** What a tool of `l402-paywall mcp` answers. */
+export interface ToolResult {
+  isError?: boolean;
+  content: { type: string; text: string }[];
+  structuredContent?: Record<string, unknown>;
+}
+
+/** The JSON a tool answered as its text. */
+export const toolJson = (result: ToolResult) => JSON.parse(result.content[0]!.text) as Record<string, unknown>;
+
+export interface McpBin {
+  client: Client;
+  call(tool: string, args: Record<string, unknown>): Promise<ToolResult>;
+  close(): Promise<void>;
+}
+
+/** The MCP SDK's client (named `clientName`) connected to `l402-paywall mcp ...args`. */
+export async function connectMcpBin(clientName: string, args: string[]): Promise<McpBin> {
+  const client = new Client({ name: clientName, version: '1.0.0' });
+  await client.connect(mcpBinTransport(args));
+  return {
+    client,
+    call: async (tool, args) => (await client.callTool({ name: tool, arguments: args })) as ToolResult,
+    close: () => client.close(),
+  };
 }
