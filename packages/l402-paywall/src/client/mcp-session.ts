@@ -21,9 +21,14 @@ import type { CheckedInvoice } from './invoice-check.js';
 import { isAmountlessInvoiceUnsupported } from './errors.js';
 import { decodeBase64, parseJsonBytes } from '../schemes/payment/wire.js';
 
+/** The challenge object each tool session a tool client opened was opened with, echoed in its bearer and close credentials unchanged. */
+export type ToolSessionEchoes = WeakMap<HeldSession, Record<string, unknown>>;
+
 /** One tool call, as its payment steps see it. */
 export interface ToolCall extends DepositCall {
   connection: RpcConnection;
+  /** The echoes of the sessions its tool client opened (the client keeps them). */
+  echoes: ToolSessionEchoes;
   name: string;
   /** The call's params without a credential: the tool's name, its arguments, the caller's `_meta`. */
   params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> };
@@ -40,18 +45,16 @@ export interface ToolAnswer {
 
 type SessionOffer = ToolChallenges['sessions'][number];
 
-/** The challenge object each tool session was opened with, echoed in its bearer and close credentials unchanged. */
-const echoes = new WeakMap<HeldSession, Record<string, unknown>>();
-
 /**
- * The challenge to echo on a held session: the object it was opened with
- * over MCP, or, for one fetchWithL402 opened over HTTP for the same route
- * (same origin, realm and binding), its challenge with the request decoded
+ * The challenge to echo on a held session: the object this call's tool
+ * client opened it with over MCP, or, for one opened elsewhere for the same
+ * route (same origin, realm and binding: fetchWithL402 over HTTP, or another
+ * tool client on the same store), its challenge with the request decoded
  * (the request is the JCS text of that object, which the server encodes
  * again to check the challenge's id).
  */
-function echoOf(held: HeldSession): Record<string, unknown> | undefined {
-  const kept = echoes.get(held);
+function echoOf(call: ToolCall, held: HeldSession): Record<string, unknown> | undefined {
+  const kept = call.echoes.get(held);
   if (kept) return kept;
   const bytes = decodeBase64(held.challenge.request);
   const request = bytes && parseJsonBytes(bytes);
@@ -117,7 +120,7 @@ function refusalCode(answer: RpcAnswer): string | undefined {
  */
 export async function callOnHeld(call: ToolCall, sessions: ClientSessions, held: HeldSession): Promise<{ served: ToolAnswer } | { offersAnew: RpcAnswer }> {
   const { url, name } = call;
-  const first = await sendCall(call, echoOf(held), bearer(held));
+  const first = await sendCall(call, echoOf(call, held), bearer(held));
   const code = paymentRequired(first) ? refusalCode(first) : undefined;
   if (!paymentRequired(first)) return { served: onSession(call, first, held, 'bearer') };
   if (code === 'INSUFFICIENT_BALANCE') return { served: await topUpAndRetry(call, sessions, held, first) };
@@ -179,7 +182,7 @@ export async function answerSessionOffer(
     await sessions.pendingOpen(forOffer);
     other = usable();
   }
-  if (!other || !echoOf(other)) return undefined;
+  if (!other || !echoOf(call, other)) return undefined;
   sessions.use(path, other);
   return { served: await retry() };
 }
@@ -237,7 +240,7 @@ async function sendOpen(
   served(call, paid, answer, retryStartedAt);
   if (!('error' in answer) && !paymentRequired(answer)) {
     const held = heldSession(offer, paid.proof.preimage, invoice.amountMsat, returnInvoice.paymentHash, toolClose(call, echo), call.url, call.options);
-    echoes.set(held, echo);
+    call.echoes.set(held, echo);
     sessions.hold(held, toolSessionPath(call.url, call.name));
   }
   return paidAnswer(call, answer, receipt, { challengeId: offer.challenge.id, reference: offer.paymentHash });
@@ -301,7 +304,7 @@ async function topUpAndRetry(call: ToolCall, sessions: ClientSessions, held: Hel
   }
   held.depositedMsat += invoice.amountMsat;
   const retryStartedAt = call.events ? performance.now() : 0;
-  const answer = await sendPaid(call, receipt, echoOf(held)!, bearer(held));
+  const answer = await sendPaid(call, receipt, echoOf(call, held)!, bearer(held));
   served(call, paid, answer, retryStartedAt);
   return paidAnswer(call, answer, receipt, { challengeId: held.challenge.id, reference: held.sessionId });
 }

@@ -16,7 +16,17 @@ import { McpToolError, type ToolPaymentReceipt } from './mcp-errors.js';
 import { readToolList, type PaidTool } from './mcp-listing.js';
 import { paymentRequired, toolChallenges } from './mcp-payment.js';
 import { rpcConnection, type RpcAnswer, type RpcConnection } from './mcp-rpc.js';
-import { answerSessionOffer, answerStatus, callOnHeld, paidAnswer, sendCall, sendPaid, toolSessionPath, type ToolCall } from './mcp-session.js';
+import {
+  answerSessionOffer,
+  answerStatus,
+  callOnHeld,
+  paidAnswer,
+  sendCall,
+  sendPaid,
+  toolSessionPath,
+  type ToolCall,
+  type ToolSessionEchoes,
+} from './mcp-session.js';
 import { checkOptions, type FetchWithL402Options } from './options.js';
 import { chooseAndPay } from './paying.js';
 import type { ClosedSession } from './sessions.js';
@@ -91,12 +101,14 @@ export function mcpToolClient(url: string | URL, options: McpToolsOptions): McpT
   });
   const ours = (session: { origin: string; sessionId: string }) => session.origin === endpoint.origin && heldHere.has(session.sessionId);
   const heldHere = new Set<string>();
+  /** The challenge object each session this client opened was opened with, echoed unchanged on it. */
+  const echoes: ToolSessionEchoes = new WeakMap();
   const closeSessions = async () => Promise.all((options.sessions?.list() ?? []).filter(ours).map((session) => session.close()));
   return {
     url: endpoint,
     listTools: () => readToolList(connection),
     callTool: async (name, args = {}, call = {}) => {
-      const called = await callPaidTool(connection, options, name, args, call);
+      const called = await callPaidTool(connection, echoes, options, name, args, call);
       const session = called.receipt?.session;
       if (session) heldHere.add(session.sessionId);
       return called;
@@ -111,6 +123,7 @@ export function mcpToolClient(url: string | URL, options: McpToolsOptions): McpT
 
 async function callPaidTool(
   connection: RpcConnection,
+  sessionEchoes: ToolSessionEchoes,
   options: McpToolsOptions,
   name: string,
   args: Record<string, unknown>,
@@ -134,6 +147,7 @@ async function callPaidTool(
     );
   const tool: ToolCall = {
     connection,
+    echoes: sessionEchoes,
     url,
     name,
     options: limits,
@@ -162,7 +176,7 @@ async function callPaidTool(
   const { offers, sessions: sessionOffers, echoes, unsupported } = toolChallenges(asked.data);
   let sessionNotUsed: string | undefined;
   if (sessions && sessionOffers[0]) {
-    const answered = await answerSessionOffer(tool, sessions, sessionOffers[0], () => callPaidTool(connection, options, name, args, call));
+    const answered = await answerSessionOffer(tool, sessions, sessionOffers[0], () => callPaidTool(connection, sessionEchoes, options, name, args, call));
     if (answered && 'served' in answered) return answered.served;
     if (answered) sessionNotUsed = answered.why;
   }

@@ -141,15 +141,11 @@ export interface SessionUse {
    * step of the ledger (refused whole when the balance cannot cover them).
    * The unit the request itself spent counts as the first unit of its first
    * reservation. What the request spends is reported once it is settled.
+   * Its settling is told to the session's observers at once, as metered
+   * work (its reserved, used and charged units), and in the request's receipt.
    * Absent when the ledger keeps no reservations.
-   *
-   * `report`: how its settling is told to the session's observers. `metered`
-   * (the default): at once, as metered work (its reserved, used and charged
-   * units), and in the request's receipt. `batched`: its charged units join
-   * the request's spending, told in batches as `spend`'s are (a metered
-   * stream paying its chunks ahead).
    */
-  reserve?(units: number, options?: { report?: 'metered' | 'batched' }): Promise<ReserveAnswer>;
+  reserve?(units: number): Promise<ReserveAnswer>;
   /**
    * A 402 asking for a top-up of this session (a fresh session challenge,
    * INSUFFICIENT_BALANCE), for a handler whose metered work the balance

@@ -7,11 +7,7 @@
 // reported. What must not be paid is refused before the wallet is asked:
 // too dear, over budget, wrong network, convenience fields that disagree with
 // the invoice, expired, methods or intents this client does not pay.
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Challenge, Credential } from 'mppx';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDevNode } from 'l402-paywall/backends';
@@ -30,8 +26,7 @@ import type { L402Event } from 'l402-paywall/events';
 import { BindingKeyring, formatChallenge, formatReceipt, lightningChargeChallenge } from '../../src/mpp.js';
 import { recordingWallet, type RecordingWallet } from '../support/paid-apps.js';
 import { MPPX_SECRET, startMppApp, type InvoiceFor, type MppApp } from '../support/mpp-server.js';
-
-const BIN = fileURLToPath(new URL('../../src/bin.ts', import.meta.url));
+import { connectMcpBin, runBin, toolJson, type McpBin } from '../support/bin.js';
 const node = createDevNode();
 let app: MppApp;
 let wallet: RecordingWallet;
@@ -257,27 +252,20 @@ describe('a server offering both schemes', () => {
   });
 });
 
+/** A challenge of the realm mpp.test made by mppx (its id bound with the app's secret), as a WWW-Authenticate value. */
+function mppxChallenge(fields: { method: string; intent: string; request: Record<string, unknown>; expires?: string }): string {
+  return Challenge.serialize(Challenge.from({ realm: 'mpp.test', ...fields, secretKey: MPPX_SECRET } as Parameters<typeof Challenge.from>[0]));
+}
+
 describe('methods and intents this client does not pay', () => {
-  const tempo = Challenge.serialize(
-    Challenge.from({
-      realm: 'mpp.test',
-      method: 'tempo',
-      intent: 'charge',
-      request: { amount: '1000', currency: '0x20c0000000000000000000000000000000000000', recipient: '0x742d35Cc6634C0532925a3b844Bc9e7595f8fE00' },
-      expires: new Date(Date.now() + 600_000).toISOString(),
-      secretKey: MPPX_SECRET,
-    } as Parameters<typeof Challenge.from>[0]),
-  );
-  const session = Challenge.serialize(
-    Challenge.from({
-      realm: 'mpp.test',
-      method: 'lightning',
-      intent: 'session',
-      request: { amount: '2', currency: 'sat' },
-      expires: new Date(Date.now() + 600_000).toISOString(),
-      secretKey: MPPX_SECRET,
-    } as Parameters<typeof Challenge.from>[0]),
-  );
+  const inTenMinutes = () => new Date(Date.now() + 600_000).toISOString();
+  const tempo = mppxChallenge({
+    method: 'tempo',
+    intent: 'charge',
+    request: { amount: '1000', currency: '0x20c0000000000000000000000000000000000000', recipient: '0x742d35Cc6634C0532925a3b844Bc9e7595f8fE00' },
+    expires: inTenMinutes(),
+  });
+  const session = mppxChallenge({ method: 'lightning', intent: 'session', request: { amount: '2', currency: 'sat' }, expires: inTenMinutes() });
 
   it('a 402 with only those: a clear error naming them, nothing paid', async () => {
     app.script = () =>
@@ -346,22 +334,6 @@ describe("the server's Payment-Receipt is checked against the payment", () => {
   });
 });
 
-/** Environment without any wallet setting of the machine running the tests. */
-function cleanEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env))
-    if (v !== undefined && !/^(NWC_URL|LNBITS_|PHOENIXD_|LND_|CLN_|BLINK_|LIGHTNING_NETWORK)/.test(k)) env[k] = v;
-  return env;
-}
-
-function runBin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', BIN, ...args], { env: cleanEnv(), timeout: 30_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? -1) : 0, stdout, stderr });
-    });
-  });
-}
-
 describe('l402-paywall <url> (the command line, a child process)', () => {
   it('pays the mppx server with --dev: body on stdout; scheme, challenge id and receipt on stderr', async () => {
     const { code, stdout, stderr } = await runBin([`${app.url}/mpp/weather`, '--dev', app.url, '--max-sats', '5']);
@@ -395,15 +367,7 @@ describe('l402-paywall <url> (the command line, a child process)', () => {
     const dear = await runBin([`${app.url}/mpp/dear`, '--dev', app.url, '--max-sats', '5']);
     expect(dear.code).toBe(3);
     expect(dear.stderr).toContain('[PRICE_ABOVE_MAXIMUM]');
-    const tempoOnly = Challenge.serialize(
-      Challenge.from({
-        realm: 'mpp.test',
-        method: 'tempo',
-        intent: 'charge',
-        request: { amount: '1', currency: 'usd' },
-        secretKey: MPPX_SECRET,
-      } as Parameters<typeof Challenge.from>[0]),
-    );
+    const tempoOnly = mppxChallenge({ method: 'tempo', intent: 'charge', request: { amount: '1', currency: 'usd' } });
     app.script = () => new Response(null, { status: 402, headers: { 'www-authenticate': tempoOnly } });
     const unknown = await runBin([`${app.url}/scripted`, '--dev', app.url]);
     expect(unknown.code).toBe(3);
@@ -423,27 +387,14 @@ describe('l402-paywall <url> (the command line, a child process)', () => {
 });
 
 describe('l402-paywall mcp (through the MCP SDK client)', () => {
-  let client: Client;
-  interface ToolResult {
-    isError?: boolean;
-    content: { type: string; text: string }[];
-    structuredContent?: Record<string, unknown>;
-  }
-  const call = async (args: Record<string, unknown>) => (await client.callTool({ name: 'call_paid_api', arguments: args })) as ToolResult;
-  const json = (result: ToolResult) => JSON.parse(result.content[0]!.text) as Record<string, unknown>;
+  let agent: McpBin;
+  const call = (args: Record<string, unknown>) => agent.call('call_paid_api', args);
+  const json = toolJson;
 
   beforeAll(async () => {
-    client = new Client({ name: 'mpp-test-agent', version: '1.0.0' });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: ['--import', 'tsx', BIN, 'mcp', '--dev', app.url, '--max-sats', '5', '--budget-sats', '6'],
-        env: cleanEnv(),
-        stderr: 'ignore',
-      }),
-    );
+    agent = await connectMcpBin('mpp-test-agent', ['--dev', app.url, '--max-sats', '5', '--budget-sats', '6']);
   });
-  afterAll(() => client?.close());
+  afterAll(() => agent?.close());
 
   it('pays the mppx server and reports scheme and receipt; L402 or Payment on a server offering both; refusals within the budget', async () => {
     const paid = await call({ url: `${app.url}/mpp/weather` });

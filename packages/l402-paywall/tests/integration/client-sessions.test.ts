@@ -8,7 +8,7 @@
 // pays per request and says why; a deposit above the caller's limit, or past
 // the budget, is refused unpaid. The budget's credit, on its own.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
+import { createDevNode, memoryDevNodeStore, type DevNode } from 'l402-paywall/backends';
 import { getPayment, memoryReplayStore, withL402 } from 'l402-paywall';
 import { EVENT_STREAM_HEADERS, lightningSessions, meteredEventStream } from 'l402-paywall/lightning';
 import {
@@ -22,6 +22,7 @@ import {
   type Wallet,
 } from 'l402-paywall/client';
 import { memorySessionLedger } from '../../src/schemes/session/memory-ledger.js';
+import { devNodeWallet } from '../support/dev-wallet.js';
 
 const SECRET = 'client-sessions-test-secret-0123456789abcdef0123';
 const BASE = 'https://shop.example';
@@ -52,28 +53,31 @@ function shop({ unitPriceSats = 1, priceSats = 1, depositUnits = 20 } = {}) {
     },
   );
   const fetch = (input: string | URL | Request, init?: RequestInit) => handler(input instanceof Request ? input : new Request(input, init));
-  const wallet = (receives = true): TestWallet => {
-    const w: TestWallet = {
-      network: 'regtest',
-      paid: [],
-      returnInvoices: [],
-      async payInvoice({ invoice }) {
-        w.paid.push(invoice);
-        return node.pay(invoice);
-      },
-      // What the wallet's node received: the only thing a refund is counted back on.
-      lookupInvoice: providerWallet(node).lookupInvoice!,
-    };
-    if (receives) {
-      w.createInvoice = async ({ memo }) => {
-        const made = await node.createAmountlessInvoice({ memo: memo ?? 'refund', expirySeconds: 86_400 });
-        w.returnInvoices.push(made.paymentHash);
-        return made;
-      };
-    }
-    return w;
-  };
+  const wallet = (receives = true) => recordingWallet(node, receives);
   return { fetch, wallet, ledger, node, served: () => served };
+}
+
+/** A wallet on `node` that records the invoices it paid and (`receives`: it can make one) the return invoices it made. */
+function recordingWallet(node: DevNode, receives = true): TestWallet {
+  const w: TestWallet = {
+    network: 'regtest',
+    paid: [],
+    returnInvoices: [],
+    async payInvoice({ invoice }) {
+      w.paid.push(invoice);
+      return node.pay(invoice);
+    },
+    // What the wallet's node received: the only thing a refund is counted back on.
+    lookupInvoice: providerWallet(node).lookupInvoice!,
+  };
+  if (receives) {
+    w.createInvoice = async ({ memo }) => {
+      const made = await node.createAmountlessInvoice({ memo: memo ?? 'refund', expirySeconds: 86_400 });
+      w.returnInvoices.push(made.paymentHash);
+      return made;
+    };
+  }
+  return w;
 }
 
 let open: ClientSessions | undefined;
@@ -185,13 +189,11 @@ describe('fetchWithL402 with sessions', () => {
     const fetch = (input: string | URL | Request, init?: RequestInit) => handler(input instanceof Request ? input : new Request(input, init));
     const paid: string[] = [];
     const wallet: Wallet = {
-      network: 'regtest',
+      ...devNodeWallet(node),
       payInvoice: ({ invoice }) => {
         paid.push(invoice);
         return node.pay(invoice);
       },
-      createInvoice: ({ memo }) => node.createAmountlessInvoice({ memo: memo ?? 'refund', expirySeconds: 3600 }),
-      lookupInvoice: providerWallet(node).lookupInvoice!,
     };
     const sessions = createSessions();
     open = sessions;
@@ -377,21 +379,7 @@ function llm({ chunks = 25, topUpTimeoutMs = 10_000 } = {}) {
     },
   );
   const fetch = (input: string | URL | Request, init?: RequestInit) => handler(input instanceof Request ? input : new Request(input, init));
-  const wallet: TestWallet = {
-    network: 'regtest',
-    paid: [],
-    returnInvoices: [],
-    async payInvoice({ invoice }) {
-      wallet.paid.push(invoice);
-      return node.pay(invoice);
-    },
-    async createInvoice({ memo }) {
-      const made = await node.createAmountlessInvoice({ memo: memo ?? 'refund', expirySeconds: 86_400 });
-      wallet.returnInvoices.push(made.paymentHash);
-      return made;
-    },
-    lookupInvoice: providerWallet(node).lookupInvoice!,
-  };
+  const wallet = recordingWallet(node);
   return { fetch, wallet, ledger, node, openGate };
 }
 

@@ -5,16 +5,13 @@
 // write (the MCP SDK's server with mppx's MCP transport, a Lightning charge on
 // a dev node) and against a hostile one: within --max-sats and the budget,
 // never paid twice for one call, answers cut at --max-body-bytes.
-import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDevNode } from 'l402-paywall/backends';
 import { startHostileMcpServer, type HostileMcpServer } from '../support/hostile-mcp-server.js';
 import { startMppxToolServer, type MppxToolServer } from '../support/mppx-tool-server.js';
+import { connectMcpBin, toolJson, type McpBin } from '../support/bin.js';
 
-const BIN = fileURLToPath(new URL('../../src/bin.ts', import.meta.url));
 const node = createDevNode();
 let server: MppxToolServer;
 let hostile: HostileMcpServer;
@@ -29,13 +26,6 @@ beforeEach(() => {
   server.devPayments = 0;
   hostile.calls.length = 0;
 });
-
-function cleanEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env))
-    if (v !== undefined && !/^(NWC_URL|LNBITS_|PHOENIXD_|LND_|CLN_|BLINK_|LIGHTNING_NETWORK)/.test(k)) env[k] = v;
-  return env;
-}
 
 describe('l402-paywall tool (the command, in process)', () => {
   async function run(args: string[]) {
@@ -83,45 +73,28 @@ describe('l402-paywall tool (the command, in process)', () => {
 });
 
 describe('l402-paywall mcp: list_paid_tools and call_paid_tool (through the MCP SDK client)', () => {
-  let client: Client;
-  interface ToolResult {
-    isError?: boolean;
-    content: { type: string; text: string }[];
-    structuredContent?: Record<string, unknown>;
-  }
-  const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as ToolResult;
-  const json = (result: ToolResult) => JSON.parse(result.content[0]!.text) as Record<string, unknown>;
+  let agent: McpBin;
+  const call = (name: string, args: Record<string, unknown>) => agent.call(name, args);
+  const json = toolJson;
 
   beforeAll(async () => {
-    client = new Client({ name: 'mcp-tools-test-agent', version: '1.0.0' });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        // The hostile server is on loopback too, at another origin than --dev's: --allow-private lets the agent reach it.
-        args: [
-          '--import',
-          'tsx',
-          BIN,
-          'mcp',
-          '--dev',
-          new URL(server.url).origin,
-          '--max-sats',
-          '5',
-          '--budget-sats',
-          '6',
-          '--allow-private',
-          '--max-body-bytes',
-          '1000',
-        ],
-        env: cleanEnv(),
-        stderr: 'ignore',
-      }),
-    );
+    // The hostile server is on loopback too, at another origin than --dev's: --allow-private lets the agent reach it.
+    agent = await connectMcpBin('mcp-tools-test-agent', [
+      '--dev',
+      new URL(server.url).origin,
+      '--max-sats',
+      '5',
+      '--budget-sats',
+      '6',
+      '--allow-private',
+      '--max-body-bytes',
+      '1000',
+    ]);
   });
-  afterAll(() => client?.close());
+  afterAll(() => agent?.close());
 
   it('lists the tools beside the other three', async () => {
-    const { tools } = await client.listTools();
+    const { tools } = await agent.client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(['call_paid_api', 'call_paid_tool', 'list_paid_apis', 'list_paid_tools']);
     const listed = json(await call('list_paid_tools', { server: hostile.url }));
     expect(listed).toMatchObject({ server: hostile.url, count: 10 });

@@ -6,8 +6,6 @@
 // carries a Payment-Receipt. mppx, a peer implementation, reads our
 // challenges and receipts and builds the credentials. Real paywall, real dev
 // Lightning node, real Express app.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import express from 'express';
 import { Redis as IORedis } from 'ioredis';
@@ -22,6 +20,7 @@ import { getPayment, memoryReplayStore, withL402, type L402Options, type Payment
 import { fetchWithL402, getPaymentReceipt, type Wallet } from 'l402-paywall/client';
 import { REDIS_URL, redisReachable } from '../support/redis.js';
 import { newPreimage } from '../support/l402.js';
+import { listenNode, type Listening } from '../support/listen.js';
 
 const SECRET = 'mpp-paywall-test-secret-0123456789abcdef0123';
 const OTHER_SECRET = 'another-servers-secret-0123456789abcdef012345';
@@ -404,7 +403,7 @@ describe.each(stores)('one payment, both credentials, %s: served exactly once', 
 });
 
 describe('l402Middleware (Express) speaks both schemes', () => {
-  let server: Server;
+  let server: Listening;
   let url = '';
   let status = 200;
   beforeAll(async () => {
@@ -412,11 +411,10 @@ describe('l402Middleware (Express) speaks both schemes', () => {
     app.get('/paid', l402Middleware({ priceSats: 21, provider: node, secret: SECRET, realm: 'shop.example' }), (_req, res) => {
       res.status(status).json({ ok: status < 400 });
     });
-    server = createServer(app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/paid`;
+    server = await listenNode(app);
+    url = `${server.url}/paid`;
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(() => server.close());
 
   it('a 402 mppx reads; an mppx credential is served with a receipt; an error answer has none', async () => {
     const buyHere = async () => {

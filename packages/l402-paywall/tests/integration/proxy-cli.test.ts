@@ -10,35 +10,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeOpenAi, listen } from '../support/fake-openai.js';
+import { BIN, cleanEnv, runBin } from '../support/bin.js';
+import { listen } from '../support/listen.js';
+import { completionArgs, completionUpstream, expectCompletionRun } from '../support/metered-completion.js';
 import { payL402, recordingUpstream, type Upstream } from '../support/proxy-upstream.js';
-
-const BIN = fileURLToPath(new URL('../../src/bin.ts', import.meta.url));
-
-/** The environment without any backend or store setting of the machine's. */
-function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env))
-    if (v !== undefined && !/^(NWC_URL|LNBITS_|PHOENIXD_|LND_|CLN_|BLINK_|LIGHTNING_|L402_SECRET|REDIS_URL|UPSTASH_|KV_REST_|NODE_ENV)/.test(k)) env[k] = v;
-  return { ...env, ...extra };
-}
-
-function run(args: string[], env = cleanEnv()): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-    const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('close', (code) => {
-      clearTimeout(killer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 interface RunningProxy {
   url: string;
@@ -99,7 +75,7 @@ describe('l402-paywall proxy <upstream> --price-sats 2 --dev', () => {
 
   it('is paid by `l402-paywall --dev <proxy>`: the request reaches the upstream once, intact, without the credential', async () => {
     const before = upstream.received.length;
-    const paid = await run(['--dev', proxy.url, '-X', 'PUT', '-d', '{"n":1}', '-H', 'X-Kept: yes', `${proxy.url}/echo?a=b`]);
+    const paid = await runBin(['--dev', proxy.url, '-X', 'PUT', '-d', '{"n":1}', '-H', 'X-Kept: yes', `${proxy.url}/echo?a=b`]);
     expect(paid.code, paid.stderr).toBe(0);
     expect(paid.stderr).toContain('paid 2 sats');
     expect(upstream.received).toHaveLength(before + 1);
@@ -124,7 +100,7 @@ describe('l402-paywall proxy <upstream> --price-sats 2 --dev', () => {
 
 describe('l402-paywall proxy --config with a session route metered by reported usage', () => {
   it('a streamed completion (max_tokens 50) whose upstream reports 37 tokens: streamed whole to `l402-paywall --dev <proxy> --session`, 37 sats spent, 63 of the 100-sat deposit refunded', async () => {
-    const upstream = fakeOpenAi({ totalTokens: 37, chunks: 8 });
+    const upstream = completionUpstream();
     const served = await listen((request) => upstream.fetch(request));
     const dir = mkdtempSync(join(tmpdir(), 'l402-proxy-'));
     const file = join(dir, 'l402-proxy.json');
@@ -142,33 +118,9 @@ describe('l402-paywall proxy --config with a session route metered by reported u
     const metered = await startProxy(['--config', file, '--dev']);
     try {
       expect(metered.stderr()).toContain('/v1/chat/completions (POST): by the session, 1 sat a reported unit (meter openai-usage)');
-      const body = JSON.stringify({ model: 'fake', messages: [{ role: 'user', content: 'hi' }], stream: true, max_tokens: 50 });
-      const url = `${metered.url}/v1/chat/completions`;
-      const paid = await run([
-        url,
-        '--dev',
-        metered.url,
-        '--session',
-        '--max-sats',
-        '1',
-        '--max-deposit-sats',
-        '100',
-        '--budget-sats',
-        '200',
-        '-d',
-        body,
-        '-H',
-        'content-type: application/json',
-      ]);
-      expect(paid.code, paid.stderr).toBe(0);
-      for (let i = 1; i <= 8; i++) expect(paid.stdout).toContain(`word${i} `);
-      expect(paid.stdout).toContain('data: [DONE]');
-      expect(paid.stdout).toMatch(/event: payment-receipt\ndata: .*"units":37,"spent":37,"settled":"usage"/);
-      expect(paid.stderr).toMatch(/session ([0-9a-f]{64}): deposit paid, 100 sats/);
-      expect(paid.stderr).toMatch(/session [0-9a-f]{64} closed, refund 63 sats \(succeeded\); the wallet received 63 sats\n/);
-      expect(paid.stderr).toContain('l402-paywall: spent in all 37 sats (paid 100 sats, received back 63 sats)\n');
+      const paid = await runBin(completionArgs(`${metered.url}/v1/chat/completions`, metered.url));
+      expectCompletionRun(paid, upstream);
       // Forwarded once, without the credential, asked for its usage.
-      expect(upstream.received).toHaveLength(1);
       expect(upstream.received[0]!.headers.get('authorization')).toBeNull();
       expect(upstream.received[0]!.body).toMatchObject({ max_tokens: 50, stream: true });
     } finally {
@@ -192,23 +144,23 @@ describe('what stops it at start (exit 2)', () => {
         ],
       }),
     );
-    const bad = await run(['proxy', '--config', file, '--dev']);
+    const bad = await runBin(['proxy', '--config', file, '--dev']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain(`--config ${file}: routes[1].priceSats: Too small: expected number to be >=1`);
     writeFileSync(file, '{ not json');
-    const notJson = await run(['proxy', '--config', file, '--dev']);
+    const notJson = await runBin(['proxy', '--config', file, '--dev']);
     expect(notJson.code).toBe(2);
     expect(notJson.stderr).toContain('is not JSON');
   }, 60_000);
 
   it('--dev under a production NODE_ENV, and no backend without --dev', async () => {
-    const production = await run(['proxy', 'http://127.0.0.1:1', '--price-sats', '1', '--dev'], cleanEnv({ NODE_ENV: 'production' }));
+    const production = await runBin(['proxy', 'http://127.0.0.1:1', '--price-sats', '1', '--dev'], cleanEnv({ NODE_ENV: 'production' }));
     expect(production.code).toBe(2);
     expect(production.stderr).toContain('never runs in production');
-    const none = await run(['proxy', 'http://127.0.0.1:1', '--price-sats', '1']);
+    const none = await runBin(['proxy', 'http://127.0.0.1:1', '--price-sats', '1']);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('Set LIGHTNING_PROVIDER');
-    const noPrice = await run(['proxy', 'http://127.0.0.1:1', '--dev']);
+    const noPrice = await runBin(['proxy', 'http://127.0.0.1:1', '--dev']);
     expect(noPrice.code).toBe(2);
     expect(noPrice.stderr).toContain('--price-sats');
   }, 60_000);

@@ -8,14 +8,12 @@
 // spent, to the millisatoshi, to the client's amountless return invoice,
 // once, and a refund that fails says so and stays due. Real paywall, real dev
 // Lightning nodes (the server's and the client's wallet on one fake network).
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { l402Middleware } from 'l402-paywall/express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
 import { getPayment, withL402, type L402Options, type SessionUse } from 'l402-paywall';
-import { PaymentFailed, lightningSessions, memorySessionLedger, type LightningProvider } from 'l402-paywall/lightning';
+import { PaymentFailed, lightningSessions, memorySessionLedger } from 'l402-paywall/lightning';
 import {
   formatCredential,
   formatSessionCredential,
@@ -27,6 +25,8 @@ import {
 } from '../../src/mpp.js';
 import { decodeBase64, parseJsonBytes } from '../../src/schemes/payment/wire.js';
 import { sessionRedisUp, useSessionStores, type SessionStores } from '../support/session-stores.js';
+import { feeTakingBackend } from '../support/fee-taking-backend.js';
+import { listenNode, type Listening } from '../support/listen.js';
 
 const SECRET = 'session-paywall-test-secret-0123456789abcdef0123';
 const BASE = 'https://shop.example';
@@ -277,19 +277,8 @@ describe('withL402 with sessions: the wire', () => {
     const node = createDevNode({ store: net });
     const wallet = createDevNode({ store: net });
     const ledger = memorySessionLedger();
-    const fees: number[] = [];
     // As LND would pay through a route whose last hop is the client's own channel: the client collects the fee too.
-    const provider: LightningProvider = {
-      ...node,
-      name: 'lnd',
-      noRoutingFee: false,
-      payAmountlessInvoice: async (request) => {
-        const paid = await node.payAmountlessInvoice({ ...request, maxFeeMsat: 0 });
-        fees.push(request.maxFeeMsat);
-        await node.payInvoice({ invoice: (await wallet.createInvoice({ amountMsat: request.maxFeeMsat })).invoice, maxFeeMsat: 0 });
-        return { ...paid, feeMsat: request.maxFeeMsat };
-      },
-    };
+    const { provider, fees } = feeTakingBackend(node, wallet);
     const handler = withL402(() => Response.json({ ok: true }), {
       priceSats: 21,
       provider,
@@ -423,7 +412,7 @@ describe.each([
 });
 
 describe('l402Middleware (Express) with sessions', () => {
-  let http: Server;
+  let http: Listening;
   let url = '';
   const net = memoryDevNodeStore();
   const node = createDevNode({ store: net });
@@ -434,11 +423,10 @@ describe('l402Middleware (Express) with sessions', () => {
     app.get('/generate', l402Middleware({ priceSats: 21, provider: node, secret: SECRET, realm: 'shop.example', session }), (req, res) => {
       res.json({ session: (req as { l402?: { session?: { id: string } } }).l402?.session?.id });
     });
-    http = createServer(app);
-    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/generate`;
+    http = await listenNode(app);
+    url = `${http.url}/generate`;
   });
-  afterAll(() => new Promise<void>((resolve) => http.close(() => resolve())));
+  afterAll(() => http.close());
 
   it('opens, tops up and closes a session: the paywall’s own answers and receipts go out as they are', async () => {
     const offer = async () => {

@@ -11,11 +11,12 @@
 import { describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
 import { memoryReplayStore, withL402 } from 'l402-paywall';
-import { createBudget, createSessions, fetchWithL402, providerWallet, type ClientSessions, type Wallet } from 'l402-paywall/client';
+import { createBudget, createSessions, fetchWithL402, type ClientSessions } from 'l402-paywall/client';
 import { lightningSessions, meterByUsage, openAiUsage, type SessionObservation, type SessionSpent } from 'l402-paywall/sessions';
 import { sessionEvents } from 'l402-paywall/events';
 import { fakeOpenAi, type FakeOpenAi } from '../support/fake-openai.js';
 import { sessionRedisUp, useSessionStores, type SessionStores } from '../support/session-stores.js';
+import { devNodeWallet } from '../support/dev-wallet.js';
 
 const SECRET = 'usage-metering-test-secret-0123456789abcdef0123';
 const URL_ = 'https://llm.example/v1/chat/completions';
@@ -59,12 +60,7 @@ function shop(stores: SessionStores, upstream: FakeOpenAi, depositUnits = 100) {
     },
   );
   const fetch = (input: string | URL | Request, init?: RequestInit) => handler(input instanceof Request ? input : new Request(input, init));
-  const wallet: Wallet = {
-    network: 'regtest',
-    payInvoice: ({ invoice }) => node.pay(invoice),
-    lookupInvoice: providerWallet(node).lookupInvoice!,
-    createInvoice: ({ memo }) => node.createAmountlessInvoice({ memo: memo ?? 'refund', expirySeconds: 86_400 }),
-  };
+  const wallet = devNodeWallet(node, 86_400);
   const sessions: ClientSessions = createSessions({ maxDepositSats: depositUnits });
   const budget = createBudget({ totalSats: 1000 });
   const call = (body: Record<string, unknown>) =>

@@ -1,12 +1,11 @@
 // A stand-in for an OpenAI-compatible completions server (vLLM, llama.cpp,
-// Ollama's /v1), as a fetch handler and, for the command line, over HTTP:
+// Ollama's /v1), as a fetch handler (for the command line, served over HTTP
+// with listen.ts):
 // POST /v1/chat/completions answers JSON with `usage`, or (stream: true) SSE
 // chunks then, when asked with stream_options.include_usage as OpenAI does, a
 // usage-only chunk (`choices: []`), then `data: [DONE]`. Its `mode` makes the
 // ways an upstream goes wrong: never reporting usage, dying mid-stream,
 // answering an error, or holding the stream open (a client that hangs up).
-import { createServer } from 'node:http';
-import { getRequestListener } from '@hono/node-server';
 
 export type FakeOpenAiMode = 'usage' | 'no-usage' | 'dies' | 'error' | 'holds';
 
@@ -86,17 +85,4 @@ export function fakeOpenAi(options: Partial<Pick<FakeOpenAi, 'mode' | 'totalToke
     },
   };
   return upstream;
-}
-
-/** Serves `handler` on 127.0.0.1 (a random port). */
-export async function listen(handler: (request: Request) => Promise<Response> | Response): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer(getRequestListener(handler));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise<void>((done) => server.close(() => done()));
-    },
-  };
 }

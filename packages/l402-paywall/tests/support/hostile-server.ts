@@ -3,9 +3,9 @@
 // internal endpoint that must never be reached, open redirects, endless and
 // trickling answers, silence. It records what it was asked and how much of
 // an answer it got out before the client hung up.
-import { once } from 'node:events';
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listenNode } from './listen.js';
 
 export const MIB = 1024 * 1024;
 export const SECRET_BODY = 'internal secret: the admin macaroon';
@@ -39,7 +39,7 @@ export async function startHostileServer(): Promise<HostileServer> {
   let lastStream: Promise<{ bytes: number; clientHungUp: boolean }> = Promise.resolve({ bytes: 0, clientHungUp: false });
   const timers = new Set<NodeJS.Timeout>();
 
-  const server: Server = createServer((req, res) => {
+  const served = await listenNode((req, res) => {
     requests.push(req.url ?? '');
     headers.push(req.headers);
     req.resume();
@@ -68,19 +68,15 @@ export async function startHostileServer(): Promise<HostileServer> {
         return res.writeHead(404).end();
     }
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
-    port,
+    url: served.url,
+    port: (served.server.address() as AddressInfo).port,
     requests,
     headers,
     streamed: () => lastStream,
     close: async () => {
       for (const timer of timers) clearInterval(timer);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await served.close();
     },
   };
 }

@@ -23,16 +23,13 @@
 //                           for balance (it is not short), and the top-up then
 //                           finds its session closed, its refund of what was
 //                           left paid just before: the top-up is stranded
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { getRequestListener } from '@hono/node-server';
 import { getPayment, memoryReplayStore, withL402 } from 'l402-paywall';
 import { createDevNode, createDevPayHandler, createDevReceiveHandler, memoryDevNodeStore } from 'l402-paywall/backends';
 import { lightningSessions } from 'l402-paywall/lightning';
 import { parseSessionCredential, readLightningSession } from '../../src/schemes/session/codec.js';
 import { memorySessionLedger } from '../../src/schemes/session/memory-ledger.js';
 import { refundSession } from '../../src/schemes/session/refunds.js';
+import { listen } from './listen.js';
 
 export interface HostileSellerOptions {
   /**
@@ -204,12 +201,9 @@ export async function startHostileSeller(options: HostileSellerOptions = {}): Pr
     return seller(request);
   };
 
-  const server: Server = createServer(getRequestListener(routes));
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
+  const served = await listen(routes);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: served.url,
     walletPaid,
     walletPaidMsat: () => walletPaid.reduce((sum, paid) => sum + paid.amountMsat, 0),
     async walletReceivedMsat() {
@@ -223,8 +217,7 @@ export async function startHostileSeller(options: HostileSellerOptions = {}): Pr
     actions,
     close: async () => {
       for (const timer of timers) clearTimeout(timer);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await served.close();
     },
   };
 }

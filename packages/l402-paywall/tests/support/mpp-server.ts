@@ -7,13 +7,11 @@
 // (this project's withL402) and Payment, and a route whose 402 each test
 // scripts (hostile challenges).
 import { createHash } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { getRequestListener } from '@hono/node-server';
 import { Errors, Method, z } from 'mppx';
 import { Mppx } from 'mppx/server';
 import { withL402 } from 'l402-paywall';
 import { createDevPayHandler, type DevNode } from 'l402-paywall/backends';
+import { listen } from './listen.js';
 
 export const MPPX_SECRET = 'mppx-test-server-secret-0123456789abcdef';
 export const MPP_REALM = 'mpp.test';
@@ -44,6 +42,57 @@ type ChargeRequest = { amount: string; currency: string; description?: string; m
 /** How a route's charge request is made from its amount: by default a fresh dev-node invoice, exactly described. */
 export type InvoiceFor = (amountSats: number) => Promise<NonNullable<ChargeRequest['methodDetails']>>;
 
+/** The dev wallet (what `--dev <url>` pays with), counting in `state.devPayments` the invoices it paid. */
+export function countedDevPay(node: DevNode, state: { devPayments: number }): (request: Request) => Promise<Response> {
+  const devPay = createDevPayHandler(node);
+  return async (request) => {
+    const answer = await devPay(request);
+    if (answer.ok) state.devPayments++;
+    return answer;
+  };
+}
+
+/** A fresh invoice of the dev node for the amount, on regtest. */
+export const devNodeInvoice =
+  (node: DevNode, memo: string): InvoiceFor =>
+  async (amountSats) => {
+    const created = await node.createInvoice({ amountMsat: amountSats * 1000, memo, expirySeconds: 600 });
+    return { invoice: created.invoice, paymentHash: created.paymentHash, network: 'regtest' };
+  };
+
+/**
+ * The Lightning charge as mppx's server side: a credential echoes the request
+ * it was issued with (its invoice); without one, a fresh invoice for the
+ * amount from `invoiceFor` (told the request's path where the transport has
+ * one). Verified when SHA256(preimage) is the payment hash the challenge was
+ * issued for, once per payment hash.
+ */
+export function lightningChargeServer(invoiceFor: (amountSats: number, pathname?: string) => ReturnType<InvoiceFor>) {
+  const used = new Set<string>();
+  return Method.toServer(lightningCharge, {
+    async request({ request, credential, capturedRequest }) {
+      if (credential) return credential.challenge.request as ChargeRequest;
+      return { ...request, methodDetails: await invoiceFor(Number(request.amount), capturedRequest?.url.pathname) };
+    },
+    async verify({ credential }) {
+      const paymentHash = (credential.challenge.request as ChargeRequest).methodDetails?.paymentHash ?? '';
+      const { preimage } = credential.payload;
+      const digest = /^[0-9a-f]{64}$/.test(preimage) ? createHash('sha256').update(Buffer.from(preimage, 'hex')).digest('hex') : '';
+      if (digest !== paymentHash) throw new Errors.VerificationFailedError({ reason: 'SHA-256 of the preimage is not the payment hash' });
+      if (used.has(paymentHash)) throw new Errors.VerificationFailedError({ reason: 'this payment was already used' });
+      used.add(paymentHash);
+      // draft-lightning-charge's receipt names the challenge; mppx's receipt schema keeps fields it does not know.
+      return {
+        method: 'lightning',
+        reference: paymentHash,
+        status: 'success',
+        timestamp: new Date().toISOString(),
+        challengeId: credential.challenge.id,
+      } as never;
+    },
+  });
+}
+
 export interface MppApp {
   url: string;
   /** Authorization values the app received, in order. */
@@ -66,11 +115,7 @@ export interface MppApp {
  * the test sets) and /scripted (whatever the test sets).
  */
 export async function startMppApp(node: DevNode): Promise<MppApp> {
-  const used = new Set<string>();
-  const devInvoice: InvoiceFor = async (amountSats) => {
-    const created = await node.createInvoice({ amountMsat: amountSats * 1000, memo: 'mppx test', expirySeconds: 600 });
-    return { invoice: created.invoice, paymentHash: created.paymentHash, network: 'regtest' };
-  };
+  const devInvoice = devNodeInvoice(node, 'mppx test');
   const state: Omit<MppApp, 'url' | 'close'> = {
     authorizations: [],
     served: 0,
@@ -78,31 +123,7 @@ export async function startMppApp(node: DevNode): Promise<MppApp> {
     script: () => new Response('not scripted', { status: 500 }),
     hostile: { invoiceFor: devInvoice },
   };
-
-  const method = Method.toServer(lightningCharge, {
-    // A credential echoes the request it was issued with (its invoice); without one, a fresh invoice for the amount.
-    async request({ request, credential, capturedRequest }) {
-      if (credential) return credential.challenge.request as ChargeRequest;
-      const invoiceFor = capturedRequest?.url.pathname === '/hostile' ? state.hostile.invoiceFor : devInvoice;
-      return { ...request, methodDetails: await invoiceFor(Number(request.amount)) };
-    },
-    async verify({ credential }) {
-      const paymentHash = (credential.challenge.request as ChargeRequest).methodDetails?.paymentHash ?? '';
-      const { preimage } = credential.payload;
-      const digest = /^[0-9a-f]{64}$/.test(preimage) ? createHash('sha256').update(Buffer.from(preimage, 'hex')).digest('hex') : '';
-      if (digest !== paymentHash) throw new Errors.VerificationFailedError({ reason: 'SHA-256 of the preimage is not the payment hash' });
-      if (used.has(paymentHash)) throw new Errors.VerificationFailedError({ reason: 'this payment was already used' });
-      used.add(paymentHash);
-      // draft-lightning-charge's receipt names the challenge; mppx's receipt schema keeps fields it does not know.
-      return {
-        method: 'lightning',
-        reference: paymentHash,
-        status: 'success',
-        timestamp: new Date().toISOString(),
-        challengeId: credential.challenge.id,
-      } as never;
-    },
-  });
+  const method = lightningChargeServer((amountSats, pathname) => (pathname === '/hostile' ? state.hostile.invoiceFor : devInvoice)(amountSats));
   const mppx = Mppx.create({ methods: [method], secretKey: MPPX_SECRET, realm: MPP_REALM });
 
   const body = (request: Request) => Response.json({ paid: true, path: new URL(request.url).pathname });
@@ -137,35 +158,19 @@ export async function startMppApp(node: DevNode): Promise<MppApp> {
     return new Response(fromL402.body, { status: 402, headers });
   }
 
-  const devPay = createDevPayHandler(node);
   const routes: Record<string, (request: Request) => Response | Promise<Response>> = {
-    '/api/dev/pay': async (request) => {
-      const answer = await devPay(request);
-      if (answer.ok) state.devPayments++;
-      return answer;
-    },
+    '/api/dev/pay': countedDevPay(node, state),
     '/mpp/weather': (request) => charged(request, '2'),
     '/mpp/dear': (request) => charged(request, '50'),
     '/both': both,
     '/hostile': (request) => charged(request, state.hostile.amount ?? '2', state.hostile),
     '/scripted': (request) => state.script(request),
   };
-  const server: Server = createServer(
-    getRequestListener((request) => {
-      const authorization = request.headers.get('authorization');
-      if (authorization && !request.url.endsWith('/api/dev/pay')) state.authorizations.push(authorization);
-      const route = routes[new URL(request.url).pathname];
-      return route ? route(request) : new Response('not found', { status: 404 });
-    }),
-  );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const app = Object.assign(state, {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((done) => {
-        server.closeAllConnections();
-        server.close(() => done());
-      }),
+  const served = await listen((request) => {
+    const authorization = request.headers.get('authorization');
+    if (authorization && !request.url.endsWith('/api/dev/pay')) state.authorizations.push(authorization);
+    const route = routes[new URL(request.url).pathname];
+    return route ? route(request) : new Response('not found', { status: 404 });
   });
-  return app as MppApp;
+  return Object.assign(state, { url: served.url, close: served.close }) as MppApp;
 }

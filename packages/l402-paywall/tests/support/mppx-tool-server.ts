@@ -9,21 +9,15 @@
 // McpServer turns a tool's thrown error into an `isError` result, which would
 // hide the -32042. Beside it, on the same origin, the dev wallet
 // (/api/dev/pay) that `--dev <origin>` pays with.
-import { createHash } from 'node:crypto';
-import { createServer, type Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { getRequestListener } from '@hono/node-server';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { Errors, Method } from 'mppx';
 import { Mppx, Transport } from 'mppx/server';
-import { createDevPayHandler, type DevNode } from 'l402-paywall/backends';
-import { lightningCharge, MPPX_SECRET } from './mpp-server.js';
+import type { DevNode } from 'l402-paywall/backends';
+import { listen } from './listen.js';
+import { countedDevPay, devNodeInvoice, lightningChargeServer, MPPX_SECRET } from './mpp-server.js';
 
 export const MPPX_TOOL_REALM = 'mcp.mppx.test';
-
-type ChargeRequest = { amount: string; currency: string; description?: string; methodDetails?: { invoice: string; paymentHash?: string; network?: string } };
 
 export interface MppxToolServer {
   /** The MCP endpoint: http://127.0.0.1:<port>/mcp */
@@ -41,32 +35,10 @@ export interface MppxToolServer {
 const PRICES: Record<string, string | undefined> = { weather: '2', dear: '50' };
 
 export async function startMppxToolServer(node: DevNode): Promise<MppxToolServer> {
-  const used = new Set<string>();
-  const method = Method.toServer(lightningCharge, {
-    async request({ request, credential }) {
-      if (credential) return credential.challenge.request as ChargeRequest;
-      const created = await node.createInvoice({ amountMsat: Number(request.amount) * 1000, memo: 'mppx mcp test', expirySeconds: 600 });
-      return { ...request, methodDetails: { invoice: created.invoice, paymentHash: created.paymentHash, network: 'regtest' } };
-    },
-    async verify({ credential }) {
-      const paymentHash = (credential.challenge.request as ChargeRequest).methodDetails?.paymentHash ?? '';
-      const { preimage } = credential.payload;
-      const digest = /^[0-9a-f]{64}$/.test(preimage) ? createHash('sha256').update(Buffer.from(preimage, 'hex')).digest('hex') : '';
-      if (digest !== paymentHash) throw new Errors.VerificationFailedError({ reason: 'SHA-256 of the preimage is not the payment hash' });
-      if (used.has(paymentHash)) throw new Errors.VerificationFailedError({ reason: 'this payment was already used' });
-      used.add(paymentHash);
-      return {
-        method: 'lightning',
-        reference: paymentHash,
-        status: 'success',
-        timestamp: new Date().toISOString(),
-        challengeId: credential.challenge.id,
-      } as never;
-    },
-  });
+  const method = lightningChargeServer(devNodeInvoice(node, 'mppx mcp test'));
   const mppx = Mppx.create({ methods: [method], secretKey: MPPX_SECRET, realm: MPPX_TOOL_REALM, transport: Transport.mcpSdk() });
   const state = { credentials: [] as unknown[], served: 0, devPayments: 0 };
-  const devPay = createDevPayHandler(node);
+  const devPay = countedDevPay(node, state);
 
   function mcpServer(): Server {
     const server = new Server({ name: 'mppx-tools', version: '1.0.0' }, { capabilities: { tools: {} } });
@@ -92,13 +64,9 @@ export async function startMppxToolServer(node: DevNode): Promise<MppxToolServer
     return server;
   }
 
-  const listener = getRequestListener(async (request) => {
+  const served = await listen(async (request) => {
     const { pathname } = new URL(request.url);
-    if (pathname === '/api/dev/pay') {
-      const answer = await devPay(request);
-      if (answer.ok) state.devPayments++;
-      return answer;
-    }
+    if (pathname === '/api/dev/pay') return devPay(request);
     if (pathname !== '/mcp') return new Response('not found', { status: 404 });
     // Stateless: a server and a transport of its own for each request.
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -106,14 +74,5 @@ export async function startMppxToolServer(node: DevNode): Promise<MppxToolServer
     await server.connect(transport);
     return transport.handleRequest(request);
   });
-  const http: HttpServer = createServer(listener);
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  return Object.assign(state, {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
-    close: () =>
-      new Promise<void>((done) => {
-        http.closeAllConnections();
-        http.close(() => done());
-      }),
-  });
+  return Object.assign(state, { url: `${served.url}/mcp`, close: served.close });
 }

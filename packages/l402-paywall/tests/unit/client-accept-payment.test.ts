@@ -6,20 +6,16 @@
 import { describe, expect, it } from 'vitest';
 import { withL402 } from 'l402-paywall';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
-import { createBudget, createSessions, fetchWithL402, providerWallet, type FetchWithL402Options, type Wallet } from 'l402-paywall/client';
+import { createBudget, createSessions, fetchWithL402, type FetchWithL402Options } from 'l402-paywall/client';
 import { lightningSessions, memorySessionLedger } from 'l402-paywall/sessions';
+import { devNodeWallet } from '../support/dev-wallet.js';
 
 const SECRET = 'client-accept-payment-secret-0123456789abcdef0123';
 
 function shop(withSessions = false) {
   const store = memoryDevNodeStore();
   const walletNode = createDevNode({ store });
-  const wallet: Wallet = {
-    network: 'regtest',
-    payInvoice: ({ invoice }) => walletNode.pay(invoice),
-    createInvoice: ({ memo }) => walletNode.createAmountlessInvoice({ memo: memo ?? 'refund', expirySeconds: 3600 }),
-    lookupInvoice: providerWallet(walletNode).lookupInvoice!,
-  };
+  const wallet = devNodeWallet(walletNode);
   const handler = withL402(() => Response.json({ ok: true }), {
     priceSats: 2,
     provider: createDevNode({ store }),

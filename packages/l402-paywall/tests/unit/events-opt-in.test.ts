@@ -3,14 +3,13 @@
 // refusals go exactly as before. This file imports nothing from
 // l402-paywall/events, so the builder module's loading is the paywall's alone.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { withL402, type L402Options } from 'l402-paywall';
 import { l402Middleware } from 'l402-paywall/express';
 import { createDevNode } from 'l402-paywall/backends';
 import { lightningSessions, memorySessionLedger } from 'l402-paywall/sessions';
 import { payChallenge, recordingProvider } from '../support/l402.js';
+import { listenNode, type Listening } from '../support/listen.js';
 
 const builder = vi.hoisted(() => ({ loads: 0 }));
 vi.mock(import('../../src/events/server.js'), async (importOriginal) => {
@@ -42,7 +41,7 @@ async function paidFlow(options: Partial<L402Options> = {}) {
 }
 
 describe('onEvent unset', () => {
-  let server: Server;
+  let server: Listening;
   let base: string;
   beforeAll(async () => {
     const provider = recordingProvider();
@@ -50,11 +49,10 @@ describe('onEvent unset', () => {
     app.get('/paid', l402Middleware({ priceSats: 2, provider, secret: SECRET }), (_req, res) => {
       res.json({ ok: true });
     });
-    server = createServer(app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await listenNode(app);
+    base = `${server.url}`;
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(() => server.close());
 
   it('withL402 and l402Middleware never load the event builder: no event object exists', async () => {
     const flow = await paidFlow();

@@ -3,8 +3,6 @@
 // modes; signatures are Standard Webhooks ones the standardwebhooks library
 // verifies; verifyEvent refuses tampered, unsigned, wrongly keyed and stale
 // deliveries; httpEventSink posts in the background, retries, bounds its queue.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { CloudEvent, HTTP } from 'cloudevents';
 import { Webhook } from 'standardwebhooks';
@@ -27,6 +25,7 @@ import {
 import { payChallenge, recordingProvider, type ChallengeBody, type RecordingProvider } from '../support/l402.js';
 import { plainHeaders, startEventReceiver, type EventReceiver } from '../support/event-receiver.js';
 import { expectValidCloudEvent } from '../support/cloudevents.js';
+import { listenNode, type Listening } from '../support/listen.js';
 
 const SECRET = 'events-test-secret-0123456789abcdef0123456789abcdef';
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -293,7 +292,7 @@ describe('a throwing or never-resolving onEvent changes nothing', () => {
 });
 
 describe('server events from l402Middleware (Express)', () => {
-  let server: Server;
+  let served: Listening;
   let base: string;
   const events: L402Event[] = [];
   const provider = recordingProvider();
@@ -307,13 +306,11 @@ describe('server events from l402Middleware (Express)', () => {
         res.status(201).json({ ok: true });
       },
     );
-    server = createServer(app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    served = await listenNode(app);
+    base = served.url;
   });
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await served.close();
   });
 
   it('challenge.issued, token.rejected and request.served with the status the handler sent', async () => {

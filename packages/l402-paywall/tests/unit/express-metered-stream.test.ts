@@ -7,30 +7,25 @@
 // up mid-stream stops the source (its `return` runs) without an error
 // anywhere. The handler pipes the Web stream into Express's response with
 // node:stream's pipeline, which also cancels the Web stream when the client goes.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Readable, pipeline } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
-import { createBudget, createSessions, fetchWithL402, providerWallet, type Wallet } from 'l402-paywall/client';
+import { createBudget, createSessions, fetchWithL402 } from 'l402-paywall/client';
 import { l402Middleware } from 'l402-paywall/express';
 import { EVENT_STREAM_HEADERS, lightningSessions, meteredEventStream, memorySessionLedger } from 'l402-paywall/lightning';
 import type { Payment } from 'l402-paywall';
 import { sseEvents } from '../support/sse.js';
+import { devNodeWallet } from '../support/dev-wallet.js';
+import { listenNode, type Listening } from '../support/listen.js';
 
 const SAT = 1000;
 const CHUNKS = 25;
 const net = memoryDevNodeStore();
 const node = createDevNode({ store: net });
 const walletNode = createDevNode({ store: net });
-const wallet: Wallet = {
-  network: 'regtest',
-  payInvoice: ({ invoice }) => walletNode.pay(invoice),
-  createInvoice: ({ memo }) => walletNode.createAmountlessInvoice({ memo: memo ?? 'refund', expirySeconds: 3600 }),
-  lookupInvoice: providerWallet(walletNode).lookupInvoice!,
-};
+const wallet = devNodeWallet(walletNode);
 
 /** What the route's source did: how many chunks it produced, whether it was stopped, and a gate before its last chunk. */
 const source = {
@@ -54,7 +49,7 @@ async function* words(total: number, everyMs: number) {
   }
 }
 
-let http: Server;
+let http: Listening;
 let url = '';
 beforeAll(async () => {
   const app = express();
@@ -72,17 +67,10 @@ beforeAll(async () => {
     };
   app.get('/stream', paywall, serve(CHUNKS));
   app.get('/endless', paywall, serve(Number.MAX_SAFE_INTEGER, 20));
-  http = createServer(app);
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  http = await listenNode(app);
+  url = `${http.url}`;
 });
-afterAll(
-  () =>
-    new Promise<void>((resolve) => {
-      http.closeAllConnections();
-      http.close(() => resolve());
-    }),
-);
+afterAll(() => http.close());
 
 describe('a metered stream through l402Middleware (Express)', () => {
   it('streams chunk by chunk over HTTP, pauses for a top-up after 20, resumes once topped up, and ends with its receipt', async () => {

@@ -137,24 +137,19 @@ describe('token mint and verify (format 1, the legacy JSON token)', () => {
           rejection: { code: 'PREIMAGE_MISMATCH' },
         });
       }
-      for (const c of wrong(sig[i]!))
-        expect(
-          verifyToken(
-            keyring,
-            latin1((p) => (p.sig = at(sig, i, c))),
-            preimage,
-          ).ok,
-          `sig[${i}] = ${JSON.stringify(c)}`,
-        ).toBe(false);
-      for (const c of wrong(hash[i]!))
-        expect(
-          verifyToken(
-            keyring,
-            latin1((p) => (p.hash = at(hash, i, c))),
-            preimage,
-          ).ok,
-          `hash[${i}] = ${JSON.stringify(c)}`,
-        ).toBe(false);
+      for (const [field, hex] of [
+        ['sig', sig],
+        ['hash', hash],
+      ] as const)
+        for (const c of wrong(hex[i]!))
+          expect(
+            verifyToken(
+              keyring,
+              latin1((p) => (p[field] = at(hex, i, c))),
+              preimage,
+            ).ok,
+            `${field}[${i}] = ${JSON.stringify(c)}`,
+          ).toBe(false);
     }
     expect(verifyToken(keyring, token, preimage.slice(1)).ok).toBe(false);
     expect(verifyToken(keyring, token, preimage + '0').ok).toBe(false);

@@ -9,7 +9,7 @@
 // none carries a preimage.
 import { describe, expect, it } from 'vitest';
 import { createDevNode, memoryDevNodeStore } from 'l402-paywall/backends';
-import { createBudget, createSessions, fetchWithL402, providerWallet, type Fetch, type Wallet } from 'l402-paywall/client';
+import { createBudget, createSessions, fetchWithL402, type Fetch, type Wallet } from 'l402-paywall/client';
 import { EVENT_TYPES, sessionEventId, sessionEvents, type L402Event } from 'l402-paywall/events';
 import {
   EVENT_STREAM_HEADERS,
@@ -24,6 +24,7 @@ import {
   type SessionObservation,
 } from 'l402-paywall/lightning';
 import { getPayment, withL402, type L402Options, type SessionSeller } from 'l402-paywall';
+import { devNodeWallet } from '../support/dev-wallet.js';
 
 const SAT = 1000;
 
@@ -31,12 +32,7 @@ function network() {
   const store = memoryDevNodeStore();
   const node = createDevNode({ store });
   const walletNode = createDevNode({ store });
-  const wallet: Wallet = {
-    network: 'regtest',
-    payInvoice: ({ invoice }) => walletNode.pay(invoice),
-    createInvoice: ({ memo }) => walletNode.createAmountlessInvoice({ memo: memo ?? 'refund', expirySeconds: 3600 }),
-    lookupInvoice: providerWallet(walletNode).lookupInvoice!,
-  };
+  const wallet = devNodeWallet(walletNode);
   return { node, walletNode, wallet };
 }
 

@@ -8,6 +8,7 @@ import { createDevNode, memoryDevNodeStore, type DevNode } from 'l402-paywall/ba
 import { PaymentFailed, ProviderUnavailable, type LightningProvider } from 'l402-paywall/lightning';
 import { memorySessionLedger } from '../../src/schemes/session/memory-ledger.js';
 import { canRefund, closeIdleSessions, refundDue, refundPayment, refundSession, type RefundOptions } from '../../src/schemes/session/refunds.js';
+import { feeTakingBackend } from '../support/fee-taking-backend.js';
 
 const SAT = 1000;
 
@@ -151,27 +152,6 @@ describe('refunds of closed sessions', () => {
     );
   });
 });
-
-/**
- * A backend that routes the refund through the client's own channel, which
- * collects the whole fee limit: the refund is paid by the server's dev node,
- * and the fee moves from the server's node to the client's (the earner).
- */
-function feeTakingBackend(server: DevNode, earner: DevNode) {
-  const fees: number[] = [];
-  const provider: LightningProvider = {
-    ...server,
-    name: 'lnd',
-    noRoutingFee: false,
-    payAmountlessInvoice: async (request) => {
-      const paid = await server.payAmountlessInvoice({ ...request, maxFeeMsat: 0 });
-      fees.push(request.maxFeeMsat);
-      if (request.maxFeeMsat > 0) await server.payInvoice({ invoice: (await earner.createInvoice({ amountMsat: request.maxFeeMsat })).invoice, maxFeeMsat: 0 });
-      return { ...paid, feeMsat: request.maxFeeMsat };
-    },
-  };
-  return { provider, fees };
-}
 
 describe('the routing fee is charged to the refund', () => {
   it('a backend that takes the whole fee limit: the service pays out exactly the refund due, the client receives the refund less the fee', async () => {

@@ -2,8 +2,7 @@
 // l402Middleware in a real Express 5 app. The provider is a test double that
 // mints random preimages (../support/l402.ts); the dev node is covered by
 // the integration tests.
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import express from 'express';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { l402Middleware } from 'l402-paywall/express';
@@ -22,6 +21,7 @@ import {
   type ReplayStore,
 } from 'l402-paywall';
 import { newPreimage, payChallenge, recordingProvider, withPaymentHash, type ChallengeBody, type RecordingProvider } from '../support/l402.js';
+import { listenNode, type Listening } from '../support/listen.js';
 
 const SECRET = 'unit-test-secret-0123456789abcdef0123456789abcdef';
 const BASE = 'http://shop.example';
@@ -685,7 +685,7 @@ describe('withL402: concurrency', () => {
 });
 
 describe('l402Middleware in a real Express 5 app', () => {
-  let server: Server;
+  let served: Listening;
   let base: string;
   let provider: RecordingProvider;
   let failNext = false;
@@ -713,14 +713,12 @@ describe('l402Middleware in a real Express 5 app', () => {
     app.post('/echo', l402Middleware(options), express.json(), (req, res) => {
       res.json({ received: req.body as unknown, payment: l402Of(req) });
     });
-    server = createServer(app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    served = await listenNode(app);
+    base = served.url;
   });
 
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await served.close();
   });
 
   async function buyOver(path: string, init: RequestInit = {}) {

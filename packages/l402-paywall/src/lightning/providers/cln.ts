@@ -4,9 +4,10 @@
 // CLN sends no webhooks.
 import { z } from 'zod';
 import { PaymentFailed, ProviderUnavailable, ProviderUnsupported } from '../provider.js';
-import type { CreateAmountlessInvoiceRequest, CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
-import { checkAmountlessPayment, checkedPreimage, issuedAmountlessInvoice, issuedInvoice, errorMessage, Hex32, parseJson, sha256OfText } from './checks.js';
+import type { CreateAmountlessInvoiceRequest, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
+import { checkedPreimage, errorMessage, Hex32, parseJson, sha256OfText } from './checks.js';
 import { backendHttp, type CommonBackendOptions } from './http.js';
+import { invoicingMethods } from './invoicing.js';
 
 export interface ClnOptions extends CommonBackendOptions {
   url: string;
@@ -126,16 +127,13 @@ export function createClnProvider(options: ClnOptions): LightningProvider {
   return {
     name: 'cln',
 
-    async createInvoice(request): Promise<CreatedInvoice> {
-      if (!Number.isSafeInteger(request.amountMsat) || request.amountMsat <= 0) throw new RangeError('amountMsat must be a positive integer');
-      const created = await invoice(request, request.amountMsat);
-      return issuedInvoice(BACKEND, created.bolt11, { ...request, paymentHash: created.payment_hash, network: options.network });
-    },
-
-    async createAmountlessInvoice(request) {
-      const created = await invoice(request, 'any');
-      return issuedAmountlessInvoice(BACKEND, created.bolt11, { ...request, paymentHash: created.payment_hash, network: options.network });
-    },
+    ...invoicingMethods(BACKEND, options.network, {
+      issue: async (request, amountMsat) => {
+        const created = await invoice(request, amountMsat ?? 'any');
+        return { invoice: created.bolt11, paymentHash: created.payment_hash };
+      },
+      pay,
+    }),
 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {
       const { invoices } = await rpc('listinvoices', { payment_hash: paymentHash }, ListInvoices);
@@ -146,13 +144,6 @@ export function createClnProvider(options: ClnOptions): LightningProvider {
       if (amountMsat == null) return null; // an "any amount" invoice not yet paid was not made by us
       const preimage = settled ? checkedPreimage(BACKEND, paymentHash, invoice.payment_preimage) : undefined;
       return { paymentHash, settled, amountMsat, ...(preimage ? { preimage } : {}) };
-    },
-
-    payInvoice: ({ invoice, maxFeeMsat }) => pay(invoice, maxFeeMsat),
-
-    async payAmountlessInvoice({ invoice, amountMsat, maxFeeMsat }) {
-      checkAmountlessPayment(invoice, amountMsat);
-      return pay(invoice, maxFeeMsat, amountMsat);
     },
 
     async lookupPayment(paymentHash): Promise<PaymentStatus | null> {

@@ -5,19 +5,10 @@
 // /v2/router/track for look-ups. LND sends no webhooks.
 import { z } from 'zod';
 import { PaymentFailed, ProviderUnavailable } from '../provider.js';
-import type { CreateAmountlessInvoiceRequest, CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
-import {
-  base64ToHex,
-  checkAmountlessPayment,
-  checkedPreimage,
-  issuedAmountlessInvoice,
-  issuedInvoice,
-  errorMessage,
-  hexToBase64,
-  IntLike,
-  parseJson,
-} from './checks.js';
+import type { CreateAmountlessInvoiceRequest, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
+import { base64ToHex, checkedPreimage, errorMessage, hexToBase64, IntLike, parseJson } from './checks.js';
 import { backendHttp, type BackendResponse, type CommonBackendOptions, type Fetch } from './http.js';
+import { invoicingMethods } from './invoicing.js';
 
 export interface LndOptions extends CommonBackendOptions {
   url: string;
@@ -145,16 +136,7 @@ export function createLndProvider(options: LndOptions): LightningProvider {
   return {
     name: 'lnd',
 
-    async createInvoice(request): Promise<CreatedInvoice> {
-      if (!Number.isSafeInteger(request.amountMsat) || request.amountMsat <= 0) throw new RangeError('amountMsat must be a positive integer');
-      const { invoice, paymentHash } = await addInvoice(request, request.amountMsat);
-      return issuedInvoice(BACKEND, invoice, { ...request, paymentHash, network: options.network });
-    },
-
-    async createAmountlessInvoice(request) {
-      const { invoice, paymentHash } = await addInvoice(request);
-      return issuedAmountlessInvoice(BACKEND, invoice, { ...request, paymentHash, network: options.network });
-    },
+    ...invoicingMethods(BACKEND, options.network, { issue: addInvoice, pay }),
 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {
       const response = await http.send({ method: 'GET', path: `/v1/invoice/${paymentHash}` });
@@ -166,13 +148,6 @@ export function createLndProvider(options: LndOptions): LightningProvider {
       // An invoice without an amount (a session's return invoice): what its payer paid, as the other backends answer.
       const amountMsat = invoice.value_msat === 0 ? (invoice.amt_paid_msat ?? 0) : invoice.value_msat;
       return { paymentHash, settled, amountMsat, ...(preimage ? { preimage } : {}) };
-    },
-
-    payInvoice: ({ invoice, maxFeeMsat }) => pay(invoice, maxFeeMsat),
-
-    async payAmountlessInvoice({ invoice, amountMsat, maxFeeMsat }) {
-      checkAmountlessPayment(invoice, amountMsat);
-      return pay(invoice, maxFeeMsat, amountMsat);
     },
 
     async lookupPayment(paymentHash): Promise<PaymentStatus | null> {

@@ -8,22 +8,10 @@ import { hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
 import { decodeInvoice } from '../bolt11.js';
 import { PaymentFailed, ProviderUnavailable, WebhookRejected } from '../provider.js';
-import type { CreateAmountlessInvoiceRequest, CreatedInvoice, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
-import {
-  checkAmountlessPayment,
-  checkedPreimage,
-  equalBytes,
-  issuedAmountlessInvoice,
-  issuedInvoice,
-  errorMessage,
-  Hex32,
-  IntLike,
-  parseJson,
-  satToMsat,
-  utf8ToBase64,
-  wholeSats,
-} from './checks.js';
+import type { CreateAmountlessInvoiceRequest, InvoiceStatus, LightningProvider, PaidInvoice, PaymentStatus } from '../provider.js';
+import { checkedPreimage, equalBytes, errorMessage, Hex32, IntLike, parseJson, satToMsat, utf8ToBase64, wholeSats } from './checks.js';
 import { backendHttp, type CommonBackendOptions } from './http.js';
+import { invoicingMethods } from './invoicing.js';
 
 export interface PhoenixdOptions extends CommonBackendOptions {
   url: string;
@@ -121,16 +109,13 @@ export function createPhoenixdProvider(options: PhoenixdOptions): LightningProvi
   return {
     name: 'phoenixd',
 
-    async createInvoice(request): Promise<CreatedInvoice> {
-      const amountSat = wholeSats(request.amountMsat, BACKEND);
-      const created = await createinvoice(request, amountSat);
-      return issuedInvoice(BACKEND, created.serialized, { ...request, paymentHash: created.paymentHash, network: options.network });
-    },
-
-    async createAmountlessInvoice(request) {
-      const created = await createinvoice(request);
-      return issuedAmountlessInvoice(BACKEND, created.serialized, { ...request, paymentHash: created.paymentHash, network: options.network });
-    },
+    ...invoicingMethods(BACKEND, options.network, {
+      issue: async (request, amountMsat) => {
+        const created = await createinvoice(request, amountMsat === undefined ? undefined : wholeSats(amountMsat, BACKEND));
+        return { invoice: created.serialized, paymentHash: created.paymentHash };
+      },
+      pay,
+    }),
 
     async lookupInvoice(paymentHash): Promise<InvoiceStatus | null> {
       const response = await http.send({ method: 'GET', path: `/payments/incoming/${paymentHash}` });
@@ -140,13 +125,6 @@ export function createPhoenixdProvider(options: PhoenixdOptions): LightningProvi
       // Phoenixd knows the preimage of its own unpaid invoices too; only a paid one's proves anything.
       const preimage = found.isPaid ? checkedPreimage(BACKEND, paymentHash, found.preimage) : undefined;
       return { paymentHash, settled: found.isPaid, amountMsat: invoiceAmountMsat(found), ...(preimage ? { preimage } : {}) };
-    },
-
-    payInvoice: ({ invoice, maxFeeMsat }) => pay(invoice, maxFeeMsat),
-
-    async payAmountlessInvoice({ invoice, amountMsat, maxFeeMsat }) {
-      checkAmountlessPayment(invoice, amountMsat);
-      return pay(invoice, maxFeeMsat, amountMsat);
     },
 
     async lookupPayment(paymentHash): Promise<PaymentStatus | null> {

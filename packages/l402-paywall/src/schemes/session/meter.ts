@@ -11,7 +11,7 @@
 // `data: [DONE]`. Web streams only: Node, edge runtimes and Express (through
 // its adapter) alike.
 //
-// Where the ledger keeps reservations (SessionUse.reserve), the stream pays
+// Where the ledger keeps reservations (SessionUse.reserve, batched: batched-reserve.ts), the stream pays
 // chunks ahead in batches rather than one ledger step a chunk (on Redis, a
 // round trip each): it reserves the units of several chunks at once (4, then
 // 8, up to `reserveChunks`, or what the balance covers), sends from the
@@ -20,6 +20,7 @@
 // mid-stream, or the session is closed under it (its close counts the open
 // reservation as spent): `reserveChunks: 1` spends chunk by chunk instead.
 import type { SessionReservation, SessionUse } from '../../core/metering.js';
+import { RESERVE_BATCHED, type BatchingSessionUse } from './batched-reserve.js';
 
 export interface MeteredStreamOptions {
   /** Units spent per chunk; default 1. */
@@ -113,7 +114,8 @@ export function meteredEventStream(
   let prepaidUnits = 1;
   const unitMsat = session.unitPriceSats * 1000;
   // Chunks paid ahead (see the top): the open reservation, its units not yet sent, and those sent.
-  const batching = reserveChunks > 1 && typeof session.reserve === 'function';
+  const reserveBatched = (session as BatchingSessionUse)[RESERVE_BATCHED];
+  const batching = reserveChunks > 1 && typeof reserveBatched === 'function';
   let batch: SessionReservation | undefined;
   let batchLeft = 0;
   let batchSent = 0;
@@ -139,7 +141,7 @@ export function meteredEventStream(
     if (batch) void settleBatch(); // used up: settling it changes no balance, so the stream does not wait for it
     let chunks = nextBatchChunks;
     for (let attempt = 0; attempt < 2 && chunks > 0; attempt++) {
-      const answer = await session.reserve!(chunks * units, { report: 'batched' });
+      const answer = await reserveBatched!(chunks * units);
       if (answer.ok) {
         batch = answer.reservation;
         batchLeft = chunks * units - units;

@@ -6,11 +6,12 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { AttemptNames } from '../../core/attempts.js';
 import type { Paid, PaidRequest } from '../../core/decision.js';
-import type { AtReservation, ReservationSettled, ReserveAnswer, SessionUse } from '../../core/metering.js';
+import type { AtReservation, ReservationSettled, ReserveAnswer } from '../../core/metering.js';
 import { PROBLEM_OF, problemMembers, refusalContentType } from '../../core/refusals.js';
 import { REJECTIONS } from '../../core/rejections.js';
 import type { ReplayStore } from '../../core/replay.js';
 import type { Offer } from '../../core/scheme.js';
+import { RESERVE_BATCHED, type BatchingSessionUse } from './batched-reserve.js';
 import { sessionReceipt, type VerifiedSessionAction } from './codec.js';
 import type { SessionAnswer, SessionLedger, SessionRecord } from './ledger.js';
 import { SPENT_BATCH_UNITS, tell, type SessionObserver } from './observer.js';
@@ -82,7 +83,7 @@ export class SessionPaid implements Paid {
 
   get payment(): PaidRequest {
     const { options, verified } = this;
-    const session: SessionUse = {
+    const session: BatchingSessionUse = {
       id: verified.sessionId,
       unitPriceSats: options.unitPriceSats,
       spend: (units: number) => this.#spend(units),
@@ -90,7 +91,8 @@ export class SessionPaid implements Paid {
       claimTopUpWait: (untilMs: number) => this.#claimTopUpWait(untilMs),
       ...(options.ledger.reserve &&
         options.ledger.settle && {
-          reserve: (units: number, reserving?: { report?: 'metered' | 'batched' }) => this.#reserve(units, reserving?.report === 'batched'),
+          reserve: (units: number) => this.#reserve(units, false),
+          [RESERVE_BATCHED]: (units: number) => this.#reserve(units, true),
         }),
       ...(this.offerTopUp && { topUpRefusal: (request: Request, detail: TopUpDetail) => this.#topUpRefusal(request, detail) }),
     };
