@@ -178,11 +178,7 @@ export interface LightningChargeOptions {
  */
 export function chargeChallenge(keyring: BindingKeyring, options: LightningChargeOptions, explain?: Explain): PaymentChallenge {
   const { realm, invoice, paymentHash, amountSats, network, description, expires, binding } = options;
-  // A realm is quoted in the header and is the first binding slot: no quote-breaking or "|" either way.
-  if (typeof realm !== 'string' || !/^[\x20-\x7b\x7d\x7e]{0,256}$/.test(realm))
-    throw new TypeError('realm must be at most 256 printable ASCII characters without "|"');
   if (!Number.isSafeInteger(amountSats) || amountSats <= 0) throw new TypeError(`amountSats must be a positive whole number, got ${amountSats}`);
-  if (!(expires instanceof Date) || Number.isNaN(expires.getTime())) throw new TypeError('expires must be a valid Date');
   const given = {
     amount: String(amountSats),
     currency: 'sat',
@@ -191,6 +187,29 @@ export function chargeChallenge(keyring: BindingKeyring, options: LightningCharg
   };
   const request = plainChargeRequest(given);
   if (!request) throw new TypeError(`request: ${explain ? explain.request(given) : 'not a Lightning charge request'}`);
+  return issueChallenge(keyring, { realm, intent: CHARGE_INTENT, request, expires, binding }, explain);
+}
+
+/** What a Lightning challenge of any intent is made of, its request already checked against its intent's schema. */
+export interface ChallengeParts {
+  realm: string;
+  intent: string;
+  request: object;
+  expires: Date;
+  binding: BindingFields | undefined;
+}
+
+/**
+ * A Lightning challenge (the charge's or the session's): its realm and expiry
+ * checked, its request and binding encoded and held to what a credential can
+ * echo, its id bound under the keyring's newest key. Throws a TypeError on
+ * parts that could not make a valid challenge: they are the server's own.
+ */
+export function issueChallenge(keyring: BindingKeyring, { realm, intent, request, expires, binding }: ChallengeParts, explain?: Explain): PaymentChallenge {
+  // A realm is quoted in the header and is the first binding slot: no quote-breaking or "|" either way.
+  if (typeof realm !== 'string' || !/^[\x20-\x7b\x7d\x7e]{0,256}$/.test(realm))
+    throw new TypeError('realm must be at most 256 printable ASCII characters without "|"');
+  if (!(expires instanceof Date) || Number.isNaN(expires.getTime())) throw new TypeError('expires must be a valid Date');
   const encodedRequest = encodeJson(request);
   if (encodedRequest.length > MAX_PARAM_LENGTH)
     throw new TypeError(`the request is ${encodedRequest.length} characters of base64url, over the ${MAX_PARAM_LENGTH} a credential can echo`);
@@ -201,7 +220,7 @@ export function chargeChallenge(keyring: BindingKeyring, options: LightningCharg
   const bound = {
     realm,
     method: LIGHTNING_METHOD,
-    intent: CHARGE_INTENT,
+    intent,
     request: encodedRequest,
     expires: formatTime(expires.getTime() / 1000),
     ...(opaque !== undefined && { opaque }),

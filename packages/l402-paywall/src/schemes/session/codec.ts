@@ -19,10 +19,9 @@ import { isPreimageOf } from '../../crypto/preimage.js';
 import { invoiceNetwork } from '../payment/network.js';
 import {
   LIGHTNING_METHOD,
-  MAX_OPAQUE_LENGTH,
   PAYMENT_SCHEME,
   echoesIntent,
-  plainBindingFields,
+  issueChallenge,
   readPaymentAuthorization,
   type PaymentReading,
   plainChallenge,
@@ -32,7 +31,7 @@ import {
   type PaymentChallenge,
 } from '../payment/charge.js';
 import { refuse, type Refused } from '../../core/problem.js';
-import { MAX_PARAM_LENGTH, decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from '../payment/wire.js';
+import { decodeBase64, encodeJson, formatTime, parseJsonBytes, parseTime } from '../payment/wire.js';
 
 export const SESSION_INTENT = 'session';
 
@@ -140,14 +139,11 @@ export interface LightningSessionOptions {
 /** A session challenge for a deposit invoice, its id bound under the keyring's newest key. Throws a TypeError on options that cannot make one. */
 export function sessionChallenge(keyring: BindingKeyring, options: LightningSessionOptions): PaymentChallenge {
   const { realm, unitPriceSats, depositInvoice, paymentHash, depositSats, idleTimeoutSeconds, description, unitType, expires, binding } = options;
-  if (typeof realm !== 'string' || !/^[\x20-\x7b\x7d\x7e]{0,256}$/.test(realm))
-    throw new TypeError('realm must be at most 256 printable ASCII characters without "|"');
   if (!Number.isSafeInteger(unitPriceSats) || unitPriceSats <= 0) throw new TypeError(`unitPriceSats must be a positive whole number, got ${unitPriceSats}`);
   if (!Number.isSafeInteger(depositSats) || depositSats < unitPriceSats)
     throw new TypeError(`depositSats must be a whole number of at least one unit (${unitPriceSats}), got ${depositSats}`);
   if (!Number.isSafeInteger(idleTimeoutSeconds) || idleTimeoutSeconds <= 0)
     throw new TypeError(`idleTimeoutSeconds must be a positive whole number, got ${idleTimeoutSeconds}`);
-  if (!(expires instanceof Date) || Number.isNaN(expires.getTime())) throw new TypeError('expires must be a valid Date');
   const given = {
     amount: String(unitPriceSats),
     currency: 'sat',
@@ -160,22 +156,7 @@ export function sessionChallenge(keyring: BindingKeyring, options: LightningSess
   };
   const request = plainSessionRequest(given);
   if (!request?.depositInvoice) throw new TypeError('request: not a Lightning session request (invoice, payment hash, description or unit type)');
-  const encodedRequest = encodeJson(request);
-  if (encodedRequest.length > MAX_PARAM_LENGTH)
-    throw new TypeError(`the request is ${encodedRequest.length} characters of base64url, over ${MAX_PARAM_LENGTH}`);
-  const fields = binding === undefined ? {} : plainBindingFields(binding);
-  if (!fields) throw new TypeError('binding: not a flat map of strings with lower-case names');
-  const opaque = Object.keys(fields).length > 0 ? encodeJson(fields) : undefined;
-  if (opaque !== undefined && opaque.length > MAX_OPAQUE_LENGTH) throw new TypeError('binding is too large');
-  const bound = {
-    realm,
-    method: LIGHTNING_METHOD,
-    intent: SESSION_INTENT,
-    request: encodedRequest,
-    expires: formatTime(expires.getTime() / 1000),
-    ...(opaque !== undefined && { opaque }),
-  };
-  return { id: keyring.issue(bound), ...bound };
+  return issueChallenge(keyring, { realm, intent: SESSION_INTENT, request, expires, binding });
 }
 
 /** A session challenge as a client reads it. */
