@@ -14,15 +14,23 @@ import { execOn, type Database, type Queryable, type Row } from './types.js';
 class InMemoryDatabases {
   #freshCluster: Promise<Blob> | undefined;
 
+  /**
+   * Later in-memory databases start from `cluster`, a copy of the empty
+   * cluster made by freshCluster() in another process with this version of
+   * PGlite: the test runner makes one per run and hands it to the process of
+   * every test file (tests/support/pglite-cluster.ts), so none of them runs
+   * initdb (seconds each) itself.
+   */
+  startFrom(cluster: Blob): void {
+    this.#freshCluster = Promise.resolve(cluster);
+  }
+
   async open(): Promise<PGlite> {
     if (this.#freshCluster) {
       const snapshot = await this.#freshCluster.catch(() => undefined);
       if (snapshot) return PGlite.create({ loadDataDir: snapshot });
     }
-    const db = new PGlite();
-    await db.waitReady;
-    // Dumped before anything is written to it, so the copy is the empty cluster.
-    const dumped = db.dumpDataDir('none');
+    const { db, dumped } = await initdb();
     this.#freshCluster ??= dumped;
     // A failed dump costs the copies, not this database: later ones run initdb again.
     await dumped.catch(() => {
@@ -32,8 +40,30 @@ class InMemoryDatabases {
   }
 }
 
+/** A new in-memory database, and the copy of its empty cluster (dumped before anything is written to it). */
+async function initdb(): Promise<{ db: PGlite; dumped: Promise<Blob> }> {
+  const db = new PGlite();
+  await db.waitReady;
+  return { db, dumped: db.dumpDataDir('none') };
+}
+
+/** The empty cluster every in-memory database starts as, for startInMemoryDatabasesFrom() in another process. */
+export async function freshCluster(): Promise<Blob> {
+  const { db, dumped } = await initdb();
+  try {
+    return await dumped;
+  } finally {
+    await db.close();
+  }
+}
+
 // One per process: the copy is worth the most when every in-memory database shares it.
 const inMemory = new InMemoryDatabases();
+
+/** Every later in-memory database of this process starts from `cluster` (what freshCluster() gave, with this version of PGlite). */
+export function startInMemoryDatabasesFrom(cluster: Blob): void {
+  inMemory.startFrom(cluster);
+}
 
 export async function createPgliteDatabase(options: { dataDir?: string } = {}): Promise<Database> {
   const db = options.dataDir ? new PGlite(options.dataDir) : await inMemory.open();
