@@ -44,6 +44,8 @@ const SLOW = [
   'tests/integration/mcp-npm-start.test.ts',
   // Every database driver (PGlite, node-postgres, Neon's) migrating fresh databases from nothing.
   'tests/integration/db.test.ts',
+  // Two more whole vitest runs as child processes (what a passing test logs, with and without L402_TEST_LOGS).
+  'tests/unit/test-output.test.ts',
   ...LIBRARY_SLOW.map((path) => `packages/l402-paywall/${path}`),
 ];
 
@@ -97,7 +99,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['tests/unit/**/*.test.ts', `${LIBRARY_TESTS}/unit/**/*.test.ts`],
-          exclude: [...configDefaults.exclude, ...BROWSER],
+          exclude: [...configDefaults.exclude, ...BROWSER, ...SLOW],
           globalSetup: [PGLITE.globalSetup],
           setupFiles: PGLITE.setupFiles,
         },

@@ -8,7 +8,6 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
-import { freshCluster } from '../../lib/db/pglite.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -27,6 +26,8 @@ export default async function makePgliteCluster(project: TestProject): Promise<v
     mkdirSync(dir, { recursive: true });
     // Written whole under another name first: a run beside this one never reads half a cluster.
     const partial = `${file}.${process.pid}`;
+    // PGlite is loaded only to make it: a run that finds the file (most runs) does not load it at all.
+    const { freshCluster } = await import('../../lib/db/pglite.js');
     writeFileSync(partial, Buffer.from(await (await freshCluster()).arrayBuffer()));
     renameSync(partial, file);
   }
