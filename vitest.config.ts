@@ -62,8 +62,9 @@ const DEPLOY = ['tests/deploy/**/*.test.ts'];
 const SERVICES = 'tests/support/services-setup.ts';
 
 /**
- * The empty PGlite cluster, made once (and kept for later runs), and every test file's in-memory databases
- * started from it rather than from an initdb of their own: seconds per file that opens one.
+ * The empty PGlite cluster, made once (and kept for later runs), and every test file's new PGlite databases
+ * (in memory, or in a server's empty DATA_DIR) started from it rather than from an initdb of their own:
+ * seconds for each file that opens one.
  */
 const PGLITE = { globalSetup: 'tests/support/pglite-cluster.ts', setupFiles: ['tests/support/pglite-setup.ts'] };
 

@@ -1,9 +1,10 @@
 // globalSetup of the projects that run the service in their own processes
-// (vitest.config.ts): the empty PGlite cluster every in-memory database starts
-// as, made once (PGlite's initdb: seconds, and many more on a loaded machine)
-// and kept under node_modules/.cache for the runs after, one file per version
-// of PGlite. Each test file's process starts its in-memory databases from it
-// (tests/support/pglite-setup.ts) instead of running initdb again.
+// (vitest.config.ts): the empty PGlite cluster every new database starts as,
+// made once (PGlite's initdb: seconds, and many more on a loaded machine) and
+// kept under node_modules/.cache for the runs after, one file per version of
+// PGlite. Each test file's process starts its new databases (in memory, or in
+// a server's empty DATA_DIR) from it (tests/support/pglite-setup.ts) instead
+// of running initdb again.
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
