@@ -44,6 +44,8 @@ const SLOW = [
   'tests/integration/mcp-npm-start.test.ts',
   // Every database driver (PGlite, node-postgres, Neon's) migrating fresh databases from nothing.
   'tests/integration/db.test.ts',
+  // Two more whole vitest runs as child processes (what a passing test logs, with and without L402_TEST_LOGS).
+  'tests/unit/test-output.test.ts',
   ...LIBRARY_SLOW.map((path) => `packages/l402-paywall/${path}`),
 ];
 
@@ -58,6 +60,13 @@ const DEPLOY = ['tests/deploy/**/*.test.ts'];
 
 /** Probes PostgreSQL, Redis and their binaries once (the library's checks and the service's), says what their absence skips; under L402_TEST_REQUIRE_SERVICES=1 fails instead. */
 const SERVICES = 'tests/support/services-setup.ts';
+
+/**
+ * The empty PGlite cluster, made once (and kept for later runs), and every test file's new PGlite databases
+ * (in memory, or in a server's empty DATA_DIR) started from it rather than from an initdb of their own:
+ * seconds for each file that opens one.
+ */
+const PGLITE = { globalSetup: 'tests/support/pglite-cluster.ts', setupFiles: ['tests/support/pglite-setup.ts'] };
 
 // vitest's default on a machine of n cores is n - 1 workers: one on 2 cores,
 // so every file ran after the other. Each file is safe beside the others (its
@@ -91,7 +100,9 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['tests/unit/**/*.test.ts', `${LIBRARY_TESTS}/unit/**/*.test.ts`],
-          exclude: [...configDefaults.exclude, ...BROWSER],
+          exclude: [...configDefaults.exclude, ...BROWSER, ...SLOW],
+          globalSetup: [PGLITE.globalSetup],
+          setupFiles: PGLITE.setupFiles,
         },
       },
       {
@@ -100,11 +111,12 @@ export default defineConfig({
           name: 'integration',
           include: ['tests/integration/**/*.test.ts', `${LIBRARY_TESTS}/integration/**/*.test.ts`],
           exclude: [...configDefaults.exclude, ...SLOW],
-          globalSetup: [SERVICES],
+          globalSetup: [SERVICES, PGLITE.globalSetup],
+          setupFiles: PGLITE.setupFiles,
         },
       },
-      { extends: true, test: { name: 'slow', include: SLOW, globalSetup: [SERVICES] } },
-      { extends: true, test: { name: 'e2e', include: BROWSER, globalSetup: [SERVICES] } },
+      { extends: true, test: { name: 'slow', include: SLOW, globalSetup: [SERVICES, PGLITE.globalSetup], setupFiles: PGLITE.setupFiles } },
+      { extends: true, test: { name: 'e2e', include: BROWSER, globalSetup: [SERVICES, PGLITE.globalSetup], setupFiles: PGLITE.setupFiles } },
       // The packed-tarball suite's globalSetup starts the slow preparation (npm
       // pack, installs, next build) when the run begins; the project runs after
       // the others, so in `test:all` that work overlaps theirs.

@@ -104,7 +104,8 @@ describe('memoryReplayStore', () => {
     vi.spyOn(Date, 'now').mockImplementation(() => seconds * 1000);
     const store = memoryReplayStore();
     const hashes = Array.from({ length: 100_000 }, (_, i) => i.toString(16).padStart(64, '0'));
-    for (const hash of hashes) expect(store.claim(hash, 1, seconds + 60)).toBe(true);
+    // Every first claim is taken (one expect for the hundred thousand: an expect each cost seconds).
+    expect(hashes.filter((hash) => store.claim(hash, 1, seconds + 60) !== true)).toEqual([]);
     expect(hashes.filter((hash) => store.claim(hash, 1, seconds + 60))).toEqual([]);
     seconds += 60;
     // Expired: each may be claimed again (its token is dead anyway), through more rebuilds.
