@@ -14,7 +14,7 @@ import { base64ToBytes, base64UrlEncode, isHex32 } from '../../crypto/encoding.j
 import { isPreimageOf } from '../../crypto/preimage.js';
 import type { BindingKeyring, BoundParameters } from './binding.js';
 import { refuse, type Refused } from '../../core/problem.js';
-import { MAX_PARAM_LENGTH, decodeBase64Transient, encodeJson, formatTime, parseJsonBytes, parseTime } from './wire.js';
+import { MAX_PARAM_LENGTH, decodeBase64Transient, encodeJson, formatTime, parseJsonBytes, parseTime, utf8Text } from './wire.js';
 
 export const PAYMENT_SCHEME = 'Payment';
 export const LIGHTNING_METHOD = 'lightning';
@@ -397,7 +397,7 @@ function chargeOfEcho(credential: PaymentCredential, echo: VerifiedEcho, nowSeco
   const { challenge, payload, source } = credential;
   const { expiresAt, binding } = echo;
   // Read at once: the request's bytes are in the shared buffer until the next decode.
-  const terms = boundChargeTerms(parseJsonBytes(echo.requestBytes));
+  const terms = writtenChargeTerms(echo.requestBytes) ?? boundChargeTerms(parseJsonBytes(echo.requestBytes));
   if (expiresAt <= nowSeconds) return refuse('lightning/expired-invoice', 'the challenge has expired: request a new one');
   // Bound by this server, so these fail only if it issued something it cannot read back.
   if (!terms || !binding) return refuse('verification-failed', 'the challenge does not hold what this server issues');
@@ -418,6 +418,49 @@ function chargeOfEcho(credential: PaymentCredential, echo: VerifiedEcho, nowSeco
   return verified;
 }
 
+/** What a verifier reads from a charge request (writtenChargeTerms and boundChargeTerms are exported for their differential test). */
+type ChargeTerms = { amount: string; paymentHash: string; invoice: string; network: LightningNetwork | undefined };
+
+const AMOUNT_HEAD = '{"amount":"';
+const CURRENCY_SAT = '","currency":"sat",';
+const DETAILS_HEAD = '"methodDetails":{"invoice":"';
+const NETWORK_MEMBER = ',"network":"';
+const HASH_MEMBER = ',"paymentHash":"';
+
+/**
+ * boundChargeTerms of a request as chargeChallenge writes it, read at its
+ * two ends instead of parsed (a third of a credential's verification went to
+ * parsing it): JCS sorts the members, so the text begins
+ * `{"amount":"<digits>","currency":"sat",` and, with no recipient written,
+ * ends `"methodDetails":{"invoice":"<invoice>",["network":"<name>",]"paymentHash":"<hex>"}}`.
+ * Inside a JSON string a quote is escaped, so these quoted names stand only
+ * where the members are, whatever a description holds. Undefined for any
+ * other text: the caller parses that one.
+ */
+export function writtenChargeTerms(bytes: Uint8Array): ChargeTerms | undefined {
+  const text = utf8Text(bytes);
+  if (text === undefined || !text.startsWith(AMOUNT_HEAD)) return undefined;
+  const amountEnd = text.indexOf('"', AMOUNT_HEAD.length);
+  const amount = text.slice(AMOUNT_HEAD.length, amountEnd);
+  if (!AMOUNT.test(amount) || Number(amount) * 1000 > Number.MAX_SAFE_INTEGER || !text.startsWith(CURRENCY_SAT, amountEnd)) return undefined;
+  const details = text.lastIndexOf(DETAILS_HEAD);
+  if (details < 0) return undefined;
+  const invoiceFrom = details + DETAILS_HEAD.length;
+  let at = text.indexOf('"', invoiceFrom);
+  const invoice = text.slice(invoiceFrom, at);
+  let network: string | undefined;
+  if (text.startsWith(NETWORK_MEMBER, at + 1)) {
+    const from = at + 1 + NETWORK_MEMBER.length;
+    at = text.indexOf('"', from);
+    network = text.slice(from, at);
+    if (network !== 'mainnet' && network !== 'regtest' && network !== 'signet') return undefined;
+  }
+  const hashFrom = at + 1 + HASH_MEMBER.length;
+  const paymentHash = text.slice(hashFrom, hashFrom + 64);
+  if (!text.startsWith(HASH_MEMBER, at + 1) || text.length !== hashFrom + 67 || !text.endsWith('"}}') || !isHex32(paymentHash)) return undefined;
+  return { amount, paymentHash, invoice, network: network as LightningNetwork | undefined };
+}
+
 /**
  * What a verifier reads from a request whose challenge id verified: the
  * amount and payment hash it computes with, in their forms, and the invoice
@@ -426,7 +469,7 @@ function chargeOfEcho(credential: PaymentCredential, echo: VerifiedEcho, nowSeco
  * the request (chargeChallenge), and the id proves the request is that one,
  * so they are not run again on a kilobyte per credential.
  */
-function boundChargeTerms(json: unknown): { amount: string; paymentHash: string; invoice: string; network: LightningNetwork | undefined } | undefined {
+export function boundChargeTerms(json: unknown): ChargeTerms | undefined {
   if (!isObject(json) || !isObject(json.methodDetails)) return undefined;
   const { amount, currency } = json;
   const { invoice, paymentHash, network } = json.methodDetails;

@@ -40,8 +40,18 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** The JSON value in UTF-8 bytes; undefined when they are not UTF-8 or not JSON. */
 export function parseJsonBytes(bytes: Uint8Array): unknown {
+  const text = utf8Text(bytes);
   try {
-    return JSON.parse(strictUtf8.decode(bytes));
+    return text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** UTF-8 bytes as text; undefined when they are not UTF-8. */
+export function utf8Text(bytes: Uint8Array): string | undefined {
+  try {
+    return strictUtf8.decode(bytes);
   } catch {
     return undefined;
   }
