@@ -46,6 +46,10 @@ const SLOW = [
   'tests/integration/db.test.ts',
   // Two more whole vitest runs as child processes (what a passing test logs, with and without L402_TEST_LOGS).
   'tests/unit/test-output.test.ts',
+  // Time is what they test: clients trickling bytes until the server's limits cut them off, and a dry stream
+  // held six seconds for a top-up (25 s of waiting between them).
+  'tests/integration/slow-clients.test.ts',
+  'tests/integration/demo-stream-hold.test.ts',
   ...LIBRARY_SLOW.map((path) => `packages/l402-paywall/${path}`),
 ];
 
