@@ -193,6 +193,18 @@ export function wordsEqualHex(words: Int32Array, hex: string): boolean {
   return diff === 0;
 }
 
+/** Eight words as their 32 big-endian bytes, into `out` from `at` (a new array by default). */
+export function wordsBytes(words: Int32Array, out: Uint8Array = new Uint8Array(32), at = 0): Uint8Array {
+  for (let i = 0; i < 8; i++, at += 4) {
+    const w = words[i]!;
+    out[at] = w >>> 24;
+    out[at + 1] = w >>> 16;
+    out[at + 2] = w >>> 8;
+    out[at + 3] = w;
+  }
+  return out;
+}
+
 /** Lower-case hex of 8 big-endian words. */
 export function wordsHex(words: Int32Array): string {
   // A string per word, each made in one call: on a paid request's path this

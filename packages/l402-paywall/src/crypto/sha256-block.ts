@@ -12,6 +12,7 @@
 // and against @noble/hashes in the package's tests/sha256-block.test.ts.
 // The same compression serves the cold paths too (sha256, hmacSha256: key
 // derivation, issuing), so the edge-safe core carries one SHA-256, not two.
+import { wordsBytes } from './encoding.js';
 
 // FIPS 180-4 §5.3.3.
 const INITIAL = Int32Array.of(0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19);
@@ -377,7 +378,7 @@ export class KeyedHmac {
     finish(state, block, message, 64 * remembered, message.length, this.outerBlock, 64 * (1 + remembered));
     const digest = new Int32Array(8);
     compress(this.outer, this.outerBlock, digest);
-    return bytesOfWords(digest);
+    return wordsBytes(digest);
   }
 }
 
@@ -385,7 +386,7 @@ export class KeyedHmac {
 export function sha256(message: Uint8Array): Uint8Array {
   const digest = new Int32Array(8);
   finish(INITIAL.slice(), new Int32Array(16), message, 0, message.length, digest, 0);
-  return bytesOfWords(digest);
+  return wordsBytes(digest);
 }
 
 /** HMAC-SHA256 (RFC 2104) of a message under a key, each of any length: the cold paths' MAC (key derivation, issuing). */
@@ -395,7 +396,7 @@ export function hmacSha256(key: Uint8Array, message: Uint8Array): Uint8Array {
   padBlock(outerBlock, 32, 64);
   finish(inner, new Int32Array(16), message, 0, message.length, outerBlock, 64);
   compress(outer, outerBlock, inner);
-  return bytesOfWords(inner);
+  return wordsBytes(inner);
 }
 
 /** The states after an HMAC key's inner and outer pad blocks (RFC 2104: a key longer than a block is hashed first). */
@@ -416,18 +417,6 @@ function keyPads(key: Uint8Array): [inner: Int32Array, outer: Int32Array] {
   return [inner, outer];
 }
 
-/** Eight words as their 32 big-endian bytes. */
-function bytesOfWords(words: Int32Array): Uint8Array {
-  const out = new Uint8Array(32);
-  for (let i = 0; i < 8; i++) {
-    const w = words[i]!;
-    out[4 * i] = w >>> 24;
-    out[4 * i + 1] = w >>> 16;
-    out[4 * i + 2] = w >>> 8;
-    out[4 * i + 3] = w;
-  }
-  return out;
-}
 
 /** How many leading blocks of its last message a KeyedHmac resumes after: a route's shared prefix is about two. */
 const RESUMED_BLOCKS = 4;

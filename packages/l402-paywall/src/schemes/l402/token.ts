@@ -16,7 +16,7 @@
 // token-reader.ts until they expire (verifyLegacyJsonToken).
 import { RandomPool } from '../../crypto/random-pool.js';
 import { HmacChain, ShortHmac, hmacSha256, padBlock, sha256Block } from '../../crypto/sha256-block.js';
-import { base64Encode, equalWords, hexToBytes, hexWordsAt, isHex32, utf8, wordsHex } from '../../crypto/encoding.js';
+import { base64Encode, equalWords, hexToBytes, hexWordsAt, isHex32, utf8, wordsBytes, wordsHex } from '../../crypto/encoding.js';
 import { MIN_SECRET_BYTES, secretBytes, type KeyDeriver } from '../../crypto/secrets.js';
 import { MAX_CAVEATS, isCaveat, isCaveatList } from './caveats.js';
 import { reject, type Rejection } from '../../core/rejections.js';
@@ -225,15 +225,7 @@ export class Keyring implements KeyDeriver {
     const bytes = encodeMacaroon({ identifier, caveats: caveats.map(utf8), signature: new Uint8Array(32) });
     const layout = (this.macaroonReader ??= new MacaroonReader()).layout;
     if (!layout.read(bytes, bytes.length)) throw new Error('a minted macaroon must read back');
-    const signature = this.macaroonSignature(this.keys.get(this.signingKid)!, bytes);
-    for (let i = 0, at = layout.signatureFrom; i < 8; i++, at += 4) {
-      const word = signature[i]!;
-      bytes[at] = word >>> 24;
-      bytes[at + 1] = word >>> 16;
-      bytes[at + 2] = word >>> 8;
-      bytes[at + 3] = word;
-    }
-    return bytes;
+    return wordsBytes(this.macaroonSignature(this.keys.get(this.signingKid)!, bytes), bytes, layout.signatureFrom);
   }
 }
 

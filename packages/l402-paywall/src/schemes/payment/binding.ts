@@ -44,9 +44,9 @@ export function bindingInput(p: BoundParameters): string | undefined {
 
 /** The id of a challenge under one key: base64url without padding of the HMAC. Throws on parameters bindingInput refuses. */
 export function challengeId(key: Uint8Array, parameters: BoundParameters): string {
-  const input = bindingInput(parameters);
+  const input = writeBindingInput(parameters);
   if (input === undefined) throw new TypeError(SEPARATOR_IN_SLOT);
-  return base64UrlEncode(hmacSha256(key, utf8(input)));
+  return base64UrlEncode(hmacSha256(key, input));
 }
 
 const SEPARATOR_IN_SLOT = 'A challenge parameter contains "|", which the binding cannot separate';

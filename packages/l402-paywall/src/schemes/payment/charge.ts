@@ -70,6 +70,10 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const optionalString = (v: unknown, max: number) => v === undefined || (typeof v === 'string' && v.length <= max);
 const LOWER_HEX_32 = /^[0-9a-f]{64}$/;
 const AMOUNT = /^[1-9][0-9]{0,15}$/;
+/** An amount in whole satoshis as the drafts write it (a decimal string, no leading zero) that millisatoshis hold exactly. */
+export const isSatAmount = (v: unknown): v is string => typeof v === 'string' && AMOUNT.test(v) && Number(v) * 1000 <= Number.MAX_SAFE_INTEGER;
+/** One of the networks the Lightning method names. */
+export const isLightningNetwork = (v: unknown): v is LightningNetwork => v === 'mainnet' || v === 'regtest' || v === 'signet';
 const INVOICE = /^(?:ln[0-9a-z]+|LN[0-9A-Z]+)$/;
 const BASE64URL_TEXT = /^[A-Za-z0-9_-]+={0,2}$/;
 
@@ -77,12 +81,12 @@ const BASE64URL_TEXT = /^[A-Za-z0-9_-]+={0,2}$/;
 export function plainChargeRequest(json: unknown): LightningChargeRequest | undefined {
   if (!isObject(json)) return undefined;
   const { amount, currency, description, recipient, externalId, methodDetails } = json;
-  if (typeof amount !== 'string' || !AMOUNT.test(amount) || Number(amount) * 1000 > Number.MAX_SAFE_INTEGER || currency !== 'sat') return undefined;
+  if (!isSatAmount(amount) || currency !== 'sat') return undefined;
   if (!optionalString(description, 639) || !optionalString(recipient, 1024) || !optionalString(externalId, 1024) || !isObject(methodDetails)) return undefined;
   const { invoice, paymentHash, network } = methodDetails;
   if (typeof invoice !== 'string' || invoice.length > 4096 || !INVOICE.test(invoice)) return undefined;
   if (paymentHash !== undefined && !(typeof paymentHash === 'string' && LOWER_HEX_32.test(paymentHash))) return undefined;
-  if (network !== undefined && network !== 'mainnet' && network !== 'regtest' && network !== 'signet') return undefined;
+  if (network !== undefined && !isLightningNetwork(network)) return undefined;
   return {
     amount,
     currency,
@@ -442,23 +446,24 @@ export function writtenChargeTerms(bytes: Uint8Array): ChargeTerms | undefined {
   if (text === undefined || !text.startsWith(AMOUNT_HEAD)) return undefined;
   const amountEnd = text.indexOf('"', AMOUNT_HEAD.length);
   const amount = text.slice(AMOUNT_HEAD.length, amountEnd);
-  if (!AMOUNT.test(amount) || Number(amount) * 1000 > Number.MAX_SAFE_INTEGER || !text.startsWith(CURRENCY_SAT, amountEnd)) return undefined;
+  if (!isSatAmount(amount) || !text.startsWith(CURRENCY_SAT, amountEnd)) return undefined;
   const details = text.lastIndexOf(DETAILS_HEAD);
   if (details < 0) return undefined;
   const invoiceFrom = details + DETAILS_HEAD.length;
   let at = text.indexOf('"', invoiceFrom);
   const invoice = text.slice(invoiceFrom, at);
-  let network: string | undefined;
+  let network: LightningNetwork | undefined;
   if (text.startsWith(NETWORK_MEMBER, at + 1)) {
     const from = at + 1 + NETWORK_MEMBER.length;
     at = text.indexOf('"', from);
-    network = text.slice(from, at);
-    if (network !== 'mainnet' && network !== 'regtest' && network !== 'signet') return undefined;
+    const named = text.slice(from, at);
+    if (!isLightningNetwork(named)) return undefined;
+    network = named;
   }
   const hashFrom = at + 1 + HASH_MEMBER.length;
   const paymentHash = text.slice(hashFrom, hashFrom + 64);
   if (!text.startsWith(HASH_MEMBER, at + 1) || text.length !== hashFrom + 67 || !text.endsWith('"}}') || !isHex32(paymentHash)) return undefined;
-  return { amount, paymentHash, invoice, network: network as LightningNetwork | undefined };
+  return { amount, paymentHash, invoice, network };
 }
 
 /**
@@ -473,9 +478,9 @@ export function boundChargeTerms(json: unknown): ChargeTerms | undefined {
   if (!isObject(json) || !isObject(json.methodDetails)) return undefined;
   const { amount, currency } = json;
   const { invoice, paymentHash, network } = json.methodDetails;
-  if (typeof amount !== 'string' || !AMOUNT.test(amount) || Number(amount) * 1000 > Number.MAX_SAFE_INTEGER || currency !== 'sat') return undefined;
+  if (!isSatAmount(amount) || currency !== 'sat') return undefined;
   if (typeof invoice !== 'string' || !isHex32(paymentHash)) return undefined;
-  if (network !== undefined && network !== 'mainnet' && network !== 'regtest' && network !== 'signet') return undefined;
+  if (network !== undefined && !isLightningNetwork(network)) return undefined;
   return { amount, paymentHash, invoice, network };
 }
 

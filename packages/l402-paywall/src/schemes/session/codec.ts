@@ -21,6 +21,7 @@ import {
   LIGHTNING_METHOD,
   PAYMENT_SCHEME,
   echoesIntent,
+  isSatAmount,
   issueChallenge,
   readPaymentAuthorization,
   type PaymentReading,
@@ -70,21 +71,19 @@ export interface SessionCredential {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const optionalString = (v: unknown, max: number) => v === undefined || (typeof v === 'string' && v.length <= max);
 const LOWER_HEX_32 = /^[0-9a-f]{64}$/;
-const AMOUNT = /^[1-9][0-9]{0,15}$/;
 const SECONDS = /^[1-9][0-9]{0,9}$/;
 const INVOICE = /^(?:ln[0-9a-z]+|LN[0-9A-Z]+)$/;
 const isHash = (v: unknown): v is string => typeof v === 'string' && LOWER_HEX_32.test(v);
 const isInvoice = (v: unknown): v is string => typeof v === 'string' && v.length <= 4096 && INVOICE.test(v);
-const msatExact = (sats: string) => Number(sats) * 1000 <= Number.MAX_SAFE_INTEGER;
 
 /** A session request, when it is one; undefined otherwise. Unknown fields are dropped. */
 export function plainSessionRequest(json: unknown): LightningSessionRequest | undefined {
   if (!isObject(json)) return undefined;
   const { amount, currency, description, unitType, depositInvoice, paymentHash, depositAmount, idleTimeout } = json;
-  if (typeof amount !== 'string' || !AMOUNT.test(amount) || !msatExact(amount) || currency !== 'sat') return undefined;
+  if (!isSatAmount(amount) || currency !== 'sat') return undefined;
   if (!optionalString(description, 639) || !optionalString(unitType, 64) || !isHash(paymentHash)) return undefined;
   if (depositInvoice !== undefined && !isInvoice(depositInvoice)) return undefined;
-  if (depositAmount !== undefined && !(typeof depositAmount === 'string' && AMOUNT.test(depositAmount) && msatExact(depositAmount))) return undefined;
+  if (depositAmount !== undefined && !isSatAmount(depositAmount)) return undefined;
   if (idleTimeout !== undefined && !(typeof idleTimeout === 'string' && SECONDS.test(idleTimeout))) return undefined;
   return {
     amount,
